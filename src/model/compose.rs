@@ -1,0 +1,981 @@
+//! Compose services with their effective `/dev/shm` and GPU intent.
+//!
+//! The semantics follow Docker Engine and Docker Compose (see
+//! `shared/notes/domain.md` §1–3): a `/dev/shm` mount wins over everything,
+//! then the `ipc` mode decides whether `shm_size` applies at all, and
+//! `shm_size: 0` or no `shm_size` means the daemon default of 64 MiB.
+
+use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
+use crate::syntax::yaml::{NodeId, Value, Yaml};
+use crate::text::TextRange;
+
+/// Docker's default `/dev/shm` size (daemon `default-shm-size`).
+pub const DOCKER_DEFAULT_SHM: u64 = 64 * super::size::MIB;
+
+#[derive(Debug)]
+pub struct ComposeFile<'y> {
+    pub yaml: &'y Yaml,
+    pub services: Vec<Service>,
+}
+
+/// A value as written, with the node it came from.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub node: NodeId,
+    /// The key of the entry, where the value has one.
+    pub key: Option<NodeId>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub name: String,
+    /// The service's name key (`trainer:`): where "missing setting" findings point.
+    pub key: NodeId,
+    pub map: NodeId,
+    pub image: Option<Spanned<String>>,
+    pub shm_size: Option<Spanned<SizeValue>>,
+    pub build_shm_size: Option<Spanned<SizeValue>>,
+    pub ipc: Option<Spanned<IpcMode>>,
+    pub shm_mounts: Vec<Spanned<ShmMount>>,
+    pub environment: Vec<EnvVar>,
+    /// `entrypoint` and `command` joined, as the container would run them.
+    pub command_line: String,
+    pub command_node: Option<NodeId>,
+    pub device_requests: Vec<DeviceRequest>,
+    /// The `deploy.resources.reservations.devices` entry, if written.
+    pub devices_key: Option<NodeId>,
+    pub gpus: Option<Spanned<GpuCount>>,
+    pub runtime: Option<Spanned<String>>,
+    pub devices: Vec<Spanned<String>>,
+    pub ulimits: Ulimits,
+    /// Keys such as `nvidia.com/gpu` written under `deploy.resources.{reservations,limits}`.
+    pub misplaced_gpu_resources: Vec<Spanned<String>>,
+    pub cap_add: Vec<String>,
+    pub effective_shm: EffectiveShm,
+    pub gpu: GpuIntent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IpcMode {
+    Private,
+    Shareable,
+    Host,
+    None,
+    Service(String),
+    Container(String),
+    Unknown(String),
+    Invalid(String),
+}
+
+impl IpcMode {
+    fn parse(raw: &str) -> IpcMode {
+        let text = match interpolate(raw) {
+            Interpolated::Text(t) => t,
+            Interpolated::Unknown(v) => return IpcMode::Unknown(v),
+            Interpolated::Invalid(_) => return IpcMode::Invalid(raw.to_string()),
+        };
+        match text.as_str() {
+            "" | "private" => IpcMode::Private,
+            "shareable" => IpcMode::Shareable,
+            "host" => IpcMode::Host,
+            "none" => IpcMode::None,
+            other => {
+                if let Some(name) = other.strip_prefix("service:") {
+                    IpcMode::Service(name.to_string())
+                } else if let Some(name) = other.strip_prefix("container:") {
+                    IpcMode::Container(name.to_string())
+                } else {
+                    IpcMode::Invalid(other.to_string())
+                }
+            }
+        }
+    }
+
+    /// Whether the engine uses `shm_size` in this mode.
+    pub fn honours_shm_size(&self) -> bool {
+        matches!(self, IpcMode::Private | IpcMode::Shareable)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShmMount {
+    /// `/dev/shm:/dev/shm`: the host's shared memory, without sharing the IPC namespace.
+    HostBind,
+    /// A named volume or host directory other than `/dev/shm`.
+    Volume,
+    /// A tmpfs at `/dev/shm`; `None` size means unbounded (half the host RAM).
+    Tmpfs(Option<SizeValue>),
+}
+
+#[derive(Debug, Clone)]
+pub struct EnvVar {
+    pub name: String,
+    /// The value after interpolation; `None` when unset or unknown.
+    pub value: Option<String>,
+    /// The list item or mapping key that sets it.
+    pub node: NodeId,
+    /// The whole `KEY=value` item or `KEY: value` entry.
+    pub range: TextRange,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuCount {
+    All,
+    Exactly(u64),
+    Unknown,
+}
+
+impl GpuCount {
+    pub fn is_multi(self) -> bool {
+        matches!(self, GpuCount::All | GpuCount::Exactly(2..))
+    }
+
+    fn combine(self, other: GpuCount) -> GpuCount {
+        match (self, other) {
+            (GpuCount::All, _) | (_, GpuCount::All) => GpuCount::All,
+            (GpuCount::Exactly(a), GpuCount::Exactly(b)) => GpuCount::Exactly(a + b),
+            (GpuCount::Unknown, x) | (x, GpuCount::Unknown) => x,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Other,
+}
+
+/// One `deploy.resources.reservations.devices` (or long-form `gpus`) item.
+#[derive(Debug, Clone)]
+pub struct DeviceRequest {
+    pub node: NodeId,
+    pub driver: Option<Spanned<String>>,
+    pub count: Option<Spanned<String>>,
+    pub device_ids: Option<Spanned<Vec<String>>>,
+    pub capabilities: Option<Spanned<Vec<String>>>,
+    pub from_gpus_field: bool,
+}
+
+/// Capabilities the Docker Engine's NVIDIA device driver answers to.
+pub const NVIDIA_CAPABILITIES: &[&str] = &[
+    "gpu", "nvidia", "compute", "compat32", "graphics", "utility", "video", "display",
+];
+
+impl DeviceRequest {
+    pub fn vendor(&self) -> Vendor {
+        let driver = self.driver.as_ref().map(|d| d.value.to_ascii_lowercase());
+        let ids = self.device_ids.as_ref().map_or(&[][..], |d| &d.value[..]);
+        if ids.iter().any(|id| id.starts_with("nvidia.com/")) {
+            return Vendor::Nvidia;
+        }
+        if ids.iter().any(|id| id.starts_with("amd.com/")) {
+            return Vendor::Amd;
+        }
+        match driver.as_deref() {
+            Some("nvidia") => Vendor::Nvidia,
+            Some("amd") => Vendor::Amd,
+            Some("cdi") => Vendor::Other,
+            Some(_) => Vendor::Other,
+            None => {
+                // Without a driver, the engine picks the driver whose
+                // capabilities match; for GPU capabilities that is NVIDIA's.
+                let caps = self.capabilities.as_ref().map_or(&[][..], |c| &c.value[..]);
+                if caps.is_empty()
+                    || caps
+                        .iter()
+                        .any(|c| NVIDIA_CAPABILITIES.contains(&c.to_ascii_lowercase().as_str()))
+                {
+                    Vendor::Nvidia
+                } else {
+                    Vendor::Other
+                }
+            }
+        }
+    }
+
+    pub fn gpu_count(&self) -> GpuCount {
+        if let Some(ids) = &self.device_ids {
+            if ids.value.iter().any(|id| id.ends_with("=all")) {
+                return GpuCount::All;
+            }
+            return GpuCount::Exactly(ids.value.len() as u64);
+        }
+        match self.count.as_ref().map(|c| c.value.trim().to_ascii_lowercase()) {
+            // Compose reserves every GPU when neither count nor device_ids is given.
+            None => GpuCount::All,
+            Some(c) if c == "all" || c == "-1" => GpuCount::All,
+            Some(c) => c.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Ulimits {
+    pub node: Option<NodeId>,
+    pub memlock: Option<Ulimit>,
+    pub stack: Option<Ulimit>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ulimit {
+    pub key: NodeId,
+    pub value_node: NodeId,
+    /// Soft limit; `-1` is unlimited. `None` when not a number.
+    pub soft: Option<i64>,
+    pub hard: Option<i64>,
+}
+
+impl Ulimit {
+    pub fn is_unlimited(&self) -> bool {
+        self.soft == Some(-1) && self.hard.is_none_or(|h| h == -1)
+    }
+}
+
+/// What the container gets at `/dev/shm`, and which setting decided it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EffectiveShm {
+    /// The daemon default (64 MiB): no usable `shm_size`, or `shm_size: 0`.
+    Default,
+    Sized { bytes: u64, node: NodeId },
+    /// Depends on an unset variable or an unreadable value.
+    Unknown { node: NodeId },
+    /// `ipc: host`: the host's `/dev/shm`.
+    Host { node: NodeId },
+    /// `ipc: service:X` or `container:X`: the donor's `/dev/shm`.
+    Donor { donor: String, node: NodeId },
+    /// `ipc: none`: no `/dev/shm` at all.
+    Missing { node: NodeId },
+    /// A mount at `/dev/shm` replaces the engine's.
+    Mount { mount: ShmMount, node: NodeId },
+}
+
+/// Why gpulint thinks a service runs on GPUs, and how many.
+#[derive(Debug, Clone, Default)]
+pub struct GpuIntent {
+    pub vendor: Option<Vendor>,
+    /// Hard evidence that the container gets GPUs: (what, where).
+    pub reserved: Option<(String, NodeId)>,
+    pub count: Option<GpuCount>,
+    /// A distributed launcher (`torchrun`, `deepspeed`, ...) in the command.
+    pub launcher: Option<&'static str>,
+    /// Processes or tensor-parallel ranks per container, from the command line.
+    pub parallelism: Option<u64>,
+    pub nccl_env: bool,
+    pub rdma: bool,
+    pub cuda_image: bool,
+}
+
+impl GpuIntent {
+    pub fn is_reserved(&self) -> bool {
+        self.reserved.is_some()
+    }
+
+    /// Uses several GPUs in one container (so NCCL talks through `/dev/shm`).
+    pub fn is_multi_gpu(&self) -> bool {
+        self.count.is_some_and(GpuCount::is_multi) || self.parallelism.is_some_and(|p| p >= 2)
+    }
+
+    pub fn is_distributed(&self) -> bool {
+        self.launcher.is_some() || self.nccl_env
+    }
+
+    /// A short reason for messages: "reserves all GPUs", "runs torchrun".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match self.count {
+            Some(GpuCount::All) if self.reserved.is_some() => parts.push("reserves all GPUs".to_string()),
+            Some(GpuCount::Exactly(n)) if self.reserved.is_some() => {
+                parts.push(format!("reserves {n} GPU{}", if n == 1 { "" } else { "s" }))
+            }
+            _ if self.reserved.is_some() => parts.push("reserves GPUs".to_string()),
+            _ => {}
+        }
+        if let Some(launcher) = self.launcher {
+            match self.parallelism {
+                Some(n) => parts.push(format!("launches {n} ranks with `{launcher}`")),
+                None => parts.push(format!("launches with `{launcher}`")),
+            }
+        } else if let Some(n) = self.parallelism.filter(|&n| n >= 2) {
+            parts.push(format!("runs {n}-way tensor parallel"))
+        }
+        if self.nccl_env && self.launcher.is_none() {
+            parts.push("sets NCCL variables".to_string());
+        }
+        parts.join(" and ")
+    }
+}
+
+impl<'y> ComposeFile<'y> {
+    /// Reads the services of one compose document. Returns `None` when the
+    /// document is not a mapping.
+    pub fn from_document(yaml: &'y Yaml, root: NodeId) -> Option<ComposeFile<'y>> {
+        if !yaml.is_mapping(root) {
+            return None;
+        }
+        let mut services = Vec::new();
+        if let Some(entry) = yaml.get(root, "services") {
+            for e in yaml.entries(entry.value) {
+                let Some(name) = yaml.str(e.key) else { continue };
+                if !yaml.is_mapping(e.value) {
+                    continue;
+                }
+                services.push(Service::read(yaml, name.to_string(), e.key, e.value));
+            }
+        }
+        Some(ComposeFile { yaml, services })
+    }
+
+    pub fn service(&self, name: &str) -> Option<&Service> {
+        self.services.iter().find(|s| s.name == name)
+    }
+}
+
+fn scalar(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
+    let e = yaml.get(map, key)?;
+    if yaml.is_null(e.value) {
+        return None;
+    }
+    Some(Spanned {
+        value: yaml.str(e.value)?.to_string(),
+        node: e.value,
+        key: Some(e.key),
+    })
+}
+
+fn string_list(yaml: &Yaml, node: NodeId) -> Vec<String> {
+    match yaml.value(node) {
+        Value::Sequence(items) => items
+            .iter()
+            .filter_map(|&i| yaml.str(i).map(str::to_string))
+            .collect(),
+        Value::Scalar { text, .. } => vec![text.clone()],
+        _ => Vec::new(),
+    }
+}
+
+fn interpolated(text: &str) -> Option<String> {
+    match interpolate(text) {
+        Interpolated::Text(t) => Some(t),
+        _ => None,
+    }
+}
+
+impl Service {
+    fn read(yaml: &Yaml, name: String, key: NodeId, map: NodeId) -> Service {
+        let image = scalar(yaml, map, "image");
+        let shm_size = size_entry(yaml, map, "shm_size");
+        let build_shm_size = yaml
+            .get(map, "build")
+            .filter(|b| yaml.is_mapping(b.value))
+            .and_then(|b| size_entry(yaml, b.value, "shm_size"));
+        let ipc = scalar(yaml, map, "ipc").map(|s| Spanned {
+            value: IpcMode::parse(&s.value),
+            node: s.node,
+            key: s.key,
+        });
+        let shm_mounts = read_shm_mounts(yaml, map);
+        let environment = read_environment(yaml, map);
+        let (command_line, command_node) = read_command(yaml, map);
+        let (device_requests, devices_key) = read_device_requests(yaml, map);
+        let gpus = yaml.get(map, "gpus").map(|e| Spanned {
+            value: read_gpus_count(yaml, e.value),
+            node: e.value,
+            key: Some(e.key),
+        });
+        let runtime = scalar(yaml, map, "runtime");
+        let devices = yaml
+            .get(map, "devices")
+            .map(|e| {
+                yaml.items(e.value)
+                    .iter()
+                    .filter_map(|&i| {
+                        let text = yaml.str(i).map(str::to_string).or_else(|| {
+                            // Long syntax: {source: /dev/nvidia0, target: ...}
+                            scalar(yaml, i, "source").map(|s| s.value)
+                        })?;
+                        Some(Spanned {
+                            value: text,
+                            node: i,
+                            key: None,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let ulimits = read_ulimits(yaml, map);
+        let misplaced_gpu_resources = read_misplaced_resources(yaml, map);
+        let cap_add = yaml
+            .get(map, "cap_add")
+            .map(|e| string_list(yaml, e.value))
+            .unwrap_or_default();
+
+        let mut service = Service {
+            name,
+            key,
+            map,
+            image,
+            shm_size,
+            build_shm_size,
+            ipc,
+            shm_mounts,
+            environment,
+            command_line,
+            command_node,
+            device_requests,
+            devices_key,
+            gpus,
+            runtime,
+            devices,
+            ulimits,
+            misplaced_gpu_resources,
+            cap_add,
+            effective_shm: EffectiveShm::Default,
+            gpu: GpuIntent::default(),
+        };
+        service.effective_shm = service.compute_effective_shm();
+        service.gpu = service.compute_gpu_intent();
+        service
+    }
+
+    pub fn env(&self, name: &str) -> Option<&EnvVar> {
+        self.environment.iter().rev().find(|e| e.name == name)
+    }
+
+    fn compute_effective_shm(&self) -> EffectiveShm {
+        if let Some(mount) = self.shm_mounts.last() {
+            return EffectiveShm::Mount {
+                mount: mount.value.clone(),
+                node: mount.node,
+            };
+        }
+        if let Some(ipc) = &self.ipc {
+            match &ipc.value {
+                IpcMode::Host => return EffectiveShm::Host { node: ipc.node },
+                IpcMode::None => return EffectiveShm::Missing { node: ipc.node },
+                IpcMode::Service(d) | IpcMode::Container(d) => {
+                    return EffectiveShm::Donor {
+                        donor: d.clone(),
+                        node: ipc.node,
+                    };
+                }
+                IpcMode::Unknown(_) | IpcMode::Invalid(_) => {
+                    return EffectiveShm::Unknown { node: ipc.node };
+                }
+                IpcMode::Private | IpcMode::Shareable => {}
+            }
+        }
+        match &self.shm_size {
+            None => EffectiveShm::Default,
+            Some(s) => match s.value {
+                SizeValue::Bytes { bytes: 0, .. } => EffectiveShm::Default,
+                SizeValue::Bytes { bytes, .. } => EffectiveShm::Sized {
+                    bytes,
+                    node: s.node,
+                },
+                _ => EffectiveShm::Unknown { node: s.node },
+            },
+        }
+    }
+
+    fn compute_gpu_intent(&self) -> GpuIntent {
+        let mut gpu = GpuIntent::default();
+        let mut count: Option<GpuCount> = None;
+        let mut reserve = |gpu: &mut GpuIntent, vendor: Vendor, what: String, node: NodeId, c: GpuCount| {
+            if gpu.reserved.is_none() {
+                gpu.reserved = Some((what, node));
+            }
+            if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
+                gpu.vendor = Some(vendor);
+            }
+            count = Some(count.map_or(c, |old| old.combine(c)));
+        };
+
+        for request in &self.device_requests {
+            let vendor = request.vendor();
+            if vendor == Vendor::Other && request.driver.as_ref().is_some_and(|d| d.value != "cdi") {
+                continue;
+            }
+            let what = if request.from_gpus_field {
+                "`gpus:`".to_string()
+            } else {
+                "a device reservation".to_string()
+            };
+            reserve(&mut gpu, vendor, what, request.node, request.gpu_count());
+        }
+        if let Some(gpus) = &self.gpus {
+            if self.device_requests.iter().all(|r| !r.from_gpus_field) {
+                reserve(&mut gpu, Vendor::Nvidia, "`gpus:`".into(), gpus.node, gpus.value);
+            }
+        }
+        for device in &self.devices {
+            let d = device.value.as_str();
+            let host = d.split(':').next().unwrap_or(d);
+            if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
+                let c = if rest == "all" { GpuCount::All } else { GpuCount::Exactly(1) };
+                reserve(&mut gpu, Vendor::Nvidia, format!("the CDI device `{d}`"), device.node, c);
+            } else if d.starts_with("amd.com/gpu=") {
+                reserve(&mut gpu, Vendor::Amd, format!("the CDI device `{d}`"), device.node, GpuCount::Unknown);
+            } else if host.starts_with("/dev/nvidia")
+                && host["/dev/nvidia".len()..].chars().all(|c| c.is_ascii_digit())
+                && host.len() > "/dev/nvidia".len()
+            {
+                reserve(&mut gpu, Vendor::Nvidia, format!("the device `{host}`"), device.node, GpuCount::Exactly(1));
+            } else if host == "/dev/kfd" {
+                reserve(&mut gpu, Vendor::Amd, "the ROCm device `/dev/kfd`".into(), device.node, GpuCount::Unknown);
+            } else if host.starts_with("/dev/infiniband") {
+                gpu.rdma = true;
+            }
+        }
+        if let Some(runtime) = &self.runtime {
+            let visible = self.env("NVIDIA_VISIBLE_DEVICES").map(|e| e.value.clone());
+            match runtime.value.as_str() {
+                "nvidia" => {
+                    let disabled = matches!(&visible, Some(Some(v)) if matches!(v.as_str(), "void" | "none" | ""));
+                    if !disabled {
+                        let c = match &visible {
+                            Some(Some(v)) if v == "all" => GpuCount::All,
+                            Some(Some(v)) => GpuCount::Exactly(v.split(',').count() as u64),
+                            _ => GpuCount::Unknown,
+                        };
+                        reserve(&mut gpu, Vendor::Nvidia, "`runtime: nvidia`".into(), runtime.node, c);
+                    }
+                }
+                "amd" => reserve(&mut gpu, Vendor::Amd, "`runtime: amd`".into(), runtime.node, GpuCount::Unknown),
+                _ => {}
+            }
+        }
+        gpu.count = count;
+
+        for env in &self.environment {
+            let name = env.name.as_str();
+            if name.starts_with("NCCL_") || name.starts_with("TORCH_NCCL_") {
+                gpu.nccl_env = true;
+            }
+            let value = env.value.as_deref().unwrap_or("");
+            if name == "NCCL_IB_HCA"
+                || (name == "NCCL_NET" && value.eq_ignore_ascii_case("ib"))
+                || (name == "UCX_NET_DEVICES" && value.contains("mlx"))
+            {
+                gpu.rdma = true;
+            }
+        }
+        if let Some(image) = &self.image {
+            gpu.cuda_image = is_gpu_image(&image.value);
+        }
+        let (launcher, parallelism) = detect_launcher(&self.command_line);
+        gpu.launcher = launcher;
+        gpu.parallelism = parallelism;
+        gpu
+    }
+}
+
+fn size_entry(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<SizeValue>> {
+    let e = yaml.get(map, key)?;
+    if yaml.is_null(e.value) {
+        return None;
+    }
+    let value = match yaml.value(e.value) {
+        Value::Scalar { text, .. } => {
+            if yaml.is_plain(e.value) && text.contains('.') && text.parse::<f64>().is_ok() {
+                SizeValue::Invalid {
+                    text: text.clone(),
+                    reason: "a fractional number is not a byte count".into(),
+                }
+            } else {
+                parse_compose_size(text)
+            }
+        }
+        _ => SizeValue::Invalid {
+            text: String::new(),
+            reason: "expected a size such as \"8gb\", not a list or mapping".into(),
+        },
+    };
+    Some(Spanned {
+        value,
+        node: e.value,
+        key: Some(e.key),
+    })
+}
+
+fn is_dev_shm(target: &str) -> bool {
+    let t = target.trim_end_matches('/');
+    t == "/dev/shm"
+}
+
+fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
+    let mut mounts = Vec::new();
+    if let Some(volumes) = yaml.get(map, "volumes") {
+        for &item in yaml.items(volumes.value) {
+            if let Some(text) = yaml.str(item) {
+                let text = interpolated(text).unwrap_or_else(|| text.to_string());
+                let parts: Vec<&str> = text.split(':').collect();
+                if parts.len() >= 2 && is_dev_shm(parts[1]) {
+                    let mount = if is_dev_shm(parts[0]) {
+                        ShmMount::HostBind
+                    } else {
+                        ShmMount::Volume
+                    };
+                    mounts.push(Spanned { value: mount, node: item, key: None });
+                }
+            } else if yaml.is_mapping(item) {
+                let target = scalar(yaml, item, "target").map(|t| t.value);
+                if !target.as_deref().is_some_and(is_dev_shm) {
+                    continue;
+                }
+                let kind = scalar(yaml, item, "type").map(|t| t.value);
+                let mount = match kind.as_deref() {
+                    Some("tmpfs") => {
+                        let size = yaml.get_path(item, &["tmpfs", "size"]).and_then(|e| {
+                            yaml.str(e.value).map(parse_compose_size)
+                        });
+                        ShmMount::Tmpfs(size)
+                    }
+                    _ => {
+                        let source = scalar(yaml, item, "source").map(|s| s.value);
+                        if source.as_deref().is_some_and(is_dev_shm) {
+                            ShmMount::HostBind
+                        } else {
+                            ShmMount::Volume
+                        }
+                    }
+                };
+                mounts.push(Spanned { value: mount, node: item, key: None });
+            }
+        }
+    }
+    if let Some(tmpfs) = yaml.get(map, "tmpfs") {
+        let items: Vec<NodeId> = match yaml.value(tmpfs.value) {
+            Value::Sequence(items) => items.clone(),
+            _ => vec![tmpfs.value],
+        };
+        for item in items {
+            let Some(text) = yaml.str(item) else { continue };
+            let (target, options) = text.split_once(':').unwrap_or((text, ""));
+            if !is_dev_shm(target) {
+                continue;
+            }
+            let size = options
+                .split(',')
+                .find_map(|o| o.strip_prefix("size="))
+                .map(parse_compose_size);
+            mounts.push(Spanned {
+                value: ShmMount::Tmpfs(size),
+                node: item,
+                key: None,
+            });
+        }
+    }
+    mounts
+}
+
+fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
+    let Some(env) = yaml.get(map, "environment") else {
+        return Vec::new();
+    };
+    let mut vars = Vec::new();
+    match yaml.value(env.value) {
+        Value::Sequence(items) => {
+            for &item in items {
+                let Some(text) = yaml.str(item) else { continue };
+                let (name, value) = match text.split_once('=') {
+                    Some((n, v)) => (n, interpolated(v)),
+                    None => (text, None),
+                };
+                vars.push(EnvVar {
+                    name: name.trim().to_string(),
+                    value,
+                    node: item,
+                    range: yaml.range(item),
+                });
+            }
+        }
+        Value::Mapping(_) => {
+            for e in yaml.entries(env.value) {
+                let Some(name) = yaml.str(e.key) else { continue };
+                let value = if yaml.is_null(e.value) {
+                    None
+                } else {
+                    yaml.str(e.value).and_then(interpolated)
+                };
+                vars.push(EnvVar {
+                    name: name.to_string(),
+                    value,
+                    node: e.key,
+                    range: yaml.range(e.key).cover(yaml.range(e.value)),
+                });
+            }
+        }
+        _ => {}
+    }
+    vars
+}
+
+fn read_command(yaml: &Yaml, map: NodeId) -> (String, Option<NodeId>) {
+    let mut line = String::new();
+    let mut node = None;
+    for key in ["entrypoint", "command"] {
+        if let Some(e) = yaml.get(map, key) {
+            let parts = string_list(yaml, e.value);
+            if !parts.is_empty() {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&parts.join(" "));
+                node = Some(e.value);
+            }
+        }
+    }
+    (line, node)
+}
+
+fn read_device_requests(yaml: &Yaml, map: NodeId) -> (Vec<DeviceRequest>, Option<NodeId>) {
+    let mut requests = Vec::new();
+    let devices = yaml.get_path(map, &["deploy", "resources", "reservations", "devices"]);
+    if let Some(devices) = devices {
+        for &item in yaml.items(devices.value) {
+            if yaml.is_mapping(item) {
+                requests.push(read_device_request(yaml, item, false));
+            }
+        }
+    }
+    if let Some(gpus) = yaml.get(map, "gpus") {
+        for &item in yaml.items(gpus.value) {
+            if yaml.is_mapping(item) {
+                requests.push(read_device_request(yaml, item, true));
+            }
+        }
+    }
+    (requests, devices.map(|d| d.key))
+}
+
+fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> DeviceRequest {
+    let list = |key: &str| {
+        yaml.get(item, key).map(|e| Spanned {
+            value: string_list(yaml, e.value),
+            node: e.value,
+            key: Some(e.key),
+        })
+    };
+    DeviceRequest {
+        node: item,
+        driver: scalar(yaml, item, "driver"),
+        count: scalar(yaml, item, "count").map(|c| Spanned {
+            value: interpolated(&c.value).unwrap_or(c.value),
+            ..c
+        }),
+        device_ids: list("device_ids"),
+        capabilities: list("capabilities"),
+        from_gpus_field,
+    }
+}
+
+fn read_gpus_count(yaml: &Yaml, node: NodeId) -> GpuCount {
+    match yaml.value(node) {
+        Value::Scalar { text, .. } if text == "all" => GpuCount::All,
+        Value::Scalar { text, .. } => text.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|&i| read_device_request(yaml, i, true).gpu_count())
+            .fold(GpuCount::Exactly(0), GpuCount::combine),
+        _ => GpuCount::Unknown,
+    }
+}
+
+fn read_ulimits(yaml: &Yaml, map: NodeId) -> Ulimits {
+    let Some(ulimits) = yaml.get(map, "ulimits") else {
+        return Ulimits::default();
+    };
+    let read = |name: &str| {
+        let e = yaml.get(ulimits.value, name)?;
+        let int = |node: NodeId| yaml.str(node).and_then(interpolated).and_then(|s| s.trim().parse::<i64>().ok());
+        let (soft, hard) = if yaml.is_mapping(e.value) {
+            (
+                yaml.get(e.value, "soft").and_then(|s| int(s.value)),
+                yaml.get(e.value, "hard").and_then(|h| int(h.value)),
+            )
+        } else {
+            let v = int(e.value);
+            (v, v)
+        };
+        Some(Ulimit {
+            key: e.key,
+            value_node: e.value,
+            soft,
+            hard,
+        })
+    };
+    Ulimits {
+        node: Some(ulimits.key),
+        memlock: read("memlock"),
+        stack: read("stack"),
+    }
+}
+
+fn read_misplaced_resources(yaml: &Yaml, map: NodeId) -> Vec<Spanned<String>> {
+    let mut found = Vec::new();
+    for section in ["reservations", "limits"] {
+        let Some(e) = yaml.get_path(map, &["deploy", "resources", section]) else {
+            continue;
+        };
+        if !yaml.is_mapping(e.value) {
+            continue;
+        }
+        for entry in yaml.entries(e.value) {
+            let Some(name) = yaml.str(entry.key) else { continue };
+            let lower = name.to_ascii_lowercase();
+            if lower.contains('/') || lower == "gpu" || lower == "gpus" || lower.starts_with("nvidia") {
+                found.push(Spanned {
+                    value: name.to_string(),
+                    node: entry.value,
+                    key: Some(entry.key),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Images that ship CUDA or ROCm user space (soft evidence of GPU intent).
+pub fn is_gpu_image(image: &str) -> bool {
+    let image = image.to_ascii_lowercase();
+    let (name, tag) = match image.rsplit_once(':') {
+        Some((n, t)) if !t.contains('/') => (n, t),
+        _ => (image.as_str(), ""),
+    };
+    name.starts_with("nvcr.io/nvidia/")
+        || name == "nvidia/cuda"
+        || name.ends_with("/nvidia/cuda")
+        || name.starts_with("nvidia/")
+        || (name.ends_with("pytorch/pytorch") && tag.contains("cuda"))
+        || name.starts_with("rocm/")
+        || name.contains("vllm/vllm-openai")
+        || name.contains("lmsysorg/sglang")
+        || tag.contains("-gpu")
+        || tag == "gpu"
+        || tag.contains("cuda")
+}
+
+/// Finds a distributed launcher and the ranks per container it starts.
+fn detect_launcher(command: &str) -> (Option<&'static str>, Option<u64>) {
+    if command.is_empty() {
+        return (None, None);
+    }
+    let tokens: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ';' || c == '&')
+        .filter(|t| !t.is_empty())
+        .collect();
+    let base = |t: &str| t.rsplit('/').next().unwrap_or(t).to_string();
+    let mut launcher = None;
+    for (i, t) in tokens.iter().enumerate() {
+        let b = base(t);
+        let found = match b.as_str() {
+            "torchrun" => Some("torchrun"),
+            "torch.distributed.run" | "torch.distributed.launch" => Some("torch.distributed.run"),
+            "deepspeed" => Some("deepspeed"),
+            "horovodrun" => Some("horovodrun"),
+            "mpirun" | "mpiexec" => Some("mpirun"),
+            "launch" if i > 0 && base(tokens[i - 1]) == "accelerate" => Some("accelerate launch"),
+            _ => None,
+        };
+        if found.is_some() {
+            launcher = found;
+            break;
+        }
+    }
+    let flags: &[&str] = &[
+        "--nproc_per_node",
+        "--nproc-per-node",
+        "--num_gpus",
+        "--num-gpus",
+        "--num_processes",
+        "--num-processes",
+        "--tensor-parallel-size",
+        "--tensor_parallel_size",
+        "--tp-size",
+        "--tp",
+        "-tp",
+        "-np",
+    ];
+    let mut parallelism = None;
+    for (i, t) in tokens.iter().enumerate() {
+        for flag in flags {
+            let value = if let Some(v) = t.strip_prefix(flag).and_then(|r| r.strip_prefix('=')) {
+                Some(v)
+            } else if t == flag {
+                tokens.get(i + 1).copied()
+            } else {
+                None
+            };
+            if let Some(n) = value.and_then(|v| v.parse::<u64>().ok()) {
+                parallelism = Some(parallelism.map_or(n, |p: u64| p.max(n)));
+            }
+        }
+    }
+    (launcher, parallelism)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(src: &str, name: &str) -> Service {
+        let yaml = Yaml::parse(src).unwrap();
+        let root = yaml.documents[0].root.unwrap();
+        let file = ComposeFile::from_document(&yaml, root).unwrap();
+        file.service(name).unwrap().clone()
+    }
+
+    #[test]
+    fn effective_shm_follows_engine_precedence() {
+        let s = service("services:\n  a:\n    shm_size: 8g\n    ipc: host\n", "a");
+        assert!(matches!(s.effective_shm, EffectiveShm::Host { .. }));
+        let s = service("services:\n  a:\n    shm_size: 0\n", "a");
+        assert_eq!(s.effective_shm, EffectiveShm::Default);
+        let s = service("services:\n  a:\n    ipc: shareable\n    tmpfs: /dev/shm:size=2g\n", "a");
+        assert!(matches!(
+            s.effective_shm,
+            EffectiveShm::Mount { mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })), .. } if bytes == 2 * super::super::size::GIB
+        ));
+        let s = service("services:\n  a:\n    volumes: [\"/dev/shm:/dev/shm\"]\n", "a");
+        assert!(matches!(s.effective_shm, EffectiveShm::Mount { mount: ShmMount::HostBind, .. }));
+        let s = service("services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n", "a");
+        assert_eq!(s.effective_shm, EffectiveShm::Default);
+        assert!(s.build_shm_size.is_some());
+        let s = service("services:\n  a:\n    shm_size: ${SHM}\n", "a");
+        assert!(matches!(s.effective_shm, EffectiveShm::Unknown { .. }));
+    }
+
+    #[test]
+    fn gpu_intent_from_every_source() {
+        let s = service(
+            "services:\n  a:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [compute, utility]\n",
+            "a",
+        );
+        assert_eq!(s.gpu.vendor, Some(Vendor::Nvidia));
+        assert_eq!(s.gpu.count, Some(GpuCount::All));
+        let s = service("services:\n  a:\n    gpus: all\n", "a");
+        assert!(s.gpu.is_reserved() && s.gpu.is_multi_gpu());
+        let s = service("services:\n  a:\n    devices: [\"nvidia.com/gpu=0\"]\n", "a");
+        assert_eq!(s.gpu.count, Some(GpuCount::Exactly(1)));
+        let s = service("services:\n  a:\n    devices: [/dev/kfd, /dev/dri]\n", "a");
+        assert_eq!(s.gpu.vendor, Some(Vendor::Amd));
+        let s = service(
+            "services:\n  a:\n    runtime: nvidia\n    environment:\n      NVIDIA_VISIBLE_DEVICES: void\n",
+            "a",
+        );
+        assert!(!s.gpu.is_reserved());
+        let s = service("services:\n  a:\n    command: torchrun --nproc_per_node=8 train.py\n", "a");
+        assert_eq!((s.gpu.launcher, s.gpu.parallelism), (Some("torchrun"), Some(8)));
+        let s = service("services:\n  a:\n    command: [accelerate, launch, --num_processes, '4', t.py]\n", "a");
+        assert_eq!((s.gpu.launcher, s.gpu.parallelism), (Some("accelerate launch"), Some(4)));
+    }
+
+    #[test]
+    fn merges_and_overrides() {
+        let src = "x-gpu: &gpu\n  deploy:\n    resources:\n      reservations:\n        devices:\n          - driver: nvidia\n            count: 2\n            capabilities: [gpu]\nservices:\n  a:\n    <<: *gpu\n  b:\n    <<: *gpu\n    deploy: {}\n";
+        assert_eq!(service(src, "a").gpu.count, Some(GpuCount::Exactly(2)));
+        assert!(!service(src, "b").gpu.is_reserved());
+    }
+}

@@ -1,0 +1,3 @@
+//! Parsers that keep exact byte spans. They know nothing about compose files or rules.
+
+pub mod yaml;

@@ -1,0 +1,176 @@
+//! Byte ranges and the conversion from byte offsets to human positions.
+//!
+//! Everything inside gpulint speaks in byte offsets; only output formats and the
+//! LSP convert them to 1-based line/column (columns counted in characters, as
+//! editors and terminals show them).
+
+use std::ops::Range;
+
+/// A half-open byte range `start..end` into a source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct TextRange {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl TextRange {
+    pub fn new(start: usize, end: usize) -> Self {
+        debug_assert!(start <= end, "inverted range {start}..{end}");
+        Self {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    pub fn empty(at: usize) -> Self {
+        Self::new(at, at)
+    }
+
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+
+    pub fn as_range(self) -> Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    pub fn contains(self, offset: usize) -> bool {
+        (self.start as usize) <= offset && offset < self.end as usize
+    }
+
+    /// The smallest range covering both.
+    pub fn cover(self, other: TextRange) -> TextRange {
+        TextRange {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// A 1-based line and column; the column counts characters, not bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineCol {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Offsets of line starts, for turning byte offsets into line/column.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    line_starts: Vec<u32>,
+    has_bom: bool,
+}
+
+const BOM: &str = "\u{feff}";
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut line_starts = vec![0u32];
+        for (i, b) in text.bytes().enumerate() {
+            // `\r\n` and `\n` end a line; a lone `\r` is not a YAML line break
+            // that editors agree on, so we do not count it.
+            if b == b'\n' {
+                line_starts.push((i + 1) as u32);
+            }
+        }
+        Self {
+            line_starts,
+            has_bom: text.starts_with(BOM),
+        }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// 0-based line number containing `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&(offset as u32)) {
+            Ok(line) => line,
+            Err(next) => next - 1,
+        }
+    }
+
+    /// Byte range of 0-based line `line`, without its line terminator.
+    pub fn line_range(&self, line: usize, text: &str) -> TextRange {
+        let start = self.line_starts[line] as usize;
+        let mut end = self
+            .line_starts
+            .get(line + 1)
+            .map_or(text.len(), |&s| s as usize);
+        let bytes = text.as_bytes();
+        if end > start && bytes[end - 1] == b'\n' {
+            end -= 1;
+        }
+        if end > start && bytes[end - 1] == b'\r' {
+            end -= 1;
+        }
+        TextRange::new(start, end)
+    }
+
+    /// 1-based line and character column of a byte offset. A byte order mark
+    /// does not count as a column.
+    pub fn line_col(&self, offset: usize, text: &str) -> LineCol {
+        let offset = offset.min(text.len());
+        let line = self.line_of(offset);
+        let mut start = self.line_starts[line] as usize;
+        if line == 0 && self.has_bom && offset >= BOM.len() {
+            start = BOM.len();
+        }
+        let column = text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        LineCol {
+            line: line + 1,
+            column: column + 1,
+        }
+    }
+
+    /// 0-based line and UTF-16 column, as the Language Server Protocol wants.
+    pub fn line_col_utf16(&self, offset: usize, text: &str) -> (u32, u32) {
+        let offset = offset.min(text.len());
+        let line = self.line_of(offset);
+        let start = self.line_starts[line] as usize;
+        let column: usize = text
+            .get(start..offset)
+            .map_or(0, |s| s.chars().map(char::len_utf16).sum());
+        (line as u32, column as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        let text = "a: é☕x\nb: 1\n";
+        let index = LineIndex::new(text);
+        let x = text.find('x').unwrap();
+        assert_eq!(index.line_col(x, text), LineCol { line: 1, column: 6 });
+        let b = text.find('b').unwrap();
+        assert_eq!(index.line_col(b, text), LineCol { line: 2, column: 1 });
+    }
+
+    #[test]
+    fn bom_is_not_a_column_and_crlf_is_one_break() {
+        let text = "\u{feff}a: 1\r\nb: 2\r\n";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_col(3, text), LineCol { line: 1, column: 1 });
+        let b = text.find('b').unwrap();
+        assert_eq!(index.line_col(b, text), LineCol { line: 2, column: 1 });
+        assert_eq!(&text[index.line_range(0, text).as_range()], "\u{feff}a: 1");
+    }
+
+    #[test]
+    fn utf16_columns_for_lsp() {
+        let text = "x: 😀y";
+        let index = LineIndex::new(text);
+        let y = text.find('y').unwrap();
+        assert_eq!(index.line_col_utf16(y, text), (0, 5));
+    }
+}
