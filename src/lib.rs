@@ -3,6 +3,12 @@
 //! Modules depend one way: `text` ← `syntax` ← `model` ← `rules` ← `engine` ←
 //! `output` / `cli`.
 
-pub mod text;
-pub mod syntax;
+pub mod cli;
+pub mod diagnostic;
+pub mod engine;
+pub mod fix;
 pub mod model;
+pub mod output;
+pub mod rules;
+pub mod syntax;
+pub mod text;

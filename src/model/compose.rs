@@ -202,7 +202,11 @@ impl DeviceRequest {
             }
             return GpuCount::Exactly(ids.value.len() as u64);
         }
-        match self.count.as_ref().map(|c| c.value.trim().to_ascii_lowercase()) {
+        match self
+            .count
+            .as_ref()
+            .map(|c| c.value.trim().to_ascii_lowercase())
+        {
             // Compose reserves every GPU when neither count nor device_ids is given.
             None => GpuCount::All,
             Some(c) if c == "all" || c == "-1" => GpuCount::All,
@@ -238,17 +242,32 @@ impl Ulimit {
 pub enum EffectiveShm {
     /// The daemon default (64 MiB): no usable `shm_size`, or `shm_size: 0`.
     Default,
-    Sized { bytes: u64, node: NodeId },
+    Sized {
+        bytes: u64,
+        node: NodeId,
+    },
     /// Depends on an unset variable or an unreadable value.
-    Unknown { node: NodeId },
+    Unknown {
+        node: NodeId,
+    },
     /// `ipc: host`: the host's `/dev/shm`.
-    Host { node: NodeId },
+    Host {
+        node: NodeId,
+    },
     /// `ipc: service:X` or `container:X`: the donor's `/dev/shm`.
-    Donor { donor: String, node: NodeId },
+    Donor {
+        donor: String,
+        node: NodeId,
+    },
     /// `ipc: none`: no `/dev/shm` at all.
-    Missing { node: NodeId },
+    Missing {
+        node: NodeId,
+    },
     /// A mount at `/dev/shm` replaces the engine's.
-    Mount { mount: ShmMount, node: NodeId },
+    Mount {
+        mount: ShmMount,
+        node: NodeId,
+    },
 }
 
 /// Why gpulint thinks a service runs on GPUs, and how many.
@@ -285,7 +304,9 @@ impl GpuIntent {
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         match self.count {
-            Some(GpuCount::All) if self.reserved.is_some() => parts.push("reserves all GPUs".to_string()),
+            Some(GpuCount::All) if self.reserved.is_some() => {
+                parts.push("reserves all GPUs".to_string())
+            }
             Some(GpuCount::Exactly(n)) if self.reserved.is_some() => {
                 parts.push(format!("reserves {n} GPU{}", if n == 1 { "" } else { "s" }))
             }
@@ -317,7 +338,9 @@ impl<'y> ComposeFile<'y> {
         let mut services = Vec::new();
         if let Some(entry) = yaml.get(root, "services") {
             for e in yaml.entries(entry.value) {
-                let Some(name) = yaml.str(e.key) else { continue };
+                let Some(name) = yaml.str(e.key) else {
+                    continue;
+                };
                 if !yaml.is_mapping(e.value) {
                     continue;
                 }
@@ -482,19 +505,21 @@ impl Service {
     fn compute_gpu_intent(&self) -> GpuIntent {
         let mut gpu = GpuIntent::default();
         let mut count: Option<GpuCount> = None;
-        let mut reserve = |gpu: &mut GpuIntent, vendor: Vendor, what: String, node: NodeId, c: GpuCount| {
-            if gpu.reserved.is_none() {
-                gpu.reserved = Some((what, node));
-            }
-            if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
-                gpu.vendor = Some(vendor);
-            }
-            count = Some(count.map_or(c, |old| old.combine(c)));
-        };
+        let mut reserve =
+            |gpu: &mut GpuIntent, vendor: Vendor, what: String, node: NodeId, c: GpuCount| {
+                if gpu.reserved.is_none() {
+                    gpu.reserved = Some((what, node));
+                }
+                if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
+                    gpu.vendor = Some(vendor);
+                }
+                count = Some(count.map_or(c, |old| old.combine(c)));
+            };
 
         for request in &self.device_requests {
             let vendor = request.vendor();
-            if vendor == Vendor::Other && request.driver.as_ref().is_some_and(|d| d.value != "cdi") {
+            if vendor == Vendor::Other && request.driver.as_ref().is_some_and(|d| d.value != "cdi")
+            {
                 continue;
             }
             let what = if request.from_gpus_field {
@@ -506,24 +531,60 @@ impl Service {
         }
         if let Some(gpus) = &self.gpus {
             if self.device_requests.iter().all(|r| !r.from_gpus_field) {
-                reserve(&mut gpu, Vendor::Nvidia, "`gpus:`".into(), gpus.node, gpus.value);
+                reserve(
+                    &mut gpu,
+                    Vendor::Nvidia,
+                    "`gpus:`".into(),
+                    gpus.node,
+                    gpus.value,
+                );
             }
         }
         for device in &self.devices {
             let d = device.value.as_str();
             let host = d.split(':').next().unwrap_or(d);
             if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
-                let c = if rest == "all" { GpuCount::All } else { GpuCount::Exactly(1) };
-                reserve(&mut gpu, Vendor::Nvidia, format!("the CDI device `{d}`"), device.node, c);
+                let c = if rest == "all" {
+                    GpuCount::All
+                } else {
+                    GpuCount::Exactly(1)
+                };
+                reserve(
+                    &mut gpu,
+                    Vendor::Nvidia,
+                    format!("the CDI device `{d}`"),
+                    device.node,
+                    c,
+                );
             } else if d.starts_with("amd.com/gpu=") {
-                reserve(&mut gpu, Vendor::Amd, format!("the CDI device `{d}`"), device.node, GpuCount::Unknown);
+                reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    format!("the CDI device `{d}`"),
+                    device.node,
+                    GpuCount::Unknown,
+                );
             } else if host.starts_with("/dev/nvidia")
-                && host["/dev/nvidia".len()..].chars().all(|c| c.is_ascii_digit())
+                && host["/dev/nvidia".len()..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
                 && host.len() > "/dev/nvidia".len()
             {
-                reserve(&mut gpu, Vendor::Nvidia, format!("the device `{host}`"), device.node, GpuCount::Exactly(1));
+                reserve(
+                    &mut gpu,
+                    Vendor::Nvidia,
+                    format!("the device `{host}`"),
+                    device.node,
+                    GpuCount::Exactly(1),
+                );
             } else if host == "/dev/kfd" {
-                reserve(&mut gpu, Vendor::Amd, "the ROCm device `/dev/kfd`".into(), device.node, GpuCount::Unknown);
+                reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    "the ROCm device `/dev/kfd`".into(),
+                    device.node,
+                    GpuCount::Unknown,
+                );
             } else if host.starts_with("/dev/infiniband") {
                 gpu.rdma = true;
             }
@@ -539,10 +600,22 @@ impl Service {
                             Some(Some(v)) => GpuCount::Exactly(v.split(',').count() as u64),
                             _ => GpuCount::Unknown,
                         };
-                        reserve(&mut gpu, Vendor::Nvidia, "`runtime: nvidia`".into(), runtime.node, c);
+                        reserve(
+                            &mut gpu,
+                            Vendor::Nvidia,
+                            "`runtime: nvidia`".into(),
+                            runtime.node,
+                            c,
+                        );
                     }
                 }
-                "amd" => reserve(&mut gpu, Vendor::Amd, "`runtime: amd`".into(), runtime.node, GpuCount::Unknown),
+                "amd" => reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    "`runtime: amd`".into(),
+                    runtime.node,
+                    GpuCount::Unknown,
+                ),
                 _ => {}
             }
         }
@@ -617,7 +690,11 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                     } else {
                         ShmMount::Volume
                     };
-                    mounts.push(Spanned { value: mount, node: item, key: None });
+                    mounts.push(Spanned {
+                        value: mount,
+                        node: item,
+                        key: None,
+                    });
                 }
             } else if yaml.is_mapping(item) {
                 let target = scalar(yaml, item, "target").map(|t| t.value);
@@ -627,9 +704,9 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                 let kind = scalar(yaml, item, "type").map(|t| t.value);
                 let mount = match kind.as_deref() {
                     Some("tmpfs") => {
-                        let size = yaml.get_path(item, &["tmpfs", "size"]).and_then(|e| {
-                            yaml.str(e.value).map(parse_compose_size)
-                        });
+                        let size = yaml
+                            .get_path(item, &["tmpfs", "size"])
+                            .and_then(|e| yaml.str(e.value).map(parse_compose_size));
                         ShmMount::Tmpfs(size)
                     }
                     _ => {
@@ -641,7 +718,11 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                         }
                     }
                 };
-                mounts.push(Spanned { value: mount, node: item, key: None });
+                mounts.push(Spanned {
+                    value: mount,
+                    node: item,
+                    key: None,
+                });
             }
         }
     }
@@ -693,7 +774,9 @@ fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
         }
         Value::Mapping(_) => {
             for e in yaml.entries(env.value) {
-                let Some(name) = yaml.str(e.key) else { continue };
+                let Some(name) = yaml.str(e.key) else {
+                    continue;
+                };
                 let value = if yaml.is_null(e.value) {
                     None
                 } else {
@@ -789,7 +872,11 @@ fn read_ulimits(yaml: &Yaml, map: NodeId) -> Ulimits {
     };
     let read = |name: &str| {
         let e = yaml.get(ulimits.value, name)?;
-        let int = |node: NodeId| yaml.str(node).and_then(interpolated).and_then(|s| s.trim().parse::<i64>().ok());
+        let int = |node: NodeId| {
+            yaml.str(node)
+                .and_then(interpolated)
+                .and_then(|s| s.trim().parse::<i64>().ok())
+        };
         let (soft, hard) = if yaml.is_mapping(e.value) {
             (
                 yaml.get(e.value, "soft").and_then(|s| int(s.value)),
@@ -823,9 +910,15 @@ fn read_misplaced_resources(yaml: &Yaml, map: NodeId) -> Vec<Spanned<String>> {
             continue;
         }
         for entry in yaml.entries(e.value) {
-            let Some(name) = yaml.str(entry.key) else { continue };
+            let Some(name) = yaml.str(entry.key) else {
+                continue;
+            };
             let lower = name.to_ascii_lowercase();
-            if lower.contains('/') || lower == "gpu" || lower == "gpus" || lower.starts_with("nvidia") {
+            if lower.contains('/')
+                || lower == "gpu"
+                || lower == "gpus"
+                || lower.starts_with("nvidia")
+            {
                 found.push(Spanned {
                     value: name.to_string(),
                     node: entry.value,
@@ -933,14 +1026,29 @@ mod tests {
         assert!(matches!(s.effective_shm, EffectiveShm::Host { .. }));
         let s = service("services:\n  a:\n    shm_size: 0\n", "a");
         assert_eq!(s.effective_shm, EffectiveShm::Default);
-        let s = service("services:\n  a:\n    ipc: shareable\n    tmpfs: /dev/shm:size=2g\n", "a");
+        let s = service(
+            "services:\n  a:\n    ipc: shareable\n    tmpfs: /dev/shm:size=2g\n",
+            "a",
+        );
         assert!(matches!(
             s.effective_shm,
             EffectiveShm::Mount { mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })), .. } if bytes == 2 * super::super::size::GIB
         ));
-        let s = service("services:\n  a:\n    volumes: [\"/dev/shm:/dev/shm\"]\n", "a");
-        assert!(matches!(s.effective_shm, EffectiveShm::Mount { mount: ShmMount::HostBind, .. }));
-        let s = service("services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n", "a");
+        let s = service(
+            "services:\n  a:\n    volumes: [\"/dev/shm:/dev/shm\"]\n",
+            "a",
+        );
+        assert!(matches!(
+            s.effective_shm,
+            EffectiveShm::Mount {
+                mount: ShmMount::HostBind,
+                ..
+            }
+        ));
+        let s = service(
+            "services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n",
+            "a",
+        );
         assert_eq!(s.effective_shm, EffectiveShm::Default);
         assert!(s.build_shm_size.is_some());
         let s = service("services:\n  a:\n    shm_size: ${SHM}\n", "a");
@@ -957,7 +1065,10 @@ mod tests {
         assert_eq!(s.gpu.count, Some(GpuCount::All));
         let s = service("services:\n  a:\n    gpus: all\n", "a");
         assert!(s.gpu.is_reserved() && s.gpu.is_multi_gpu());
-        let s = service("services:\n  a:\n    devices: [\"nvidia.com/gpu=0\"]\n", "a");
+        let s = service(
+            "services:\n  a:\n    devices: [\"nvidia.com/gpu=0\"]\n",
+            "a",
+        );
         assert_eq!(s.gpu.count, Some(GpuCount::Exactly(1)));
         let s = service("services:\n  a:\n    devices: [/dev/kfd, /dev/dri]\n", "a");
         assert_eq!(s.gpu.vendor, Some(Vendor::Amd));
@@ -966,10 +1077,22 @@ mod tests {
             "a",
         );
         assert!(!s.gpu.is_reserved());
-        let s = service("services:\n  a:\n    command: torchrun --nproc_per_node=8 train.py\n", "a");
-        assert_eq!((s.gpu.launcher, s.gpu.parallelism), (Some("torchrun"), Some(8)));
-        let s = service("services:\n  a:\n    command: [accelerate, launch, --num_processes, '4', t.py]\n", "a");
-        assert_eq!((s.gpu.launcher, s.gpu.parallelism), (Some("accelerate launch"), Some(4)));
+        let s = service(
+            "services:\n  a:\n    command: torchrun --nproc_per_node=8 train.py\n",
+            "a",
+        );
+        assert_eq!(
+            (s.gpu.launcher, s.gpu.parallelism),
+            (Some("torchrun"), Some(8))
+        );
+        let s = service(
+            "services:\n  a:\n    command: [accelerate, launch, --num_processes, '4', t.py]\n",
+            "a",
+        );
+        assert_eq!(
+            (s.gpu.launcher, s.gpu.parallelism),
+            (Some("accelerate launch"), Some(4))
+        );
     }
 
     #[test]

@@ -15,11 +15,19 @@ pub const GIB: u64 = 1024 * MIB;
 #[derive(Debug, Clone, PartialEq)]
 pub enum SizeValue {
     /// A size in bytes, and whether its spelling was a bare number (meaning bytes).
-    Bytes { bytes: u64, bare_number: bool },
+    Bytes {
+        bytes: u64,
+        bare_number: bool,
+    },
     Negative(i64),
     /// Depends on a variable with no default; the linter never guesses it.
-    Unknown { variable: String },
-    Invalid { text: String, reason: String },
+    Unknown {
+        variable: String,
+    },
+    Invalid {
+        text: String,
+        reason: String,
+    },
 }
 
 /// Parses a size the way `docker compose` does, after interpolation.
@@ -246,7 +254,17 @@ mod tests {
 
     #[test]
     fn rejected_spellings() {
-        for s in ["1 gigabyte", "1gig", "1GBs", "1.5.0g", "", "g", "1 g b", "1x", "-1g"] {
+        for s in [
+            "1 gigabyte",
+            "1gig",
+            "1GBs",
+            "1.5.0g",
+            "",
+            "g",
+            "1 g b",
+            "1x",
+            "-1g",
+        ] {
             assert!(
                 matches!(parse_compose_size(s), SizeValue::Invalid { .. }),
                 "{s} should be invalid"

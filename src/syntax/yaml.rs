@@ -22,7 +22,10 @@ pub enum Style {
 
 #[derive(Debug, Clone)]
 pub enum Value {
-    Scalar { text: String, style: Style },
+    Scalar {
+        text: String,
+        style: Style,
+    },
     Sequence(Vec<NodeId>),
     Mapping(Vec<(NodeId, NodeId)>),
     /// An alias and the node its anchor names (`None` for an undefined anchor).
@@ -74,7 +77,58 @@ const MAX_MERGE_DEPTH: usize = 32;
 
 impl Yaml {
     pub fn parse(text: &str) -> Result<Yaml, YamlError> {
-        Builder::new(text).run()
+        // Go's yaml.v3, which Docker Compose uses, accepts flow collections whose
+        // continuation lines (often the closing `]`) sit at the parent's
+        // indentation; saphyr rejects them. For exactly that error we re-parse
+        // with a space inserted at the start of the line and map every span
+        // back, so the user's text and offsets are untouched.
+        let mut patched = std::borrow::Cow::Borrowed(text);
+        let mut inserted: Vec<usize> = Vec::new();
+        loop {
+            match Builder::new(&patched).run() {
+                Ok(mut yaml) => {
+                    if !inserted.is_empty() {
+                        yaml.remap(&inserted);
+                    }
+                    return Ok(yaml);
+                }
+                Err(mut e) => {
+                    let repairable = inserted.len() < MAX_INDENT_REPAIRS
+                        && e.message.starts_with("invalid indentation")
+                        && is_flow_continuation(&patched, e.offset);
+                    if !repairable {
+                        e.offset = to_original(&inserted, e.offset);
+                        return Err(e);
+                    }
+                    let line_start = patched[..e.offset].rfind('\n').map_or(0, |i| i + 1);
+                    for pos in &mut inserted {
+                        if *pos >= line_start {
+                            *pos += 1;
+                        }
+                    }
+                    inserted.push(line_start);
+                    inserted.sort_unstable();
+                    let mut owned = patched.into_owned();
+                    owned.insert(line_start, ' ');
+                    patched = std::borrow::Cow::Owned(owned);
+                }
+            }
+        }
+    }
+
+    /// Maps offsets of a repaired text back to the original.
+    fn remap(&mut self, inserted: &[usize]) {
+        let map = |r: TextRange| TextRange {
+            start: to_original(inserted, r.start as usize) as u32,
+            end: to_original(inserted, r.end as usize) as u32,
+        };
+        for node in &mut self.nodes {
+            node.range = map(node.range);
+            node.props_start = to_original(inserted, node.props_start as usize) as u32;
+        }
+        for r in &mut self.scalar_ranges {
+            *r = map(*r);
+        }
     }
 
     pub fn node(&self, id: NodeId) -> &Node {
@@ -237,6 +291,54 @@ impl Yaml {
     }
 }
 
+/// How many lines of one file may be re-indented by [`Yaml::parse`].
+const MAX_INDENT_REPAIRS: usize = 64;
+
+/// Offset in the original text of an offset in a text with single spaces
+/// inserted at the (sorted) positions `inserted`.
+fn to_original(inserted: &[usize], offset: usize) -> usize {
+    offset - inserted.partition_point(|&p| p < offset)
+}
+
+/// Whether the line at `offset` continues a flow collection: it starts with a
+/// closing bracket, or the line before ends inside `[`/`{` or after a comma.
+fn is_flow_continuation(text: &str, offset: usize) -> bool {
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("").trim_start();
+    if line.starts_with([']', '}']) {
+        return true;
+    }
+    let previous = text[..line_start]
+        .lines()
+        .rev()
+        .map(|l| l.split(" #").next().unwrap_or(l).trim_end())
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    previous.is_some_and(|l| l.ends_with(['[', '{', ',']))
+}
+
+/// The offset just past the quote that closes the scalar opening at `start`.
+fn closing_quote(text: &str, start: usize, style: Style) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let quote = if style == Style::DoubleQuoted {
+        b'"'
+    } else {
+        b'\''
+    };
+    if bytes.get(start) != Some(&quote) {
+        return None;
+    }
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            b if b == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// Maps saphyr's character indices to byte offsets.
 enum OffsetMap {
     Ascii,
@@ -256,10 +358,9 @@ impl OffsetMap {
     fn byte(&self, char_index: usize) -> usize {
         match self {
             OffsetMap::Ascii => char_index,
-            OffsetMap::Table(t) => t.get(char_index).map_or_else(
-                || t.last().copied().unwrap_or(0) as usize,
-                |&b| b as usize,
-            ),
+            OffsetMap::Table(t) => t
+                .get(char_index)
+                .map_or_else(|| t.last().copied().unwrap_or(0) as usize, |&b| b as usize),
         }
     }
 }
@@ -326,7 +427,12 @@ impl<'a> Builder<'a> {
                         ScalarStyle::Folded => Style::Folded,
                     };
                     let (props_start, mut range) = self.skip_properties(start, end);
-                    if matches!(style, Style::Literal | Style::Folded) {
+                    if matches!(style, Style::SingleQuoted | Style::DoubleQuoted) {
+                        // Quoted scalar spans run on over trailing blanks and comments.
+                        if let Some(end) = closing_quote(self.text, range.start as usize, style) {
+                            range.end = range.end.min(end as u32);
+                        }
+                    } else if matches!(style, Style::Literal | Style::Folded) {
                         // Block scalar spans run on to the next token; trim the trailing blank lines.
                         let trimmed = self.text[range.as_range()].trim_end().len();
                         range.end = range.start + trimmed as u32;
@@ -469,5 +575,100 @@ impl<'a> Builder<'a> {
         }
         let pos = if pos > end { start } else { pos };
         (start as u32, TextRange::new(pos, end.max(pos)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(yaml: &Yaml) -> NodeId {
+        yaml.documents[0].root.unwrap()
+    }
+
+    #[test]
+    fn spans_are_bytes_and_exact() {
+        let text = "# é☕\nservices:\n  web:\n    image: \"nginx\"  # c\n    ports: [\"80:80\"]\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let image = yaml
+            .get_path(root(&yaml), &["services", "web", "image"])
+            .unwrap();
+        assert_eq!(&text[yaml.range(image.key).as_range()], "image");
+        assert_eq!(&text[yaml.range(image.value).as_range()], "\"nginx\"");
+        let web = yaml.get_path(root(&yaml), &["services", "web"]).unwrap();
+        assert_eq!(
+            &text[yaml.range(web.value).as_range()],
+            "image: \"nginx\"  # c\n    ports: [\"80:80\"]"
+        );
+        assert!(yaml.offset_in_scalar(text.find("nginx").unwrap()));
+        assert!(!yaml.offset_in_scalar(text.find("# c").unwrap()));
+    }
+
+    #[test]
+    fn anchors_aliases_merges_and_reset() {
+        let text = "base: &b\n  a: 1\n  c: 3\nx:\n  <<: *b\n  a: 2\n  c: !reset null\ny: *b\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let x = yaml.get(root(&yaml), "x").unwrap().value;
+        assert_eq!(yaml.str(yaml.get(x, "a").unwrap().value), Some("2"));
+        assert!(yaml.get(x, "c").is_none());
+        let y = yaml.get(root(&yaml), "y").unwrap().value;
+        let a = yaml.get(y, "a").unwrap();
+        // Through the alias, the span is where the anchored value was written.
+        assert_eq!(yaml.range(a.value).start as usize, text.find("1").unwrap());
+    }
+
+    #[test]
+    fn alias_bombs_stay_small() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 0..20 {
+            let prev = if i == 0 {
+                "a".to_string()
+            } else {
+                format!("l{}", i - 1)
+            };
+            text.push_str(&format!("l{i}: &l{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        let yaml = Yaml::parse(&text).unwrap();
+        assert!(yaml.nodes.len() < 1000);
+    }
+
+    #[test]
+    fn merge_cycles_terminate() {
+        let yaml = Yaml::parse("a: &a\n  <<: *a\n  k: 1\n").unwrap();
+        let a = yaml.get(root(&yaml), "a").unwrap().value;
+        assert!(yaml.get(a, "missing").is_none());
+    }
+
+    #[test]
+    fn multi_document_tags_bom_crlf_tabs() {
+        let text = "\u{feff}a: 1\r\n---\r\nb: !override\r\n  - x\t# tab\r\n";
+        let yaml = Yaml::parse(text).unwrap();
+        assert_eq!(yaml.documents.len(), 2);
+        let b = yaml.get(yaml.documents[1].root.unwrap(), "b").unwrap();
+        assert_eq!(yaml.node(b.value).tag.as_deref(), Some("!override"));
+        assert_eq!(&text[yaml.range(yaml.items(b.value)[0]).as_range()], "x");
+    }
+
+    #[test]
+    fn flow_sequence_closed_at_parent_indentation_parses_like_compose() {
+        let text = "h:\n  test: [\n      \"CMD\",\n      \"x\",\n  ]\n  interval: 30s\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let h = yaml.get(root(&yaml), "h").unwrap().value;
+        let test = yaml.get(h, "test").unwrap().value;
+        assert_eq!(yaml.items(test).len(), 2);
+        let interval = yaml.get(h, "interval").unwrap();
+        assert_eq!(&text[yaml.range(interval.value).as_range()], "30s");
+        assert_eq!(
+            &text[yaml.range(test).as_range()],
+            "[\n      \"CMD\",\n      \"x\",\n  ]"
+        );
+    }
+
+    #[test]
+    fn real_errors_keep_their_location() {
+        let err = Yaml::parse("a: [1, 2\nb: 3\n").unwrap_err();
+        assert!(err.offset > 0);
+        let err = Yaml::parse("a:\n  b: 1\n c: 2\n").unwrap_err();
+        assert!(err.message.contains("indentation") || !err.message.is_empty());
     }
 }

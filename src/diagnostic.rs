@@ -1,0 +1,63 @@
+//! What a rule reports: one finding with its spans, advice and optional fix.
+
+use crate::fix::Fix;
+use crate::text::TextRange;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Severity> {
+        match s {
+            "info" => Some(Severity::Info),
+            "warning" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A secondary span with its own short message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Label {
+    pub range: TextRange,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    /// What is wrong, in one line.
+    pub message: String,
+    pub range: TextRange,
+    /// A short text shown under the primary span.
+    pub label: Option<String>,
+    /// What breaks at run time: the error users see.
+    pub note: Option<String>,
+    /// What to do about it.
+    pub help: Option<String>,
+    pub related: Vec<Label>,
+    pub fix: Option<Fix>,
+}

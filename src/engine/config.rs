@@ -1,0 +1,312 @@
+//! `gpulint.toml`: rule selection, severities, per-path ignores and thresholds.
+//!
+//! The nearest `gpulint.toml` above a file applies to it (or the one given
+//! with `--config`). Globs are relative to the directory holding the config.
+
+use crate::diagnostic::Severity;
+use crate::model::size::{SizeValue, parse_compose_size};
+use crate::rules::{RULES, RuleSettings};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE_NAME: &str = "gpulint.toml";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ConfigFile {
+    select: Option<Vec<String>>,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    #[serde(default)]
+    severity: BTreeMap<String, Severity>,
+    #[serde(default)]
+    per_file_ignores: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    shm: ShmConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ShmConfig {
+    min_size: Option<String>,
+    min_size_multi_gpu: Option<String>,
+    fix_size: Option<String>,
+}
+
+/// A configuration ready to use.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file it came from; `None` for the built-in defaults.
+    pub path: Option<PathBuf>,
+    /// Directory globs are relative to.
+    pub root: PathBuf,
+    /// Indexed like [`RULES`].
+    enabled: Vec<bool>,
+    severity: BTreeMap<&'static str, Severity>,
+    include: GlobSet,
+    exclude: GlobSet,
+    per_file_ignores: Vec<(GlobSet, Vec<String>)>,
+    pub rule_settings: RuleSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Whether a selector (`ALL`, a code, or a code prefix such as `SHM`) matches a code.
+fn selector_matches(selector: &str, code: &str) -> bool {
+    selector.eq_ignore_ascii_case("ALL") || code.starts_with(&selector.to_ascii_uppercase())
+}
+
+pub fn validate_selector(selector: &str) -> Result<(), String> {
+    if RULES.iter().any(|r| selector_matches(selector, r.code)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{selector}` matches no rule code or prefix (see `gpulint rule --all`)"
+        ))
+    }
+}
+
+fn glob_set(patterns: &[String], origin: &str) -> Result<GlobSet, String> {
+    let mut builder = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = Glob::new(p).map_err(|e| format!("{origin}: bad glob `{p}`: {e}"))?;
+        builder.add(glob);
+        // `dir/**` should also match `dir` itself and plain names match at any depth.
+        if !p.contains('/') {
+            builder.add(Glob::new(&format!("**/{p}")).map_err(|e| e.to_string())?);
+        }
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+fn size_setting(value: &Option<String>, key: &str, default: u64) -> Result<u64, String> {
+    match value {
+        None => Ok(default),
+        Some(text) => match parse_compose_size(text) {
+            SizeValue::Bytes { bytes, .. } if bytes > 0 => Ok(bytes),
+            _ => Err(format!(
+                "[shm] {key} = \"{text}\" is not a size such as \"2gb\""
+            )),
+        },
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::from_file(ConfigFile::default(), None, PathBuf::from("."))
+            .expect("defaults are valid")
+    }
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: cannot read: {e}", path.display())))?;
+        let file: ConfigFile = toml::from_str(&text).map_err(|e| {
+            let location = e
+                .span()
+                .map(|s| {
+                    let index = crate::text::LineIndex::new(&text);
+                    let lc = index.line_col(s.start, &text);
+                    format!(":{}:{}", lc.line, lc.column)
+                })
+                .unwrap_or_default();
+            ConfigError(format!("{}{location}: {}", path.display(), e.message()))
+        })?;
+        let root = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Config::from_file(file, Some(path.to_path_buf()), root)
+            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+    }
+
+    fn from_file(file: ConfigFile, path: Option<PathBuf>, root: PathBuf) -> Result<Config, String> {
+        let select = file.select.unwrap_or_else(|| vec!["ALL".to_string()]);
+        for s in select.iter().chain(&file.ignore) {
+            validate_selector(s)?;
+        }
+        let mut severity = BTreeMap::new();
+        for (code, sev) in file.severity {
+            let Some((info, _)) = crate::rules::rule(&code) else {
+                return Err(format!("[severity] names unknown rule `{code}`"));
+            };
+            severity.insert(info.code, sev);
+        }
+        let mut per_file_ignores = Vec::new();
+        for (pattern, codes) in &file.per_file_ignores {
+            for c in codes {
+                validate_selector(c)?;
+            }
+            per_file_ignores.push((
+                glob_set(std::slice::from_ref(pattern), "per-file-ignores")?,
+                codes.clone(),
+            ));
+        }
+        let defaults = RuleSettings::default();
+        let rule_settings = RuleSettings {
+            min_shm: size_setting(&file.shm.min_size, "min-size", defaults.min_shm)?,
+            min_shm_multi_gpu: size_setting(
+                &file.shm.min_size_multi_gpu,
+                "min-size-multi-gpu",
+                defaults.min_shm_multi_gpu,
+            )?,
+            fix_shm_size: match &file.shm.fix_size {
+                Some(s) => {
+                    size_setting(&Some(s.clone()), "fix-size", 0)?;
+                    s.clone()
+                }
+                None => defaults.fix_shm_size,
+            },
+        };
+        let mut config = Config {
+            path,
+            root,
+            enabled: Vec::new(),
+            severity,
+            include: glob_set(&file.include, "include")?,
+            exclude: glob_set(&file.exclude, "exclude")?,
+            per_file_ignores,
+            rule_settings,
+        };
+        config.set_selection(&select, &file.ignore);
+        Ok(config)
+    }
+
+    /// Applies `select` then `ignore` (the more specific selector wins, as in ruff).
+    pub fn set_selection(&mut self, select: &[String], ignore: &[String]) {
+        self.enabled = RULES
+            .iter()
+            .map(|r| {
+                let best = |list: &[String]| {
+                    list.iter()
+                        .filter(|s| selector_matches(s, r.code))
+                        .map(|s| {
+                            if s.eq_ignore_ascii_case("ALL") {
+                                0
+                            } else {
+                                s.len()
+                            }
+                        })
+                        .max()
+                };
+                match (best(select), best(ignore)) {
+                    (Some(s), Some(i)) => s > i,
+                    (Some(_), None) => true,
+                    _ => false,
+                }
+            })
+            .collect();
+    }
+
+    pub fn is_enabled(&self, code: &str) -> bool {
+        RULES
+            .iter()
+            .position(|r| r.code == code)
+            .is_some_and(|i| self.enabled[i])
+    }
+
+    pub fn severity_override(&self, code: &str) -> Option<Severity> {
+        self.severity.get(code).copied()
+    }
+
+    fn relative<'p>(&self, path: &'p Path) -> &'p Path {
+        path.strip_prefix(&self.root)
+            .or_else(|_| path.strip_prefix(self.root.strip_prefix("./").unwrap_or(&self.root)))
+            .unwrap_or(path)
+    }
+
+    /// Whether a discovered (not explicitly named) file is excluded.
+    pub fn is_excluded(&self, path: &Path) -> bool {
+        self.exclude.is_match(self.relative(path))
+    }
+
+    /// Extra files to lint as compose files.
+    pub fn is_included(&self, path: &Path) -> bool {
+        self.include.is_match(self.relative(path))
+    }
+
+    /// Whether `per-file-ignores` switches `code` off for `path`.
+    pub fn is_ignored_for(&self, path: &Path, code: &str) -> bool {
+        let rel = self.relative(path);
+        self.per_file_ignores.iter().any(|(globs, codes)| {
+            globs.is_match(rel) && codes.iter().any(|c| selector_matches(c, code))
+        })
+    }
+}
+
+/// Finds the nearest `gpulint.toml` at or above `dir`.
+pub fn find_config(dir: &Path) -> Option<PathBuf> {
+    let mut current = Some(dir);
+    while let Some(d) = current {
+        let candidate = d.join(CONFIG_FILE_NAME);
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        current = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Result<Config, String> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        Config::from_file(file, None, PathBuf::from("/repo"))
+    }
+
+    #[test]
+    fn select_ignore_and_prefixes() {
+        let c = config("select = [\"SHM\"]\nignore = [\"SHM002\"]\n").unwrap();
+        assert!(c.is_enabled("SHM001"));
+        assert!(!c.is_enabled("SHM002"));
+        assert!(!c.is_enabled("GPU001"));
+        let c = config("ignore = [\"SHM\"]\nselect = [\"ALL\", \"SHM003\"]\n").unwrap();
+        assert!(c.is_enabled("SHM003") && !c.is_enabled("SHM001") && c.is_enabled("GPU001"));
+    }
+
+    #[test]
+    fn bad_configs_are_errors() {
+        assert!(
+            config("select = [\"XYZ\"]")
+                .unwrap_err()
+                .contains("matches no rule")
+        );
+        assert!(
+            config("[shm]\nmin-size = \"lots\"")
+                .unwrap_err()
+                .contains("min-size")
+        );
+        assert!(config("unknown-key = 1").is_err());
+        assert!(
+            config("[severity]\nNOPE001 = \"error\"")
+                .unwrap_err()
+                .contains("unknown rule")
+        );
+    }
+
+    #[test]
+    fn per_file_ignores_and_thresholds() {
+        let c =
+            config("[per-file-ignores]\n\"legacy/**\" = [\"SHM\"]\n[shm]\nmin-size = \"1gb\"\n")
+                .unwrap();
+        assert!(c.is_ignored_for(Path::new("/repo/legacy/a/compose.yml"), "SHM001"));
+        assert!(!c.is_ignored_for(Path::new("/repo/new/compose.yml"), "SHM001"));
+        assert_eq!(c.rule_settings.min_shm, crate::model::size::GIB);
+    }
+}

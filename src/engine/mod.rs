@@ -1,0 +1,216 @@
+//! Runs the rules over files: reading, parsing, rule dispatch, suppressions,
+//! configuration and discovery.
+
+pub mod config;
+pub mod discover;
+pub mod suppress;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::compose::ComposeFile;
+use crate::rules::{self, Check, ComposeContext, Reporter};
+use crate::syntax::yaml::Yaml;
+use crate::text::LineIndex;
+use config::Config;
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are refused rather than parsed.
+pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
+
+/// A file that could not be linted, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileError {
+    pub message: String,
+    /// Byte offset of the problem, when it has one.
+    pub offset: Option<usize>,
+}
+
+impl FileError {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            offset: None,
+        }
+    }
+}
+
+/// The outcome for one file.
+#[derive(Debug)]
+pub struct FileReport {
+    /// The path as the user gave it (or `--stdin-filename`).
+    pub path: PathBuf,
+    pub text: String,
+    pub index: LineIndex,
+    pub diagnostics: Vec<Diagnostic>,
+    pub error: Option<FileError>,
+}
+
+impl FileReport {
+    fn failed(path: PathBuf, text: String, error: FileError) -> Self {
+        let index = LineIndex::new(&text);
+        Self {
+            path,
+            text,
+            index,
+            diagnostics: Vec::new(),
+            error: Some(error),
+        }
+    }
+}
+
+/// Reads a file as UTF-8 text, refusing binary and oversized files.
+pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
+    let metadata = std::fs::metadata(path).map_err(|e| {
+        (
+            FileError::new(format!("cannot read: {}", io_reason(&e))),
+            String::new(),
+        )
+    })?;
+    if metadata.is_dir() {
+        return Err((FileError::new("is a directory"), String::new()));
+    }
+    if metadata.len() > MAX_FILE_SIZE {
+        return Err((
+            FileError::new(format!(
+                "file is too large ({} bytes; gpulint reads at most {MAX_FILE_SIZE})",
+                metadata.len()
+            )),
+            String::new(),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        (
+            FileError::new(format!("cannot read: {}", io_reason(&e))),
+            String::new(),
+        )
+    })?;
+    decode(bytes)
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Turns bytes into text, or explains why they are not a text file.
+pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
+    if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
+        return Err((
+            FileError {
+                message: "binary file (contains NUL bytes), not YAML".into(),
+                offset: Some(nul),
+            },
+            String::new(),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+        (
+            FileError {
+                message: "not valid UTF-8 text".into(),
+                offset: Some(valid),
+            },
+            prefix,
+        )
+    })
+}
+
+/// Whether a file that failed to parse looks like a Helm or Go template.
+fn looks_templated(text: &str) -> bool {
+    text.contains("{{") && text.contains("}}")
+}
+
+/// Lints one compose text. Errors are about the file as a whole (it is not YAML).
+pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
+    let yaml = Yaml::parse(text).map_err(|e| {
+        if looks_templated(text) {
+            FileError {
+                message: format!(
+                    "looks like a Helm/Go template ({{{{ ... }}}}), not plain YAML; lint the rendered output instead: `helm template <chart> | gpulint check - --stdin-filename {}`",
+                    path.display()
+                ),
+                offset: text.find("{{"),
+            }
+        } else {
+            FileError {
+                message: format!("invalid YAML: {}", e.message),
+                offset: Some(e.offset),
+            }
+        }
+    })?;
+    let index = LineIndex::new(text);
+    let mut diagnostics = Vec::new();
+    for document in &yaml.documents {
+        let Some(root) = document.root else { continue };
+        let Some(file) = ComposeFile::from_document(&yaml, root) else {
+            continue;
+        };
+        let cx = ComposeContext {
+            file: &file,
+            text,
+            settings: &config.rule_settings,
+        };
+        for (info, meta) in rules::RULES.iter().zip(rules::all_meta()) {
+            let Check::Compose(check) = info.check else {
+                continue;
+            };
+            if !config.is_enabled(info.code) || config.is_ignored_for(path, info.code) {
+                continue;
+            }
+            let mut reporter = Reporter::new(info.code, meta.severity);
+            check(&cx, &mut reporter);
+            diagnostics.extend(reporter.into_diagnostics());
+        }
+    }
+    let (suppressions, invalid) = suppress::parse(text, Some(&yaml), &index);
+    let mut diagnostics = suppress::apply(diagnostics, &suppressions, &index, |code| {
+        config.is_enabled(code) && !config.is_ignored_for(path, code)
+    });
+    diagnostics.extend(invalid);
+    diagnostics.retain(|d| config.is_enabled(d.code) && !config.is_ignored_for(path, d.code));
+    for d in &mut diagnostics {
+        if let Some(severity) = config.severity_override(d.code) {
+            d.severity = severity;
+        }
+    }
+    diagnostics.sort_by(|a, b| (a.range.start, a.code).cmp(&(b.range.start, b.code)));
+    diagnostics.dedup();
+    Ok(diagnostics)
+}
+
+/// Lints text that is already in memory (a file or stdin). Never panics: a
+/// bug in a rule becomes an error for this file.
+pub fn check_text(path: PathBuf, text: String, config: &Config) -> FileReport {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lint_text(&text, &path, config)
+    }));
+    let index = LineIndex::new(&text);
+    let (diagnostics, error) = match outcome {
+        Ok(Ok(d)) => (d, None),
+        Ok(Err(e)) => (Vec::new(), Some(e)),
+        Err(_) => (
+            Vec::new(),
+            Some(FileError::new(
+                "internal error: gpulint crashed on this file; please report it with the file attached",
+            )),
+        ),
+    };
+    FileReport {
+        path,
+        text,
+        index,
+        diagnostics,
+        error,
+    }
+}
+
+/// Reads and lints one file.
+pub fn check_file(path: PathBuf, config: &Config) -> FileReport {
+    match read_source(&path) {
+        Ok(text) => check_text(path, text, config),
+        Err((error, text)) => FileReport::failed(path, text, error),
+    }
+}

@@ -1,0 +1,181 @@
+//! The JSON report. Its shape is a public interface (schema version 1,
+//! documented in the README): fields may be added, never renamed or removed.
+
+use super::Summary;
+use crate::diagnostic::Diagnostic;
+use crate::engine::FileReport;
+use crate::text::TextRange;
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Report<'a> {
+    version: u32,
+    tool: &'static str,
+    tool_version: &'static str,
+    summary: JsonSummary,
+    diagnostics: Vec<JsonDiagnostic<'a>>,
+    errors: Vec<JsonError<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSummary {
+    files: usize,
+    findings: usize,
+    errors: usize,
+    warnings: usize,
+    infos: usize,
+    failed_files: usize,
+}
+
+#[derive(Serialize)]
+struct Position {
+    line: usize,
+    column: usize,
+    offset: usize,
+}
+
+#[derive(Serialize)]
+struct Span {
+    start: Position,
+    end: Position,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'static str,
+    name: &'a str,
+    severity: &'static str,
+    message: &'a str,
+    label: Option<&'a str>,
+    note: Option<&'a str>,
+    help: Option<&'a str>,
+    path: String,
+    #[serde(flatten)]
+    span: Span,
+    related: Vec<JsonRelated<'a>>,
+    fixable: bool,
+    fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    path: String,
+    message: &'a str,
+    #[serde(flatten)]
+    span: Span,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    title: &'a str,
+    applicability: crate::fix::Applicability,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    #[serde(flatten)]
+    span: Span,
+    content: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    path: String,
+    message: &'a str,
+    line: Option<usize>,
+    column: Option<usize>,
+    offset: Option<usize>,
+}
+
+fn span(report: &FileReport, range: TextRange) -> Span {
+    let pos = |offset: usize| {
+        let lc = report.index.line_col(offset, &report.text);
+        Position {
+            line: lc.line,
+            column: lc.column,
+            offset,
+        }
+    };
+    Span {
+        start: pos(range.start as usize),
+        end: pos(range.end as usize),
+    }
+}
+
+fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'a> {
+    let path = report.path.display().to_string();
+    JsonDiagnostic {
+        code: d.code,
+        name: &crate::rules::meta(d.code).name,
+        severity: d.severity.as_str(),
+        message: &d.message,
+        label: d.label.as_deref(),
+        note: d.note.as_deref(),
+        help: d.help.as_deref(),
+        path: path.clone(),
+        span: span(report, d.range),
+        related: d
+            .related
+            .iter()
+            .map(|l| JsonRelated {
+                path: path.clone(),
+                message: &l.message,
+                span: span(report, l.range),
+            })
+            .collect(),
+        fixable: d.fix.is_some(),
+        fix: d.fix.as_ref().map(|f| JsonFix {
+            title: &f.title,
+            applicability: f.applicability,
+            edits: f
+                .edits
+                .iter()
+                .map(|e| JsonEdit {
+                    span: span(report, e.range),
+                    content: &e.content,
+                })
+                .collect(),
+        }),
+    }
+}
+
+pub fn render(reports: &[FileReport]) -> String {
+    let summary = Summary::of(reports);
+    let report = Report {
+        version: SCHEMA_VERSION,
+        tool: "gpulint",
+        tool_version: env!("CARGO_PKG_VERSION"),
+        summary: JsonSummary {
+            files: summary.files,
+            findings: summary.findings(),
+            errors: summary.errors,
+            warnings: summary.warnings,
+            infos: summary.infos,
+            failed_files: summary.failed_files,
+        },
+        diagnostics: reports
+            .iter()
+            .flat_map(|r| r.diagnostics.iter().map(move |d| diagnostic(r, d)))
+            .collect(),
+        errors: reports
+            .iter()
+            .filter_map(|r| {
+                let e = r.error.as_ref()?;
+                let lc = e.offset.map(|o| r.index.line_col(o, &r.text));
+                Some(JsonError {
+                    path: r.path.display().to_string(),
+                    message: &e.message,
+                    line: lc.map(|l| l.line),
+                    column: lc.map(|l| l.column),
+                    offset: e.offset,
+                })
+            })
+            .collect(),
+    };
+    let mut text = serde_json::to_string_pretty(&report).expect("serializable");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,28 @@
+//! GPU002: a `deploy.resources.reservations.devices` entry without `capabilities`.
+
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        for request in &service.device_requests {
+            if request.from_gpus_field || request.capabilities.is_some() {
+                continue;
+            }
+            let first_line_end = {
+                let r = cx.range(request.node);
+                let text = &cx.text[r.as_range()];
+                r.start as usize + text.find(['\n', '\r']).unwrap_or(text.len())
+            };
+            let start = cx.range(request.node).start as usize;
+            out.report(
+                crate::text::TextRange::new(start, first_line_end),
+                format!("device reservation of service `{}` has no `capabilities`", service.name),
+            )
+            .label("Compose requires `capabilities` on every device request")
+            .note("`docker compose up` rejects the service (`capabilities` is required by the Compose schema), so the container never gets its GPU")
+            .help("add `capabilities: [gpu]` to the entry");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! SHM001: a GPU service left on Docker's 64 MiB `/dev/shm`.
+
+use crate::diagnostic::Severity;
+use crate::model::compose::EffectiveShm;
+use crate::model::size::SizeValue;
+use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workload, launches_ranks};
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        if service.effective_shm != EffectiveShm::Default || !is_gpu_workload(service) {
+            continue;
+        }
+        // A `build.shm_size` the user thinks applies is SHM009's finding.
+        if service.build_shm_size.is_some() && service.shm_size.is_none() {
+            continue;
+        }
+        let severity = if service.gpu.is_reserved() && launches_ranks(service) {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let explicit_zero = service
+            .shm_size
+            .as_ref()
+            .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }));
+        let diagnostic = match explicit_zero {
+            Some(zero) => out
+                .report(
+                    cx.range(zero.node),
+                    format!(
+                        "`shm_size: 0` gives GPU service `{}` Docker's default 64 MiB /dev/shm",
+                        service.name
+                    ),
+                )
+                .label("0 means \"use the daemon default\", not \"unlimited\""),
+            None => out
+                .report(
+                    cx.range(service.key),
+                    format!(
+                        "GPU service `{}` runs with Docker's default 64 MiB /dev/shm",
+                        service.name
+                    ),
+                )
+                .label(format!("{}, but sets no `shm_size`, `ipc` or /dev/shm mount", gpu_reason(service))),
+        };
+        diagnostic
+            .severity(severity)
+            .note(SHM_FAILURES)
+            .help(add_shm_help(cx.settings));
+    }
+}

@@ -1,0 +1,41 @@
+//! SHM005: `shm_size` the engine ignores because of `ipc` or a /dev/shm mount.
+
+use crate::model::compose::{EffectiveShm, ShmMount};
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        let Some(shm) = &service.shm_size else { continue };
+        let (node, cause, result) = match &service.effective_shm {
+            EffectiveShm::Host { node } => (*node, "`ipc: host`", "the container uses the host's /dev/shm"),
+            EffectiveShm::Donor { donor, node } => (
+                *node,
+                "`ipc` joins another container",
+                if donor.is_empty() { "the donor's /dev/shm is used" } else { "the donor's /dev/shm is used; size it there" },
+            ),
+            EffectiveShm::Missing { node } => (*node, "`ipc: none`", "the container has no /dev/shm at all"),
+            EffectiveShm::Mount { mount, node } => (
+                *node,
+                "a mount at /dev/shm",
+                match mount {
+                    ShmMount::HostBind => "the host's /dev/shm is bind-mounted instead",
+                    ShmMount::Volume => "a volume replaces /dev/shm (on disk, not in memory)",
+                    ShmMount::Tmpfs(None) => "an unbounded tmpfs replaces it",
+                    ShmMount::Tmpfs(Some(_)) => "the tmpfs's own size applies",
+                },
+            ),
+            _ => continue,
+        };
+        let key = shm.key.unwrap_or(shm.node);
+        out.report(
+            cx.entry_range(key, shm.node),
+            format!("`shm_size` of service `{}` has no effect because of {cause}", service.name),
+        )
+        .label("ignored by the engine")
+        .related(cx.range(node), format!("{result}"))
+        .note("Docker only applies `shm_size` to a private or shareable IPC namespace without a /dev/shm mount")
+        .help("remove `shm_size`, or drop the setting that overrides it");
+    }
+}

@@ -1,0 +1,23 @@
+//! SHM006: `ipc: none` on a GPU service (no /dev/shm at all).
+
+use crate::model::compose::EffectiveShm;
+use crate::rules::helpers::{add_shm_help, gpu_reason, is_gpu_workload};
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        let EffectiveShm::Missing { node } = service.effective_shm else { continue };
+        if !is_gpu_workload(service) {
+            continue;
+        }
+        out.report(
+            cx.range(node),
+            format!("`ipc: none` leaves GPU service `{}` without any /dev/shm", service.name),
+        )
+        .label(format!("the service {}", gpu_reason(service)))
+        .note("NCCL, DataLoader workers and POSIX semaphores fail: `NCCL WARN Error: failed to extend /dev/shm/nccl-...`, `unable to open shared memory object`")
+        .help(format!("remove `ipc: none` and {}", add_shm_help(cx.settings)));
+    }
+}

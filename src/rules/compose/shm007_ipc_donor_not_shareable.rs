@@ -1,0 +1,40 @@
+//! SHM007: `ipc: service:X` where X does not share its IPC namespace.
+
+use crate::model::compose::IpcMode;
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        let Some(ipc) = &service.ipc else { continue };
+        let IpcMode::Service(donor_name) = &ipc.value else { continue };
+        let range = cx.range(ipc.node);
+        let Some(donor) = cx.file.service(donor_name) else {
+            out.report(range, format!("`ipc: service:{donor_name}` names a service this file does not define"))
+                .note("`docker compose up` fails: the service it joins does not exist")
+                .help("name a service defined under `services:`, or use `shareable` on the one you meant");
+            continue;
+        };
+        let donor_mode = donor.ipc.as_ref().map(|i| &i.value);
+        if matches!(donor_mode, Some(IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_))) {
+            continue;
+        }
+        let written = donor
+            .ipc
+            .as_ref()
+            .map_or("no `ipc` (private by default)".to_string(), |i| format!("`ipc: {}`", cx.source(i.node)));
+        let (related_range, related_label) = match &donor.ipc {
+            Some(donor_ipc) => (cx.range(donor_ipc.node), "the donor's IPC mode"),
+            None => (cx.range(donor.key), "the donor service"),
+        };
+        out.report(
+            range,
+            format!("service `{}` joins the IPC namespace of `{donor_name}`, which is not shareable", service.name),
+        )
+        .label(format!("`{donor_name}` has {written}"))
+        .related(related_range, related_label)
+        .note("the container fails to start: `non-shareable IPC (hint: use IpcMode:shareable for the donor container)`")
+        .help(format!("set `ipc: shareable` on `{donor_name}` (and size /dev/shm there with `shm_size`)"));
+    }
+}

@@ -1,0 +1,21 @@
+//! ULIM003: `stack: -1` (unlimited), which NCCL crashes with.
+
+use crate::rules::{Check, ComposeContext, Reporter};
+
+pub const CHECK: Check = Check::Compose(check);
+
+fn check(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        let Some(stack) = &service.ulimits.stack else { continue };
+        if stack.soft != Some(-1) {
+            continue;
+        }
+        out.report(
+            cx.entry_range(stack.key, stack.value_node),
+            format!("service `{}` sets an unlimited stack size", service.name),
+        )
+        .label("`stack: -1` means unlimited")
+        .note("with an unlimited stack glibc gives each new thread only 2 MiB; NCCL's troubleshooting guide reports crashes with this setting (NGC images recommend 64 MiB)")
+        .help("use `stack: 67108864` (64 MiB), as NVIDIA's containers recommend");
+    }
+}

@@ -1,0 +1,53 @@
+//! Rule metadata, read from the TOML front matter of `rules/<CODE>.md`.
+
+use crate::diagnostic::Severity;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    Compose,
+    Suppression,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixKind {
+    None,
+    Safe,
+    Unsafe,
+    DisplayOnly,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleMeta {
+    pub code: String,
+    /// Kebab-case name of the flagged pattern.
+    pub name: String,
+    pub target: Target,
+    /// The default severity; a finding may raise or lower it and config overrides it.
+    pub severity: Severity,
+    pub fix: FixKind,
+    /// One line: what the rule flags.
+    pub summary: String,
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// The Markdown after the front matter.
+    #[serde(skip)]
+    pub body: String,
+}
+
+impl RuleMeta {
+    pub fn parse(doc: &str) -> Result<RuleMeta, String> {
+        let rest = doc
+            .strip_prefix("+++\n")
+            .ok_or("the doc must start with a `+++` front matter line")?;
+        let end = rest
+            .find("\n+++\n")
+            .ok_or("the front matter has no closing `+++` line")?;
+        let mut meta: RuleMeta = toml::from_str(&rest[..end]).map_err(|e| e.to_string())?;
+        meta.body = rest[end + 5..].trim_start().to_string();
+        Ok(meta)
+    }
+}
