@@ -9,16 +9,16 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let Some(shm) = &service.shm_size else { continue };
         let (node, cause, result) = match &service.effective_shm {
-            EffectiveShm::Host { node } => (*node, "`ipc: host`", "the container uses the host's /dev/shm"),
-            EffectiveShm::Donor { donor, node } => (
+            EffectiveShm::Host { node } => (*node, format!("`ipc: {}`", cx.source(*node)), "the container uses the host's /dev/shm"),
+            EffectiveShm::Donor { node, .. } => (
                 *node,
-                "`ipc` joins another container",
-                if donor.is_empty() { "the donor's /dev/shm is used" } else { "the donor's /dev/shm is used; size it there" },
+                format!("`ipc: {}`", cx.source(*node)),
+                "the donor's /dev/shm is used; size it there",
             ),
-            EffectiveShm::Missing { node } => (*node, "`ipc: none`", "the container has no /dev/shm at all"),
+            EffectiveShm::Missing { node } => (*node, format!("`ipc: {}`", cx.source(*node)), "the container has no /dev/shm at all"),
             EffectiveShm::Mount { mount, node } => (
                 *node,
-                "a mount at /dev/shm",
+                "a mount at /dev/shm".to_string(),
                 match mount {
                     ShmMount::HostBind => "the host's /dev/shm is bind-mounted instead",
                     ShmMount::Volume => "a volume replaces /dev/shm (on disk, not in memory)",
@@ -34,7 +34,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             format!("`shm_size` of service `{}` has no effect because of {cause}", service.name),
         )
         .label("ignored by the engine")
-        .related(cx.range(node), format!("{result}"))
+        .related(cx.range(node), result)
         .note("Docker only applies `shm_size` to a private or shareable IPC namespace without a /dev/shm mount")
         .help("remove `shm_size`, or drop the setting that overrides it");
     }
