@@ -27,7 +27,11 @@ pub fn lint(path: &Path, config: &Config) -> FileReport {
 pub fn render(report: &FileReport) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
-        out.push_str(&gpulint::output::text::render(report, d, Default::default()));
+        out.push_str(&gpulint::output::text::render(
+            report,
+            d,
+            Default::default(),
+        ));
         out.push('\n');
     }
     out
@@ -40,14 +44,20 @@ pub fn assert_snapshot(path: &Path, actual: &str) -> Result<(), String> {
         return Ok(());
     }
     let expected = std::fs::read_to_string(path).map_err(|_| {
-        format!("{}: snapshot missing; run `UPDATE_SNAPSHOTS=1 cargo test` and review it", path.display())
+        format!(
+            "{}: snapshot missing; run `UPDATE_SNAPSHOTS=1 cargo test` and review it",
+            path.display()
+        )
     })?;
     if expected != actual {
         let diff = similar::TextDiff::from_lines(&expected, actual)
             .unified_diff()
             .header("expected", "actual")
             .to_string();
-        return Err(format!("{}: output changed (UPDATE_SNAPSHOTS=1 to accept):\n{diff}", path.display()));
+        return Err(format!(
+            "{}: output changed (UPDATE_SNAPSHOTS=1 to accept):\n{diff}",
+            path.display()
+        ));
     }
     Ok(())
 }

@@ -16,15 +16,40 @@ fn every_rule_has_a_doc_and_every_doc_a_rule() {
         .unwrap()
         .filter_map(|e| {
             let name = e.unwrap().file_name().to_string_lossy().to_string();
-            name.strip_suffix(".md").filter(|n| *n != "README").map(str::to_string)
+            name.strip_suffix(".md")
+                .filter(|n| *n != "README")
+                .map(str::to_string)
         })
         .collect();
-    assert_eq!(registered, docs, "rules/*.md and the registry in src/rules/mod.rs differ");
+    assert_eq!(
+        registered, docs,
+        "rules/*.md and the registry in src/rules/mod.rs differ"
+    );
     for (rule, meta) in RULES.iter().zip(all_meta()) {
-        assert_eq!(meta.code, rule.code, "rules/{}.md front matter names another code", rule.code);
-        assert!(meta.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{}: name must be kebab-case", rule.code);
-        for section in ["## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"] {
-            assert!(meta.body.contains(section), "rules/{}.md lacks `{section}`", rule.code);
+        assert_eq!(
+            meta.code, rule.code,
+            "rules/{}.md front matter names another code",
+            rule.code
+        );
+        assert!(
+            meta.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{}: name must be kebab-case",
+            rule.code
+        );
+        for section in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix safety",
+        ] {
+            assert!(
+                meta.body.contains(section),
+                "rules/{}.md lacks `{section}`",
+                rule.code
+            );
         }
     }
 }
@@ -37,13 +62,26 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
             .unwrap_or_else(|_| panic!("fixtures/{} is missing", rule.code))
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
             .collect();
-        assert!(names.iter().any(|n| n.starts_with("invalid") && !n.ends_with(".snap")), "fixtures/{} has no invalid case", rule.code);
-        assert!(names.iter().any(|n| n.starts_with("valid")), "fixtures/{} has no valid case", rule.code);
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("invalid") && !n.ends_with(".snap")),
+            "fixtures/{} has no invalid case",
+            rule.code
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("valid")),
+            "fixtures/{} has no valid case",
+            rule.code
+        );
     }
     for entry in std::fs::read_dir(root().join("fixtures")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().to_string();
         if !name.starts_with('_') {
-            assert!(RULES.iter().any(|r| r.code == name), "fixtures/{name} belongs to no rule");
+            assert!(
+                RULES.iter().any(|r| r.code == name),
+                "fixtures/{name} belongs to no rule"
+            );
         }
     }
 }
@@ -63,20 +101,46 @@ fn doc_examples_are_true() {
     for (rule, meta) in RULES.iter().zip(all_meta()) {
         let mut config = Config::default();
         config.set_selection(&["ALL".to_string()], &[]);
-        let run = |text: &str| check_text(PathBuf::from("docker-compose.yml"), text.to_string(), &config);
+        let run = |text: &str| {
+            check_text(
+                PathBuf::from("docker-compose.yml"),
+                text.to_string(),
+                &config,
+            )
+        };
         let bad = code_blocks(&meta.body, "bad");
         let good = code_blocks(&meta.body, "good");
-        assert!(!bad.is_empty() && !good.is_empty(), "rules/{}.md needs `yaml bad` and `yaml good` examples", rule.code);
+        assert!(
+            !bad.is_empty() && !good.is_empty(),
+            "rules/{}.md needs `yaml bad` and `yaml good` examples",
+            rule.code
+        );
         for example in bad {
             let report = run(&example);
-            assert!(report.error.is_none(), "{}: bad example does not parse", rule.code);
-            assert!(report.diagnostics.iter().any(|d| d.code == rule.code), "rules/{}.md: the bad example does not trigger the rule", rule.code);
+            assert!(
+                report.error.is_none(),
+                "{}: bad example does not parse",
+                rule.code
+            );
+            assert!(
+                report.diagnostics.iter().any(|d| d.code == rule.code),
+                "rules/{}.md: the bad example does not trigger the rule",
+                rule.code
+            );
         }
         for example in good {
             let report = run(&example);
-            assert!(report.error.is_none(), "{}: good example does not parse", rule.code);
+            assert!(
+                report.error.is_none(),
+                "{}: good example does not parse",
+                rule.code
+            );
             let codes: Vec<_> = report.diagnostics.iter().map(|d| d.code).collect();
-            assert!(codes.is_empty(), "rules/{}.md: the good example has findings {codes:?}", rule.code);
+            assert!(
+                codes.is_empty(),
+                "rules/{}.md: the good example has findings {codes:?}",
+                rule.code
+            );
         }
     }
 }

@@ -36,10 +36,18 @@ fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
                 failures.push(format!("{}: {}", path.display(), e.message));
                 continue;
             }
-            let own = report.diagnostics.iter().filter(|d| d.code == rule.code).count();
+            let own = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.code == rule.code)
+                .count();
             if name.starts_with("invalid") {
                 if own == 0 {
-                    failures.push(format!("{}: expected {} to fire", path.display(), rule.code));
+                    failures.push(format!(
+                        "{}: expected {} to fire",
+                        path.display(),
+                        rule.code
+                    ));
                 }
                 let snap = path.with_file_name(format!("{name}.snap"));
                 if let Err(e) = assert_snapshot(&snap, &render(&report)) {
@@ -47,10 +55,18 @@ fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
                 }
             } else if name.starts_with("valid") {
                 if own != 0 {
-                    failures.push(format!("{}: {} fired on a valid fixture:\n{}", path.display(), rule.code, render(&report)));
+                    failures.push(format!(
+                        "{}: {} fired on a valid fixture:\n{}",
+                        path.display(),
+                        rule.code,
+                        render(&report)
+                    ));
                 }
             } else {
-                failures.push(format!("{}: fixture names start with `valid` or `invalid`", path.display()));
+                failures.push(format!(
+                    "{}: fixture names start with `valid` or `invalid`",
+                    path.display()
+                ));
             }
         }
     }
@@ -65,10 +81,25 @@ fn compose_findings_say_what_breaks_and_what_to_do() {
     for rule in RULES {
         for path in fixture_files(rule.code) {
             for d in lint(&path, &config).diagnostics {
-                assert!(!d.message.ends_with('.'), "{}: message ends with a period: {}", d.code, d.message);
-                assert!(d.help.is_some(), "{}: no help in {}", d.code, path.display());
+                assert!(
+                    !d.message.ends_with('.'),
+                    "{}: message ends with a period: {}",
+                    d.code,
+                    d.message
+                );
+                assert!(
+                    d.help.is_some(),
+                    "{}: no help in {}",
+                    d.code,
+                    path.display()
+                );
                 if meta(d.code).target == Target::Compose {
-                    assert!(d.note.is_some(), "{}: no note in {}", d.code, path.display());
+                    assert!(
+                        d.note.is_some(),
+                        "{}: no note in {}",
+                        d.code,
+                        path.display()
+                    );
                 }
             }
         }

@@ -130,6 +130,7 @@ impl Config {
         let root = path
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let root = std::fs::canonicalize(&root).unwrap_or(root);
         Config::from_file(file, Some(path.to_path_buf()), root)
             .map_err(|e| ConfigError(format!("{}: {e}", path.display())))
     }
@@ -223,27 +224,42 @@ impl Config {
         self.severity.get(code).copied()
     }
 
-    fn relative<'p>(&self, path: &'p Path) -> &'p Path {
-        path.strip_prefix(&self.root)
-            .or_else(|_| path.strip_prefix(self.root.strip_prefix("./").unwrap_or(&self.root)))
-            .unwrap_or(path)
+    /// `path` relative to the config's directory, for glob matching. The
+    /// root is canonical; the path is made absolute lexically first and only
+    /// canonicalized (a syscall) when that does not reach the root.
+    fn relative(&self, path: &Path) -> PathBuf {
+        // Collecting the components drops `.` segments (`./a` walks from `.`).
+        let absolute: PathBuf = std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .components()
+            .collect();
+        if let Ok(rel) = absolute.strip_prefix(&self.root) {
+            return rel.to_path_buf();
+        }
+        std::fs::canonicalize(&absolute)
+            .ok()
+            .and_then(|c| c.strip_prefix(&self.root).ok().map(Path::to_path_buf))
+            .unwrap_or(absolute)
     }
 
     /// Whether a discovered (not explicitly named) file is excluded.
     pub fn is_excluded(&self, path: &Path) -> bool {
-        self.exclude.is_match(self.relative(path))
+        !self.exclude.is_empty() && self.exclude.is_match(self.relative(path))
     }
 
     /// Extra files to lint as compose files.
     pub fn is_included(&self, path: &Path) -> bool {
-        self.include.is_match(self.relative(path))
+        !self.include.is_empty() && self.include.is_match(self.relative(path))
     }
 
     /// Whether `per-file-ignores` switches `code` off for `path`.
     pub fn is_ignored_for(&self, path: &Path, code: &str) -> bool {
+        if self.per_file_ignores.is_empty() {
+            return false;
+        }
         let rel = self.relative(path);
         self.per_file_ignores.iter().any(|(globs, codes)| {
-            globs.is_match(rel) && codes.iter().any(|c| selector_matches(c, code))
+            globs.is_match(&rel) && codes.iter().any(|c| selector_matches(c, code))
         })
     }
 }

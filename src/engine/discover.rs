@@ -121,6 +121,7 @@ pub fn discover(
         }
         let walker = ignore::WalkBuilder::new(path)
             .hidden(false)
+            .require_git(false)
             .filter_entry(|e| e.file_name() != ".git")
             .build_parallel();
         walker.run(|| {

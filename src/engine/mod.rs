@@ -118,29 +118,71 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
     })
 }
 
-/// Whether a file that failed to parse looks like a Helm or Go template.
-fn looks_templated(text: &str) -> bool {
-    text.contains("{{") && text.contains("}}")
+/// Where a Helm/Go template action starts, if the file is a template.
+///
+/// Compose files may carry `{{.Names}}`-style format strings inside quoted
+/// values, so only actions that template the YAML itself count: Helm's
+/// objects and control words, or `{{` outside any scalar (which no YAML
+/// parser reads as text).
+fn template_action(text: &str, yaml: Option<&Yaml>) -> Option<usize> {
+    const HELM: &[&str] = &[
+        ".Values",
+        ".Release",
+        ".Chart",
+        ".Capabilities",
+        ".Files",
+        ".Template",
+        "include ",
+        "template ",
+        "if ",
+        "else",
+        "end",
+        "range ",
+        "with ",
+        "define ",
+        "toYaml",
+        "tpl ",
+        "$",
+    ];
+    let mut from = 0;
+    while let Some(found) = text[from..].find("{{") {
+        let at = from + found;
+        let inner = text[at + 2..].trim_start_matches('-').trim_start();
+        let helm_word = HELM.iter().any(|w| inner.starts_with(w));
+        let outside_scalar = yaml.is_some_and(|y| !y.offset_in_scalar(at));
+        if helm_word || outside_scalar || yaml.is_none() {
+            return Some(at);
+        }
+        from = at + 2;
+    }
+    None
+}
+
+fn helm_error(path: &Path, offset: usize) -> FileError {
+    FileError {
+        message: format!(
+            "looks like a Helm/Go template ({{{{ ... }}}}), not plain YAML; lint the rendered output instead: `helm template <chart> | gpulint check - --stdin-filename {}`",
+            path.display()
+        ),
+        offset: Some(offset),
+    }
 }
 
 /// Lints one compose text. Errors are about the file as a whole (it is not YAML).
 pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
+    let has_braces = text.contains("{{");
     let yaml = Yaml::parse(text).map_err(|e| {
-        if looks_templated(text) {
-            FileError {
-                message: format!(
-                    "looks like a Helm/Go template ({{{{ ... }}}}), not plain YAML; lint the rendered output instead: `helm template <chart> | gpulint check - --stdin-filename {}`",
-                    path.display()
-                ),
-                offset: text.find("{{"),
-            }
-        } else {
-            FileError {
+        match template_action(text, None).filter(|_| has_braces) {
+            Some(at) => helm_error(path, at),
+            None => FileError {
                 message: format!("invalid YAML: {}", e.message),
                 offset: Some(e.offset),
-            }
+            },
         }
     })?;
+    if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
+        return Err(helm_error(path, at));
+    }
     let index = LineIndex::new(text);
     let mut diagnostics = Vec::new();
     for document in &yaml.documents {

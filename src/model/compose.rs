@@ -529,16 +529,17 @@ impl Service {
             };
             reserve(&mut gpu, vendor, what, request.node, request.gpu_count());
         }
-        if let Some(gpus) = &self.gpus {
-            if self.device_requests.iter().all(|r| !r.from_gpus_field) {
-                reserve(
-                    &mut gpu,
-                    Vendor::Nvidia,
-                    "`gpus:`".into(),
-                    gpus.node,
-                    gpus.value,
-                );
-            }
+        // `gpus: all` / `gpus: 2` (the list form was read as device requests).
+        if let Some(gpus) = &self.gpus
+            && self.device_requests.iter().all(|r| !r.from_gpus_field)
+        {
+            reserve(
+                &mut gpu,
+                Vendor::Nvidia,
+                "`gpus:`".into(),
+                gpus.node,
+                gpus.value,
+            );
         }
         for device in &self.devices {
             let d = device.value.as_str();

@@ -1,0 +1,317 @@
+//! End-to-end tests of the `gpulint` binary.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const GPU_SERVICE: &str =
+    "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
+const CLEAN: &str = "services:\n  web:\n    image: nginx\n";
+
+fn gpulint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, content: &[u8]) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn exit_codes_clean_findings_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "clean/compose.yaml", CLEAN.as_bytes());
+    write(dir.path(), "gpu/docker-compose.yml", GPU_SERVICE.as_bytes());
+
+    let clean = gpulint(dir.path(), &["check", "clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    assert!(stdout(&clean).contains("All checks passed (1 file checked)."));
+
+    let found = gpulint(dir.path(), &["check", "gpu"]);
+    assert_eq!(found.status.code(), Some(1));
+    let out = stdout(&found);
+    assert!(
+        out.contains(
+            "warning[SHM001]: GPU service `trainer` runs with Docker's default 64 MiB /dev/shm"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("--> gpu/docker-compose.yml:2:3"), "{out}");
+    assert!(out.contains("2 |   trainer:\n  |   ^^^^^^^"), "{out}");
+    assert!(out.contains("= help: set `shm_size: \"8gb\"`"), "{out}");
+
+    let usage = gpulint(dir.path(), &["check", "--select", "NOPE"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(stderr(&usage).contains("`NOPE` matches no rule"));
+}
+
+#[test]
+fn bad_files_get_one_located_error_each_and_the_rest_is_still_linted() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/docker-compose.yml", GPU_SERVICE.as_bytes());
+    write(
+        dir.path(),
+        "b/docker-compose.yml",
+        b"services:\n  web:\n    image: [unclosed\n",
+    );
+    write(
+        dir.path(),
+        "c/docker-compose.yml",
+        b"services:\n  {{ .Values.name }}:\n    image: {{ .Values.image }}\n",
+    );
+    write(
+        dir.path(),
+        "d/docker-compose.yml",
+        b"\x7fELF\x02\x01\x01\x00\x00\x00binary",
+    );
+    write(
+        dir.path(),
+        "e/docker-compose.yml",
+        b"services:\n  web:\n    image: \xff\xfe\n",
+    );
+    let out = gpulint(dir.path(), &["check", ".", "missing/compose.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    let find = |prefix: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no error line for {prefix}:\n{err}"))
+            .to_string()
+    };
+    assert!(
+        find("./b/docker-compose.yml:").contains(": error: invalid YAML"),
+        "{err}"
+    );
+    assert!(
+        find("./b/docker-compose.yml:").starts_with("./b/docker-compose.yml:4:1:")
+            || find("./b/docker-compose.yml:").contains(":3:"),
+        "{err}"
+    );
+    assert!(
+        find("./c/docker-compose.yml:2:3: error: looks like a Helm/Go template")
+            .contains("helm template"),
+        "{err}"
+    );
+    assert!(
+        find("./d/docker-compose.yml:1:").contains("binary file"),
+        "{err}"
+    );
+    assert!(
+        find("./e/docker-compose.yml:3:12: error: not valid UTF-8").len() > 10,
+        "{err}"
+    );
+    assert!(
+        find("missing/compose.yaml: error: cannot read: no such file or directory").len() > 10,
+        "{err}"
+    );
+    assert_eq!(lines.len(), 5, "one line per bad file:\n{err}");
+    // The good file was still linted.
+    assert!(stdout(&out).contains("SHM001"), "{}", stdout(&out));
+}
+
+#[test]
+fn discovery_honours_names_gitignore_and_explicit_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".gitignore", b"ignored/\n");
+    write(
+        dir.path(),
+        "ignored/docker-compose.yml",
+        GPU_SERVICE.as_bytes(),
+    );
+    write(
+        dir.path(),
+        "deploy/docker-compose.gpu.yml",
+        GPU_SERVICE.as_bytes(),
+    );
+    write(
+        dir.path(),
+        "deploy/compose.cuda.yaml",
+        GPU_SERVICE.as_bytes(),
+    );
+    write(dir.path(), "deploy/values.yaml", GPU_SERVICE.as_bytes());
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    let text = stdout(&out);
+    assert!(text.contains("deploy/docker-compose.gpu.yml:2:3"), "{text}");
+    assert!(text.contains("deploy/compose.cuda.yaml:2:3"), "{text}");
+    assert!(!text.contains("ignored/"), "{text}");
+    assert!(!text.contains("values.yaml"), "{text}");
+    // A file named explicitly is linted whatever its name.
+    let out = gpulint(dir.path(), &["check", "deploy/values.yaml", "-q"]);
+    assert!(
+        stdout(&out).contains("deploy/values.yaml:2:3: warning[SHM001]"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn stdin_with_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args([
+            "check",
+            "-",
+            "--stdin-filename",
+            "deploy/compose.yaml",
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(GPU_SERVICE.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "deploy/compose.yaml:2:3: warning[SHM001] GPU service `trainer` runs with Docker's default 64 MiB /dev/shm\n"
+    );
+}
+
+#[test]
+fn json_output_has_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "docker-compose.yml",
+        "# é\nservices:\n  trainer:\n    gpus: all\n    shm_size: 2\n".as_bytes(),
+    );
+    write(dir.path(), "broken/compose.yaml", b"a: [\n");
+    let out = gpulint(dir.path(), &["check", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["summary"]["findings"], 1);
+    assert_eq!(json["summary"]["failed_files"], 1);
+    let d = &json["diagnostics"][0];
+    assert_eq!(d["code"], "SHM003");
+    assert_eq!(d["name"], "malformed-shm-size");
+    assert_eq!(d["severity"], "warning");
+    assert_eq!(d["path"], "./docker-compose.yml");
+    assert_eq!(d["start"]["line"], 5);
+    assert_eq!(d["start"]["column"], 15);
+    // Byte offsets count the two-byte é.
+    assert_eq!(
+        d["start"]["offset"],
+        "# é\nservices:\n  trainer:\n    gpus: all\n    shm_size: ".len()
+    );
+    assert_eq!(d["end"]["column"], 16);
+    assert_eq!(d["fixable"], false);
+    assert!(
+        d["note"]
+            .as_str()
+            .unwrap()
+            .contains("No space left on device")
+    );
+    let e = &json["errors"][0];
+    assert_eq!(e["path"], "./broken/compose.yaml");
+    assert!(e["message"].as_str().unwrap().starts_with("invalid YAML"));
+    assert!(e["line"].is_number());
+}
+
+#[test]
+fn config_is_found_upward_and_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "gpulint.toml",
+        b"ignore = [\"GPU005\"]\n[severity]\nSHM002 = \"error\"\n[per-file-ignores]\n\"legacy/**\" = [\"SHM\"]\n[shm]\nmin-size = \"1gb\"\nfix-size = \"16gb\"\n",
+    );
+    let compose = "services:\n  a:\n    runtime: nvidia\n    gpus: 1\n    shm_size: 768m\n  b:\n    gpus: 1\n";
+    write(
+        dir.path(),
+        "app/deep/docker-compose.yml",
+        compose.as_bytes(),
+    );
+    write(dir.path(), "legacy/docker-compose.yml", compose.as_bytes());
+    let out = gpulint(dir.path(), &["check", "-q"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "app/deep/docker-compose.yml:5:15: error[SHM002] /dev/shm of 768 MiB is below the 1 GiB"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("app/deep/docker-compose.yml:6:3: warning[SHM001]"),
+        "{text}"
+    );
+    assert!(!text.contains("GPU005"), "{text}");
+    assert!(!text.contains("legacy/"), "{text}");
+    let full = stdout(&gpulint(dir.path(), &["check", "app"]));
+    assert!(full.contains("set `shm_size: \"16gb\"`"), "{full}");
+
+    // --select on the command line replaces the config's selection.
+    let only = stdout(&gpulint(
+        dir.path(),
+        &["check", "-q", "--select", "GPU005", "app"],
+    ));
+    assert!(only.contains("GPU005") && !only.contains("SHM"), "{only}");
+
+    write(dir.path(), "bad/gpulint.toml", b"select = [\"SHM\"\n");
+    write(dir.path(), "bad/compose.yaml", CLEAN.as_bytes());
+    let out = gpulint(dir.path(), &["check", "bad"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("gpulint.toml:"), "{}", stderr(&out));
+
+    let out = gpulint(dir.path(), &["check", "--config", "nope.toml", "app"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("nope.toml: cannot read"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn rule_command_prints_docs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint(dir.path(), &["rule", "shm001"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("default-shm-on-gpu-service (SHM001)"),
+        "{text}"
+    );
+    assert!(text.contains("## Why is this bad?"));
+    let all = stdout(&gpulint(dir.path(), &["rule", "--all"]));
+    assert_eq!(all.lines().count(), gpulint::rules::RULES.len());
+    assert_eq!(
+        gpulint(dir.path(), &["rule", "XYZ999"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn example_in_readme_reports_its_findings() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = gpulint(root, &["check", "fixtures/_examples", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    for code in ["SHM001", "GPU002", "NCCL002", "SHM005"] {
+        assert!(text.contains(code), "{code} missing:\n{text}");
+    }
+    assert!(!text.contains("`db`"), "{text}");
+}

@@ -1,0 +1,222 @@
+//! Runs gpulint over the labelled public corpus in `../shared/corpus`.
+//!
+//! Each compose file's label in SOURCES.tsv is prose; the table below turns
+//! it into the exact set of (rule, service) findings a GPU expert expects.
+//! The test fails on any finding not listed (noise) and any listed finding
+//! not produced (a miss), and prints true/false positive/negative counts.
+
+mod common;
+
+use common::root;
+use gpulint::engine::check_text;
+use gpulint::engine::config::Config;
+use gpulint::model::compose::ComposeFile;
+use gpulint::syntax::yaml::Yaml;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// File number → expected `CODE@service` findings.
+const EXPECTED: &[(&str, &[&str])] = &[
+    ("001", &[]), // GPU-OK: ipc: host
+    ("002", &[]), // NO-NVIDIA: ROCm with ipc: host
+    // FLAG: all GPUs (no count), 1g below the multi-GPU threshold; redundant runtime is the label's optional info.
+    ("003", &["SHM002@gpt-neox", "GPU005@gpt-neox"]),
+    ("004", &["SHM002@gpt-neox", "GPU005@gpt-neox"]),
+    ("005", &["SHM001@auto", "SHM001@comfy"]), // merged reservation; *-cpu reset deploy
+    // The ROCm service has no shm either: vendor-neutral finding, not an NVIDIA one.
+    ("006", &["SHM001@invokeai-cuda", "SHM001@invokeai-rocm"]),
+    ("007", &["SHM001@textgen"]),
+    ("008", &[]),
+    ("009", &["SHM001@fastchat-model-worker"]),
+    ("010", &[]),
+    ("011", &["SHM001@axolotl"]),
+    ("012", &[]), // 2gb meets the 2 GiB multi-GPU threshold
+    ("013", &[]), // FLAG-MAYBE: only with a threshold above 2g
+    ("014", &[]),
+    ("015", &["SHM001@whisper-asr-webservice-gpu"]),
+    ("016", &["SHM001@kokoro-tts"]),
+    ("017", &[]),
+    ("018", &["SHM001@speaches"]),
+    ("019", &["SHM001@speaches"]), // !override tag, CDI driver
+    ("020", &[]),
+    ("021", &[]),
+    ("022", &["SHM001@backend", "SHM001@celery"]),
+    ("023", &["SHM001@backend"]),
+    ("024", &[]),
+    // The AMD service lacks shm too; the label only rules out NVIDIA findings there.
+    ("025", &["SHM001@ollama-gpu", "SHM001@ollama-gpu-amd"]),
+    ("026", &[]), // ${SHM_SIZE:-8g}
+    ("027", &[]),
+    ("028", &[]), // FN-CANDIDATE: a -gpu image alone (TensorBoard) is not GPU evidence
+    (
+        "029",
+        &[
+            "SHM001@ed-training-audio",
+            "SHM001@ssl-audio",
+            "SHM001@ssl-features-generation-audio",
+            "SHM001@ed-training-bm",
+            "SHM001@ed-training-body-tracking",
+            "SHM001@ssl-bm",
+            "SHM001@ssl-features-generation-bm",
+        ],
+    ),
+    ("030", &[]),
+    ("031", &[]),
+    ("032", &[]),
+    ("033", &[]),
+    ("034", &[]),
+    ("035", &[]),
+    ("036", &[]),
+];
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = root().join("..").join("shared").join("corpus");
+    if dir.join("SOURCES.tsv").is_file() {
+        Some(dir)
+    } else if std::env::var_os("CI").is_some() {
+        panic!("../shared/corpus is missing; CI must have it");
+    } else {
+        eprintln!("SKIPPED: ../shared/corpus not found next to the checkout");
+        None
+    }
+}
+
+struct Row {
+    file: String,
+    kind: String,
+    class: String,
+}
+
+fn rows(dir: &Path) -> Vec<Row> {
+    std::fs::read_to_string(dir.join("SOURCES.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            Row {
+                file: cols[0].to_string(),
+                kind: cols[1].to_string(),
+                class: cols[5].to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The service whose text contains `offset`.
+fn service_at(text: &str, offset: usize) -> String {
+    let yaml = Yaml::parse(text).unwrap();
+    for doc in &yaml.documents {
+        let Some(root) = doc.root else { continue };
+        let Some(file) = ComposeFile::from_document(&yaml, root) else {
+            continue;
+        };
+        for s in &file.services {
+            let span = yaml.range(s.key).cover(yaml.range(s.map));
+            if span.contains(offset) {
+                return s.name.clone();
+            }
+        }
+    }
+    "?".to_string()
+}
+
+#[test]
+fn compose_corpus_matches_its_labels() {
+    let Some(dir) = corpus_dir() else { return };
+    let expected: BTreeMap<&str, BTreeSet<String>> = EXPECTED
+        .iter()
+        .map(|(n, e)| (*n, e.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    let config = Config::default();
+    let mut failures = Vec::new();
+    let (mut tp, mut fp, mut fn_, mut files) = (0, 0, 0, 0);
+    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for row in rows(&dir).iter().filter(|r| r.kind == "compose") {
+        files += 1;
+        let number = &row.file["compose/".len().."compose/".len() + 3];
+        let Some(want) = expected.get(number) else {
+            failures.push(format!(
+                "{}: no expectation recorded for this corpus file",
+                row.file
+            ));
+            continue;
+        };
+        let path = dir.join(&row.file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = check_text(path.clone(), text.clone(), &config);
+        if let Some(e) = &report.error {
+            failures.push(format!("{}: {}", row.file, e.message));
+            continue;
+        }
+        let got: BTreeSet<String> = report
+            .diagnostics
+            .iter()
+            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
+            .collect();
+        let entry = by_class.entry(row.class.clone()).or_default();
+        entry.0 += 1;
+        if !got.is_empty() {
+            entry.1 += 1;
+        }
+        let clean_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "NO-NVIDIA");
+        if clean_class && !got.is_empty() {
+            failures.push(format!(
+                "{} is labelled {} but got {got:?}",
+                row.file, row.class
+            ));
+        }
+        for g in &got {
+            if want.contains(g) {
+                tp += 1;
+            } else {
+                fp += 1;
+                failures.push(format!("{}: unexpected finding {g}", row.file));
+            }
+        }
+        for w in want.difference(&got) {
+            fn_ += 1;
+            failures.push(format!("{}: missing finding {w}", row.file));
+        }
+    }
+    println!(
+        "compose corpus: {files} files, {tp} true positives, {fp} false positives, {fn_} false negatives"
+    );
+    for (class, (n, flagged)) in &by_class {
+        println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        files >= 30,
+        "expected the whole compose corpus, saw {files} files"
+    );
+}
+
+#[test]
+fn every_corpus_file_is_handled_without_a_crash() {
+    // Any file, compose or not, YAML or not: gpulint reports or errors cleanly.
+    let Some(dir) = corpus_dir() else { return };
+    let config = Config::default();
+    let mut count = 0;
+    for row in rows(&dir) {
+        let path = dir.join(&row.file);
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        count += 1;
+        let report = match gpulint::engine::decode(bytes) {
+            Ok(text) => check_text(path.clone(), text, &config),
+            Err(_) => continue,
+        };
+        if let Some(e) = &report.error {
+            assert!(
+                !e.message.contains("internal error"),
+                "{}: {}",
+                row.file,
+                e.message
+            );
+        }
+    }
+    assert!(count > 50, "read only {count} corpus files");
+}
