@@ -1,0 +1,84 @@
+//! Bad input never panics: random YAML-ish text, mutated fixtures, deep
+//! nesting and alias bombs all end in findings or a located error.
+
+mod common;
+
+use gpulint::engine::config::Config;
+use gpulint::engine::lint_text;
+use proptest::prelude::*;
+use std::path::Path;
+
+fn fixtures() -> Vec<String> {
+    let mut texts = Vec::new();
+    for entry in std::fs::read_dir(common::root().join("fixtures")).unwrap() {
+        let dir = entry.unwrap().path();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                texts.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    texts.sort();
+    texts
+}
+
+fn lint(text: &str) {
+    // `lint_text` (not `check_text`) so that a panic fails the test.
+    let _ = lint_text(text, Path::new("docker-compose.yml"), &Config::default());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn random_yamlish_text_never_panics(text in "[a-z0-9_ :{}\\[\\],&*<!|>#'\"\\-\\n\\t\\r$.=/]{0,300}") {
+        lint(&text);
+    }
+
+    #[test]
+    fn mutated_fixtures_never_panic(
+        pick in 0usize..1000,
+        at in 0usize..4000,
+        len in 0usize..40,
+        insert in "[ :{}\\[\\]\\-#&*!'\"\\n\\t]{0,6}",
+    ) {
+        let texts = fixtures();
+        let text = &texts[pick % texts.len()];
+        let mut bytes = text.as_bytes().to_vec();
+        let start = at % (bytes.len() + 1);
+        let end = (start + len).min(bytes.len());
+        bytes.splice(start..end, insert.bytes());
+        if let Ok(mutated) = String::from_utf8(bytes) {
+            lint(&mutated);
+        }
+    }
+}
+
+#[test]
+fn deep_nesting_is_a_located_error() {
+    let text = format!("services: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let error = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap_err();
+    assert!(error.offset.is_some(), "{error:?}");
+}
+
+#[test]
+fn alias_bomb_is_linted_quickly() {
+    let mut text = String::from(
+        "x-a: &a [\"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\"]\n",
+    );
+    for i in 0..30 {
+        let prev = if i == 0 {
+            "a".to_string()
+        } else {
+            format!("b{}", i - 1)
+        };
+        text.push_str(&format!(
+            "x-b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+    }
+    text.push_str("services:\n  t:\n    gpus: all\n    environment: *b29\n    volumes: *b29\n    tmpfs: *b29\n");
+    let diagnostics = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap();
+    assert!(diagnostics.iter().any(|d| d.code == "SHM001"));
+}
