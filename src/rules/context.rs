@@ -2,7 +2,7 @@
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::fix::Fix;
-use crate::model::compose::{ComposeFile, Service};
+use crate::model::compose::{ComposeFile, Service, Spanned};
 use crate::model::size::{GIB, MIB};
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::TextRange;
@@ -56,6 +56,12 @@ impl<'a> ComposeContext<'a> {
     /// The span of `key: value` for an entry.
     pub fn entry_range(&self, key: NodeId, value: NodeId) -> TextRange {
         self.range(key).cover(self.range(value))
+    }
+
+    /// The span of a setting as written: `key: value`, or just the value
+    /// when it has no key (a list item).
+    pub fn setting_range<T>(&self, setting: &Spanned<T>) -> TextRange {
+        self.entry_range(setting.key.unwrap_or(setting.node), setting.node)
     }
 }
 

@@ -10,14 +10,12 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             let (Some(count), Some(ids)) = (&request.count, &request.device_ids) else {
                 continue;
             };
-            let count_key = count.key.unwrap_or(count.node);
-            let ids_key = ids.key.unwrap_or(ids.node);
             out.report(
-                cx.entry_range(count_key, count.node),
+                cx.setting_range(count),
                 format!("GPU request of service `{}` sets both `count` and `device_ids`", service.name),
             )
             .label("remove this or `device_ids`")
-            .related(cx.entry_range(ids_key, ids.node), "`device_ids` already says which GPUs")
+            .related(cx.setting_range(ids), "`device_ids` already says which GPUs")
             .note("Compose refuses the file: `\"count\" and \"device_ids\" attributes are exclusive`")
             .help("keep `device_ids` to pin specific GPUs, or `count` to take any N of them");
         }

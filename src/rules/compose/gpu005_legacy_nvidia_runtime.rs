@@ -12,9 +12,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         let has_modern = !service.device_requests.is_empty() || service.gpus.is_some();
-        let key = runtime.key.unwrap_or(runtime.node);
         let diagnostic = out.report(
-            cx.entry_range(key, runtime.node),
+            cx.setting_range(runtime),
             if has_modern {
                 format!("`runtime: nvidia` of service `{}` is redundant next to its device reservation", service.name)
             } else {

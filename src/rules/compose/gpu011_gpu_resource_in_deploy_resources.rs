@@ -7,10 +7,9 @@ pub const CHECK: Check = Check::Compose(check);
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         for resource in &service.misplaced_gpu_resources {
-            let key = resource.key.unwrap_or(resource.node);
             let count = cx.source(resource.node);
             out.report(
-                cx.entry_range(key, resource.node),
+                cx.setting_range(resource),
                 format!("`{}` is not a Compose resource; service `{}` gets no GPU from it", resource.value, service.name),
             )
             .label("a Kubernetes resource name; Compose does not know it")

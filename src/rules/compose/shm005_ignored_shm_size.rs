@@ -28,9 +28,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             ),
             _ => continue,
         };
-        let key = shm.key.unwrap_or(shm.node);
         out.report(
-            cx.entry_range(key, shm.node),
+            cx.setting_range(shm),
             format!("`shm_size` of service `{}` has no effect because of {cause}", service.name),
         )
         .label("ignored by the engine")

@@ -15,9 +15,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         {
             continue;
         }
-        let key = build_shm.key.unwrap_or(build_shm.node);
         out.report(
-            cx.entry_range(key, build_shm.node),
+            cx.setting_range(build_shm),
             format!(
                 "`build.shm_size` only sizes the build container; GPU service `{}` still runs with 64 MiB /dev/shm",
                 service.name
