@@ -136,16 +136,7 @@ fn check(args: CheckArgs) -> u8 {
         };
         reports.push(match engine::decode(bytes) {
             Ok(text) => engine::check_text(name, text, &config),
-            Err((error, text)) => {
-                let index = crate::text::LineIndex::new(&text);
-                FileReport {
-                    path: name,
-                    text,
-                    index,
-                    diagnostics: Vec::new(),
-                    error: Some(error),
-                }
-            }
+            Err((error, text)) => FileReport::failed(name, text, error),
         });
     } else {
         let (targets, errors) = discover(&paths, &resolver);

@@ -45,7 +45,8 @@ pub struct FileReport {
 }
 
 impl FileReport {
-    fn failed(path: PathBuf, text: String, error: FileError) -> Self {
+    /// A file that could not be linted.
+    pub fn failed(path: PathBuf, text: String, error: FileError) -> Self {
         let index = LineIndex::new(&text);
         Self {
             path,
@@ -184,6 +185,18 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
         return Err(helm_error(path, at));
     }
     let index = LineIndex::new(text);
+    // Which rules apply to this file, decided once (per-file ignores
+    // normalise the path, which is not free).
+    let active: Vec<bool> = rules::RULES
+        .iter()
+        .map(|r| config.is_enabled(r.code) && !config.is_ignored_for(path, r.code))
+        .collect();
+    let is_active = |code: &str| {
+        rules::RULES
+            .iter()
+            .position(|r| r.code == code)
+            .is_some_and(|i| active[i])
+    };
     let mut diagnostics = Vec::new();
     for document in &yaml.documents {
         let Some(root) = document.root else { continue };
@@ -195,11 +208,11 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
             text,
             settings: &config.rule_settings,
         };
-        for (info, meta) in rules::RULES.iter().zip(rules::all_meta()) {
+        for ((info, meta), &on) in rules::RULES.iter().zip(rules::all_meta()).zip(&active) {
             let Check::Compose(check) = info.check else {
                 continue;
             };
-            if !config.is_enabled(info.code) || config.is_ignored_for(path, info.code) {
+            if !on {
                 continue;
             }
             let mut reporter = Reporter::new(info.code, meta.severity);
@@ -208,11 +221,9 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
         }
     }
     let (suppressions, invalid) = suppress::parse(text, Some(&yaml), &index);
-    let mut diagnostics = suppress::apply(diagnostics, &suppressions, &index, |code| {
-        config.is_enabled(code) && !config.is_ignored_for(path, code)
-    });
+    let mut diagnostics = suppress::apply(diagnostics, &suppressions, &index, is_active);
     diagnostics.extend(invalid);
-    diagnostics.retain(|d| config.is_enabled(d.code) && !config.is_ignored_for(path, d.code));
+    diagnostics.retain(|d| is_active(d.code));
     for d in &mut diagnostics {
         if let Some(severity) = config.severity_override(d.code) {
             d.severity = severity;
