@@ -1,10 +1,12 @@
 //! The fix model (after ruff's): a fix is a set of byte-range edits with an
-//! applicability that says whether `--fix` may apply it unasked.
+//! applicability that says whether `--fix` may apply it unasked, plus the
+//! paths of the resolved document it means to change, which the engine
+//! checks before writing anything.
 
 use crate::text::TextRange;
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
     /// Shown to the user, never applied automatically.
@@ -15,11 +17,66 @@ pub enum Applicability {
     Safe,
 }
 
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::DisplayOnly => "display-only",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Safe => "safe",
+        }
+    }
+}
+
 /// Replace `range` with `content` (an empty range inserts, empty content deletes).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Edit {
     pub range: TextRange,
     pub content: String,
+}
+
+impl Edit {
+    pub fn insert(at: u32, content: impl Into<String>) -> Self {
+        Edit {
+            range: TextRange { start: at, end: at },
+            content: content.into(),
+        }
+    }
+
+    pub fn delete(range: TextRange) -> Self {
+        Edit {
+            range,
+            content: String::new(),
+        }
+    }
+}
+
+/// A path in a document's resolved tree (merges applied, aliases followed):
+/// `services.trainer.deploy`. Sequence items are numbered from 0.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModelPath(pub Vec<String>);
+
+impl ModelPath {
+    pub fn new<S: Into<String>>(segments: impl IntoIterator<Item = S>) -> Self {
+        ModelPath(segments.into_iter().map(Into::into).collect())
+    }
+
+    pub fn child(&self, segment: impl Into<String>) -> Self {
+        let mut path = self.clone();
+        path.0.push(segment.into());
+        path
+    }
+
+    /// One path lies under the other (or they are equal).
+    pub fn overlaps(&self, other: &ModelPath) -> bool {
+        let n = self.0.len().min(other.0.len());
+        self.0[..n] == other.0[..n]
+    }
+}
+
+impl std::fmt::Display for ModelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join("."))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,4 +86,107 @@ pub struct Fix {
     pub applicability: Applicability,
     /// Sorted by start, non-overlapping.
     pub edits: Vec<Edit>,
+    /// Where the resolved document changes; nothing else may.
+    pub changes: Vec<ModelPath>,
+}
+
+impl Fix {
+    pub fn new(
+        title: impl Into<String>,
+        applicability: Applicability,
+        mut edits: Vec<Edit>,
+        changes: Vec<ModelPath>,
+    ) -> Self {
+        edits.sort_by_key(|e| (e.range.start, e.range.end));
+        edits.dedup();
+        Fix {
+            title: title.into(),
+            applicability,
+            edits,
+            changes,
+        }
+    }
+}
+
+/// Applies sorted, non-overlapping edits.
+pub fn apply_edits(text: &str, edits: &[Edit]) -> String {
+    let mut out =
+        String::with_capacity(text.len() + edits.iter().map(|e| e.content.len()).sum::<usize>());
+    let mut last = 0usize;
+    for edit in edits {
+        let start = edit.range.start as usize;
+        out.push_str(&text[last..start]);
+        out.push_str(&edit.content);
+        last = edit.range.end as usize;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Whether edits are sorted, in bounds, on character boundaries and disjoint.
+pub fn edits_are_well_formed(text: &str, edits: &[Edit]) -> bool {
+    let mut last = 0usize;
+    for edit in edits {
+        let (start, end) = (edit.range.start as usize, edit.range.end as usize);
+        if start < last
+            || end < start
+            || end > text.len()
+            || !text.is_char_boundary(start)
+            || !text.is_char_boundary(end)
+        {
+            return false;
+        }
+        last = end;
+    }
+    true
+}
+
+/// Where the character at `offset` of the text before `edits` lands after
+/// them (text inserted at an offset goes before that character). Offsets
+/// inside a replaced range map to the start of its replacement.
+pub fn map_offset(edits: &[Edit], offset: u32) -> u32 {
+    let mut delta: i64 = 0;
+    for edit in edits {
+        if edit.range.end <= offset {
+            delta += edit.content.len() as i64 - i64::from(edit.range.end - edit.range.start);
+        } else if edit.range.start < offset {
+            return (i64::from(edit.range.start) + delta) as u32;
+        }
+    }
+    (i64::from(offset) + delta) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applies_and_maps_offsets() {
+        let text = "abcdef";
+        let edits = vec![
+            Edit::insert(1, "XY"),
+            Edit {
+                range: TextRange::new(3, 5),
+                content: "Z".into(),
+            },
+        ];
+        assert!(edits_are_well_formed(text, &edits));
+        assert_eq!(apply_edits(text, &edits), "aXYbcZf");
+        assert_eq!(map_offset(&edits, 0), 0);
+        // Text inserted at an offset goes before the character there.
+        assert_eq!(map_offset(&edits, 1), 3);
+        assert_eq!(map_offset(&edits, 2), 4);
+        assert_eq!(map_offset(&edits, 4), 5);
+        assert_eq!(map_offset(&edits, 5), 6);
+        assert!(!edits_are_well_formed(text, &[Edit::insert(9, "")]));
+    }
+
+    #[test]
+    fn paths_overlap_when_one_contains_the_other() {
+        let deploy = ModelPath::new(["services", "t", "deploy"]);
+        assert!(deploy.overlaps(&deploy.child("resources")));
+        assert!(deploy.child("resources").overlaps(&deploy));
+        assert!(!deploy.overlaps(&ModelPath::new(["services", "t", "ipc"])));
+        assert_eq!(deploy.to_string(), "services.t.deploy");
+    }
 }

@@ -2,7 +2,9 @@
 
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, discover};
-use crate::engine::{self, FileReport};
+use crate::engine::fix::{self, FixMode};
+use crate::engine::{self, FileError, FileReport};
+use crate::fix::Applicability;
 use crate::output::{OutputFormat, Summary, json, text};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
@@ -63,6 +65,36 @@ struct CheckArgs {
     /// Color the text output: auto, always or never.
     #[arg(long, default_value = "auto")]
     color: ColorChoice,
+    /// Apply safe fixes (each verified before it is written), then report what is left.
+    /// With `-`, print the fixed text on stdout.
+    #[arg(long, conflicts_with = "diff")]
+    fix: bool,
+    /// Print the fixes as one unified diff (for `git apply` or `patch -p1`); write nothing.
+    /// Exits 1 when the diff is not empty.
+    #[arg(long)]
+    diff: bool,
+    /// Also apply unsafe fixes with `--fix` or `--diff`.
+    #[arg(long)]
+    unsafe_fixes: bool,
+}
+
+/// What `check` does with fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FixAction {
+    Report,
+    Apply,
+    Diff,
+}
+
+/// A file's report plus what fixing it did.
+struct Checked {
+    report: FileReport,
+    fixing: Option<Fixing>,
+}
+
+struct Fixing {
+    original: String,
+    outcome: fix::FixOutcome,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -119,7 +151,18 @@ fn check(args: CheckArgs) -> u8 {
         return usage_error("`-` (standard input) cannot be combined with other paths");
     }
 
-    let mut reports: Vec<FileReport> = Vec::new();
+    let action = if args.fix {
+        FixAction::Apply
+    } else if args.diff {
+        FixAction::Diff
+    } else {
+        FixAction::Report
+    };
+    let mode = FixMode {
+        unsafe_fixes: args.unsafe_fixes,
+    };
+
+    let mut checked: Vec<Checked> = Vec::new();
     let mut config_errors = Vec::new();
     if reads_stdin {
         let name = args
@@ -134,9 +177,12 @@ fn check(args: CheckArgs) -> u8 {
             Ok(c) => c,
             Err(e) => return usage_error(e),
         };
-        reports.push(match engine::decode(bytes) {
-            Ok(text) => engine::check_text(name, text, &config),
-            Err((error, text)) => FileReport::failed(name, text, error),
+        checked.push(match engine::decode(bytes) {
+            Ok(text) => check_one(name, text, &config, action, mode, false),
+            Err((error, text)) => Checked {
+                report: FileReport::failed(name, text, error),
+                fixing: None,
+            },
         });
     } else {
         let (targets, errors) = discover(&paths, &resolver);
@@ -145,16 +191,22 @@ fn check(args: CheckArgs) -> u8 {
                 .into_iter()
                 .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
         );
-        let results: Vec<Result<FileReport, String>> = targets
+        let results: Vec<Result<Checked, String>> = targets
             .par_iter()
             .map(|t| {
                 let config = resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-                Ok(engine::check_file(t.path.clone(), &config))
+                Ok(match engine::read_source(&t.path) {
+                    Ok(text) => check_one(t.path.clone(), text, &config, action, mode, true),
+                    Err((error, text)) => Checked {
+                        report: FileReport::failed(t.path.clone(), text, error),
+                        fixing: None,
+                    },
+                })
             })
             .collect();
         for r in results {
             match r {
-                Ok(report) => reports.push(report),
+                Ok(c) => checked.push(c),
                 Err(e) => config_errors.push(format!("gpulint: error: {e}")),
             }
         }
@@ -170,41 +222,108 @@ fn check(args: CheckArgs) -> u8 {
         }
     };
     let style = text::Style { color };
-    let summary = Summary::of(&reports);
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     for line in &config_errors {
         let _ = writeln!(stderr, "{line}");
     }
-    for report in &reports {
-        if let Some(error) = &report.error {
-            let _ = writeln!(stderr, "{}", text::file_error_line(report, error));
+    let mut failed_fixes = 0usize;
+    for c in &checked {
+        if let Some(error) = &c.report.error {
+            let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
+        }
+        if let Some(fixing) = &c.fixing {
+            for failed in &fixing.outcome.failed {
+                failed_fixes += 1;
+                let original =
+                    FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
+                let _ = writeln!(
+                    stderr,
+                    "{}: error: internal error: the {} fix \"{}\" failed verification ({}); it was not applied. Please report this with the file attached",
+                    text::location(&original, failed.offset),
+                    failed.code,
+                    failed.title,
+                    failed.reason
+                );
+            }
         }
     }
-    let written = match args.output_format {
-        OutputFormat::Json => stdout.write_all(json::render(&reports).as_bytes()),
-        OutputFormat::Concise => reports
-            .iter()
-            .flat_map(|r| r.diagnostics.iter().map(move |d| text::concise(r, d)))
-            .try_for_each(|line| writeln!(stdout, "{line}")),
-        OutputFormat::Text => {
-            let mut out = String::new();
-            for report in &reports {
-                for d in &report.diagnostics {
-                    if args.quiet {
-                        out.push_str(&text::concise(report, d));
-                        out.push('\n');
-                    } else {
-                        out.push_str(&text::render(report, d, style));
+
+    let applied: usize = checked
+        .iter()
+        .filter_map(|c| c.fixing.as_ref())
+        .map(|f| f.outcome.applied.len())
+        .sum();
+    let fixed_files = checked
+        .iter()
+        .filter(|c| {
+            c.fixing
+                .as_ref()
+                .is_some_and(|f| f.outcome.changed(&f.original))
+        })
+        .count();
+    let diff: String = checked
+        .iter()
+        .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
+        .map(|(path, f)| fix::unified_diff(&diff_path(path), &f.original, &f.outcome.fixed_text))
+        .collect();
+    let reports: Vec<FileReport> = checked.into_iter().map(|c| c.report).collect();
+    let summary = Summary::of(&reports);
+
+    let written = if action == FixAction::Diff {
+        // The diff alone goes to stdout, so it can be piped into `git apply`.
+        let written = stdout.write_all(diff.as_bytes());
+        let _ = writeln!(
+            stderr,
+            "{} {} in {}.",
+            if applied == 0 {
+                "Nothing to fix:"
+            } else {
+                "Would fix"
+            },
+            plural(applied, "finding"),
+            plural(fixed_files, "file")
+        );
+        written
+    } else if reads_stdin && action == FixAction::Apply {
+        // Like a formatter: the fixed text on stdout, what is left on stderr.
+        let report = &reports[0];
+        for d in &report.diagnostics {
+            let _ = writeln!(stderr, "{}", text::concise(report, d));
+        }
+        stdout.write_all(report.text.as_bytes())
+    } else {
+        match args.output_format {
+            OutputFormat::Json => stdout.write_all(json::render(&reports).as_bytes()),
+            OutputFormat::Concise => reports
+                .iter()
+                .flat_map(|r| r.diagnostics.iter().map(move |d| text::concise(r, d)))
+                .try_for_each(|line| writeln!(stdout, "{line}")),
+            OutputFormat::Text => {
+                let mut out = String::new();
+                for report in &reports {
+                    for d in &report.diagnostics {
+                        if args.quiet {
+                            out.push_str(&text::concise(report, d));
+                        } else {
+                            out.push_str(&text::render(report, d, style));
+                        }
                         out.push('\n');
                     }
                 }
+                if !args.quiet {
+                    if action == FixAction::Apply {
+                        out.push_str(&format!(
+                            "Fixed {} in {}.\n",
+                            plural(applied, "finding"),
+                            plural(fixed_files, "file")
+                        ));
+                    }
+                    out.push_str(&summary_line(&summary, &reports, mode));
+                    out.push('\n');
+                }
+                stdout.write_all(out.as_bytes())
             }
-            if !args.quiet {
-                out.push_str(&summary_line(&summary));
-                out.push('\n');
-            }
-            stdout.write_all(out.as_bytes())
         }
     };
     if let Err(e) = written
@@ -213,8 +332,14 @@ fn check(args: CheckArgs) -> u8 {
         let _ = writeln!(stderr, "gpulint: error: cannot write output: {e}");
         return EXIT_ERROR;
     }
-    if summary.failed_files > 0 || !config_errors.is_empty() {
+    if summary.failed_files > 0 || !config_errors.is_empty() || failed_fixes > 0 {
         EXIT_ERROR
+    } else if action == FixAction::Diff {
+        if fixed_files > 0 {
+            EXIT_FINDINGS
+        } else {
+            EXIT_CLEAN
+        }
     } else if summary.findings() > 0 {
         EXIT_FINDINGS
     } else {
@@ -222,11 +347,90 @@ fn check(args: CheckArgs) -> u8 {
     }
 }
 
+/// Lints one file's text, fixing it first when asked. `write` is false for
+/// standard input, whose fixed text goes to stdout instead.
+fn check_one(
+    path: PathBuf,
+    text: String,
+    config: &crate::engine::config::Config,
+    action: FixAction,
+    mode: FixMode,
+    write: bool,
+) -> Checked {
+    if action == FixAction::Report {
+        return Checked {
+            report: engine::check_text(path, text, config),
+            fixing: None,
+        };
+    }
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        fix::fix_text(&text, &path, config, mode)
+    }));
+    let outcome = match outcome {
+        Ok(Ok(outcome)) => outcome,
+        // Not YAML, a template, or a crash: report it as plain checking does.
+        Ok(Err(_)) | Err(_) => {
+            return Checked {
+                report: engine::check_text(path, text, config),
+                fixing: None,
+            };
+        }
+    };
+    if action == FixAction::Diff {
+        let report = FileReport::new(path, text.clone(), Vec::new());
+        return Checked {
+            report,
+            fixing: Some(Fixing {
+                original: text,
+                outcome,
+            }),
+        };
+    }
+    if write
+        && outcome.changed(&text)
+        && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+    {
+        let mut report = engine::check_text(path, text, config);
+        report.error = Some(FileError {
+            message: format!("cannot write the fixes: {reason}"),
+            offset: None,
+        });
+        return Checked {
+            report,
+            fixing: None,
+        };
+    }
+    let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
+    Checked {
+        report,
+        fixing: Some(Fixing {
+            original: text,
+            outcome,
+        }),
+    }
+}
+
+/// The path in diff headers: relative to the working directory, with `/`.
+fn diff_path(path: &std::path::Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            std::path::absolute(path)
+                .ok()?
+                .strip_prefix(cwd)
+                .ok()
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| path.to_path_buf());
+    let shown = relative.to_string_lossy().replace('\\', "/");
+    shown.trim_start_matches("./").to_string()
+}
+
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-fn summary_line(s: &Summary) -> String {
+fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
     let mut line = if s.findings() == 0 {
         format!("All checks passed ({} checked).", plural(s.files, "file"))
     } else {
@@ -241,6 +445,30 @@ fn summary_line(s: &Summary) -> String {
             s.files
         )
     };
+    let fixes = |applicability| {
+        reports
+            .iter()
+            .flat_map(|r| &r.diagnostics)
+            .filter(|d| {
+                d.fix
+                    .as_ref()
+                    .is_some_and(|f| f.applicability == applicability)
+            })
+            .count()
+    };
+    let (safe, unsafe_) = (fixes(Applicability::Safe), fixes(Applicability::Unsafe));
+    if safe > 0 || unsafe_ > 0 {
+        let fixable = if mode.unsafe_fixes {
+            safe + unsafe_
+        } else {
+            safe
+        };
+        line.push_str(&format!(" {fixable} fixable with `--fix`"));
+        if !mode.unsafe_fixes && unsafe_ > 0 {
+            line.push_str(&format!(" ({unsafe_} more with `--unsafe-fixes`)"));
+        }
+        line.push('.');
+    }
     if s.failed_files > 0 {
         line.push_str(&format!(
             " {} could not be linted (see errors above).",

@@ -3,12 +3,14 @@
 
 pub mod config;
 pub mod discover;
+pub mod fix;
 pub mod suppress;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
 use crate::rules::{self, Check, ComposeContext, Reporter};
 use crate::syntax::yaml::Yaml;
+use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
 use config::Config;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,18 @@ pub struct FileReport {
 }
 
 impl FileReport {
+    /// A linted file and its findings.
+    pub fn new(path: PathBuf, text: String, diagnostics: Vec<Diagnostic>) -> Self {
+        let index = LineIndex::new(&text);
+        Self {
+            path,
+            text,
+            index,
+            diagnostics,
+            error: None,
+        }
+    }
+
     /// A file that could not be linted.
     pub fn failed(path: PathBuf, text: String, error: FileError) -> Self {
         let index = LineIndex::new(&text);
@@ -198,6 +212,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
             .is_some_and(|i| active[i])
     };
     let mut diagnostics = Vec::new();
+    let editor = YamlEditor::new(&yaml, text);
     for document in &yaml.documents {
         let Some(root) = document.root else { continue };
         let Some(file) = ComposeFile::from_document(&yaml, root) else {
@@ -207,6 +222,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
             file: &file,
             text,
             settings: &config.rule_settings,
+            edit: &editor,
         };
         for ((info, meta), &on) in rules::RULES.iter().zip(rules::all_meta()).zip(&active) {
             let Check::Compose(check) = info.check else {

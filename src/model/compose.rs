@@ -15,6 +15,8 @@ pub const DOCKER_DEFAULT_SHM: u64 = 64 * super::size::MIB;
 #[derive(Debug)]
 pub struct ComposeFile<'y> {
     pub yaml: &'y Yaml,
+    /// The document's root mapping.
+    pub root: NodeId,
     pub services: Vec<Service>,
 }
 
@@ -347,7 +349,11 @@ impl<'y> ComposeFile<'y> {
                 services.push(Service::read(yaml, name.to_string(), e.key, e.value));
             }
         }
-        Some(ComposeFile { yaml, services })
+        Some(ComposeFile {
+            yaml,
+            root,
+            services,
+        })
     }
 
     pub fn service(&self, name: &str) -> Option<&Service> {

@@ -110,7 +110,17 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         let _ = writeln!(out, "{pad} {} {help}", style.paint("34", "= help:"));
     }
     if let Some(fix) = &d.fix {
-        let _ = writeln!(out, "{pad} {} {}", style.paint("34", "= fix:"), fix.title);
+        let how = match fix.applicability {
+            crate::fix::Applicability::Safe => "safe: `--fix` applies it",
+            crate::fix::Applicability::Unsafe => "unsafe: needs `--fix --unsafe-fixes`",
+            crate::fix::Applicability::DisplayOnly => "suggestion: review and apply by hand",
+        };
+        let _ = writeln!(
+            out,
+            "{pad} {} {} ({how})",
+            style.paint("34", "= fix:"),
+            fix.title
+        );
     }
     out
 }

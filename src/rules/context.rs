@@ -1,10 +1,11 @@
 //! What a rule sees (the parsed file and settings) and how it reports.
 
 use crate::diagnostic::{Diagnostic, Label, Severity};
-use crate::fix::Fix;
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::{ComposeFile, Service, Spanned};
 use crate::model::size::{GIB, MIB};
 use crate::syntax::yaml::{NodeId, Yaml};
+use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
 
 /// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
@@ -32,6 +33,8 @@ pub struct ComposeContext<'a> {
     pub file: &'a ComposeFile<'a>,
     pub text: &'a str,
     pub settings: &'a RuleSettings,
+    /// Builds format-preserving edits for fixes.
+    pub edit: &'a YamlEditor<'a>,
 }
 
 impl<'a> ComposeContext<'a> {
@@ -62,6 +65,144 @@ impl<'a> ComposeContext<'a> {
     /// when it has no key (a list item).
     pub fn setting_range<T>(&self, setting: &Spanned<T>) -> TextRange {
         self.entry_range(setting.key.unwrap_or(setting.node), setting.node)
+    }
+}
+
+/// Building fixes. When an edit lands in an anchor (the service is an alias,
+/// or the setting comes from a `<<` merge) the title says so, and an anchor
+/// other services share makes the fix unsafe, since it changes them too.
+impl<'a> ComposeContext<'a> {
+    /// The service's own mapping (through an alias).
+    pub fn service_map(&self, service: &Service) -> NodeId {
+        self.yaml().resolve(service.map)
+    }
+
+    /// Builds one edit in two steps: `first`, then whatever `then` makes of
+    /// the re-parsed text, given the editor and the service's mapping there.
+    /// For fixes whose second edit would touch the first one's lines.
+    pub fn chain_edits(
+        &self,
+        service: &Service,
+        first: Edit,
+        then: impl FnOnce(&YamlEditor, NodeId) -> Option<Edit>,
+    ) -> Option<Edit> {
+        let step1 = crate::fix::apply_edits(self.text, std::slice::from_ref(&first));
+        let yaml1 = Yaml::parse(&step1).ok()?;
+        let document = self
+            .yaml()
+            .documents
+            .iter()
+            .position(|d| d.root == Some(self.file.root))?;
+        let root1 = yaml1.documents.get(document)?.root?;
+        let editor1 = YamlEditor::new(&yaml1, &step1);
+        let service1 = editor1
+            .locate(root1, &["services", service.name.as_str()])?
+            .node;
+        let second = then(&editor1, service1)?;
+        let step2 = crate::fix::apply_edits(&step1, &[second]);
+        Some(crate::syntax::yaml_edit::combine(self.text, &step2))
+    }
+
+    /// The resolved-document path of a setting of `service`.
+    pub fn service_path(&self, service: &Service, relative: &[&str]) -> ModelPath {
+        ModelPath::new(
+            ["services", service.name.as_str()]
+                .into_iter()
+                .chain(relative.iter().copied()),
+        )
+    }
+
+    /// A fix that creates `path` (and missing parents) under the service.
+    pub fn insert_fix(
+        &self,
+        service: &Service,
+        path: &[&str],
+        leaf: NewNode,
+        title: impl Into<String>,
+        applicability: Applicability,
+    ) -> Option<Fix> {
+        let plan = self
+            .edit
+            .insert_path(service.map, path, leaf, KeyOrder::ComposeService)
+            .ok()?;
+        let site: Vec<&str> = plan.target_path.iter().map(String::as_str).collect();
+        Some(self.finish_fix(
+            service,
+            title.into(),
+            applicability,
+            vec![plan.edit],
+            &[path],
+            plan.through_anchor,
+            &site,
+            plan.target,
+        ))
+    }
+
+    /// A fix whose edits change the node at `site` (relative to the service);
+    /// `changes` are the relative paths it means to change.
+    pub fn edit_fix(
+        &self,
+        service: &Service,
+        site: &[&str],
+        edits: Vec<Edit>,
+        changes: &[&[&str]],
+        title: impl Into<String>,
+        applicability: Applicability,
+    ) -> Option<Fix> {
+        let located = self.edit.locate(service.map, site)?;
+        Some(self.finish_fix(
+            service,
+            title.into(),
+            applicability,
+            edits,
+            changes,
+            located.through_anchor,
+            site,
+            located.node,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish_fix(
+        &self,
+        service: &Service,
+        mut title: String,
+        mut applicability: Applicability,
+        edits: Vec<Edit>,
+        changes: &[&[&str]],
+        through_anchor: Option<String>,
+        site: &[&str],
+        site_node: NodeId,
+    ) -> Fix {
+        let mut affected = vec![service];
+        if let Some(anchor) = through_anchor {
+            let others: Vec<&Service> = self
+                .services()
+                .iter()
+                .filter(|s| s.name != service.name)
+                .filter(|s| {
+                    self.edit
+                        .locate(s.map, site)
+                        .is_some_and(|l| l.node == site_node)
+                })
+                .collect();
+            if others.is_empty() {
+                title.push_str(&format!(" (in anchor `{anchor}`)"));
+            } else {
+                let names: Vec<String> = others.iter().map(|s| format!("`{}`", s.name)).collect();
+                title.push_str(&format!(
+                    " (in anchor `{anchor}`, which also changes {})",
+                    names.join(", ")
+                ));
+                applicability = applicability.min(Applicability::Unsafe);
+            }
+            affected.extend(others);
+        }
+        let changes = affected
+            .iter()
+            .flat_map(|s| changes.iter().map(move |c| self.service_path(s, c)))
+            .collect();
+        Fix::new(title, applicability, edits, changes)
     }
 }
 
@@ -138,8 +279,9 @@ impl DiagnosticBuilder<'_> {
         self
     }
 
-    pub fn fix(self, fix: Fix) -> Self {
-        self.0.fix = Some(fix);
+    /// Attaches a fix; `None` (a fix that could not be built here) leaves the finding without one.
+    pub fn fix(self, fix: impl Into<Option<Fix>>) -> Self {
+        self.0.fix = fix.into();
         self
     }
 }

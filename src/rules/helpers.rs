@@ -1,7 +1,10 @@
 //! Predicates and wording shared by several rules.
 
-use crate::model::compose::{EffectiveShm, Service};
-use crate::rules::RuleSettings;
+use crate::fix::{Applicability, Edit, Fix};
+use crate::model::compose::{DeviceRequest, EffectiveShm, EnvVar, Service, Ulimit};
+use crate::rules::{ComposeContext, RuleSettings};
+use crate::syntax::yaml::Value;
+use crate::syntax::yaml_edit::NewNode;
 
 /// The failures a too-small `/dev/shm` causes, as users see them.
 pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to extend /dev/shm/nccl-...` \
@@ -67,4 +70,93 @@ pub fn shm_source(shm: &EffectiveShm) -> &'static str {
         EffectiveShm::Missing { .. } => "`ipc: none`",
         EffectiveShm::Mount { .. } => "a mount at /dev/shm",
     }
+}
+
+/// Where a device request sits under its service:
+/// `deploy.resources.reservations.devices.N` or `gpus.N`.
+pub fn device_request_site(
+    cx: &ComposeContext,
+    service: &Service,
+    request: &DeviceRequest,
+) -> Option<Vec<String>> {
+    let parent: &[&str] = if request.from_gpus_field {
+        &["gpus"]
+    } else {
+        &["deploy", "resources", "reservations", "devices"]
+    };
+    let list = cx.edit.locate(service.map, parent)?;
+    let index = cx
+        .yaml()
+        .items(list.node)
+        .iter()
+        .position(|&item| cx.yaml().resolve(item) == cx.yaml().resolve(request.node))?;
+    let mut site: Vec<String> = parent.iter().map(|s| s.to_string()).collect();
+    site.push(index.to_string());
+    Some(site)
+}
+
+/// A fix that removes an environment variable (the whole `environment` key
+/// when it is the only one).
+pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &EnvVar) -> Option<Fix> {
+    let env = cx.edit.locate(service.map, &["environment"])?;
+    let edit = match cx.yaml().value(env.node) {
+        Value::Sequence(_) => cx.edit.remove_item(env.node, var.node),
+        Value::Mapping(_) => cx.edit.remove_entry(env.node, var.node),
+        _ => return None,
+    };
+    let title = format!("Remove `{}`", var.name);
+    match edit {
+        Ok(edit) => cx.edit_fix(
+            service,
+            &["environment"],
+            vec![edit],
+            &[&["environment"]],
+            title,
+            Applicability::Unsafe,
+        ),
+        Err(_) => {
+            let key = cx
+                .yaml()
+                .get(cx.service_map(service), "environment")
+                .filter(|e| !e.merged)?
+                .key;
+            let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            cx.edit_fix(
+                service,
+                &[],
+                vec![edit],
+                &[&["environment"]],
+                title,
+                Applicability::Unsafe,
+            )
+        }
+    }
+}
+
+/// Edits that set a ulimit to `value`: the scalar itself, or both `soft` and
+/// `hard` of the long form.
+pub fn set_ulimit_edits(cx: &ComposeContext, limit: &Ulimit, value: &str) -> Option<Vec<Edit>> {
+    let node = cx.yaml().resolve(limit.value_node);
+    match cx.yaml().value(node) {
+        Value::Scalar { .. } => Some(vec![cx.edit.replace(node, value)]),
+        Value::Mapping(_) => {
+            let mut edits = Vec::new();
+            for key in ["soft", "hard"] {
+                let entry = cx.yaml().get(node, key)?;
+                edits.push(cx.edit.replace(cx.yaml().resolve(entry.value), value));
+            }
+            Some(edits)
+        }
+        _ => None,
+    }
+}
+
+/// `[{driver: nvidia, count: all, capabilities: [gpu]}]`, the device
+/// reservation Docker's GPU guide writes.
+pub fn nvidia_reservation() -> NewNode {
+    NewNode::Seq(vec![NewNode::map([
+        ("driver", NewNode::scalar("nvidia")),
+        ("count", NewNode::scalar("all")),
+        ("capabilities", NewNode::scalar("[gpu]")),
+    ])])
 }

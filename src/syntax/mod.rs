@@ -1,3 +1,4 @@
 //! Parsers that keep exact byte spans. They know nothing about compose files or rules.
 
 pub mod yaml;
+pub mod yaml_edit;

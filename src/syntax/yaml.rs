@@ -282,6 +282,61 @@ impl Yaml {
         Some(entry)
     }
 
+    /// The resolved tree under `node` as path → leaf pairs (merges applied,
+    /// `!reset` dropped, aliases followed), which is what Compose and
+    /// Kubernetes act on. Leaves are scalars (`p:` plain, `s:` quoted or block,
+    /// so `1` and `"1"` differ), `{}` and `[]`. `None` when the expansion
+    /// exceeds `limit` leaves (an alias bomb).
+    pub fn leaves(&self, node: NodeId, limit: usize) -> Option<Vec<(Vec<String>, String)>> {
+        let mut out = Vec::new();
+        let mut path = Vec::new();
+        self.collect_leaves(node, &mut path, &mut out, limit, 0)?;
+        Some(out)
+    }
+
+    fn collect_leaves(
+        &self,
+        node: NodeId,
+        path: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, String)>,
+        limit: usize,
+        depth: usize,
+    ) -> Option<()> {
+        if out.len() > limit || depth > 256 {
+            return None;
+        }
+        let resolved = self.node(self.resolve(node));
+        match &resolved.value {
+            Value::Scalar { text, style } => {
+                let kind = if *style == Style::Plain { "p" } else { "s" };
+                let tag = resolved.tag.as_deref().unwrap_or("");
+                out.push((path.clone(), format!("{kind}{tag}:{text}")));
+            }
+            Value::Sequence(items) if items.is_empty() => out.push((path.clone(), "[]".into())),
+            Value::Sequence(items) => {
+                for (i, &item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    self.collect_leaves(item, path, out, limit, depth + 1)?;
+                    path.pop();
+                }
+            }
+            Value::Mapping(_) => {
+                let entries = self.entries(self.resolve(node));
+                if entries.is_empty() {
+                    out.push((path.clone(), "{}".into()));
+                }
+                for entry in entries {
+                    path.push(self.str(entry.key).unwrap_or("?").to_string());
+                    self.collect_leaves(entry.value, path, out, limit, depth + 1)?;
+                    path.pop();
+                }
+            }
+            Value::Alias(None) => out.push((path.clone(), "*undefined".into())),
+            Value::Alias(Some(_)) => return None,
+        }
+        Some(())
+    }
+
     /// Whether a byte offset lies inside a scalar's text (so a `#` there is not a comment).
     pub fn offset_in_scalar(&self, offset: usize) -> bool {
         let idx = self

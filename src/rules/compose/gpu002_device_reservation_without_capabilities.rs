@@ -1,6 +1,9 @@
 //! GPU002: a `deploy.resources.reservations.devices` entry without `capabilities`.
 
+use crate::fix::Applicability;
+use crate::rules::helpers::device_request_site;
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
 
 pub const CHECK: Check = Check::Compose(check);
 
@@ -16,13 +19,19 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 r.start as usize + text.find(['\n', '\r']).unwrap_or(text.len())
             };
             let start = cx.range(request.node).start as usize;
+            let fix = device_request_site(cx, service, request).and_then(|site| {
+                let mut path: Vec<&str> = site.iter().map(String::as_str).collect();
+                path.push("capabilities");
+                cx.insert_fix(service, &path, NewNode::scalar("[gpu]"), "Add `capabilities: [gpu]`", Applicability::Safe)
+            });
             out.report(
                 crate::text::TextRange::new(start, first_line_end),
                 format!("device reservation of service `{}` has no `capabilities`", service.name),
             )
             .label("Compose requires `capabilities` on every device request")
             .note("`docker compose up` rejects the service (`capabilities` is required by the Compose schema), so the container never gets its GPU")
-            .help("add `capabilities: [gpu]` to the entry");
+            .help("add `capabilities: [gpu]` to the entry")
+            .fix(fix);
         }
     }
 }

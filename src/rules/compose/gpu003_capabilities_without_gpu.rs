@@ -1,6 +1,8 @@
 //! GPU003: device `capabilities` that select no NVIDIA GPU.
 
 use crate::model::compose::NVIDIA_CAPABILITIES;
+use crate::fix::{Applicability, Edit};
+use crate::rules::helpers::device_request_site;
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -21,13 +23,35 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 continue;
             }
             let listed = caps.value.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+            let fix = device_request_site(cx, service, request).and_then(|site| {
+                let mut path: Vec<&str> = site.iter().map(String::as_str).collect();
+                path.push("capabilities");
+                let edits = replace_with_gpu(cx, caps.node)?;
+                cx.edit_fix(service, &path, edits, &[&path], "Use `capabilities: [gpu]`", Applicability::Safe)
+            });
             out.report(
                 cx.range(caps.node),
                 format!("capabilities {listed} of service `{}` select no NVIDIA GPU", service.name),
             )
             .label("the NVIDIA driver answers to gpu, compute, utility, graphics, video, display, compat32, nvidia")
             .note("the engine finds no device driver for the request and the container fails to start (`could not select device driver ... with capabilities`)")
-            .help("use `capabilities: [gpu]`");
+            .help("use `capabilities: [gpu]`")
+            .fix(fix);
         }
     }
+}
+
+/// Edits that make a capabilities list `[gpu]`: the whole flow list, or the
+/// first block item (keeping its quoting) with the others removed.
+fn replace_with_gpu(cx: &ComposeContext, list: crate::syntax::yaml::NodeId) -> Option<Vec<Edit>> {
+    let list = cx.yaml().resolve(list);
+    let items = cx.yaml().items(list);
+    if cx.yaml().node(list).flow || items.is_empty() {
+        return Some(vec![cx.edit.replace(list, "[gpu]")]);
+    }
+    let mut edits = vec![cx.edit.replace(items[0], cx.edit.scalar_like(items[0], "gpu"))];
+    for &item in &items[1..] {
+        edits.push(cx.edit.remove_item(list, item).ok()?);
+    }
+    Some(edits)
 }

@@ -1,6 +1,9 @@
 //! GPU005: the legacy `runtime: nvidia`.
 
 use crate::diagnostic::Severity;
+use crate::fix::Applicability;
+use crate::rules::helpers::nvidia_reservation;
+use crate::syntax::yaml_edit::KeyOrder;
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -12,6 +15,24 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         let has_modern = !service.device_requests.is_empty() || service.gpus.is_some();
+        let fix = runtime.key.and_then(|key| {
+            let removal = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            if has_modern {
+                return cx.edit_fix(service, &[], vec![removal], &[&["runtime"]], "Remove `runtime: nvidia`", Applicability::Unsafe);
+            }
+            let edit = cx.chain_edits(service, removal, |editor, map| {
+                let path = ["deploy", "resources", "reservations", "devices"];
+                editor.insert_path(map, &path, nvidia_reservation(), KeyOrder::ComposeService).ok().map(|p| p.edit)
+            })?;
+            cx.edit_fix(
+                service,
+                &[],
+                vec![edit],
+                &[&["runtime"], &["deploy", "resources", "reservations", "devices"]],
+                "Replace `runtime: nvidia` with a reservation of all NVIDIA GPUs",
+                Applicability::Unsafe,
+            )
+        });
         let diagnostic = out.report(
             cx.setting_range(runtime),
             if has_modern {
@@ -24,12 +45,14 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             diagnostic
                 .severity(Severity::Info)
                 .note("the device reservation already gives the container its GPUs; the runtime line only adds a dependency on the daemon's runtime list")
-                .help("remove `runtime: nvidia`");
+                .help("remove `runtime: nvidia`")
+                .fix(fix);
         } else {
             diagnostic
                 .severity(Severity::Warning)
                 .note("it fails with `unknown or invalid runtime name: nvidia` on hosts without that runtime registered, and which GPUs the container sees then depends on NVIDIA_VISIBLE_DEVICES in the image")
-                .help("reserve GPUs instead: `deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]`");
+                .help("reserve GPUs instead: `deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]`")
+                .fix(fix);
         }
     }
 }

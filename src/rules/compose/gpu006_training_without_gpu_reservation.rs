@@ -1,6 +1,7 @@
 //! GPU006: a distributed training workload with no GPU reservation.
 
-use crate::rules::helpers::gpu_reason;
+use crate::fix::Applicability;
+use crate::rules::helpers::{gpu_reason, nvidia_reservation};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -13,12 +14,20 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         {
             continue;
         }
+        let fix = cx.insert_fix(
+            service,
+            &["deploy", "resources", "reservations", "devices"],
+            nvidia_reservation(),
+            "Reserve all NVIDIA GPUs under `deploy.resources.reservations.devices`",
+            Applicability::Unsafe,
+        );
         out.report(
             cx.range(service.key),
             format!("service `{}` runs a GPU training workload but reserves no GPU", service.name),
         )
         .label(format!("the service {}", gpu_reason(service)))
         .note("without a reservation the container sees no GPU: `torch.cuda.is_available()` is False and NCCL reports `no CUDA-capable device is detected` (unless the host's default runtime happens to be nvidia)")
-        .help("add `deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]` (or `gpus: all`)");
+        .help("add `deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]` (or `gpus: all`)")
+        .fix(fix);
     }
 }

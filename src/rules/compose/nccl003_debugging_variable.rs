@@ -1,6 +1,7 @@
 //! NCCL003: other NCCL debugging variables left in a config.
 
 use crate::diagnostic::Severity;
+use crate::rules::helpers::remove_env_fix;
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -43,7 +44,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 .severity(if corrupting { Severity::Warning } else { Severity::Info })
                 .label(if corrupting { "forcing LL128 where it is unsupported can corrupt data" } else { "a tuning knob for debugging" })
                 .note("NCCL's docs say debugging variables \"should not be used in production nor retained in scripts\": they override NCCL's own tuning and can cause sub-optimal behaviour, crashes or hangs on other hardware or NCCL versions")
-                .help(format!("remove {} once the problem it worked around is fixed", var.name));
+                .help(format!("remove {} once the problem it worked around is fixed", var.name))
+                .fix(remove_env_fix(cx, service, var));
         }
     }
 }

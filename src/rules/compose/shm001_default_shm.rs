@@ -1,10 +1,12 @@
 //! SHM001: a GPU service left on Docker's 64 MiB `/dev/shm`.
 
 use crate::diagnostic::Severity;
+use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workload, launches_ranks};
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
 
 pub const CHECK: Check = Check::Compose(check);
 
@@ -26,6 +28,24 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .shm_size
             .as_ref()
             .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }));
+        let size = &cx.settings.fix_shm_size;
+        let fix = match explicit_zero {
+            Some(zero) => cx.edit_fix(
+                service,
+                &["shm_size"],
+                vec![cx.edit.replace(zero.node, cx.edit.scalar_like(zero.node, size))],
+                &[&["shm_size"]],
+                format!("Set `shm_size` to \"{size}\""),
+                Applicability::Safe,
+            ),
+            None => cx.insert_fix(
+                service,
+                &["shm_size"],
+                NewNode::scalar(cx.edit.quoted(size)),
+                format!("Add `shm_size: \"{size}\"`"),
+                Applicability::Safe,
+            ),
+        };
         let diagnostic = match explicit_zero {
             Some(zero) => out
                 .report(
@@ -49,6 +69,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         diagnostic
             .severity(severity)
             .note(SHM_FAILURES)
-            .help(add_shm_help(cx.settings));
+            .help(add_shm_help(cx.settings))
+            .fix(fix);
     }
 }

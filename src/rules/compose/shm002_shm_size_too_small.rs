@@ -1,5 +1,6 @@
 //! SHM002: `/dev/shm` sized below what GPU jobs need.
 
+use crate::fix::Applicability;
 use crate::model::compose::{EffectiveShm, ShmMount};
 use crate::model::size::{HumanBytes, MIB, SizeValue};
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, needs_large_shm, shm_threshold};
@@ -37,6 +38,23 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         } else {
             "GPU"
         };
+        // Only a plain `shm_size` is rewritten: an interpolated default or a
+        // tmpfs mount's size option is left to the user.
+        let size = &cx.settings.fix_shm_size;
+        let fix = service
+            .shm_size
+            .as_ref()
+            .filter(|s| s.node == node && !cx.source(node).contains('$'))
+            .and_then(|s| {
+                cx.edit_fix(
+                    service,
+                    &["shm_size"],
+                    vec![cx.edit.replace(s.node, cx.edit.scalar_like(s.node, size))],
+                    &[&["shm_size"]],
+                    format!("Raise `shm_size` to \"{size}\""),
+                    Applicability::Unsafe,
+                )
+            });
         out.report(
             cx.range(node),
             format!(
@@ -52,6 +70,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             "raise it to at least \"{}\" (`{}` in gpulint.toml's [shm] sets the threshold)",
             cx.settings.fix_shm_size,
             if needs_large_shm(service) { "min-size-multi-gpu" } else { "min-size" }
-        ));
+        ))
+        .fix(fix);
     }
 }

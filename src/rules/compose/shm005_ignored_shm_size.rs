@@ -1,5 +1,6 @@
 //! SHM005: `shm_size` the engine ignores because of `ipc` or a /dev/shm mount.
 
+use crate::fix::Applicability;
 use crate::model::compose::{EffectiveShm, ShmMount};
 use crate::rules::{Check, ComposeContext, Reporter};
 
@@ -28,6 +29,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             ),
             _ => continue,
         };
+        let fix = shm.key.and_then(|key| {
+            let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            cx.edit_fix(service, &[], vec![edit], &[&["shm_size"]], "Remove the ignored `shm_size`", Applicability::Unsafe)
+        });
         out.report(
             cx.setting_range(shm),
             format!("`shm_size` of service `{}` has no effect because of {cause}", service.name),
@@ -35,6 +40,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         .label("ignored by the engine")
         .related(cx.range(node), result)
         .note("Docker only applies `shm_size` to a private or shareable IPC namespace without a /dev/shm mount")
-        .help("remove `shm_size`, or drop the setting that overrides it");
+        .help("remove `shm_size`, or drop the setting that overrides it")
+        .fix(fix);
     }
 }

@@ -1,6 +1,8 @@
 //! SHM007: `ipc: service:X` where X does not share its IPC namespace.
 
+use crate::fix::Applicability;
 use crate::model::compose::IpcMode;
+use crate::syntax::yaml_edit::NewNode;
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -28,6 +30,20 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             Some(donor_ipc) => (cx.range(donor_ipc.node), "the donor's IPC mode"),
             None => (cx.range(donor.key), "the donor service"),
         };
+        let title = format!("Set `ipc: shareable` on `{donor_name}`");
+        let fix = match &donor.ipc {
+            None => cx.insert_fix(donor, &["ipc"], NewNode::scalar("shareable"), title, Applicability::Safe),
+            Some(donor_ipc) if donor_ipc.value == IpcMode::Private => cx.edit_fix(
+                donor,
+                &["ipc"],
+                vec![cx.edit.replace(donor_ipc.node, cx.edit.scalar_like(donor_ipc.node, "shareable"))],
+                &[&["ipc"]],
+                title,
+                Applicability::Safe,
+            ),
+            // `ipc: none` was chosen on purpose; the user decides.
+            Some(_) => None,
+        };
         out.report(
             range,
             format!("service `{}` joins the IPC namespace of `{donor_name}`, which is not shareable", service.name),
@@ -35,6 +51,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         .label(format!("`{donor_name}` has {written}"))
         .related(related_range, related_label)
         .note("the container fails to start: `non-shareable IPC (hint: use IpcMode:shareable for the donor container)`")
-        .help(format!("set `ipc: shareable` on `{donor_name}` (and size /dev/shm there with `shm_size`)"));
+        .help(format!("set `ipc: shareable` on `{donor_name}` (and size /dev/shm there with `shm_size`)"))
+        .fix(fix);
     }
 }

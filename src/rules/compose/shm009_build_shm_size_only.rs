@@ -1,7 +1,10 @@
 //! SHM009: `build.shm_size` on a GPU service that has no run-time `shm_size`.
 
+use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload};
+use crate::model::size::SizeValue;
+use crate::syntax::yaml_edit::NewNode;
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -15,6 +18,20 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         {
             continue;
         }
+        // Reuse the build's size when it is large enough, as the user wrote it.
+        let build_is_enough = matches!(build_shm.value, SizeValue::Bytes { bytes, .. } if bytes >= shm_threshold(service, cx.settings));
+        let (value, shown) = if build_is_enough {
+            (cx.source(build_shm.node).to_string(), cx.source(build_shm.node).to_string())
+        } else {
+            (cx.edit.quoted(&cx.settings.fix_shm_size), format!("\"{}\"", cx.settings.fix_shm_size))
+        };
+        let fix = cx.insert_fix(
+            service,
+            &["shm_size"],
+            NewNode::scalar(value),
+            format!("Add `shm_size: {shown}`"),
+            Applicability::Safe,
+        );
         out.report(
             cx.setting_range(build_shm),
             format!(
@@ -25,8 +42,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         .label(format!("the service {}", gpu_reason(service)))
         .note(SHM_FAILURES)
         .help(format!(
-            "also set `shm_size: {}` at the service level",
-            cx.source(build_shm.node)
-        ));
+            "also set `shm_size: {shown}` at the service level"
+        ))
+        .fix(fix);
     }
 }

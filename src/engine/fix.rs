@@ -1,0 +1,392 @@
+//! Applying fixes: one at a time, each verified before it is kept, then a
+//! unified diff or an atomic write.
+//!
+//! A fix is kept only when the fixed text parses into as many documents as
+//! before, the resolved tree changed exactly where the fix said it would
+//! (`Fix::changes`), and re-linting shows the finding gone and nothing new.
+
+use super::config::Config;
+use super::{FileError, lint_text};
+use crate::diagnostic::Diagnostic;
+use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
+use crate::syntax::yaml::Yaml;
+use std::io::Write;
+use std::path::Path;
+
+/// A file expands to at most this many leaves for verification (alias bombs stop here).
+const MAX_VERIFIED_LEAVES: usize = 200_000;
+/// Bounds the fix loop; every kept fix removes a finding, so real files need far fewer.
+const MAX_FIXES_PER_FILE: usize = 500;
+
+/// Which fixes to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixMode {
+    pub unsafe_fixes: bool,
+}
+
+impl FixMode {
+    pub fn applies(self, fix: &Fix) -> bool {
+        match fix.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => self.unsafe_fixes,
+            Applicability::DisplayOnly => false,
+        }
+    }
+}
+
+/// A fix that was verified and kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedFix {
+    pub code: &'static str,
+    pub title: String,
+}
+
+/// A fix that failed verification and was not applied: a bug in gpulint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedFix {
+    pub code: &'static str,
+    pub title: String,
+    pub reason: String,
+    /// Where the finding was, in the original text.
+    pub offset: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct FixOutcome {
+    pub fixed_text: String,
+    pub applied: Vec<AppliedFix>,
+    pub failed: Vec<FailedFix>,
+    /// The findings left in `fixed_text`.
+    pub remaining: Vec<Diagnostic>,
+}
+
+impl FixOutcome {
+    pub fn changed(&self, original: &str) -> bool {
+        self.fixed_text != original
+    }
+}
+
+/// Lints `text` and applies every fix `mode` allows, one by one, re-linting
+/// after each so later fixes see the earlier ones.
+pub fn fix_text(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    mode: FixMode,
+) -> Result<FixOutcome, FileError> {
+    let mut current = text.to_string();
+    let mut diagnostics = lint_text(&current, path, config)?;
+    let mut leaves = resolved_leaves(&current);
+    let mut applied = Vec::new();
+    let mut failed: Vec<FailedFix> = Vec::new();
+    // Fixes that failed, by code and where their finding is in `current`.
+    let mut rejected: Vec<(&'static str, u32)> = Vec::new();
+    // Every kept edit, in order, to map offsets back to the original for reports.
+    let mut history: Vec<Vec<crate::fix::Edit>> = Vec::new();
+
+    for _ in 0..MAX_FIXES_PER_FILE {
+        let candidate = diagnostics.iter().find(|d| {
+            d.fix.as_ref().is_some_and(|f| mode.applies(f))
+                && !rejected.contains(&(d.code, d.range.start))
+        });
+        let Some(diagnostic) = candidate else { break };
+        let fix = diagnostic.fix.as_ref().expect("filtered on fix");
+        match verify(&current, &leaves, &diagnostics, diagnostic, path, config) {
+            Ok(Verified {
+                text,
+                leaves: new_leaves,
+                diagnostics: new_diagnostics,
+            }) => {
+                for r in &mut rejected {
+                    r.1 = map_offset(&fix.edits, r.1);
+                }
+                applied.push(AppliedFix {
+                    code: diagnostic.code,
+                    title: fix.title.clone(),
+                });
+                history.push(fix.edits.clone());
+                current = text;
+                leaves = new_leaves;
+                diagnostics = new_diagnostics;
+            }
+            Err(reason) => {
+                rejected.push((diagnostic.code, diagnostic.range.start));
+                failed.push(FailedFix {
+                    code: diagnostic.code,
+                    title: fix.title.clone(),
+                    reason,
+                    offset: original_offset(&history, diagnostic.range.start),
+                });
+            }
+        }
+    }
+    Ok(FixOutcome {
+        fixed_text: current,
+        applied,
+        failed,
+        remaining: diagnostics,
+    })
+}
+
+/// Maps an offset in the fixed text back to the original, approximately
+/// (good enough to point at the finding).
+fn original_offset(history: &[Vec<crate::fix::Edit>], mut offset: u32) -> usize {
+    for edits in history.iter().rev() {
+        let mut delta: i64 = 0;
+        for edit in edits {
+            let new_start = (i64::from(edit.range.start) + delta) as u32;
+            let new_end = new_start + edit.content.len() as u32;
+            if new_end <= offset {
+                delta += edit.content.len() as i64 - i64::from(edit.range.end - edit.range.start);
+            } else if new_start < offset {
+                offset = edit.range.start;
+                delta = 0;
+                break;
+            } else {
+                break;
+            }
+        }
+        offset = (i64::from(offset) - delta) as u32;
+    }
+    offset as usize
+}
+
+/// One document's resolved tree as sorted (path, leaf) pairs.
+type DocumentLeaves = Vec<(Vec<String>, String)>;
+/// Every document's leaves; `None` when the file is too large to expand.
+type Leaves = Option<Vec<DocumentLeaves>>;
+
+struct Verified {
+    text: String,
+    leaves: Leaves,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Each document's resolved leaves, without top-level `x-` extension keys
+/// (Compose ignores them; anchors often live there).
+fn resolved_leaves(text: &str) -> Leaves {
+    let yaml = Yaml::parse(text).ok()?;
+    yaml.documents
+        .iter()
+        .map(|d| match d.root {
+            Some(root) => yaml.leaves(root, MAX_VERIFIED_LEAVES).map(|mut l| {
+                l.retain(|(path, _)| !path.first().is_some_and(|k| k.starts_with("x-")));
+                l.sort();
+                l
+            }),
+            None => Some(Vec::new()),
+        })
+        .collect()
+}
+
+/// Paths whose leaves differ between two sorted leaf lists.
+fn changed_paths(old: &[(Vec<String>, String)], new: &[(Vec<String>, String)]) -> Vec<ModelPath> {
+    let mut changed = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        match (old.get(i), new.get(j)) {
+            (Some(a), Some(b)) if a.0 == b.0 => {
+                if a.1 != b.1 {
+                    changed.push(ModelPath(a.0.clone()));
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(a), Some(b)) if a.0 < b.0 => {
+                changed.push(ModelPath(a.0.clone()));
+                i += 1;
+            }
+            (Some(_), Some(b)) | (None, Some(b)) => {
+                changed.push(ModelPath(b.0.clone()));
+                j += 1;
+            }
+            (Some(a), None) => {
+                changed.push(ModelPath(a.0.clone()));
+                i += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    changed
+}
+
+fn verify(
+    text: &str,
+    leaves: &Leaves,
+    diagnostics: &[Diagnostic],
+    target: &Diagnostic,
+    path: &Path,
+    config: &Config,
+) -> Result<Verified, String> {
+    let fix = target.fix.as_ref().expect("a fix");
+    if fix.edits.is_empty() {
+        return Err("the fix has no edits".into());
+    }
+    if !edits_are_well_formed(text, &fix.edits) {
+        return Err("its edits overlap or fall outside the file".into());
+    }
+    let fixed = apply_edits(text, &fix.edits);
+    let new_yaml = Yaml::parse(&fixed)
+        .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
+    let old_documents = Yaml::parse(text).map(|y| y.documents.len()).unwrap_or(0);
+    if new_yaml.documents.len() != old_documents {
+        return Err(format!(
+            "the fixed text has {} YAML documents instead of {old_documents}",
+            new_yaml.documents.len()
+        ));
+    }
+    drop(new_yaml);
+
+    let new_leaves = resolved_leaves(&fixed);
+    let (Some(old), Some(new)) = (leaves, &new_leaves) else {
+        return Err("the file is too large to verify the fix".into());
+    };
+    let mut changed = Vec::new();
+    for (a, b) in old.iter().zip(new) {
+        changed.extend(changed_paths(a, b));
+    }
+    if let Some(stray) = changed
+        .iter()
+        .find(|c| !fix.changes.iter().any(|d| d.overlaps(c)))
+    {
+        return Err(format!(
+            "it also changes `{stray}`, which it did not mean to"
+        ));
+    }
+    if let Some(missed) = fix
+        .changes
+        .iter()
+        .find(|d| !changed.iter().any(|c| d.overlaps(c)))
+    {
+        return Err(format!("it does not change `{missed}` as intended"));
+    }
+
+    let new_diagnostics = lint_text(&fixed, path, config)
+        .map_err(|e| format!("the fixed text does not lint: {}", e.message))?;
+    let moved = |d: &Diagnostic| (d.code, map_offset(&fix.edits, d.range.start));
+    let target_key = moved(target);
+    if new_diagnostics
+        .iter()
+        .any(|d| (d.code, d.range.start) == target_key)
+    {
+        return Err("the finding is still reported after the fix".into());
+    }
+    let before: Vec<_> = diagnostics.iter().map(moved).collect();
+    if let Some(new) = new_diagnostics
+        .iter()
+        .find(|d| !before.contains(&(d.code, d.range.start)))
+    {
+        return Err(format!(
+            "the fixed text has a new {} finding: {}",
+            new.code, new.message
+        ));
+    }
+    Ok(Verified {
+        text: fixed,
+        leaves: new_leaves,
+        diagnostics: new_diagnostics,
+    })
+}
+
+/// A unified diff of one file (`a/` and `b/` prefixes, three lines of
+/// context), which `git apply` and `patch -p1` accept. Empty when unchanged.
+pub fn unified_diff(display_path: &str, old: &str, new: &str) -> String {
+    if old == new {
+        return String::new();
+    }
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    out.push_str(&format!("--- a/{display_path}\n+++ b/{display_path}\n"));
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        out.push_str(&hunk.to_string());
+    }
+    out
+}
+
+/// Writes `fixed` over the file `path` was read from, atomically: a temporary
+/// file in the same directory, flushed, given the original's permissions and
+/// renamed over it. Symlinks are followed to the real file. Nothing is
+/// written when the file no longer holds `original`.
+pub fn write_fixed(path: &Path, original: &str, fixed: &str) -> Result<(), String> {
+    let real = std::fs::canonicalize(path).map_err(|e| format!("cannot resolve the path: {e}"))?;
+    let unchanged = |what: &str| -> Result<(), String> {
+        let now =
+            std::fs::read(&real).map_err(|e| format!("cannot re-read the file {what}: {e}"))?;
+        if now != original.as_bytes() {
+            return Err(
+                "the file changed on disk since gpulint read it; not overwritten (run again)"
+                    .into(),
+            );
+        }
+        Ok(())
+    };
+    unchanged("before writing")?;
+    let metadata = std::fs::metadata(&real).map_err(|e| format!("cannot stat the file: {e}"))?;
+    let dir = real.parent().ok_or("the file has no parent directory")?;
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".gpulint-tmp")
+        .tempfile_in(dir)
+        .map_err(|e| format!("cannot create a temporary file next to it: {e}"))?;
+    temp.write_all(fixed.as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|e| format!("cannot write the temporary file: {e}"))?;
+    std::fs::set_permissions(temp.path(), metadata.permissions())
+        .map_err(|e| format!("cannot copy permissions: {e}"))?;
+    unchanged("before replacing it")?;
+    temp.persist(&real)
+        .map_err(|e| format!("cannot replace the file: {}", e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaves(text: &str) -> Vec<(Vec<String>, String)> {
+        resolved_leaves(text).unwrap().remove(0)
+    }
+
+    #[test]
+    fn changed_paths_finds_added_removed_and_edited_leaves() {
+        let old = leaves("s:\n  a: 1\n  b: 2\n  c: x\n");
+        let new = leaves("s:\n  a: 1\n  b: \"2\"\n  d: {e: 1}\n");
+        let changed: Vec<String> = changed_paths(&old, &new)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(changed, ["s.b", "s.c", "s.d.e"]);
+    }
+
+    #[test]
+    fn extension_keys_and_merge_order_do_not_count_as_changes() {
+        let old = leaves("x-a: &a {k: 1}\ns:\n  <<: *a\n  j: 2\n");
+        let new = leaves("x-a: &a {k: 1, note: y}\ns:\n  j: 2\n  <<: *a\n");
+        assert_eq!(
+            changed_paths(&old, &new),
+            vec![ModelPath::new(["s", "note"])]
+        );
+    }
+
+    #[test]
+    fn diff_has_git_headers_and_keeps_crlf() {
+        let diff = unified_diff("dir/c.yml", "a: 1\r\nb: 2\r\n", "a: 1\r\nc: 3\r\nb: 2\r\n");
+        assert_eq!(
+            diff,
+            "--- a/dir/c.yml\n+++ b/dir/c.yml\n@@ -1,2 +1,3 @@\n a: 1\r\n+c: 3\r\n b: 2\r\n"
+        );
+        assert_eq!(unified_diff("x", "same", "same"), "");
+    }
+
+    #[test]
+    fn original_offsets_undo_earlier_edits() {
+        let history = vec![vec![crate::fix::Edit::insert(2, "abc")]];
+        assert_eq!(original_offset(&history, 1), 1);
+        assert_eq!(original_offset(&history, 10), 7);
+        assert_eq!(original_offset(&history, 3), 2);
+    }
+}

@@ -1,0 +1,289 @@
+//! Fix fixtures: for every invalid fixture whose findings carry fixes, the
+//! unified diff (`<file>.diff`) and the fixed text (`<file>.fixed`) are
+//! snapshotted next to it. Each diff must apply with `git apply`, each fix
+//! must pass the engine's verification, and fixing the fixed text again
+//! must change nothing. Rule docs must declare the fixes their rules offer.
+
+mod common;
+
+use common::{assert_snapshot, config_selecting, root};
+use gpulint::engine::fix::{FixMode, fix_text, unified_diff};
+use gpulint::fix::Applicability;
+use gpulint::rules::{FixKind, RULES, Target, meta};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const ALL_FIXES: FixMode = FixMode { unsafe_fixes: true };
+
+fn invalid_fixtures(code: &str) -> Vec<PathBuf> {
+    let dir = root().join("fixtures").join(code);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("invalid") && (name.ends_with(".yaml") || name.ends_with(".yml"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    path.with_file_name(format!(
+        "{}{suffix}",
+        path.file_name().unwrap().to_string_lossy()
+    ))
+}
+
+/// Fixtures whose fixes change the file, with their expected diff and fixed text.
+struct Case {
+    path: PathBuf,
+    original: String,
+    diff: String,
+    fixed: String,
+}
+
+fn cases() -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut failures = Vec::new();
+    for rule in RULES {
+        if meta(rule.code).target == Target::Suppression {
+            continue;
+        }
+        let config = config_selecting(&[rule.code]);
+        for path in invalid_fixtures(rule.code) {
+            let original = std::fs::read_to_string(&path).unwrap();
+            let outcome = match fix_text(&original, Path::new(&relative(&path)), &config, ALL_FIXES)
+            {
+                Ok(o) => o,
+                Err(e) => {
+                    failures.push(format!("{}: {}", path.display(), e.message));
+                    continue;
+                }
+            };
+            for failed in &outcome.failed {
+                failures.push(format!(
+                    "{}: {} fix {:?} failed verification: {}",
+                    path.display(),
+                    failed.code,
+                    failed.title,
+                    failed.reason
+                ));
+            }
+            let diff_snap = with_suffix(&path, ".diff");
+            let fixed_snap = with_suffix(&path, ".fixed");
+            if !outcome.changed(&original) {
+                if diff_snap.exists() || fixed_snap.exists() {
+                    failures.push(format!(
+                        "{}: no fix applies, but fix snapshots exist",
+                        path.display()
+                    ));
+                }
+                continue;
+            }
+            let diff = unified_diff(&relative(&path), &original, &outcome.fixed_text);
+            for (snap, actual) in [(&diff_snap, &diff), (&fixed_snap, &outcome.fixed_text)] {
+                if let Err(e) = assert_snapshot(snap, actual) {
+                    failures.push(e);
+                }
+            }
+            // A second run finds nothing more to fix.
+            let again = fix_text(
+                &outcome.fixed_text,
+                Path::new(&relative(&path)),
+                &config,
+                ALL_FIXES,
+            )
+            .unwrap();
+            if again.changed(&outcome.fixed_text) {
+                failures.push(format!(
+                    "{}: a second --fix changed the file again:\n{}",
+                    path.display(),
+                    unified_diff(&relative(&path), &outcome.fixed_text, &again.fixed_text)
+                ));
+            }
+            cases.push(Case {
+                path,
+                original,
+                diff,
+                fixed: outcome.fixed_text,
+            });
+        }
+    }
+    (cases, failures)
+}
+
+#[test]
+fn fixes_match_their_snapshots_verify_and_are_idempotent() {
+    let (cases, failures) = cases();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        cases.len() >= 10,
+        "only {} fixtures have fixes",
+        cases.len()
+    );
+}
+
+#[test]
+fn every_fixable_rule_has_a_fixture_showing_its_fix() {
+    let (cases, _) = cases();
+    for rule in RULES {
+        let kind = meta(rule.code).fix;
+        if matches!(kind, FixKind::Safe | FixKind::Unsafe) {
+            let dir = root().join("fixtures").join(rule.code);
+            assert!(
+                cases.iter().any(|c| c.path.starts_with(&dir)),
+                "{}: the doc says its fix is {kind:?}, but no fixture's fix changes anything",
+                rule.code
+            );
+        }
+    }
+}
+
+#[test]
+fn rule_docs_declare_the_fixes_their_rules_offer() {
+    // The doc's `fix` is the most a rule offers; an edit into a shared
+    // anchor may make one unsafe, never more permissive.
+    for rule in RULES {
+        let declared = match meta(rule.code).fix {
+            FixKind::None => None,
+            FixKind::Safe => Some(Applicability::Safe),
+            FixKind::Unsafe => Some(Applicability::Unsafe),
+            FixKind::DisplayOnly => Some(Applicability::DisplayOnly),
+        };
+        let config = config_selecting(&[rule.code]);
+        let mut offered = Vec::new();
+        for path in invalid_fixtures(rule.code) {
+            let report = common::lint(&path, &config);
+            offered.extend(
+                report
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.code == rule.code)
+                    .filter_map(|d| d.fix.as_ref().map(|f| f.applicability)),
+            );
+        }
+        match declared {
+            None => assert!(
+                offered.is_empty(),
+                "{}: doc says `fix = \"none\"` but fixes are offered",
+                rule.code
+            ),
+            Some(declared) => {
+                assert!(
+                    offered.contains(&declared),
+                    "{}: doc says {declared:?} but the fixtures show {offered:?}",
+                    rule.code
+                );
+                assert!(
+                    offered.iter().all(|a| *a <= declared),
+                    "{}: a fix is more permissive than the doc's {declared:?}: {offered:?}",
+                    rule.code
+                );
+            }
+        }
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Copies each fixture into a scratch tree at its repository path and applies the diff there.
+fn apply_each(tool: &str, args: &[&str]) -> Vec<String> {
+    let (cases, _) = cases();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let scratch = tempfile::tempdir().unwrap();
+        let target = scratch.path().join(relative(&case.path));
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, &case.original).unwrap();
+        let patch = scratch.path().join("fix.diff");
+        std::fs::write(&patch, &case.diff).unwrap();
+        let result = run(Command::new(tool)
+            .args(args)
+            .arg(&patch)
+            .current_dir(scratch.path()));
+        if let Err(e) = result {
+            failures.push(format!("{}: {e}", case.path.display()));
+            continue;
+        }
+        let patched = std::fs::read_to_string(&target).unwrap();
+        if patched != case.fixed {
+            failures.push(format!(
+                "{}: `{tool}` produced different text than --fix",
+                case.path.display()
+            ));
+        }
+    }
+    failures
+}
+
+#[test]
+fn every_fix_diff_applies_with_git_apply() {
+    let failures = apply_each("git", &["apply", "--whitespace=nowarn"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_fix_diff_applies_with_patch_p1() {
+    if Command::new("patch").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: `patch` is not installed; `git apply` is checked by its own test");
+        return;
+    }
+    let failures = apply_each("patch", &["-p1", "--quiet", "--forward", "-i"]);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn insert_only_fixes_leave_every_other_byte_alone() {
+    // BOM, CRLF, tabs in comments, odd indentation, flow style, quoting, no final newline.
+    let original = "\u{feff}# GPU stack\r\nservices:\r\n\r\n   trainer:     # main job\r\n       image: 'nvcr.io/nvidia/pytorch:24.01-py3'\t# pinned\r\n       command: [\"torchrun\", \"--nproc_per_node=4\", \"train.py\"]\r\n       deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 4}]}}}\r\n\r\n   # a CPU helper\r\n   redis: {image: \"redis:7\"}";
+    let config = config_selecting(&["SHM001", "GPU002", "ULIM001"]);
+    let outcome = fix_text(
+        original,
+        Path::new("c.yml"),
+        &config,
+        FixMode {
+            unsafe_fixes: false,
+        },
+    )
+    .unwrap();
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    let codes: Vec<&str> = outcome.applied.iter().map(|a| a.code).collect();
+    assert_eq!(codes.len(), 3, "{codes:?}");
+    let fixed = &outcome.fixed_text;
+    assert!(fixed.starts_with('\u{feff}') && !fixed.ends_with('\n'));
+    assert!(
+        !fixed.replace("\r\n", "").contains('\n'),
+        "a bare LF crept in:\n{fixed}"
+    );
+    // Only insertions: every byte of the original survives, in order.
+    let diff = similar::TextDiff::from_chars(original, fixed.as_str());
+    for op in diff.ops() {
+        assert!(
+            matches!(op.tag(), similar::DiffTag::Equal | similar::DiffTag::Insert),
+            "the fix deleted or replaced original text: {op:?}\n{fixed}"
+        );
+    }
+    assert_eq!(
+        fixed,
+        "\u{feff}# GPU stack\r\nservices:\r\n\r\n   trainer:     # main job\r\n       image: 'nvcr.io/nvidia/pytorch:24.01-py3'\t# pinned\r\n       command: [\"torchrun\", \"--nproc_per_node=4\", \"train.py\"]\r\n       deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 4, capabilities: [gpu]}]}}}\r\n       shm_size: \"8gb\"\r\n       ulimits:\r\n           memlock: -1\r\n\r\n   # a CPU helper\r\n   redis: {image: \"redis:7\"}"
+    );
+}
