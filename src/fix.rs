@@ -86,8 +86,11 @@ pub struct Fix {
     pub applicability: Applicability,
     /// Sorted by start, non-overlapping.
     pub edits: Vec<Edit>,
-    /// Where the resolved document changes; nothing else may.
+    /// Where the resolved document must change.
     pub changes: Vec<ModelPath>,
+    /// Where it may also change: other services that share the edited
+    /// anchor (one that sets the key itself is not affected).
+    pub may_change: Vec<ModelPath>,
 }
 
 impl Fix {
@@ -104,6 +107,7 @@ impl Fix {
             applicability,
             edits,
             changes,
+            may_change: Vec::new(),
         }
     }
 }

@@ -220,3 +220,117 @@ fn every_corpus_file_is_handled_without_a_crash() {
     }
     assert!(count > 50, "read only {count} corpus files");
 }
+
+#[test]
+fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
+    use gpulint::engine::fix::{FixMode, fix_text};
+    let Some(dir) = corpus_dir() else { return };
+    let config = Config::default();
+    let mode = FixMode { unsafe_fixes: true };
+    let mut failures = Vec::new();
+    let (mut files, mut changed, mut applied, mut before_total, mut after_total) = (0, 0, 0, 0, 0);
+    let scratch = tempfile::tempdir().unwrap();
+    let mut expected_on_disk = Vec::new();
+    for row in rows(&dir).iter().filter(|r| r.kind == "compose") {
+        files += 1;
+        let path = dir.join(&row.file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let before = check_text(path.clone(), text.clone(), &config);
+        let outcome = match fix_text(&text, &path, &config, mode) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {}", row.file, e.message));
+                continue;
+            }
+        };
+        for f in &outcome.failed {
+            failures.push(format!(
+                "{}: {} fix failed verification: {}",
+                row.file, f.code, f.reason
+            ));
+        }
+        if let Err(e) = Yaml::parse(&outcome.fixed_text) {
+            failures.push(format!(
+                "{}: fixed text does not parse: {}",
+                row.file, e.message
+            ));
+            continue;
+        }
+        let findings = |t: &str, d: &[gpulint::diagnostic::Diagnostic]| -> BTreeSet<String> {
+            d.iter()
+                .map(|d| format!("{}@{}", d.code, service_at(t, d.range.start as usize)))
+                .collect()
+        };
+        let was = findings(&text, &before.diagnostics);
+        let now = findings(&outcome.fixed_text, &outcome.remaining);
+        let fixable: BTreeSet<String> = before
+            .diagnostics
+            .iter()
+            .filter(|d| d.fix.as_ref().is_some_and(|f| mode.applies(f)))
+            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
+            .collect();
+        for new in now.difference(&was) {
+            failures.push(format!("{}: the fixes added the finding {new}", row.file));
+        }
+        for kept in now.intersection(&fixable) {
+            failures.push(format!(
+                "{}: {kept} had a fix but is still reported",
+                row.file
+            ));
+        }
+        let again = fix_text(&outcome.fixed_text, &path, &config, mode).unwrap();
+        if again.changed(&outcome.fixed_text) {
+            failures.push(format!("{}: a second --fix changed it again", row.file));
+        }
+        before_total += before.diagnostics.len();
+        after_total += outcome.remaining.len();
+        applied += outcome.applied.len();
+        if outcome.changed(&text) {
+            changed += 1;
+        }
+        let copy = scratch.path().join(row.file.replace('/', "_"));
+        std::fs::write(&copy, &text).unwrap();
+        expected_on_disk.push((copy, outcome.fixed_text));
+    }
+    println!(
+        "compose corpus --fix --unsafe-fixes: {files} files, {changed} changed, {applied} fixes applied, findings {before_total} -> {after_total}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    // The same through the binary, writing the copies in place; a second run changes nothing.
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpulint"))
+            .args(["check", "--fix", "--unsafe-fixes", "-q", "--color", "never"])
+            .arg(scratch.path())
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert_ne!(
+        first.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    for (copy, fixed) in &expected_on_disk {
+        let name = copy.file_name().unwrap().to_string_lossy();
+        if name.ends_with(".yml") || name.ends_with(".yaml") {
+            assert_eq!(
+                &std::fs::read_to_string(copy).unwrap(),
+                fixed,
+                "{}",
+                copy.display()
+            );
+        }
+    }
+    let snapshot: Vec<String> = expected_on_disk
+        .iter()
+        .map(|(c, _)| std::fs::read_to_string(c).unwrap())
+        .collect();
+    run();
+    let after: Vec<String> = expected_on_disk
+        .iter()
+        .map(|(c, _)| std::fs::read_to_string(c).unwrap())
+        .collect();
+    assert!(snapshot == after, "a second `check --fix` changed files");
+}

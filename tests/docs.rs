@@ -151,7 +151,7 @@ fn rules_index() -> String {
         "# Rules\n\nGenerated from each rule's front matter by `UPDATE_SNAPSHOTS=1 cargo test --test docs`; do not edit by hand.\n`gpulint rule CODE` prints a rule's doc.\n\n| Code | Name | Severity | Fix | Summary |\n| --- | --- | --- | --- | --- |\n",
     );
     for meta in all_meta() {
-        let fix = format!("{:?}", meta.fix).to_lowercase();
+        let fix = meta.fix.as_str();
         out.push_str(&format!(
             "| [{code}]({code}.md) | {} | {} | {fix} | {} |\n",
             meta.name,

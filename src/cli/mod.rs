@@ -458,16 +458,17 @@ fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
     };
     let (safe, unsafe_) = (fixes(Applicability::Safe), fixes(Applicability::Unsafe));
     if safe > 0 || unsafe_ > 0 {
-        let fixable = if mode.unsafe_fixes {
-            safe + unsafe_
+        if mode.unsafe_fixes {
+            line.push_str(&format!(" {} fixable with `--fix`.", safe + unsafe_));
+        } else if safe == 0 {
+            line.push_str(&format!(" {unsafe_} fixable with `--fix --unsafe-fixes`."));
+        } else if unsafe_ == 0 {
+            line.push_str(&format!(" {safe} fixable with `--fix`."));
         } else {
-            safe
-        };
-        line.push_str(&format!(" {fixable} fixable with `--fix`"));
-        if !mode.unsafe_fixes && unsafe_ > 0 {
-            line.push_str(&format!(" ({unsafe_} more with `--unsafe-fixes`)"));
+            line.push_str(&format!(
+                " {safe} fixable with `--fix` ({unsafe_} more with `--unsafe-fixes`)."
+            ));
         }
-        line.push('.');
     }
     if s.failed_files > 0 {
         line.push_str(&format!(
@@ -490,12 +491,7 @@ fn rule(code: Option<String>, all: bool) -> u8 {
                 meta.name,
                 meta.code,
                 meta.severity,
-                match meta.fix {
-                    crate::rules::FixKind::None => "none",
-                    crate::rules::FixKind::Safe => "safe",
-                    crate::rules::FixKind::Unsafe => "unsafe",
-                    crate::rules::FixKind::DisplayOnly => "display-only",
-                },
+                meta.fix.as_str(),
                 meta.body
             ));
         }

@@ -245,10 +245,13 @@ fn verify(
     for (a, b) in old.iter().zip(new) {
         changed.extend(changed_paths(a, b));
     }
-    if let Some(stray) = changed
-        .iter()
-        .find(|c| !fix.changes.iter().any(|d| d.overlaps(c)))
-    {
+    let allowed = |c: &ModelPath| {
+        fix.changes
+            .iter()
+            .chain(&fix.may_change)
+            .any(|d| d.overlaps(c))
+    };
+    if let Some(stray) = changed.iter().find(|c| !allowed(c)) {
         return Err(format!(
             "it also changes `{stray}`, which it did not mean to"
         ));

@@ -174,35 +174,44 @@ impl<'a> ComposeContext<'a> {
         site: &[&str],
         site_node: NodeId,
     ) -> Fix {
-        let mut affected = vec![service];
-        if let Some(anchor) = through_anchor {
-            let others: Vec<&Service> = self
-                .services()
-                .iter()
-                .filter(|s| s.name != service.name)
-                .filter(|s| {
-                    self.edit
-                        .locate(s.map, site)
-                        .is_some_and(|l| l.node == site_node)
-                })
-                .collect();
-            if others.is_empty() {
-                title.push_str(&format!(" (in anchor `{anchor}`)"));
-            } else {
-                let names: Vec<String> = others.iter().map(|s| format!("`{}`", s.name)).collect();
-                title.push_str(&format!(
-                    " (in anchor `{anchor}`, which also changes {})",
-                    names.join(", ")
-                ));
-                applicability = applicability.min(Applicability::Unsafe);
-            }
-            affected.extend(others);
-        }
-        let changes = affected
+        // Other services reach the edited node through the same anchor, or
+        // merge the edited mapping into their own.
+        let others: Vec<&Service> = self
+            .services()
             .iter()
-            .flat_map(|s| changes.iter().map(move |c| self.service_path(s, c)))
+            .filter(|s| s.name != service.name)
+            .filter(|s| {
+                self.edit
+                    .locate(s.map, site)
+                    .is_some_and(|l| self.yaml().merges_from(l.node, site_node))
+            })
             .collect();
-        Fix::new(title, applicability, edits, changes)
+        let names: Vec<String> = others.iter().map(|s| format!("`{}`", s.name)).collect();
+        match (&through_anchor, others.is_empty()) {
+            (Some(anchor), true) => title.push_str(&format!(" (in anchor `{anchor}`)")),
+            (Some(anchor), false) => title.push_str(&format!(
+                " (in anchor `{anchor}`, which also changes {})",
+                names.join(", ")
+            )),
+            (None, false) => title.push_str(&format!(
+                " (also changes {}, which merge{} this service)",
+                names.join(", "),
+                if others.len() == 1 { "s" } else { "" }
+            )),
+            (None, true) => {}
+        }
+        if !others.is_empty() {
+            applicability = applicability.min(Applicability::Unsafe);
+        }
+        let paths = |s: &Service| {
+            changes
+                .iter()
+                .map(|c| self.service_path(s, c))
+                .collect::<Vec<_>>()
+        };
+        let mut fix = Fix::new(title, applicability, edits, paths(service));
+        fix.may_change = others.iter().flat_map(|s| paths(s)).collect();
+        fix
     }
 }
 

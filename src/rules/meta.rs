@@ -19,6 +19,18 @@ pub enum FixKind {
     DisplayOnly,
 }
 
+impl FixKind {
+    /// As written in the docs' front matter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixKind::None => "none",
+            FixKind::Safe => "safe",
+            FixKind::Unsafe => "unsafe",
+            FixKind::DisplayOnly => "display-only",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleMeta {

@@ -272,6 +272,33 @@ impl Yaml {
             .find(|e| self.str(e.key) == Some(key))
     }
 
+    /// Whether `map` is `target` or merges it in (through `<<`, transitively),
+    /// so that a key added to `target` may show up in `map`.
+    pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
+        self.merges_from_depth(self.resolve(map), self.resolve(target), 0)
+    }
+
+    fn merges_from_depth(&self, map: NodeId, target: NodeId, depth: usize) -> bool {
+        if map == target {
+            return true;
+        }
+        if depth > MAX_MERGE_DEPTH {
+            return false;
+        }
+        let Value::Mapping(pairs) = &self.node(map).value else {
+            return false;
+        };
+        pairs
+            .iter()
+            .filter(|(k, _)| self.is_merge_key(*k))
+            .any(|&(_, source)| match self.value(source) {
+                Value::Sequence(items) => items
+                    .iter()
+                    .any(|&i| self.merges_from_depth(self.resolve(i), target, depth + 1)),
+                _ => self.merges_from_depth(self.resolve(source), target, depth + 1),
+            })
+    }
+
     /// Follows a path of keys through nested mappings.
     pub fn get_path(&self, map: NodeId, path: &[&str]) -> Option<Entry> {
         let (first, rest) = path.split_first()?;
