@@ -315,3 +315,169 @@ fn example_in_readme_reports_its_findings() {
     }
     assert!(!text.contains("`db`"), "{text}");
 }
+
+#[test]
+fn diff_prints_a_patch_git_applies_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = "# keep me\r\nservices:\r\n  trainer:\r\n    image: nvcr.io/nvidia/pytorch:24.01-py3\r\n    gpus: all\r\n";
+    write(dir.path(), "app/compose.yaml", original.as_bytes());
+    write(dir.path(), "ok/compose.yaml", CLEAN.as_bytes());
+    let out = gpulint(dir.path(), &["check", "--diff", "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let patch = stdout(&out);
+    assert!(
+        patch.starts_with("--- a/app/compose.yaml\n+++ b/app/compose.yaml\n"),
+        "{patch}"
+    );
+    assert!(patch.contains("+    shm_size: \"8gb\"\r\n"), "{patch}");
+    assert!(
+        stderr(&out).contains("Would fix 1 finding in 1 file."),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app/compose.yaml")).unwrap(),
+        original
+    );
+
+    // The printed patch is a real one.
+    std::fs::write(dir.path().join("fix.patch"), &patch).unwrap();
+    let apply = Command::new("git")
+        .args(["apply", "fix.patch"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        apply.status.success(),
+        "{}",
+        String::from_utf8_lossy(&apply.stderr)
+    );
+    let patched = std::fs::read_to_string(dir.path().join("app/compose.yaml")).unwrap();
+    assert!(
+        patched.ends_with("    gpus: all\r\n    shm_size: \"8gb\"\r\n"),
+        "{patched:?}"
+    );
+
+    let again = gpulint(dir.path(), &["check", "--diff", "."]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again), "");
+}
+
+#[cfg(unix)]
+#[test]
+fn fix_writes_atomically_keeping_permissions_and_symlinks() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "real/compose.yaml", GPU_SERVICE.as_bytes());
+    let real = dir.path().join("real/compose.yaml");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::fs::create_dir_all(dir.path().join("linked")).unwrap();
+    std::os::unix::fs::symlink(&real, dir.path().join("linked/docker-compose.yml")).unwrap();
+
+    let out = gpulint(dir.path(), &["check", "--fix", "linked/docker-compose.yml"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("Fixed 1 finding in 1 file."),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("All checks passed"),
+        "{}",
+        stdout(&out)
+    );
+    let link = dir.path().join("linked/docker-compose.yml");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the symlink was replaced"
+    );
+    let fixed = std::fs::read_to_string(&real).unwrap();
+    assert_eq!(fixed, format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"));
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("real"))
+        .unwrap()
+        .collect();
+    assert_eq!(leftovers.len(), 1, "temporary files left behind");
+}
+
+#[test]
+fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  t:\n    gpus: all\n    shm_size: 64m\n    environment:\n      NCCL_P2P_DISABLE: \"1\"\n      OTHER: x\n";
+    write(dir.path(), "compose.yaml", text.as_bytes());
+    let safe_only = gpulint(dir.path(), &["check", "--fix", "compose.yaml"]);
+    assert_eq!(safe_only.status.code(), Some(1));
+    assert!(
+        stdout(&safe_only).contains("Fixed 0 findings in 0 files."),
+        "{}",
+        stdout(&safe_only)
+    );
+    assert!(
+        stdout(&safe_only).contains("fixable with `--fix --unsafe-fixes`"),
+        "{}",
+        stdout(&safe_only)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        text
+    );
+
+    let all = gpulint(
+        dir.path(),
+        &["check", "--fix", "--unsafe-fixes", "compose.yaml"],
+    );
+    assert_eq!(all.status.code(), Some(0), "{}", stdout(&all));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        "services:\n  t:\n    gpus: all\n    shm_size: 8gb\n    environment:\n      OTHER: x\n"
+    );
+}
+
+#[test]
+fn fix_on_stdin_prints_the_fixed_text() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--fix", "-", "--stdin-filename", "compose.yaml"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(GPU_SERVICE.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{GPU_SERVICE}    shm_size: \"8gb\"\n")
+    );
+}
+
+#[test]
+fn a_file_changed_since_it_was_read_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compose.yaml");
+    std::fs::write(&path, "services: {}\n# edited meanwhile\n").unwrap();
+    let err = gpulint::engine::fix::write_fixed(&path, "services: {}\n", "services: {x: 1}\n")
+        .unwrap_err();
+    assert!(err.contains("changed on disk"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "services: {}\n# edited meanwhile\n"
+    );
+}
