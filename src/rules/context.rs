@@ -77,15 +77,18 @@ impl<'a> ComposeContext<'a> {
         self.yaml().resolve(service.map)
     }
 
-    /// Builds one edit in two steps: `first`, then whatever `then` makes of
-    /// the re-parsed text, given the editor and the service's mapping there.
-    /// For fixes whose second edit would touch the first one's lines.
+    /// Builds a fix's edits in two steps: `first`, then whatever `then` makes
+    /// of the re-parsed text, given the editor and the service's mapping
+    /// there. For fixes whose second edit depends on the first (remove a key,
+    /// then insert where the remaining keys say). Returns both edits in the
+    /// original text's offsets, so unchanged text keeps its identity, or one
+    /// merged edit when the second touches the first's output.
     pub fn chain_edits(
         &self,
         service: &Service,
         first: Edit,
         then: impl FnOnce(&YamlEditor, NodeId) -> Option<Edit>,
-    ) -> Option<Edit> {
+    ) -> Option<Vec<Edit>> {
         let step1 = crate::fix::apply_edits(self.text, std::slice::from_ref(&first));
         let yaml1 = Yaml::parse(&step1).ok()?;
         let document = self
@@ -99,8 +102,27 @@ impl<'a> ComposeContext<'a> {
             .locate(root1, &["services", service.name.as_str()])?
             .node;
         let second = then(&editor1, service1)?;
+        let (written_start, written_end) = (
+            first.range.start,
+            first.range.start + first.content.len() as u32,
+        );
+        let shift = |p: u32| p + (first.range.end - first.range.start) - first.content.len() as u32;
+        let (s, e) = (second.range.start, second.range.end);
+        if e < written_start || (e == written_start && !first.content.is_empty()) {
+            return Some(vec![second, first]);
+        }
+        if s >= written_end {
+            let moved = Edit {
+                range: TextRange {
+                    start: shift(s),
+                    end: shift(e),
+                },
+                content: second.content,
+            };
+            return Some(vec![first, moved]);
+        }
         let step2 = crate::fix::apply_edits(&step1, &[second]);
-        Some(crate::syntax::yaml_edit::combine(self.text, &step2))
+        Some(vec![crate::syntax::yaml_edit::combine(self.text, &step2)])
     }
 
     /// The resolved-document path of a setting of `service`.

@@ -20,14 +20,14 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             if has_modern {
                 return cx.edit_fix(service, &[], vec![removal], &[&["runtime"]], "Remove `runtime: nvidia`", Applicability::Unsafe);
             }
-            let edit = cx.chain_edits(service, removal, |editor, map| {
+            let edits = cx.chain_edits(service, removal, |editor, map| {
                 let path = ["deploy", "resources", "reservations", "devices"];
                 editor.insert_path(map, &path, nvidia_reservation(), KeyOrder::ComposeService).ok().map(|p| p.edit)
             })?;
             cx.edit_fix(
                 service,
                 &[],
-                vec![edit],
+                edits,
                 &[&["runtime"], &["deploy", "resources", "reservations", "devices"]],
                 "Replace `runtime: nvidia` with a reservation of all NVIDIA GPUs",
                 Applicability::Unsafe,
