@@ -173,6 +173,17 @@ impl Config {
                 None => defaults.fix_shm_size,
             },
         };
+        // The size fixes write must satisfy the checks, or a fix would trade
+        // one finding for another.
+        let fix_bytes = size_setting(&Some(rule_settings.fix_shm_size.clone()), "fix-size", 0)?;
+        let needed = rule_settings.min_shm.max(rule_settings.min_shm_multi_gpu);
+        if fix_bytes < needed {
+            return Err(format!(
+                "[shm] fix-size = \"{}\" is below the {} that min-size / min-size-multi-gpu require; fixes would still be reported",
+                rule_settings.fix_shm_size,
+                crate::model::size::HumanBytes(needed)
+            ));
+        }
         let mut config = Config {
             path,
             root,
@@ -309,6 +320,11 @@ mod tests {
                 .contains("min-size")
         );
         assert!(config("unknown-key = 1").is_err());
+        assert!(
+            config("[shm]\nfix-size = \"1gb\"")
+                .unwrap_err()
+                .contains("fix-size")
+        );
         assert!(
             config("[severity]\nNOPE001 = \"error\"")
                 .unwrap_err()

@@ -398,6 +398,87 @@ mod tests {
         assert_eq!(unified_diff("x", "same", "same"), "");
     }
 
+    /// Lints a GPU service without shm, then swaps the SHM001 fix for `bad`.
+    fn verify_with(edits: Vec<crate::fix::Edit>, changes: &[&str]) -> Result<Verified, String> {
+        let text = "services:\n  t:\n    gpus: all\n";
+        let path = Path::new("compose.yaml");
+        let config = Config::default();
+        let diagnostics = lint_text(text, path, &config).unwrap();
+        let mut target = diagnostics
+            .iter()
+            .find(|d| d.code == "SHM001")
+            .unwrap()
+            .clone();
+        let changes = changes
+            .iter()
+            .map(|c| ModelPath::new(c.split('.')))
+            .collect();
+        target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
+        verify(
+            text,
+            &resolved_leaves(text),
+            &diagnostics,
+            &target,
+            path,
+            &config,
+            FixMode {
+                unsafe_fixes: false,
+            },
+        )
+    }
+
+    #[test]
+    fn verification_rejects_broken_fixes() {
+        use crate::fix::Edit;
+        let at_end = 29;
+        let good = Edit::insert(at_end, "    shm_size: 8gb\n");
+        assert!(verify_with(vec![good.clone()], &["services.t.shm_size"]).is_ok());
+        let reason = |r: Result<Verified, String>| r.err().expect("rejected");
+        // Not YAML any more.
+        assert!(
+            reason(verify_with(
+                vec![Edit::insert(at_end, "  - [\n")],
+                &["services.t"]
+            ))
+            .contains("not valid YAML")
+        );
+        // Changes something it did not declare.
+        let stray = Edit::insert(at_end, "    shm_size: 8gb\n    ipc: host\n");
+        assert!(
+            reason(verify_with(vec![stray], &["services.t.shm_size"])).contains("services.t.ipc")
+        );
+        // Declares a change it does not make.
+        assert!(
+            reason(verify_with(
+                vec![good.clone()],
+                &["services.t.shm_size", "services.t.ulimits"]
+            ))
+            .contains("does not change")
+        );
+        // Leaves the finding in place.
+        let useless = Edit::insert(at_end, "    labels: [a]\n");
+        assert!(
+            reason(verify_with(vec![useless], &["services.t.labels"])).contains("still reported")
+        );
+        // Brings in a finding this run would not fix.
+        let worse = Edit::insert(
+            at_end,
+            "    shm_size: 8gb\n    environment: [NCCL_SHM_DISABLE=1]\n",
+        );
+        assert!(reason(verify_with(vec![worse], &["services.t"])).contains("new NCCL001"));
+        // Overlapping edits.
+        assert!(
+            reason(verify_with(
+                vec![
+                    Edit::insert(5, "x"),
+                    Edit::delete(crate::text::TextRange::new(2, 9))
+                ],
+                &["services"]
+            ))
+            .contains("overlap")
+        );
+    }
+
     #[test]
     fn original_offsets_undo_earlier_edits() {
         let history = vec![vec![crate::fix::Edit::insert(2, "abc")]];
