@@ -17,6 +17,25 @@ fn gpulint(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+fn gpulint_with_stdin(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -163,26 +182,17 @@ fn discovery_honours_names_gitignore_and_explicit_files() {
 #[test]
 fn stdin_with_a_file_name() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args([
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &[
             "check",
             "-",
             "--stdin-filename",
             "deploy/compose.yaml",
             "-q",
-        ])
-        .current_dir(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(GPU_SERVICE.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        ],
+        GPU_SERVICE,
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
@@ -447,20 +457,12 @@ fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
 
 #[test]
 fn fix_on_stdin_prints_the_fixed_text() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args(["check", "--fix", "-", "--stdin-filename", "compose.yaml"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(GPU_SERVICE.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--fix", "-", "--stdin-filename", "compose.yaml"],
+        GPU_SERVICE,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
