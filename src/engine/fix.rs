@@ -77,7 +77,7 @@ pub fn fix_text(
 ) -> Result<FixOutcome, FileError> {
     let mut current = text.to_string();
     let mut diagnostics = lint_text(&current, path, config)?;
-    let mut leaves = resolved_leaves(&current);
+    let mut resolved = Resolved::of_text(&current);
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
     // Fixes that failed, by code and where their finding is in `current`.
@@ -94,7 +94,7 @@ pub fn fix_text(
         let fix = diagnostic.fix.as_ref().expect("filtered on fix");
         match verify(
             &current,
-            &leaves,
+            &resolved,
             &diagnostics,
             diagnostic,
             path,
@@ -103,7 +103,7 @@ pub fn fix_text(
         ) {
             Ok(Verified {
                 text,
-                leaves: new_leaves,
+                resolved: new_resolved,
                 diagnostics: new_diagnostics,
             }) => {
                 for r in &mut rejected {
@@ -115,7 +115,7 @@ pub fn fix_text(
                 });
                 history.push(fix.edits.clone());
                 current = text;
-                leaves = new_leaves;
+                resolved = new_resolved;
                 diagnostics = new_diagnostics;
             }
             Err(reason) => {
@@ -162,30 +162,51 @@ fn original_offset(history: &[Vec<crate::fix::Edit>], mut offset: u32) -> usize 
 
 /// One document's resolved tree as sorted (path, leaf) pairs.
 type DocumentLeaves = Vec<(Vec<String>, String)>;
-/// Every document's leaves; `None` when the file is too large to expand.
-type Leaves = Option<Vec<DocumentLeaves>>;
+
+/// What verification compares: a text's documents and their resolved trees.
+struct Resolved {
+    documents: usize,
+    /// Every document's leaves; `None` when the file is too large to expand.
+    leaves: Option<Vec<DocumentLeaves>>,
+}
+
+impl Resolved {
+    /// Each document's resolved leaves, without top-level `x-` extension keys
+    /// (Compose ignores them; anchors often live there).
+    fn of(yaml: &Yaml) -> Self {
+        let leaves = yaml
+            .documents
+            .iter()
+            .map(|d| match d.root {
+                Some(root) => yaml.leaves(root, MAX_VERIFIED_LEAVES).map(|mut l| {
+                    l.retain(|(path, _)| !path.first().is_some_and(|k| k.starts_with("x-")));
+                    l.sort();
+                    l
+                }),
+                None => Some(Vec::new()),
+            })
+            .collect();
+        Resolved {
+            documents: yaml.documents.len(),
+            leaves,
+        }
+    }
+
+    fn of_text(text: &str) -> Self {
+        match Yaml::parse(text) {
+            Ok(yaml) => Resolved::of(&yaml),
+            Err(_) => Resolved {
+                documents: 0,
+                leaves: None,
+            },
+        }
+    }
+}
 
 struct Verified {
     text: String,
-    leaves: Leaves,
+    resolved: Resolved,
     diagnostics: Vec<Diagnostic>,
-}
-
-/// Each document's resolved leaves, without top-level `x-` extension keys
-/// (Compose ignores them; anchors often live there).
-fn resolved_leaves(text: &str) -> Leaves {
-    let yaml = Yaml::parse(text).ok()?;
-    yaml.documents
-        .iter()
-        .map(|d| match d.root {
-            Some(root) => yaml.leaves(root, MAX_VERIFIED_LEAVES).map(|mut l| {
-                l.retain(|(path, _)| !path.first().is_some_and(|k| k.starts_with("x-")));
-                l.sort();
-                l
-            }),
-            None => Some(Vec::new()),
-        })
-        .collect()
 }
 
 /// Paths whose leaves differ between two sorted leaf lists.
@@ -221,7 +242,7 @@ fn changed_paths(old: &[(Vec<String>, String)], new: &[(Vec<String>, String)]) -
 
 fn verify(
     text: &str,
-    leaves: &Leaves,
+    resolved: &Resolved,
     diagnostics: &[Diagnostic],
     target: &Diagnostic,
     path: &Path,
@@ -238,17 +259,15 @@ fn verify(
     let fixed = apply_edits(text, &fix.edits);
     let new_yaml = Yaml::parse(&fixed)
         .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
-    let old_documents = Yaml::parse(text).map(|y| y.documents.len()).unwrap_or(0);
-    if new_yaml.documents.len() != old_documents {
+    let new_resolved = Resolved::of(&new_yaml);
+    drop(new_yaml);
+    if new_resolved.documents != resolved.documents {
         return Err(format!(
-            "the fixed text has {} YAML documents instead of {old_documents}",
-            new_yaml.documents.len()
+            "the fixed text has {} YAML documents instead of {}",
+            new_resolved.documents, resolved.documents
         ));
     }
-    drop(new_yaml);
-
-    let new_leaves = resolved_leaves(&fixed);
-    let (Some(old), Some(new)) = (leaves, &new_leaves) else {
+    let (Some(old), Some(new)) = (&resolved.leaves, &new_resolved.leaves) else {
         return Err("the file is too large to verify the fix".into());
     };
     let mut changed = Vec::new();
@@ -299,7 +318,7 @@ fn verify(
     }
     Ok(Verified {
         text: fixed,
-        leaves: new_leaves,
+        resolved: new_resolved,
         diagnostics: new_diagnostics,
     })
 }
@@ -364,7 +383,7 @@ mod tests {
     use super::*;
 
     fn leaves(text: &str) -> Vec<(Vec<String>, String)> {
-        resolved_leaves(text).unwrap().remove(0)
+        Resolved::of_text(text).leaves.unwrap().remove(0)
     }
 
     #[test]
@@ -416,7 +435,7 @@ mod tests {
         target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
         verify(
             text,
-            &resolved_leaves(text),
+            &Resolved::of_text(text),
             &diagnostics,
             &target,
             path,
