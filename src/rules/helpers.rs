@@ -160,3 +160,23 @@ pub fn nvidia_reservation() -> NewNode {
         ("capabilities", NewNode::scalar("[gpu]")),
     ])])
 }
+
+/// A fix that rewrites the service's `shm_size` value (`node`) to
+/// `[shm] fix-size`, keeping the value's quoting: "`verb` `shm_size` to ...".
+pub fn set_shm_size_fix(
+    cx: &ComposeContext,
+    service: &Service,
+    node: crate::syntax::yaml::NodeId,
+    verb: &str,
+    applicability: Applicability,
+) -> Option<Fix> {
+    let size = &cx.settings.fix_shm_size;
+    cx.edit_fix(
+        service,
+        &["shm_size"],
+        vec![cx.edit.replace(node, cx.edit.scalar_like(node, size))],
+        &[&["shm_size"]],
+        format!("{verb} `shm_size` to \"{size}\""),
+        applicability,
+    )
+}

@@ -4,7 +4,7 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
-use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workload, launches_ranks};
+use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workload, launches_ranks, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -30,14 +30,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }));
         let size = &cx.settings.fix_shm_size;
         let fix = match explicit_zero {
-            Some(zero) => cx.edit_fix(
-                service,
-                &["shm_size"],
-                vec![cx.edit.replace(zero.node, cx.edit.scalar_like(zero.node, size))],
-                &[&["shm_size"]],
-                format!("Set `shm_size` to \"{size}\""),
-                Applicability::Safe,
-            ),
+            Some(zero) => set_shm_size_fix(cx, service, zero.node, "Set", Applicability::Safe),
             None => cx.insert_fix(
                 service,
                 &["shm_size"],

@@ -3,7 +3,7 @@
 use crate::fix::Applicability;
 use crate::model::compose::{EffectiveShm, ShmMount};
 use crate::model::size::{HumanBytes, MIB, SizeValue};
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, needs_large_shm, shm_threshold};
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, needs_large_shm, set_shm_size_fix, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::Compose(check);
@@ -40,21 +40,11 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         // Only a plain `shm_size` is rewritten: an interpolated default or a
         // tmpfs mount's size option is left to the user.
-        let size = &cx.settings.fix_shm_size;
         let fix = service
             .shm_size
             .as_ref()
             .filter(|s| s.node == node && !cx.source(node).contains('$'))
-            .and_then(|s| {
-                cx.edit_fix(
-                    service,
-                    &["shm_size"],
-                    vec![cx.edit.replace(s.node, cx.edit.scalar_like(s.node, size))],
-                    &[&["shm_size"]],
-                    format!("Raise `shm_size` to \"{size}\""),
-                    Applicability::Unsafe,
-                )
-            });
+            .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe));
         out.report(
             cx.range(node),
             format!(
