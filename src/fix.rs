@@ -91,6 +91,8 @@ pub struct Fix {
     /// Where it may also change: other services that share the edited
     /// anchor (one that sets the key itself is not affected).
     pub may_change: Vec<ModelPath>,
+    /// The YAML document (0-based) the paths are in; the others must not change.
+    pub document: usize,
 }
 
 impl Fix {
@@ -108,7 +110,13 @@ impl Fix {
             edits,
             changes,
             may_change: Vec::new(),
+            document: 0,
         }
+    }
+
+    pub fn in_document(mut self, document: usize) -> Self {
+        self.document = document;
+        self
     }
 }
 

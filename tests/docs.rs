@@ -5,7 +5,7 @@ mod common;
 
 use common::root;
 use gpulint::engine::{check_text, config::Config};
-use gpulint::rules::{RULES, all_meta};
+use gpulint::rules::{RULES, Target, all_meta};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -26,6 +26,14 @@ fn every_rule_has_a_doc_and_every_doc_a_rule() {
         "rules/*.md and the registry in src/rules/mod.rs differ"
     );
     for (rule, meta) in RULES.iter().zip(all_meta()) {
+        if !meta.applies_to(Target::Suppression) {
+            assert_eq!(
+                meta.targets,
+                rule.check.targets(),
+                "rules/{}.md `targets` differ from what the rule checks",
+                rule.code
+            );
+        }
         assert_eq!(
             meta.code, rule.code,
             "rules/{}.md front matter names another code",
@@ -100,14 +108,9 @@ fn code_blocks(body: &str, tag: &str) -> Vec<String> {
 fn doc_examples_are_true() {
     for (rule, meta) in RULES.iter().zip(all_meta()) {
         let mut config = Config::default();
-        config.set_selection(&["ALL".to_string()], &[]);
-        let run = |text: &str| {
-            check_text(
-                PathBuf::from("docker-compose.yml"),
-                text.to_string(),
-                &config,
-            )
-        };
+        // `ALL` and the rule itself, which may be opt-in.
+        config.set_selection(&["ALL".to_string(), rule.code.to_string()], &[]);
+        let run = |text: &str| check_text(PathBuf::from("example.yaml"), text.to_string(), &config);
         let bad = code_blocks(&meta.body, "bad");
         let good = code_blocks(&meta.body, "good");
         assert!(
@@ -148,13 +151,20 @@ fn doc_examples_are_true() {
 /// The rule index, generated from the docs' front matter.
 fn rules_index() -> String {
     let mut out = String::from(
-        "# Rules\n\nGenerated from each rule's front matter by `UPDATE_SNAPSHOTS=1 cargo test --test docs`; do not edit by hand.\n`gpulint rule CODE` prints a rule's doc.\n\n| Code | Name | Severity | Fix | Summary |\n| --- | --- | --- | --- | --- |\n",
+        "# Rules\n\nGenerated from each rule's front matter by `UPDATE_SNAPSHOTS=1 cargo test --test docs`; do not edit by hand.\n`gpulint rule CODE` prints a rule's doc.\n\n| Code | Name | Checks | Severity | Fix | Summary |\n| --- | --- | --- | --- | --- | --- |\n",
     );
     for meta in all_meta() {
         let fix = meta.fix.as_str();
+        let targets: Vec<String> = meta
+            .targets
+            .iter()
+            .map(|t| format!("{t:?}").to_lowercase())
+            .collect();
+        let opt_in = if meta.opt_in { " (opt-in)" } else { "" };
         out.push_str(&format!(
-            "| [{code}]({code}.md) | {} | {} | {fix} | {} |\n",
+            "| [{code}]({code}.md) | {} | {} | {}{opt_in} | {fix} | {} |\n",
             meta.name,
+            targets.join(", "),
             meta.severity,
             meta.summary,
             code = meta.code

@@ -3,13 +3,13 @@
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::fix::{self, FixMode};
-use crate::engine::{self, FileError, FileReport};
+use crate::engine::{self, FileError, FileReport, Skip};
 use crate::fix::Applicability;
 use crate::output::{OutputFormat, Summary, json, text};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Exit codes: 0 clean, 1 findings, 2 usage, configuration or I/O errors.
 pub const EXIT_CLEAN: u8 = 0;
@@ -191,22 +191,36 @@ fn check(args: CheckArgs) -> u8 {
                 .into_iter()
                 .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
         );
-        let results: Vec<Result<Checked, String>> = targets
+        let results: Vec<Result<Option<Checked>, String>> = targets
             .par_iter()
             .map(|t| {
+                if let Some(skip) = &t.skip {
+                    let error = FileError {
+                        skip: Some(skip.clone()),
+                        ..FileError::new("part of a kustomize overlay")
+                    };
+                    return Ok(Some(Checked {
+                        report: FileReport::failed(t.path.clone(), String::new(), error),
+                        fixing: None,
+                    }));
+                }
                 let config = resolver.for_file(&t.path).map_err(|e| e.to_string())?;
                 Ok(match engine::read_source(&t.path) {
-                    Ok(text) => check_one(t.path.clone(), text, &config, action, mode, true),
-                    Err((error, text)) => Checked {
+                    // Walked YAML that is not a manifest is not ours to lint.
+                    Ok(text) if t.manifest_only && !engine::is_manifest_candidate(&text) => None,
+                    Ok(text) => Some(check_one(t.path.clone(), text, &config, action, mode, true)),
+                    Err(_) if t.manifest_only => None,
+                    Err((error, text)) => Some(Checked {
                         report: FileReport::failed(t.path.clone(), text, error),
                         fixing: None,
-                    },
+                    }),
                 })
             })
             .collect();
         for r in results {
             match r {
-                Ok(c) => checked.push(c),
+                Ok(Some(c)) => checked.push(c),
+                Ok(None) => {}
                 Err(e) => config_errors.push(format!("gpulint: error: {e}")),
             }
         }
@@ -226,6 +240,9 @@ fn check(args: CheckArgs) -> u8 {
     let mut stderr = std::io::stderr().lock();
     for line in &config_errors {
         let _ = writeln!(stderr, "{line}");
+    }
+    for note in skip_notes(checked.iter().map(|c| &c.report)) {
+        let _ = writeln!(stderr, "{note}");
     }
     let mut failed_fixes = 0usize;
     for c in &checked {
@@ -391,10 +408,7 @@ fn check_one(
         && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
     {
         let mut report = engine::check_text(path, text, config);
-        report.error = Some(FileError {
-            message: format!("cannot write the fixes: {reason}"),
-            offset: None,
-        });
+        report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
         return Checked {
             report,
             fixing: None,
@@ -408,6 +422,69 @@ fn check_one(
             outcome,
         }),
     }
+}
+
+/// One note per Helm chart and per kustomize overlay that was skipped,
+/// saying how to lint what it renders to.
+fn skip_notes<'a>(reports: impl Iterator<Item = &'a FileReport>) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut charts: BTreeMap<PathBuf, Vec<&PathBuf>> = BTreeMap::new();
+    let mut overlays: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    for report in reports {
+        match &report.skipped {
+            Some(Skip::HelmTemplate { .. }) => charts
+                .entry(chart_root(&report.path))
+                .or_default()
+                .push(&report.path),
+            Some(Skip::Kustomize { kustomization }) => {
+                let dir = kustomization
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .to_path_buf();
+                *overlays.entry(dir).or_default() += 1;
+            }
+            None => {}
+        }
+    }
+    let shown = |p: &Path| {
+        let s = p.display().to_string();
+        if s.is_empty() { ".".to_string() } else { s }
+    };
+    let mut notes = Vec::new();
+    for (chart, files) in charts {
+        let what = if files.len() == 1 {
+            format!("the Helm template {}", shown(files[0]))
+        } else {
+            format!("{} Helm templates in {}", files.len(), shown(&chart))
+        };
+        let source = if chart.join("Chart.yaml").is_file() {
+            shown(&chart)
+        } else {
+            "<chart>".to_string()
+        };
+        notes.push(format!(
+            "gpulint: note: skipped {what}: templates are not YAML until rendered; lint the output instead: `helm template {source} | gpulint check -`"
+        ));
+    }
+    for (dir, files) in overlays {
+        notes.push(format!(
+            "gpulint: note: skipped the kustomize overlay in {} ({}): patches are partial manifests; lint the built output instead: `kubectl kustomize {} | gpulint check -`",
+            shown(&dir),
+            plural(files, "file"),
+            shown(&dir)
+        ));
+    }
+    notes
+}
+
+/// The chart a template belongs to: the nearest directory above it with a
+/// `Chart.yaml`, else its own directory.
+fn chart_root(template: &Path) -> PathBuf {
+    let dir = template.parent().unwrap_or(Path::new("."));
+    dir.ancestors()
+        .find(|d| d.join("Chart.yaml").is_file())
+        .unwrap_or(dir)
+        .to_path_buf()
 }
 
 /// The path in diff headers: relative to the working directory, with `/`.
@@ -474,6 +551,12 @@ fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
         line.push_str(&format!(
             " {} could not be linted (see errors above).",
             plural(s.failed_files, "file")
+        ));
+    }
+    if s.skipped_files > 0 {
+        line.push_str(&format!(
+            " {} skipped (see notes above).",
+            plural(s.skipped_files, "template or patch file")
         ));
     }
     line

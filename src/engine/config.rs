@@ -5,7 +5,7 @@
 
 use crate::diagnostic::Severity;
 use crate::model::size::{SizeValue, parse_compose_size};
-use crate::rules::{RULES, RuleSettings};
+use crate::rules::{RULES, RuleSettings, all_meta};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -198,14 +198,18 @@ impl Config {
         Ok(config)
     }
 
-    /// Applies `select` then `ignore` (the more specific selector wins, as in ruff).
+    /// Applies `select` then `ignore` (the more specific selector wins, as in
+    /// ruff). `ALL` selects every rule except the opt-in ones.
     pub fn set_selection(&mut self, select: &[String], ignore: &[String]) {
         self.enabled = RULES
             .iter()
-            .map(|r| {
+            .zip(all_meta())
+            .map(|(r, meta)| {
                 let best = |list: &[String]| {
                     list.iter()
                         .filter(|s| selector_matches(s, r.code))
+                        // Opt-in rules are selected by their code or a prefix only.
+                        .filter(|s| !(meta.opt_in && s.eq_ignore_ascii_case("ALL")))
                         .map(|s| {
                             if s.eq_ignore_ascii_case("ALL") {
                                 0
@@ -305,6 +309,16 @@ mod tests {
         assert!(!c.is_enabled("GPU001"));
         let c = config("ignore = [\"SHM\"]\nselect = [\"ALL\", \"SHM003\"]\n").unwrap();
         assert!(c.is_enabled("SHM003") && !c.is_enabled("SHM001") && c.is_enabled("GPU001"));
+    }
+
+    #[test]
+    fn opt_in_rules_need_their_code_or_prefix() {
+        assert!(!Config::default().is_enabled("K8S006"));
+        assert!(Config::default().is_enabled("K8S004"));
+        let c = config("select = [\"ALL\", \"K8S006\"]\n").unwrap();
+        assert!(c.is_enabled("K8S006") && c.is_enabled("K8S004"));
+        let c = config("select = [\"K8S\"]\n").unwrap();
+        assert!(c.is_enabled("K8S006") && !c.is_enabled("SHM001"));
     }
 
     #[test]

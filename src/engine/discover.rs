@@ -2,6 +2,7 @@
 //! parallel with `.gitignore` honoured, compose files recognised by name.
 
 use super::config::{Config, ConfigError, find_config};
+use super::{Skip, kustomize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -94,6 +95,17 @@ pub struct Target {
     pub path: PathBuf,
     /// Named on the command line (always linted, whatever its name).
     pub explicit: bool,
+    /// Found by walking and named like neither a compose file nor an
+    /// `include` glob: linted only if it holds Kubernetes objects.
+    pub manifest_only: bool,
+    /// Part of a kustomize overlay: skipped, not linted.
+    pub skip: Option<Skip>,
+}
+
+/// `.yaml` / `.yml`, any case.
+fn is_yaml_file_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".yaml") || lower.ends_with(".yml")
 }
 
 /// A path that could not be walked.
@@ -116,6 +128,8 @@ pub fn discover(
             targets.lock().expect("targets").push(Target {
                 path: path.clone(),
                 explicit: true,
+                manifest_only: false,
+                skip: None,
             });
             continue;
         }
@@ -135,12 +149,15 @@ pub fn discover(
                                 Ok(config) => {
                                     let canonical = std::fs::canonicalize(&file)
                                         .unwrap_or_else(|_| file.clone());
-                                    let wanted = is_compose_file_name(name)
+                                    let named = is_compose_file_name(name)
                                         || config.is_included(&canonical);
+                                    let wanted = named || is_yaml_file_name(name);
                                     if wanted && !config.is_excluded(&canonical) {
                                         targets.lock().expect("targets").push(Target {
                                             path: file,
                                             explicit: false,
+                                            manifest_only: !named,
+                                            skip: None,
                                         });
                                     }
                                 }
@@ -169,7 +186,33 @@ pub fn discover(
     let mut targets = targets.into_inner().expect("targets");
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
+    mark_kustomize_overlays(&mut targets);
     (targets, errors.into_inner().expect("errors"))
+}
+
+/// Marks kustomizations with patches, and the patches they apply, as skipped.
+fn mark_kustomize_overlays(targets: &mut [Target]) {
+    let mut overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = HashMap::new();
+    for target in targets.iter_mut() {
+        let dir = target
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let overlay = overlays
+            .entry(dir.clone())
+            .or_insert_with(|| kustomize::overlay_files(&dir));
+        if let Some((kustomization, patches)) = overlay
+            && std::iter::once(&*kustomization)
+                .chain(patches.iter())
+                .any(|f| kustomize::same_file(&target.path, f))
+        {
+            target.skip = Some(Skip::Kustomize {
+                kustomization: kustomization.clone(),
+            });
+        }
+    }
 }
 
 #[cfg(test)]

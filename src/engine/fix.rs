@@ -271,8 +271,17 @@ fn verify(
         return Err("the file is too large to verify the fix".into());
     };
     let mut changed = Vec::new();
-    for (a, b) in old.iter().zip(new) {
-        changed.extend(changed_paths(a, b));
+    for (document, (a, b)) in old.iter().zip(new).enumerate() {
+        let paths = changed_paths(a, b);
+        if document != fix.document
+            && let Some(stray) = paths.first()
+        {
+            return Err(format!(
+                "it also changes `{stray}` in YAML document {}, which it did not mean to",
+                document + 1
+            ));
+        }
+        changed.extend(paths);
     }
     let allowed = |c: &ModelPath| {
         fix.changes

@@ -4,11 +4,13 @@
 pub mod config;
 pub mod discover;
 pub mod fix;
+pub mod kustomize;
 pub mod suppress;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
-use crate::rules::{self, Check, ComposeContext, Reporter};
+use crate::model::k8s::Manifest;
+use crate::rules::{self, ComposeContext, KubeContext, Reporter};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
@@ -24,13 +26,33 @@ pub struct FileError {
     pub message: String,
     /// Byte offset of the problem, when it has one.
     pub offset: Option<usize>,
+    /// Set when the file is not an error but not lintable as written (a
+    /// template): it is skipped with a note instead.
+    pub skip: Option<Skip>,
+}
+
+/// Why a file is passed over: what is in it is not what gets deployed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skip {
+    /// A Helm/Go template; `{{` at `offset`.
+    HelmTemplate { offset: usize },
+    /// A kustomization with patches, or a patch it applies: partial manifests.
+    Kustomize { kustomization: PathBuf },
 }
 
 impl FileError {
-    fn new(message: impl Into<String>) -> Self {
+    pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             offset: None,
+            skip: None,
+        }
+    }
+
+    pub fn at(message: impl Into<String>, offset: usize) -> Self {
+        Self {
+            offset: Some(offset),
+            ..Self::new(message)
         }
     }
 }
@@ -44,6 +66,8 @@ pub struct FileReport {
     pub index: LineIndex,
     pub diagnostics: Vec<Diagnostic>,
     pub error: Option<FileError>,
+    /// The file was passed over (a template or a kustomize patch), not linted.
+    pub skipped: Option<Skip>,
 }
 
 impl FileReport {
@@ -56,18 +80,21 @@ impl FileReport {
             index,
             diagnostics,
             error: None,
+            skipped: None,
         }
     }
 
-    /// A file that could not be linted.
+    /// A file that could not be linted, or was skipped.
     pub fn failed(path: PathBuf, text: String, error: FileError) -> Self {
         let index = LineIndex::new(&text);
+        let skipped = error.skip.clone();
         Self {
             path,
             text,
             index,
             diagnostics: Vec::new(),
-            error: Some(error),
+            error: if skipped.is_some() { None } else { Some(error) },
+            skipped,
         }
     }
 }
@@ -113,23 +140,14 @@ fn io_reason(e: &std::io::Error) -> String {
 pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
     if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
         return Err((
-            FileError {
-                message: "binary file (contains NUL bytes), not YAML".into(),
-                offset: Some(nul),
-            },
+            FileError::at("binary file (contains NUL bytes), not YAML", nul),
             String::new(),
         ));
     }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
-        (
-            FileError {
-                message: "not valid UTF-8 text".into(),
-                offset: Some(valid),
-            },
-            prefix,
-        )
+        (FileError::at("not valid UTF-8 text", valid), prefix)
     })
 }
 
@@ -173,30 +191,28 @@ fn template_action(text: &str, yaml: Option<&Yaml>) -> Option<usize> {
     None
 }
 
-fn helm_error(path: &Path, offset: usize) -> FileError {
+fn helm_skip(offset: usize) -> FileError {
     FileError {
-        message: format!(
-            "looks like a Helm/Go template ({{{{ ... }}}}), not plain YAML; lint the rendered output instead: `helm template <chart> | gpulint check - --stdin-filename {}`",
-            path.display()
-        ),
-        offset: Some(offset),
+        skip: Some(Skip::HelmTemplate { offset }),
+        ..FileError::at(
+            "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead",
+            offset,
+        )
     }
 }
 
-/// Lints one compose text. Errors are about the file as a whole (it is not YAML).
+/// Lints one text (compose file or Kubernetes manifests). Errors are about
+/// the file as a whole (it is not YAML, or it is a template).
 pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
     let has_braces = text.contains("{{");
     let yaml = Yaml::parse(text).map_err(|e| {
         match template_action(text, None).filter(|_| has_braces) {
-            Some(at) => helm_error(path, at),
-            None => FileError {
-                message: format!("invalid YAML: {}", e.message),
-                offset: Some(e.offset),
-            },
+            Some(at) => helm_skip(at),
+            None => FileError::at(format!("invalid YAML: {}", e.message), e.offset),
         }
     })?;
     if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
-        return Err(helm_error(path, at));
+        return Err(helm_skip(at));
     }
     let index = LineIndex::new(text);
     // Which rules apply to this file, decided once (per-file ignores
@@ -213,27 +229,48 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
     };
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(&yaml, text);
-    for document in &yaml.documents {
+    for (index, document) in yaml.documents.iter().enumerate() {
         let Some(root) = document.root else { continue };
-        let Some(file) = ComposeFile::from_document(&yaml, root) else {
-            continue;
-        };
-        let cx = ComposeContext {
-            file: &file,
-            text,
-            settings: &config.rule_settings,
-            edit: &editor,
-        };
-        for ((info, meta), &on) in rules::RULES.iter().zip(rules::all_meta()).zip(&active) {
-            let Check::Compose(check) = info.check else {
-                continue;
+        let mut run =
+            |check: &dyn Fn(&mut Reporter), info: &rules::RuleInfo, meta: &rules::RuleMeta| {
+                let mut reporter = Reporter::new(info.code, meta.severity);
+                check(&mut reporter);
+                diagnostics.extend(reporter.into_diagnostics());
             };
-            if !on {
-                continue;
+        let enabled = || {
+            rules::RULES
+                .iter()
+                .zip(rules::all_meta())
+                .zip(&active)
+                .filter(|(_, on)| **on)
+                .map(|(rule, _)| rule)
+        };
+        if let Some(manifest) = Manifest::from_document(&yaml, root) {
+            let cx = KubeContext {
+                manifest: &manifest,
+                text,
+                settings: &config.rule_settings,
+                edit: &editor,
+                document: index,
+            };
+            for (info, meta) in enabled() {
+                if let Some(check) = info.check.kubernetes {
+                    run(&|r| check(&cx, r), info, meta);
+                }
             }
-            let mut reporter = Reporter::new(info.code, meta.severity);
-            check(&cx, &mut reporter);
-            diagnostics.extend(reporter.into_diagnostics());
+        } else if let Some(file) = ComposeFile::from_document(&yaml, root) {
+            let cx = ComposeContext {
+                file: &file,
+                text,
+                settings: &config.rule_settings,
+                edit: &editor,
+                document: index,
+            };
+            for (info, meta) in enabled() {
+                if let Some(check) = info.check.compose {
+                    run(&|r| check(&cx, r), info, meta);
+                }
+            }
         }
     }
     let (suppressions, invalid) = suppress::parse(text, Some(&yaml), &index);
@@ -256,23 +293,33 @@ pub fn check_text(path: PathBuf, text: String, config: &Config) -> FileReport {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         lint_text(&text, &path, config)
     }));
-    let index = LineIndex::new(&text);
-    let (diagnostics, error) = match outcome {
-        Ok(Ok(d)) => (d, None),
-        Ok(Err(e)) => (Vec::new(), Some(e)),
-        Err(_) => (
-            Vec::new(),
-            Some(FileError::new(
+    match outcome {
+        Ok(Ok(diagnostics)) => FileReport::new(path, text, diagnostics),
+        Ok(Err(error)) => FileReport::failed(path, text, error),
+        Err(_) => FileReport::failed(
+            path,
+            text,
+            FileError::new(
                 "internal error: gpulint crashed on this file; please report it with the file attached",
-            )),
+            ),
         ),
-    };
-    FileReport {
-        path,
-        text,
-        index,
-        diagnostics,
-        error,
+    }
+}
+
+/// Whether a YAML file found by walking a directory (and not named like a
+/// compose file) holds Kubernetes objects. Text that does not parse counts,
+/// so that a broken manifest or a Helm template is reported, not dropped.
+pub fn is_manifest_candidate(text: &str) -> bool {
+    if !(text.contains("apiVersion") && text.contains("kind")) {
+        return false;
+    }
+    match Yaml::parse(text) {
+        Ok(yaml) => yaml
+            .documents
+            .iter()
+            .filter_map(|d| d.root)
+            .any(|root| crate::model::k8s::is_object(&yaml, root)),
+        Err(_) => true,
     }
 }
 

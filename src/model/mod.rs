@@ -1,4 +1,8 @@
-//! Typed views over the syntax tree: what a compose service means at run time.
+//! Typed views over the syntax tree: what a compose service or a Kubernetes
+//! pod means at run time.
 
 pub mod compose;
+pub mod k8s;
+pub mod quantity;
 pub mod size;
+pub mod workload;

@@ -24,15 +24,19 @@ pub struct Summary {
     pub warnings: usize,
     pub infos: usize,
     pub failed_files: usize,
+    /// Templates and kustomize patches passed over (not in `files`).
+    pub skipped_files: usize,
 }
 
 impl Summary {
     pub fn of(reports: &[FileReport]) -> Summary {
-        let mut s = Summary {
-            files: reports.len(),
-            ..Summary::default()
-        };
+        let mut s = Summary::default();
         for r in reports {
+            if r.skipped.is_some() {
+                s.skipped_files += 1;
+                continue;
+            }
+            s.files += 1;
             if r.error.is_some() {
                 s.failed_files += 1;
             }

@@ -29,12 +29,44 @@ impl Default for RuleSettings {
     }
 }
 
+impl RuleSettings {
+    /// The `/dev/shm` size below which a GPU workload is flagged.
+    pub fn shm_threshold(&self, multi_gpu: bool) -> u64 {
+        if multi_gpu {
+            self.min_shm_multi_gpu
+        } else {
+            self.min_shm
+        }
+    }
+
+    /// The gpulint.toml key that sets [`Self::shm_threshold`].
+    pub fn shm_threshold_key(multi_gpu: bool) -> &'static str {
+        if multi_gpu {
+            "min-size-multi-gpu"
+        } else {
+            "min-size"
+        }
+    }
+
+    /// `fix-size` as a Kubernetes quantity (`"8gb"` → `8Gi`).
+    pub fn fix_shm_quantity(&self) -> String {
+        match crate::model::size::parse_compose_size(&self.fix_shm_size) {
+            crate::model::size::SizeValue::Bytes { bytes, .. } => {
+                crate::model::quantity::bytes_to_quantity(bytes)
+            }
+            _ => "8Gi".to_string(),
+        }
+    }
+}
+
 pub struct ComposeContext<'a> {
     pub file: &'a ComposeFile<'a>,
     pub text: &'a str,
     pub settings: &'a RuleSettings,
     /// Builds format-preserving edits for fixes.
     pub edit: &'a YamlEditor<'a>,
+    /// The document's index in the stream (fixes must not touch the others).
+    pub document: usize,
 }
 
 impl<'a> ComposeContext<'a> {
@@ -91,12 +123,7 @@ impl<'a> ComposeContext<'a> {
     ) -> Option<Vec<Edit>> {
         let step1 = crate::fix::apply_edits(self.text, std::slice::from_ref(&first));
         let yaml1 = Yaml::parse(&step1).ok()?;
-        let document = self
-            .yaml()
-            .documents
-            .iter()
-            .position(|d| d.root == Some(self.file.root))?;
-        let root1 = yaml1.documents.get(document)?.root?;
+        let root1 = yaml1.documents.get(self.document)?.root?;
         let editor1 = YamlEditor::new(&yaml1, &step1);
         let service1 = editor1
             .locate(root1, &["services", service.name.as_str()])?
@@ -231,7 +258,8 @@ impl<'a> ComposeContext<'a> {
                 .map(|c| self.service_path(s, c))
                 .collect::<Vec<_>>()
         };
-        let mut fix = Fix::new(title, applicability, edits, paths(service));
+        let mut fix =
+            Fix::new(title, applicability, edits, paths(service)).in_document(self.document);
         fix.may_change = others.iter().flat_map(|s| paths(s)).collect();
         fix
     }

@@ -45,11 +45,7 @@ pub fn gpu_reason(service: &Service) -> String {
 }
 
 pub fn shm_threshold(service: &Service, settings: &RuleSettings) -> u64 {
-    if needs_large_shm(service) {
-        settings.min_shm_multi_gpu
-    } else {
-        settings.min_shm
-    }
+    settings.shm_threshold(needs_large_shm(service))
 }
 
 pub fn add_shm_help(settings: &RuleSettings) -> String {

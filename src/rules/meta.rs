@@ -7,6 +7,7 @@ use serde::Deserialize;
 #[serde(rename_all = "lowercase")]
 pub enum Target {
     Compose,
+    Kubernetes,
     Suppression,
 }
 
@@ -37,10 +38,14 @@ pub struct RuleMeta {
     pub code: String,
     /// Kebab-case name of the flagged pattern.
     pub name: String,
-    pub target: Target,
+    /// The kinds of file the rule checks.
+    pub targets: Vec<Target>,
     /// The default severity; a finding may raise or lower it and config overrides it.
     pub severity: Severity,
     pub fix: FixKind,
+    /// Off unless selected by code or prefix (`ALL` does not select it).
+    #[serde(default, rename = "opt-in")]
+    pub opt_in: bool,
     /// One line: what the rule flags.
     pub summary: String,
     #[serde(default)]
@@ -51,6 +56,10 @@ pub struct RuleMeta {
 }
 
 impl RuleMeta {
+    pub fn applies_to(&self, target: Target) -> bool {
+        self.targets.contains(&target)
+    }
+
     pub fn parse(doc: &str) -> Result<RuleMeta, String> {
         let rest = doc
             .strip_prefix("+++\n")

@@ -1,24 +1,71 @@
-//! The rule registry. Each rule is one file under `src/rules/<target>/`, one
+//! The rule registry. Each rule is one file under `src/rules/<target>/`
+//! (`shared/` for rules that check compose files and Kubernetes manifests), one
 //! doc `rules/<CODE>.md` (whose front matter is the rule's metadata) and one
 //! fixture folder `fixtures/<CODE>/`. Adding a rule means adding one line to
 //! [`declare_rules!`] below.
 
 pub mod context;
 pub mod helpers;
+pub mod kube_context;
 mod meta;
 
 pub use context::{ComposeContext, Reporter, RuleSettings};
+pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
 
 use std::sync::OnceLock;
 
-/// How a rule is run.
+/// How a rule is run: once per compose document, once per Kubernetes
+/// document, or both (one rule, one implementation of its logic, two
+/// adapters); or by the engine itself (suppression comments).
 #[derive(Clone, Copy)]
-pub enum Check {
-    /// Called once per compose document.
-    Compose(fn(&ComposeContext, &mut Reporter)),
-    /// Reported by the engine itself (suppression comments).
-    Engine,
+pub struct Check {
+    pub compose: Option<fn(&ComposeContext, &mut Reporter)>,
+    pub kubernetes: Option<fn(&KubeContext, &mut Reporter)>,
+}
+
+impl Check {
+    /// Reported by the engine itself.
+    pub const ENGINE: Check = Check {
+        compose: None,
+        kubernetes: None,
+    };
+
+    pub const fn compose(check: fn(&ComposeContext, &mut Reporter)) -> Check {
+        Check {
+            compose: Some(check),
+            kubernetes: None,
+        }
+    }
+
+    pub const fn kubernetes(check: fn(&KubeContext, &mut Reporter)) -> Check {
+        Check {
+            compose: None,
+            kubernetes: Some(check),
+        }
+    }
+
+    pub const fn both(
+        compose: fn(&ComposeContext, &mut Reporter),
+        kubernetes: fn(&KubeContext, &mut Reporter),
+    ) -> Check {
+        Check {
+            compose: Some(compose),
+            kubernetes: Some(kubernetes),
+        }
+    }
+
+    /// The targets this check runs on, to compare with the doc's `targets`.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut targets = Vec::new();
+        if self.compose.is_some() {
+            targets.push(Target::Compose);
+        }
+        if self.kubernetes.is_some() {
+            targets.push(Target::Kubernetes);
+        }
+        targets
+    }
 }
 
 pub struct RuleInfo {
@@ -30,7 +77,7 @@ pub struct RuleInfo {
 macro_rules! declare_rules {
     ($( $target:ident { $( $code:ident => $module:ident ),* $(,)? } )*) => {
         $( pub mod $target { $( pub mod $module; )* } )*
-        /// Every rule, in code order.
+        /// Every rule, grouped by target, in code order within a group.
         pub static RULES: &[RuleInfo] = &[
             $( $( RuleInfo {
                 code: stringify!($code),
@@ -49,11 +96,7 @@ declare_rules! {
         GPU005 => gpu005_legacy_nvidia_runtime,
         GPU006 => gpu006_training_without_gpu_reservation,
         GPU011 => gpu011_gpu_resource_in_deploy_resources,
-        NCCL001 => nccl001_shm_transport_disabled,
-        NCCL002 => nccl002_p2p_disabled,
-        NCCL003 => nccl003_debugging_variable,
         SHM001 => shm001_default_shm,
-        SHM002 => shm002_shm_size_too_small,
         SHM003 => shm003_malformed_shm_size,
         SHM005 => shm005_ignored_shm_size,
         SHM006 => shm006_ipc_none,
@@ -61,6 +104,24 @@ declare_rules! {
         SHM009 => shm009_build_shm_size_only,
         ULIM001 => ulim001_memlock_not_unlimited,
         ULIM003 => ulim003_unlimited_stack,
+    }
+    kubernetes {
+        K8S001 => k8s001_gpu_request_without_limit,
+        K8S002 => k8s002_gpu_request_limit_mismatch,
+        K8S003 => k8s003_non_integer_gpu_count,
+        K8S004 => k8s004_gpu_pod_without_shm_volume,
+        K8S005 => k8s005_shm_volume_not_memory_backed,
+        K8S006 => k8s006_shm_volume_without_size_limit,
+        K8S008 => k8s008_quantity_unit_mistake,
+        K8S009 => k8s009_host_ipc_on_gpu_pod,
+        K8S013 => k8s013_shm_volume_not_mounted,
+    }
+    // Compose and Kubernetes: one implementation of the logic, an adapter per target.
+    shared {
+        NCCL001 => nccl001_shm_transport_disabled,
+        NCCL002 => nccl002_p2p_disabled,
+        NCCL003 => nccl003_debugging_variable,
+        SHM002 => shm002_shm_size_too_small,
     }
     suppression {
         SUP001 => sup001_unused_suppression,

@@ -5,7 +5,7 @@ use crate::rules::helpers::device_request_site;
 use crate::rules::{Check, ComposeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

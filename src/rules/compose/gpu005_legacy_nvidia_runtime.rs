@@ -6,7 +6,7 @@ use crate::rules::helpers::nvidia_reservation;
 use crate::syntax::yaml_edit::KeyOrder;
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

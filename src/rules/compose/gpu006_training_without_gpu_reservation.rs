@@ -4,7 +4,7 @@ use crate::fix::Applicability;
 use crate::rules::helpers::{gpu_reason, nvidia_reservation};
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

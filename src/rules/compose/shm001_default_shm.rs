@@ -8,7 +8,7 @@ use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workl
 use crate::rules::{Check, ComposeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

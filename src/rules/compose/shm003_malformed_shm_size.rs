@@ -4,7 +4,7 @@ use crate::diagnostic::Severity;
 use crate::model::size::{HumanBytes, MIB, SizeValue};
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

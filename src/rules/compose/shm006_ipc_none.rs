@@ -4,7 +4,7 @@ use crate::model::compose::EffectiveShm;
 use crate::rules::helpers::{add_shm_help, gpu_reason, is_gpu_workload};
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

@@ -5,7 +5,7 @@ use crate::model::compose::IpcMode;
 use crate::syntax::yaml_edit::NewNode;
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

@@ -7,7 +7,7 @@ use crate::syntax::yaml_edit::NewNode;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

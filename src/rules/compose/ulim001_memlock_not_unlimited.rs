@@ -6,7 +6,7 @@ use crate::rules::helpers::{gpu_reason, set_ulimit_edits};
 use crate::syntax::yaml_edit::NewNode;
 use crate::rules::{Check, ComposeContext, Reporter};
 
-pub const CHECK: Check = Check::Compose(check);
+pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {

@@ -4,4 +4,4 @@
 
 use crate::rules::Check;
 
-pub const CHECK: Check = Check::Engine;
+pub const CHECK: Check = Check::ENGINE;

@@ -1,0 +1,211 @@
+//! What a Kubernetes rule sees (one document's objects and their pod specs)
+//! and how it builds fixes.
+
+use super::RuleSettings;
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::model::k8s::{Container, Manifest, Object, PodSpec};
+use crate::model::workload::EnvVar;
+use crate::syntax::yaml::{NodeId, Value, Yaml};
+use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
+use crate::text::TextRange;
+
+pub struct KubeContext<'a> {
+    pub manifest: &'a Manifest<'a>,
+    pub text: &'a str,
+    pub settings: &'a RuleSettings,
+    pub edit: &'a YamlEditor<'a>,
+    /// The document's index in the stream (fixes must not touch the others).
+    pub document: usize,
+}
+
+/// A pod spec with the object it belongs to.
+#[derive(Clone, Copy)]
+pub struct Pod<'a> {
+    pub object: &'a Object,
+    pub spec: &'a PodSpec,
+}
+
+impl<'a> Pod<'a> {
+    /// "Deployment `triton`", "PyTorchJob `resnet` (Worker)".
+    pub fn describe(&self) -> String {
+        let mut out = self.object.kind.clone();
+        if let Some(name) = &self.object.name {
+            out.push_str(&format!(" `{name}`"));
+        }
+        if let Some(role) = &self.spec.role {
+            out.push_str(&format!(" ({role})"));
+        }
+        out
+    }
+
+    /// "container `vllm` of Deployment `triton`".
+    pub fn describe_container(&self, container: &Container) -> String {
+        let name = if container.name.is_empty() {
+            "unnamed container".to_string()
+        } else {
+            format!("container `{}`", container.name)
+        };
+        format!("{name} of {}", self.describe())
+    }
+
+    /// Several GPUs or ranks share the container's `/dev/shm`.
+    pub fn needs_large_shm(&self, container: &Container) -> bool {
+        self.spec.distributed
+            || container.launches_ranks()
+            || container
+                .gpu()
+                .is_some_and(|g| g.count.is_none_or(|n| n >= 2))
+    }
+}
+
+/// One change of a fix: the edit and the document path it changes.
+pub struct Change {
+    pub edit: Edit,
+    pub path: ModelPath,
+}
+
+impl<'a> KubeContext<'a> {
+    pub fn yaml(&self) -> &'a Yaml {
+        self.manifest.yaml
+    }
+
+    pub fn pods(&self) -> impl Iterator<Item = Pod<'a>> {
+        let objects: &'a [Object] = &self.manifest.objects;
+        objects
+            .iter()
+            .flat_map(|object| object.pods.iter().map(move |spec| Pod { object, spec }))
+    }
+
+    /// Every container (init containers too) with its pod.
+    pub fn containers(&self) -> impl Iterator<Item = (Pod<'a>, &'a Container)> {
+        self.pods()
+            .flat_map(|pod| pod.spec.containers.iter().map(move |c| (pod, c)))
+    }
+
+    pub fn range(&self, node: NodeId) -> TextRange {
+        self.yaml().range(node)
+    }
+
+    pub fn source(&self, node: NodeId) -> &'a str {
+        &self.text[self.range(node).as_range()]
+    }
+
+    /// The span of `key: value`.
+    pub fn entry_range(&self, key: NodeId, value: NodeId) -> TextRange {
+        self.range(key).cover(self.range(value))
+    }
+
+    /// Fixes are offered only for documents without aliases: an edit inside
+    /// an anchor would change every place that shares it, which a pod-level
+    /// fix cannot account for.
+    fn editable(&self) -> bool {
+        let document = self.range(self.manifest.root);
+        !self.yaml().nodes.iter().any(|n| {
+            matches!(n.value, Value::Alias(_))
+                && n.range.start >= document.start
+                && n.range.end <= document.end
+        })
+    }
+
+    /// Creates `relative` (and missing parents) under `map`, whose document
+    /// path is `map_path`, ending in `leaf`.
+    pub fn insert(
+        &self,
+        map: NodeId,
+        map_path: &[String],
+        relative: &[&str],
+        leaf: NewNode,
+    ) -> Option<Change> {
+        let plan = self
+            .edit
+            .insert_path(map, relative, leaf, KeyOrder::Append)
+            .ok()?;
+        Some(Change {
+            edit: plan.edit,
+            path: ModelPath::new(
+                map_path
+                    .iter()
+                    .map(String::as_str)
+                    .chain(relative.iter().copied()),
+            ),
+        })
+    }
+
+    /// Appends `item` to the sequence at `relative` under `map`, or creates
+    /// the sequence with it.
+    pub fn append(
+        &self,
+        map: NodeId,
+        map_path: &[String],
+        relative: &[&str],
+        item: NewNode,
+    ) -> Option<Change> {
+        match self.edit.locate(map, relative) {
+            Some(found) if !self.yaml().is_null(found.node) => {
+                let count = self.yaml().items(found.node).len();
+                let edit = self.edit.append_item(found.node, &item).ok()?;
+                let path = ModelPath::new(
+                    map_path
+                        .iter()
+                        .map(String::as_str)
+                        .chain(relative.iter().copied()),
+                )
+                .child(count.to_string());
+                Some(Change { edit, path })
+            }
+            _ => self.insert(map, map_path, relative, NewNode::Seq(vec![item])),
+        }
+    }
+
+    /// Replaces a scalar, keeping its quoting.
+    pub fn replace(&self, node: NodeId, path: ModelPath, value: &str) -> Change {
+        Change {
+            edit: self.edit.replace(node, self.edit.scalar_like(node, value)),
+            path,
+        }
+    }
+
+    /// A fix from its changes, in this document; `None` when a change could
+    /// not be built or the document uses anchors.
+    pub fn fix(
+        &self,
+        title: impl Into<String>,
+        applicability: Applicability,
+        changes: impl IntoIterator<Item = Option<Change>>,
+    ) -> Option<Fix> {
+        if !self.editable() {
+            return None;
+        }
+        let changes: Vec<Change> = changes.into_iter().collect::<Option<_>>()?;
+        let (edits, paths): (Vec<Edit>, Vec<ModelPath>) =
+            changes.into_iter().map(|c| (c.edit, c.path)).unzip();
+        Some(Fix::new(title, applicability, edits, paths).in_document(self.document))
+    }
+
+    /// A fix that removes an environment variable from a container (the
+    /// whole `env` key when it is the only one).
+    pub fn remove_env_fix(&self, container: &Container, var: &EnvVar) -> Option<Fix> {
+        let env = self.yaml().get(container.map, "env")?;
+        let env_path = ModelPath::new(container.path.iter().map(String::as_str)).child("env");
+        let edit = match self.edit.remove_item(env.value, var.node) {
+            Ok(edit) => edit,
+            Err(_) => self.edit.remove_entry(container.map, env.key).ok()?,
+        };
+        self.fix(
+            format!("Remove `{}`", var.name),
+            Applicability::Unsafe,
+            [Some(Change {
+                edit,
+                path: env_path,
+            })],
+        )
+    }
+}
+
+/// `{name: NAME, mountPath: /dev/shm}`.
+pub fn shm_mount(volume: &str) -> NewNode {
+    NewNode::map([
+        ("name", NewNode::scalar(volume)),
+        ("mountPath", NewNode::scalar("/dev/shm")),
+    ])
+}

@@ -1,0 +1,38 @@
+//! K8S001: a GPU in `resources.requests` with no matching limit, which the
+//! API server rejects.
+
+use crate::fix::Applicability;
+use crate::model::k8s::is_gpu_resource;
+use crate::rules::{Check, KubeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
+
+pub const CHECK: Check = Check::kubernetes(check);
+
+fn check(cx: &KubeContext, out: &mut Reporter) {
+    for (pod, container) in cx.containers() {
+        for request in container.requests.iter().filter(|r| is_gpu_resource(&r.name)) {
+            if container.limits.iter().any(|l| l.name == request.name) {
+                continue;
+            }
+            let value = cx.source(request.value);
+            let fix = cx.fix(
+                format!("Add the limit `{}: {value}`", request.name),
+                Applicability::Safe,
+                [cx.insert(
+                    container.map,
+                    &container.path,
+                    &["resources", "limits", &request.name],
+                    NewNode::scalar(value),
+                )],
+            );
+            out.report(
+                cx.entry_range(request.key, request.value),
+                format!("{} requests `{}` without a limit", pod.describe_container(container), request.name),
+            )
+            .label("GPUs are set in `limits`; a request alone is rejected")
+            .note("the API server refuses the pod: \"Limit must be set for non overcommitable resources\"; GPUs cannot be overcommitted, so Kubernetes takes the limit as the request")
+            .help(format!("set `resources.limits.{}` to the same value (the request may then be dropped)", request.name))
+            .fix(fix);
+        }
+    }
+}

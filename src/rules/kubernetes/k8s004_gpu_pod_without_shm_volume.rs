@@ -1,0 +1,81 @@
+//! K8S004: a GPU container left on the runtime's 64 MiB `/dev/shm`.
+
+use crate::diagnostic::Severity;
+use crate::fix::{Applicability, Fix};
+use crate::model::k8s::{Container, ContainerShm};
+use crate::rules::helpers::SHM_FAILURES;
+use crate::rules::kube_context::{Pod, shm_mount};
+use crate::rules::{Check, KubeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
+
+pub const CHECK: Check = Check::kubernetes(check);
+
+/// GPU containers with the default `/dev/shm` and no shm volume to mount
+/// (K8S013 reports those that have one).
+fn unprovided<'a>(pod: &Pod<'a>) -> Vec<&'a Container> {
+    if pod.spec.shm_managed_by.is_some() {
+        return Vec::new();
+    }
+    pod.spec
+        .app_containers()
+        .filter(|c| c.gpu().is_some())
+        .filter(|c| matches!(pod.spec.shm_of(c), ContainerShm::Default))
+        .filter(|c| pod.spec.unmounted_shm_volume(c).is_none())
+        .collect()
+}
+
+fn check(cx: &KubeContext, out: &mut Reporter) {
+    for pod in cx.pods() {
+        let containers = unprovided(&pod);
+        if containers.is_empty() {
+            continue;
+        }
+        let fix = add_shm_volume_fix(cx, &pod, &containers);
+        for container in containers {
+            let gpu = container.gpu().expect("filtered on GPUs");
+            let large = pod.needs_large_shm(container);
+            let request = cx.entry_range(gpu.resource.key, gpu.resource.value);
+            let name = cx.yaml().get(container.map, "name").map(|e| cx.range(e.value));
+            let finding = out
+                .report(name.unwrap_or(request), format!("GPU {} runs with the default 64 MiB /dev/shm", pod.describe_container(container)))
+                .severity(if large { Severity::Error } else { Severity::Warning })
+                .label("mounts nothing at /dev/shm, and the pod does not set `hostIPC`");
+            let finding = if name.is_some() { finding.related(request, "the GPU request") } else { finding };
+            finding
+                .note(format!("{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"))
+                .help(format!(
+                    "add a volume `{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {}}}}}` to the pod and mount it at /dev/shm in this container",
+                    cx.settings.fix_shm_quantity()
+                ))
+                .fix(fix.clone());
+        }
+    }
+}
+
+/// One volume for the pod, mounted at `/dev/shm` in every container that needs it.
+fn add_shm_volume_fix(cx: &KubeContext, pod: &Pod, containers: &[&Container]) -> Option<Fix> {
+    let name = pod.spec.unused_volume_name("dshm");
+    let size = cx.settings.fix_shm_quantity();
+    // Mounts first: when a container ends the pod spec, its mount and the
+    // pod's new `volumes` key are inserted at the same offset, in this order.
+    let mut changes: Vec<_> = containers
+        .iter()
+        .map(|c| cx.append(c.map, &c.path, &["volumeMounts"], shm_mount(&name)))
+        .collect();
+    let volume = NewNode::map([
+        ("name", NewNode::scalar(name.as_str())),
+        (
+            "emptyDir",
+            NewNode::map([
+                ("medium", NewNode::scalar("Memory")),
+                ("sizeLimit", NewNode::scalar(size.as_str())),
+            ]),
+        ),
+    ]);
+    changes.push(cx.append(pod.spec.map, &pod.spec.path, &["volumes"], volume));
+    cx.fix(
+        format!("Mount a memory-backed emptyDir `{name}` (sizeLimit {size}) at /dev/shm"),
+        Applicability::Safe,
+        changes,
+    )
+}

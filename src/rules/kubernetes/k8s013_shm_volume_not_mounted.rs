@@ -1,0 +1,41 @@
+//! K8S013: the pod defines a memory-backed emptyDir for `/dev/shm`, but a
+//! GPU container does not mount it.
+
+use crate::diagnostic::Severity;
+use crate::fix::Applicability;
+use crate::model::k8s::ContainerShm;
+use crate::rules::helpers::SHM_FAILURES;
+use crate::rules::kube_context::shm_mount;
+use crate::rules::{Check, KubeContext, Reporter};
+
+pub const CHECK: Check = Check::kubernetes(check);
+
+fn check(cx: &KubeContext, out: &mut Reporter) {
+    for pod in cx.pods() {
+        for container in pod.spec.app_containers().filter(|c| c.gpu().is_some()) {
+            if !matches!(pod.spec.shm_of(container), ContainerShm::Default) {
+                continue;
+            }
+            let Some((_, volume)) = pod.spec.unmounted_shm_volume(container) else {
+                continue;
+            };
+            let name = volume.name.as_deref().expect("named volumes only");
+            let fix = cx.fix(
+                format!("Mount `{name}` at /dev/shm"),
+                Applicability::Safe,
+                [cx.append(container.map, &container.path, &["volumeMounts"], shm_mount(name))],
+            );
+            let at = cx
+                .yaml()
+                .get(container.map, "name")
+                .map_or(cx.range(container.map), |e| cx.range(e.value));
+            out.report(at, format!("GPU {} does not mount the pod's /dev/shm volume `{name}`", pod.describe_container(container)))
+                .severity(if pod.needs_large_shm(container) { Severity::Error } else { Severity::Warning })
+                .label("this container still has the default 64 MiB /dev/shm")
+                .related(cx.range(volume.node), "a memory-backed emptyDir, meant for /dev/shm")
+                .note(format!("{SHM_FAILURES}; a volume only reaches the containers that list it in `volumeMounts`"))
+                .help(format!("add `{{name: {name}, mountPath: /dev/shm}}` to this container's `volumeMounts`"))
+                .fix(fix);
+        }
+    }
+}

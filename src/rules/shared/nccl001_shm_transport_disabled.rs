@@ -1,0 +1,39 @@
+//! NCCL001: `NCCL_SHM_DISABLE=1` shipped in a compose service or a container.
+
+use crate::model::workload::EnvVar;
+use crate::rules::context::DiagnosticBuilder;
+use crate::rules::helpers::remove_env_fix;
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter};
+
+pub const CHECK: Check = Check::both(compose, kubernetes);
+
+const NAME: &str = "NCCL_SHM_DISABLE";
+
+fn disables_shm(var: &&EnvVar) -> bool {
+    var.value.as_deref().map(str::trim) == Some("1")
+}
+
+fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str, remedy: &str) -> DiagnosticBuilder<'r> {
+    out.report(var.range, format!("{owner} disables NCCL's shared-memory transport"))
+        .label("NCCL_SHM_DISABLE is a debugging switch")
+        .note("NCCL's docs say debugging variables \"should not be used in production\": GPUs in this container then talk over sockets or IB instead of shared memory, and collectives slow down; it is usually a workaround for a too-small /dev/shm")
+        .help(format!("remove it and give the container a large enough /dev/shm ({remedy})"))
+}
+
+fn compose(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        if let Some(var) = service.env(NAME).filter(disables_shm) {
+            report(out, var, &format!("service `{}`", service.name), "`shm_size` or `ipc: host`")
+                .fix(remove_env_fix(cx, service, var));
+        }
+    }
+}
+
+fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
+    for (pod, container) in cx.containers() {
+        if let Some(var) = container.env(NAME).filter(disables_shm) {
+            report(out, var, &pod.describe_container(container), "an `emptyDir` with `medium: Memory` mounted at /dev/shm")
+                .fix(cx.remove_env_fix(container, var));
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! NCCL002: NCCL peer-to-peer disabled (`NCCL_P2P_DISABLE=1`, `NCCL_P2P_LEVEL=LOC`)
+//! in a compose service or a container.
+
+use crate::model::workload::EnvVar;
+use crate::rules::context::DiagnosticBuilder;
+use crate::rules::helpers::remove_env_fix;
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter};
+
+pub const CHECK: Check = Check::both(compose, kubernetes);
+
+fn disables_p2p(var: &EnvVar) -> bool {
+    let value = var.value.as_deref().map(str::trim).unwrap_or("");
+    match var.name.as_str() {
+        "NCCL_P2P_DISABLE" => value == "1",
+        "NCCL_P2P_LEVEL" => value.eq_ignore_ascii_case("LOC") || value == "0",
+        _ => false,
+    }
+}
+
+fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str) -> DiagnosticBuilder<'r> {
+    out.report(var.range, format!("{owner} disables NCCL peer-to-peer transfers"))
+        .label(format!("{} is a debugging switch", var.name))
+        .note("GPU-to-GPU traffic then goes through host memory instead of NVLink or PCIe P2P, which cuts collective bandwidth several times; NCCL's docs say debugging variables \"should not be used in production\"")
+        .help("remove it; keep it only for GPUs without working P2P (consumer cards), with a suppression comment that says so")
+}
+
+fn compose(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        for var in service.environment.iter().filter(|v| disables_p2p(v)) {
+            report(out, var, &format!("service `{}`", service.name))
+                .fix(remove_env_fix(cx, service, var));
+        }
+    }
+}
+
+fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
+    for (pod, container) in cx.containers() {
+        for var in container.env.iter().filter(|v| disables_p2p(v)) {
+            report(out, var, &pod.describe_container(container))
+                .fix(cx.remove_env_fix(container, var));
+        }
+    }
+}

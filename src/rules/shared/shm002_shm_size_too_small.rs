@@ -1,0 +1,122 @@
+//! SHM002: `/dev/shm` sized below what GPU jobs need: a compose `shm_size`
+//! or tmpfs size, or the `sizeLimit` of a Kubernetes `/dev/shm` emptyDir.
+
+use crate::fix::{Applicability, ModelPath};
+use crate::model::compose::{EffectiveShm, ShmMount};
+use crate::model::k8s::VolumeSource;
+use crate::model::quantity::QuantityValue;
+use crate::model::size::{HumanBytes, MIB, SizeValue};
+use crate::rules::context::DiagnosticBuilder;
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, needs_large_shm, set_shm_size_fix};
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings};
+use crate::text::TextRange;
+
+pub const CHECK: Check = Check::both(compose, kubernetes);
+
+/// The finding, when `bytes` is below the threshold for the workload.
+fn report<'r>(
+    out: &'r mut Reporter,
+    settings: &RuleSettings,
+    range: TextRange,
+    bytes: u64,
+    multi_gpu: bool,
+    subject: &str,
+    suggested: &str,
+) -> Option<DiagnosticBuilder<'r>> {
+    let threshold = settings.shm_threshold(multi_gpu);
+    if bytes >= threshold {
+        return None;
+    }
+    let kind = if multi_gpu { "multi-GPU or distributed" } else { "GPU" };
+    Some(
+        out.report(
+            range,
+            format!(
+                "/dev/shm of {} is below the {} gpulint expects for {kind} {subject}",
+                HumanBytes(bytes),
+                HumanBytes(threshold),
+            ),
+        )
+        .note(SHM_FAILURES)
+        .help(format!(
+            "raise it to at least {suggested} (`{}` in gpulint.toml's [shm] sets the threshold)",
+            RuleSettings::shm_threshold_key(multi_gpu)
+        )),
+    )
+}
+
+fn compose(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        if !is_gpu_workload(service) {
+            continue;
+        }
+        let (bytes, node) = match &service.effective_shm {
+            EffectiveShm::Sized { bytes, node } => (*bytes, *node),
+            EffectiveShm::Mount {
+                mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })),
+                node,
+            } => (*bytes, *node),
+            _ => continue,
+        };
+        // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
+        let bare = matches!(
+            service.shm_size.as_ref().map(|s| &s.value),
+            Some(SizeValue::Bytes { bare_number: true, .. })
+        );
+        if bare && bytes < MIB {
+            continue;
+        }
+        let subject = format!("service `{}`", service.name);
+        let suggested = format!("\"{}\"", cx.settings.fix_shm_size);
+        let multi = needs_large_shm(service);
+        let Some(finding) = report(out, cx.settings, cx.range(node), bytes, multi, &subject, &suggested) else {
+            continue;
+        };
+        // Only a plain `shm_size` is rewritten: an interpolated default or a
+        // tmpfs mount's size option is left to the user.
+        let fix = service
+            .shm_size
+            .as_ref()
+            .filter(|s| s.node == node && !cx.source(node).contains('$'))
+            .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe));
+        finding.label(format!("the service {}", gpu_reason(service))).fix(fix);
+    }
+}
+
+fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
+    for pod in cx.pods() {
+        for (index, volume) in pod.spec.volumes.iter().enumerate() {
+            let VolumeSource::EmptyDir { memory: true, size_limit: Some((_, value, QuantityValue::Parsed(quantity))), .. } = &volume.source else {
+                continue;
+            };
+            // `512m` (milli) is K8S008's finding.
+            if quantity.suffix.is_milli() {
+                continue;
+            }
+            let users: Vec<_> = pod
+                .spec
+                .app_containers()
+                .filter(|c| c.gpu().is_some())
+                .filter(|c| c.mount_at("/dev/shm").and_then(|m| m.name.as_deref()) == volume.name.as_deref())
+                .collect();
+            let Some(first) = users.first() else { continue };
+            let multi = users.iter().any(|c| pod.needs_large_shm(c));
+            let size = cx.settings.fix_shm_quantity();
+            let subject = pod.describe_container(first);
+            let Some(finding) = report(out, cx.settings, cx.range(*value), quantity.bytes_ceil(), multi, &subject, &format!("`{size}`")) else {
+                continue;
+            };
+            let path = ModelPath::new(pod.spec.path.iter().map(String::as_str))
+                .child("volumes")
+                .child(index.to_string())
+                .child("emptyDir")
+                .child("sizeLimit");
+            let fix = cx.fix(
+                format!("Raise `sizeLimit` to {size}"),
+                Applicability::Unsafe,
+                [Some(cx.replace(*value, path, &size))],
+            );
+            finding.label("the emptyDir's `sizeLimit` caps /dev/shm").fix(fix);
+        }
+    }
+}
