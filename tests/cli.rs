@@ -322,7 +322,9 @@ fn example_in_readme_reports_its_findings() {
     let out = gpulint(root, &["check", "fixtures/_examples", "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
-    for code in ["SHM001", "GPU002", "NCCL002", "SHM005"] {
+    for code in [
+        "SHM001", "GPU002", "NCCL002", "SHM005", "K8S001", "K8S004", "NCCL001",
+    ] {
         assert!(text.contains(code), "{code} missing:\n{text}");
     }
     assert!(!text.contains("`db`"), "{text}");
@@ -483,5 +485,112 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         "services: {}\n# edited meanwhile\n"
+    );
+}
+
+const GPU_POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train\nspec:\n  containers:\n  - name: train\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+
+#[test]
+fn walking_finds_manifests_by_content_and_skips_templates_and_overlays() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "k8s/train.yaml", GPU_POD.as_bytes());
+    // YAML that is not a manifest is not gpulint's, whatever its name.
+    write(
+        dir.path(),
+        "k8s/values.yaml",
+        b"replicaCount: 1\nimage: {repository: x}\n",
+    );
+    write(
+        dir.path(),
+        ".github/workflows/ci.yml",
+        b"on: push\njobs: {}\n",
+    );
+    write(dir.path(), "notes.yml", b"kind: of a list\n- not yaml: [\n");
+    // A manifest that does not parse is reported.
+    write(
+        dir.path(),
+        "broken.yaml",
+        b"apiVersion: v1\nkind: Pod\nspec: [\n",
+    );
+    // A Helm chart: the template is skipped with a note naming the chart.
+    write(
+        dir.path(),
+        "chart/Chart.yaml",
+        b"apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+    );
+    write(
+        dir.path(),
+        "chart/templates/deployment.yaml",
+        b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n      - name: t\n        resources: {{- toYaml .Values.resources | nindent 10 }}\n",
+    );
+    // A kustomize overlay: its patch is partial (no volumes) and is skipped.
+    write(
+        dir.path(),
+        "overlay/kustomization.yaml",
+        b"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../k8s]\npatches:\n- path: gpu.yaml\n",
+    );
+    write(
+        dir.path(),
+        "overlay/gpu.yaml",
+        b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: train\nspec:\n  containers:\n  - name: train\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n",
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let (out_text, err) = (stdout(&out), stderr(&out));
+    let findings: Vec<&str> = out_text.lines().collect();
+    assert_eq!(findings.len(), 1, "{out_text}");
+    assert!(
+        findings[0].starts_with("./k8s/train.yaml:7:11: warning[K8S004]"),
+        "{out_text}"
+    );
+    assert!(err.contains("./broken.yaml:"), "{err}");
+    assert!(
+        err.contains("note: skipped the Helm template ./chart/templates/deployment.yaml")
+            && err.contains("`helm template ./chart | gpulint check -`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: skipped the kustomize overlay in ./overlay (2 files)")
+            && err.contains("`kubectl kustomize ./overlay | gpulint check -`"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("values.yaml") && !err.contains("ci.yml") && !err.contains("notes.yml"),
+        "{err}"
+    );
+    // The same manifest through standard input, as `helm template | gpulint check -` sends it.
+    let piped = gpulint_with_stdin(
+        dir.path(),
+        &["check", "-", "--output-format", "concise"],
+        GPU_POD,
+    );
+    assert_eq!(piped.status.code(), Some(1));
+    assert!(
+        stdout(&piped).contains("warning[K8S004]"),
+        "{}",
+        stdout(&piped)
+    );
+}
+
+#[test]
+fn fix_writes_manifests_and_diff_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "k8s/train.yaml", GPU_POD.as_bytes());
+    let diff = gpulint(dir.path(), &["check", "--diff", "k8s"]);
+    assert_eq!(diff.status.code(), Some(1));
+    assert!(
+        stdout(&diff).contains("+  - name: dshm\n"),
+        "{}",
+        stdout(&diff)
+    );
+    let fixed = gpulint(dir.path(), &["check", "--fix", "k8s"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stdout(&fixed));
+    let text = std::fs::read_to_string(dir.path().join("k8s/train.yaml")).unwrap();
+    assert!(text.ends_with("    volumeMounts:\n    - name: dshm\n      mountPath: /dev/shm\n  volumes:\n  - name: dshm\n    emptyDir:\n      medium: Memory\n      sizeLimit: 8Gi\n"), "{text}");
+    let again = gpulint(dir.path(), &["check", "--fix", "k8s"]);
+    assert!(
+        stdout(&again).contains("Fixed 0 findings"),
+        "{}",
+        stdout(&again)
     );
 }

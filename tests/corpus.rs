@@ -8,9 +8,10 @@
 mod common;
 
 use common::root;
-use gpulint::engine::check_text;
 use gpulint::engine::config::Config;
+use gpulint::engine::{Skip, check_text};
 use gpulint::model::compose::ComposeFile;
+use gpulint::model::k8s::Manifest;
 use gpulint::syntax::yaml::Yaml;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -67,6 +68,32 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("034", &[]),
     ("035", &[]),
     ("036", &[]),
+];
+
+/// Kubernetes file number → expected `CODE@container` findings.
+const EXPECTED_K8S: &[(&str, &[&str])] = &[
+    ("065", &[]), // CLEAN: dshm emptyDir Memory (no sizeLimit: K8S006 is opt-in)
+    ("066", &[]), // CLEAN: LeaderWorkerSet leader and worker templates mount dshm
+    ("067", &["K8S004@triton-server"]),
+    ("068", &[]), // GPU-OK: hostPath /dev/shm; `$GPU_PER_NODE` is a placeholder
+    ("069", &[]),
+    ("070", &["K8S004@kfserving-container"]), // Knative Service, one GPU: a warning
+    ("071", &[]),                             // FP-TRAP: KubeRay mounts /dev/shm itself
+    ("072", &[]),                             // FP-TRAP: RayService, same
+    ("073", &[]),
+    ("074", &[]),
+    ("075", &["K8S004@training-container"]), // Katib trial Job, found by shape
+    // FLAG-MAYBE: KServe framework blocks and LLMInferenceService containers are
+    // understood, and the finding strictly applies.
+    ("076", &["K8S004@kserve-container"]),
+    ("077", &["K8S004@main"]),
+    ("078", &["K8S004@kserve-container"]),
+    ("079", &["K8S004@mpiworker"]), // Volcano: the GPU worker only, not the launcher
+    ("080", &[]),                   // device plugin: an NVIDIA image, no GPU request
+    ("081", &["K8S004@cuda-container"]),
+    ("082", &[]), // PARSE: a Helm template, skipped
+    ("083", &[]),
+    ("084", &[]),
 ];
 
 fn corpus_dir() -> Option<PathBuf> {
@@ -191,6 +218,168 @@ fn compose_corpus_matches_its_labels() {
         files >= 30,
         "expected the whole compose corpus, saw {files} files"
     );
+}
+
+/// The container (or, outside containers, the pod's object kind) whose text contains `offset`.
+fn container_at(text: &str, offset: usize) -> String {
+    let yaml = Yaml::parse(text).unwrap();
+    for doc in &yaml.documents {
+        let Some(root) = doc.root else { continue };
+        let Some(manifest) = Manifest::from_document(&yaml, root) else {
+            continue;
+        };
+        for object in &manifest.objects {
+            for pod in &object.pods {
+                for c in &pod.containers {
+                    if yaml.range(c.map).contains(offset) {
+                        return c.name.clone();
+                    }
+                }
+            }
+            if yaml.range(object.map).contains(offset) {
+                return object.kind.clone();
+            }
+        }
+    }
+    "?".to_string()
+}
+
+fn k8s_findings(text: &str, diagnostics: &[gpulint::diagnostic::Diagnostic]) -> BTreeSet<String> {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}@{}", d.code, container_at(text, d.range.start as usize)))
+        .collect()
+}
+
+#[test]
+fn k8s_corpus_matches_its_labels() {
+    let Some(dir) = corpus_dir() else { return };
+    let expected: BTreeMap<&str, BTreeSet<String>> = EXPECTED_K8S
+        .iter()
+        .map(|(n, e)| (*n, e.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    let config = Config::default();
+    let mut failures = Vec::new();
+    let (mut tp, mut fp, mut fn_, mut files, mut skipped) = (0, 0, 0, 0, 0);
+    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for row in rows(&dir).iter().filter(|r| r.kind == "k8s") {
+        files += 1;
+        let number = &row.file["k8s/".len().."k8s/".len() + 3];
+        let Some(want) = expected.get(number) else {
+            failures.push(format!("{}: no expectation recorded", row.file));
+            continue;
+        };
+        let path = dir.join(&row.file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let report = check_text(path.clone(), text.clone(), &config);
+        if let Some(e) = &report.error {
+            failures.push(format!("{}: {}", row.file, e.message));
+            continue;
+        }
+        let is_template = matches!(report.skipped, Some(Skip::HelmTemplate { .. }));
+        if row.class == "PARSE" {
+            skipped += 1;
+            if !is_template {
+                failures.push(format!(
+                    "{}: a Helm template, but not skipped as one",
+                    row.file
+                ));
+            }
+        } else if report.skipped.is_some() {
+            failures.push(format!("{}: skipped, but it is a plain manifest", row.file));
+        }
+        let got = k8s_findings(&text, &report.diagnostics);
+        let entry = by_class.entry(row.class.clone()).or_default();
+        entry.0 += 1;
+        if !got.is_empty() {
+            entry.1 += 1;
+        }
+        let quiet_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "FP-TRAP" | "PARSE");
+        if quiet_class && !got.is_empty() {
+            failures.push(format!(
+                "{} is labelled {} but got {got:?}",
+                row.file, row.class
+            ));
+        }
+        if row.class == "FLAG" && got.is_empty() {
+            failures.push(format!("{} is labelled FLAG but got nothing", row.file));
+        }
+        for g in &got {
+            if want.contains(g) {
+                tp += 1;
+            } else {
+                fp += 1;
+                failures.push(format!("{}: unexpected finding {g}", row.file));
+            }
+        }
+        for w in want.difference(&got) {
+            fn_ += 1;
+            failures.push(format!("{}: missing finding {w}", row.file));
+        }
+    }
+    println!(
+        "k8s corpus: {files} files, {tp} true positives, {fp} false positives, {fn_} false negatives, {skipped} Helm templates skipped"
+    );
+    for (class, (n, flagged)) in &by_class {
+        println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        files >= 20,
+        "expected the whole k8s corpus, saw {files} files"
+    );
+}
+
+#[test]
+fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
+    use gpulint::engine::fix::{FixMode, fix_text};
+    let Some(dir) = corpus_dir() else { return };
+    let config = Config::default();
+    let mode = FixMode { unsafe_fixes: true };
+    let mut failures = Vec::new();
+    let (mut changed, mut applied, mut before_total, mut after_total) = (0, 0, 0, 0);
+    for row in rows(&dir)
+        .iter()
+        .filter(|r| r.kind == "k8s" && r.class != "PARSE")
+    {
+        let path = dir.join(&row.file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let before = check_text(path.clone(), text.clone(), &config);
+        let outcome = match fix_text(&text, &path, &config, mode) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {}", row.file, e.message));
+                continue;
+            }
+        };
+        for f in &outcome.failed {
+            failures.push(format!(
+                "{}: {} fix failed verification: {}",
+                row.file, f.code, f.reason
+            ));
+        }
+        let relinted = check_text(path.clone(), outcome.fixed_text.clone(), &config);
+        if !relinted.diagnostics.is_empty() || relinted.error.is_some() {
+            failures.push(format!(
+                "{}: the fixed manifest still has {:?}",
+                row.file,
+                k8s_findings(&outcome.fixed_text, &relinted.diagnostics)
+            ));
+        }
+        let again = fix_text(&outcome.fixed_text, &path, &config, mode).unwrap();
+        if again.changed(&outcome.fixed_text) {
+            failures.push(format!("{}: a second --fix changed it again", row.file));
+        }
+        before_total += before.diagnostics.len();
+        after_total += outcome.remaining.len();
+        applied += outcome.applied.len();
+        changed += usize::from(outcome.changed(&text));
+    }
+    println!(
+        "k8s corpus --fix --unsafe-fixes: {changed} files changed, {applied} fixes applied, findings {before_total} -> {after_total}"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(changed >= 5, "only {changed} corpus manifests were fixed");
 }
 
 #[test]

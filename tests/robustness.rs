@@ -82,3 +82,29 @@ fn alias_bomb_is_linted_quickly() {
     let diagnostics = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap();
     assert!(diagnostics.iter().any(|d| d.code == "SHM001"));
 }
+
+#[test]
+fn alias_bomb_in_a_manifest_is_linted_quickly() {
+    // Ten levels of nine aliases each: a billion nodes if expanded. The pod
+    // finder's visit budget keeps the walk small; the real pod is still found.
+    let mut text = String::from(
+        "apiVersion: example.com/v1\nkind: Bomb\nmetadata:\n  name: b\n  labels: &a {x: \"1\"}\nspec:\n",
+    );
+    for i in 0..10 {
+        let prev = if i == 0 {
+            "a".to_string()
+        } else {
+            format!("b{}", i - 1)
+        };
+        text.push_str(&format!(
+            "  b{i}: &b{i} [{}]\n",
+            vec![format!("*{prev}"); 9].join(", ")
+        ));
+    }
+    text.push_str("  run:\n    template:\n      spec:\n        volumes: *b9\n        containers:\n        - name: t\n          env: *b9\n          resources: {limits: {nvidia.com/gpu: 1}}\n");
+    let diagnostics = lint_text(&text, Path::new("bomb.yaml"), &Config::default()).unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d.code == "K8S004"),
+        "{diagnostics:?}"
+    );
+}

@@ -387,9 +387,12 @@ fn read_object(yaml: &Yaml, map: NodeId, path: Vec<String>, out: &mut Vec<Object
     if group == "trainer.kubeflow.org" && kind == "TrainJob" {
         read_trainjob(yaml, map, &path, &mut pods);
     }
+    // Pods read by kind-specific code above are not found again.
+    let visited = pods.iter().map(|p| p.map).collect();
     let mut finder = PodFinder {
         yaml,
         pods: &mut pods,
+        visited,
         budget: MAX_VISITS,
     };
     for entry in yaml.entries(map) {
@@ -423,7 +426,10 @@ fn read_object(yaml: &Yaml, map: NodeId, path: Vec<String>, out: &mut Vec<Object
 struct PodFinder<'a, 'y> {
     yaml: &'y Yaml,
     pods: &'a mut Vec<PodSpec>,
-    /// Nodes left to visit: aliases can make a small file a huge tree.
+    /// Collections already walked: an alias leads to a node once, however
+    /// many times it is referenced (alias bombs stay linear).
+    visited: std::collections::HashSet<NodeId>,
+    /// Nodes left to visit, a backstop for hostile input.
     budget: usize,
 }
 
@@ -435,7 +441,7 @@ impl PodFinder<'_, '_> {
         self.budget -= 1;
         let yaml = self.yaml;
         let node = yaml.resolve(node);
-        if self.pods.iter().any(|p| p.map == node) {
+        if !self.visited.insert(node) {
             return;
         }
         match yaml.value(node) {
