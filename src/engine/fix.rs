@@ -508,6 +508,48 @@ mod tests {
     }
 
     #[test]
+    fn verification_rejects_a_change_in_another_document() {
+        use crate::fix::Edit;
+        // The same pod twice: a fix for the second must not touch the first,
+        // even at the same document path.
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  hostIPC: true\n  containers:\n  - name: t\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+        let text = format!("{pod}---\n{pod}");
+        let path = Path::new("pods.yaml");
+        let config = Config::default();
+        let diagnostics = lint_text(&text, path, &config).unwrap();
+        let second = diagnostics
+            .iter()
+            .filter(|d| d.code == "K8S009")
+            .nth(1)
+            .unwrap();
+        let line = "  hostIPC: true\n";
+        let at = text.find(line).unwrap();
+        let in_first = Edit::delete(crate::text::TextRange::new(at, at + line.len()));
+        let mut target = second.clone();
+        target.fix = Some(
+            Fix::new(
+                "bad",
+                Applicability::Safe,
+                vec![in_first],
+                vec![ModelPath::new(["spec", "hostIPC"])],
+            )
+            .in_document(1),
+        );
+        let reason = verify(
+            &text,
+            &Resolved::of_text(&text),
+            &diagnostics,
+            &target,
+            path,
+            &config,
+            FixMode { unsafe_fixes: true },
+        )
+        .err()
+        .expect("rejected");
+        assert!(reason.contains("in YAML document 1"), "{reason}");
+    }
+
+    #[test]
     fn original_offsets_undo_earlier_edits() {
         let history = vec![vec![crate::fix::Edit::insert(2, "abc")]];
         assert_eq!(original_offset(&history, 1), 1);

@@ -69,6 +69,8 @@ pub struct Container {
     /// Init containers run before the others and are not checked for /dev/shm.
     pub init: bool,
     pub image: Option<String>,
+    /// Where requests and limits live: `resources`, or a TrainJob's `resourcesPerNode`.
+    pub resources_field: &'static str,
     pub requests: Vec<Resource>,
     pub limits: Vec<Resource>,
     pub mounts: Vec<VolumeMount>,
@@ -620,6 +622,7 @@ fn read_container(yaml: &Yaml, map: NodeId, path: Vec<String>, init: bool) -> Co
         path,
         init,
         image: string_at(yaml, map, &["image"]),
+        resources_field: "resources",
         requests: resources("requests"),
         limits: resources("limits"),
         mounts,
@@ -739,6 +742,7 @@ fn read_trainjob(yaml: &Yaml, map: NodeId, path: &[String], pods: &mut Vec<PodSp
     if container.name.is_empty() {
         container.name = "trainer".into();
     }
+    container.resources_field = "resourcesPerNode";
     if let Some(e) = yaml.get(node, "resourcesPerNode") {
         for (which, out) in [
             ("limits", &mut container.limits),
@@ -752,7 +756,7 @@ fn read_trainjob(yaml: &Yaml, map: NodeId, path: &[String], pods: &mut Vec<PodSp
     pods.push(PodSpec {
         map: node,
         path: trainer_path,
-        role: Some("trainer".into()),
+        role: None,
         host_ipc: None,
         volumes_key: None,
         volumes: Vec::new(),

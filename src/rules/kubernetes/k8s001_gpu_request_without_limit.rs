@@ -21,7 +21,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 [cx.insert(
                     container.map,
                     &container.path,
-                    &["resources", "limits", &request.name],
+                    &[container.resources_field, "limits", &request.name],
                     NewNode::scalar(value),
                 )],
             );
@@ -31,7 +31,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             )
             .label("GPUs are set in `limits`; a request alone is rejected")
             .note("the API server refuses the pod: \"Limit must be set for non overcommitable resources\"; GPUs cannot be overcommitted, so Kubernetes takes the limit as the request")
-            .help(format!("set `resources.limits.{}` to the same value (the request may then be dropped)", request.name))
+            .help(format!("set `{}.limits.{}` to the same value (the request may then be dropped)", container.resources_field, request.name))
             .fix(fix);
         }
     }

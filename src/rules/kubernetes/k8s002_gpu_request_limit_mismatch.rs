@@ -21,7 +21,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             }
             let value = cx.source(request.value);
             let path = ModelPath::new(container.path.iter().map(String::as_str))
-                .child("resources")
+                .child(container.resources_field)
                 .child("limits")
                 .child(request.name.as_str());
             let fix = cx.fix(

@@ -20,7 +20,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
         for (which, list) in [("requests", &container.requests), ("limits", &container.limits)] {
             for resource in list.iter().filter(|r| is_byte_resource(&r.name)) {
                 let path = ModelPath::new(container.path.iter().map(String::as_str))
-                    .child("resources")
+                    .child(container.resources_field)
                     .child(which)
                     .child(resource.name.as_str());
                 let owner = format!("`{}` of {}", resource.name, pod.describe_container(container));
