@@ -131,6 +131,63 @@ fn rows(dir: &Path) -> Vec<Row> {
         .collect()
 }
 
+/// True/false positives and negatives against the expectations, per label class.
+#[derive(Default)]
+struct Score {
+    files: usize,
+    tp: usize,
+    fp: usize,
+    fn_: usize,
+    /// Label class → (files, files with findings).
+    by_class: BTreeMap<String, (usize, usize)>,
+}
+
+impl Score {
+    /// Compares one file's findings with what is expected; `quiet` classes
+    /// must have none at all.
+    fn record(
+        &mut self,
+        row: &Row,
+        want: &BTreeSet<String>,
+        got: &BTreeSet<String>,
+        quiet: bool,
+        failures: &mut Vec<String>,
+    ) {
+        self.files += 1;
+        let entry = self.by_class.entry(row.class.clone()).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(!got.is_empty());
+        if quiet && !got.is_empty() {
+            failures.push(format!(
+                "{} is labelled {} but got {got:?}",
+                row.file, row.class
+            ));
+        }
+        for g in got {
+            if want.contains(g) {
+                self.tp += 1;
+            } else {
+                self.fp += 1;
+                failures.push(format!("{}: unexpected finding {g}", row.file));
+            }
+        }
+        for w in want.difference(got) {
+            self.fn_ += 1;
+            failures.push(format!("{}: missing finding {w}", row.file));
+        }
+    }
+
+    fn print(&self, what: &str, extra: &str) {
+        println!(
+            "{what}: {} files, {} true positives, {} false positives, {} false negatives{extra}",
+            self.files, self.tp, self.fp, self.fn_
+        );
+        for (class, (n, flagged)) in &self.by_class {
+            println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
+        }
+    }
+}
+
 /// The service whose text contains `offset`.
 fn service_at(text: &str, offset: usize) -> String {
     let yaml = Yaml::parse(text).unwrap();
@@ -158,10 +215,8 @@ fn compose_corpus_matches_its_labels() {
         .collect();
     let config = Config::default();
     let mut failures = Vec::new();
-    let (mut tp, mut fp, mut fn_, mut files) = (0, 0, 0, 0);
-    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut score = Score::default();
     for row in rows(&dir).iter().filter(|r| r.kind == "compose") {
-        files += 1;
         let number = &row.file["compose/".len().."compose/".len() + 3];
         let Some(want) = expected.get(number) else {
             failures.push(format!(
@@ -182,41 +237,15 @@ fn compose_corpus_matches_its_labels() {
             .iter()
             .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
             .collect();
-        let entry = by_class.entry(row.class.clone()).or_default();
-        entry.0 += 1;
-        if !got.is_empty() {
-            entry.1 += 1;
-        }
         let clean_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "NO-NVIDIA");
-        if clean_class && !got.is_empty() {
-            failures.push(format!(
-                "{} is labelled {} but got {got:?}",
-                row.file, row.class
-            ));
-        }
-        for g in &got {
-            if want.contains(g) {
-                tp += 1;
-            } else {
-                fp += 1;
-                failures.push(format!("{}: unexpected finding {g}", row.file));
-            }
-        }
-        for w in want.difference(&got) {
-            fn_ += 1;
-            failures.push(format!("{}: missing finding {w}", row.file));
-        }
+        score.record(row, want, &got, clean_class, &mut failures);
     }
-    println!(
-        "compose corpus: {files} files, {tp} true positives, {fp} false positives, {fn_} false negatives"
-    );
-    for (class, (n, flagged)) in &by_class {
-        println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
-    }
+    score.print("compose corpus", "");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
-        files >= 30,
-        "expected the whole compose corpus, saw {files} files"
+        score.files >= 30,
+        "expected the whole compose corpus, saw {} files",
+        score.files
     );
 }
 
@@ -260,10 +289,9 @@ fn k8s_corpus_matches_its_labels() {
         .collect();
     let config = Config::default();
     let mut failures = Vec::new();
-    let (mut tp, mut fp, mut fn_, mut files, mut skipped) = (0, 0, 0, 0, 0);
-    let mut by_class: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut score = Score::default();
+    let mut skipped = 0;
     for row in rows(&dir).iter().filter(|r| r.kind == "k8s") {
-        files += 1;
         let number = &row.file["k8s/".len().."k8s/".len() + 3];
         let Some(want) = expected.get(number) else {
             failures.push(format!("{}: no expectation recorded", row.file));
@@ -289,44 +317,18 @@ fn k8s_corpus_matches_its_labels() {
             failures.push(format!("{}: skipped, but it is a plain manifest", row.file));
         }
         let got = k8s_findings(&text, &report.diagnostics);
-        let entry = by_class.entry(row.class.clone()).or_default();
-        entry.0 += 1;
-        if !got.is_empty() {
-            entry.1 += 1;
-        }
-        let quiet_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "FP-TRAP" | "PARSE");
-        if quiet_class && !got.is_empty() {
-            failures.push(format!(
-                "{} is labelled {} but got {got:?}",
-                row.file, row.class
-            ));
-        }
         if row.class == "FLAG" && got.is_empty() {
             failures.push(format!("{} is labelled FLAG but got nothing", row.file));
         }
-        for g in &got {
-            if want.contains(g) {
-                tp += 1;
-            } else {
-                fp += 1;
-                failures.push(format!("{}: unexpected finding {g}", row.file));
-            }
-        }
-        for w in want.difference(&got) {
-            fn_ += 1;
-            failures.push(format!("{}: missing finding {w}", row.file));
-        }
+        let quiet_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "FP-TRAP" | "PARSE");
+        score.record(row, want, &got, quiet_class, &mut failures);
     }
-    println!(
-        "k8s corpus: {files} files, {tp} true positives, {fp} false positives, {fn_} false negatives, {skipped} Helm templates skipped"
-    );
-    for (class, (n, flagged)) in &by_class {
-        println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
-    }
+    score.print("k8s corpus", &format!(", {skipped} Helm templates skipped"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
-        files >= 20,
-        "expected the whole k8s corpus, saw {files} files"
+        score.files >= 20,
+        "expected the whole k8s corpus, saw {} files",
+        score.files
     );
 }
 

@@ -48,6 +48,16 @@ impl<'a> Pod<'a> {
         format!("{name} of {}", self.describe())
     }
 
+    /// The pod spec's path in the document.
+    pub fn path(&self) -> ModelPath {
+        ModelPath(self.spec.path.clone())
+    }
+
+    /// The path of the pod's `index`th volume.
+    pub fn volume_path(&self, index: usize) -> ModelPath {
+        self.path().child("volumes").child(index.to_string())
+    }
+
     /// Several GPUs or ranks share the container's `/dev/shm`.
     pub fn needs_large_shm(&self, container: &Container) -> bool {
         self.spec.distributed
@@ -56,6 +66,11 @@ impl<'a> Pod<'a> {
                 .gpu()
                 .is_some_and(|g| g.count.is_none_or(|n| n >= 2))
     }
+}
+
+/// A container's path in the document.
+pub fn container_path(container: &Container) -> ModelPath {
+    ModelPath(container.path.clone())
 }
 
 /// One change of a fix: the edit and the document path it changes.
@@ -112,7 +127,7 @@ impl<'a> KubeContext<'a> {
     pub fn insert(
         &self,
         map: NodeId,
-        map_path: &[String],
+        map_path: &ModelPath,
         relative: &[&str],
         leaf: NewNode,
     ) -> Option<Change> {
@@ -122,12 +137,7 @@ impl<'a> KubeContext<'a> {
             .ok()?;
         Some(Change {
             edit: plan.edit,
-            path: ModelPath::new(
-                map_path
-                    .iter()
-                    .map(String::as_str)
-                    .chain(relative.iter().copied()),
-            ),
+            path: below(map_path, relative),
         })
     }
 
@@ -136,7 +146,7 @@ impl<'a> KubeContext<'a> {
     pub fn append(
         &self,
         map: NodeId,
-        map_path: &[String],
+        map_path: &ModelPath,
         relative: &[&str],
         item: NewNode,
     ) -> Option<Change> {
@@ -144,13 +154,7 @@ impl<'a> KubeContext<'a> {
             Some(found) if !self.yaml().is_null(found.node) => {
                 let count = self.yaml().items(found.node).len();
                 let edit = self.edit.append_item(found.node, &item).ok()?;
-                let path = ModelPath::new(
-                    map_path
-                        .iter()
-                        .map(String::as_str)
-                        .chain(relative.iter().copied()),
-                )
-                .child(count.to_string());
+                let path = below(map_path, relative).child(count.to_string());
                 Some(Change { edit, path })
             }
             _ => self.insert(map, map_path, relative, NewNode::Seq(vec![item])),
@@ -186,7 +190,7 @@ impl<'a> KubeContext<'a> {
     /// whole `env` key when it is the only one).
     pub fn remove_env_fix(&self, container: &Container, var: &EnvVar) -> Option<Fix> {
         let env = self.yaml().get(container.map, "env")?;
-        let env_path = ModelPath::new(container.path.iter().map(String::as_str)).child("env");
+        let env_path = container_path(container).child("env");
         let edit = match self.edit.remove_item(env.value, var.node) {
             Ok(edit) => edit,
             Err(_) => self.edit.remove_entry(container.map, env.key).ok()?,
@@ -200,6 +204,12 @@ impl<'a> KubeContext<'a> {
             })],
         )
     }
+}
+
+fn below(path: &ModelPath, relative: &[&str]) -> ModelPath {
+    relative
+        .iter()
+        .fold(path.clone(), |p, segment| p.child(*segment))
 }
 
 /// `{name: NAME, mountPath: /dev/shm}`.

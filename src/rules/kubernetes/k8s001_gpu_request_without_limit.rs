@@ -3,6 +3,7 @@
 
 use crate::fix::Applicability;
 use crate::model::k8s::is_gpu_resource;
+use crate::rules::kube_context::container_path;
 use crate::rules::{Check, KubeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -20,7 +21,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 Applicability::Safe,
                 [cx.insert(
                     container.map,
-                    &container.path,
+                    &container_path(container),
                     &[container.resources_field, "limits", &request.name],
                     NewNode::scalar(value),
                 )],

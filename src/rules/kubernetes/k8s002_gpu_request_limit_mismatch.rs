@@ -1,6 +1,7 @@
 //! K8S002: GPU requests that differ from the limits, which the API server rejects.
 
-use crate::fix::{Applicability, ModelPath};
+use crate::fix::Applicability;
+use crate::rules::kube_context::container_path;
 use crate::model::k8s::is_gpu_resource;
 use crate::rules::{Check, KubeContext, Reporter};
 
@@ -20,7 +21,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 continue;
             }
             let value = cx.source(request.value);
-            let path = ModelPath::new(container.path.iter().map(String::as_str))
+            let path = container_path(container)
                 .child(container.resources_field)
                 .child("limits")
                 .child(request.name.as_str());

@@ -4,7 +4,7 @@ use crate::diagnostic::Severity;
 use crate::fix::{Applicability, Fix};
 use crate::model::k8s::{Container, ContainerShm};
 use crate::rules::helpers::SHM_FAILURES;
-use crate::rules::kube_context::{Pod, shm_mount};
+use crate::rules::kube_context::{Pod, container_path, shm_mount};
 use crate::rules::{Check, KubeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -60,7 +60,7 @@ fn add_shm_volume_fix(cx: &KubeContext, pod: &Pod, containers: &[&Container]) ->
     // pod's new `volumes` key are inserted at the same offset, in this order.
     let mut changes: Vec<_> = containers
         .iter()
-        .map(|c| cx.append(c.map, &c.path, &["volumeMounts"], shm_mount(&name)))
+        .map(|c| cx.append(c.map, &container_path(c), &["volumeMounts"], shm_mount(&name)))
         .collect();
     let volume = NewNode::map([
         ("name", NewNode::scalar(name.as_str())),
@@ -72,7 +72,7 @@ fn add_shm_volume_fix(cx: &KubeContext, pod: &Pod, containers: &[&Container]) ->
             ]),
         ),
     ]);
-    changes.push(cx.append(pod.spec.map, &pod.spec.path, &["volumes"], volume));
+    changes.push(cx.append(pod.spec.map, &pod.path(), &["volumes"], volume));
     cx.fix(
         format!("Mount a memory-backed emptyDir `{name}` (sizeLimit {size}) at /dev/shm"),
         Applicability::Safe,

@@ -19,12 +19,10 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             if !mounted_at_shm {
                 continue;
             }
-            let mut path = pod.spec.path.clone();
-            path.extend(["volumes".to_string(), index.to_string()]);
             let fix = cx.fix(
                 "Add `medium: Memory`",
                 Applicability::Unsafe,
-                [cx.insert(volume.node, &path, &["emptyDir", "medium"], NewNode::scalar("Memory"))],
+                [cx.insert(volume.node, &pod.volume_path(index), &["emptyDir", "medium"], NewNode::scalar("Memory"))],
             );
             out.report(
                 cx.entry_range(key, node),

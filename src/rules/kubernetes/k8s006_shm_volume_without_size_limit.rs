@@ -24,12 +24,10 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             }
             let bounded = users.iter().all(|c| c.memory_limit().is_some());
             let size = cx.settings.fix_shm_quantity();
-            let mut path = pod.spec.path.clone();
-            path.extend(["volumes".to_string(), index.to_string()]);
             let fix = cx.fix(
                 format!("Add `sizeLimit: {size}`"),
                 Applicability::Unsafe,
-                [cx.insert(volume.node, &path, &["emptyDir", "sizeLimit"], NewNode::scalar(size.as_str()))],
+                [cx.insert(volume.node, &pod.volume_path(index), &["emptyDir", "sizeLimit"], NewNode::scalar(size.as_str()))],
             );
             out.report(
                 cx.entry_range(key, node),

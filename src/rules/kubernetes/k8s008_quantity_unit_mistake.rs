@@ -4,6 +4,7 @@
 use crate::fix::{Applicability, Fix, ModelPath};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
+use crate::rules::kube_context::container_path;
 use crate::rules::{Check, KubeContext, Reporter};
 use crate::syntax::yaml::NodeId;
 use crate::text::TextRange;
@@ -19,7 +20,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
         for (which, list) in [("requests", &container.requests), ("limits", &container.limits)] {
             for resource in list.iter().filter(|r| is_byte_resource(&r.name)) {
-                let path = ModelPath::new(container.path.iter().map(String::as_str))
+                let path = container_path(container)
                     .child(container.resources_field)
                     .child(which)
                     .child(resource.name.as_str());
@@ -33,11 +34,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let VolumeSource::EmptyDir { size_limit: Some((key, value, ref quantity)), .. } = volume.source else {
                 continue;
             };
-            let path = ModelPath::new(pod.spec.path.iter().map(String::as_str))
-                .child("volumes")
-                .child(index.to_string())
-                .child("emptyDir")
-                .child("sizeLimit");
+            let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
             let owner = format!("the `sizeLimit` of volume `{}` in {}", volume.name.as_deref().unwrap_or(""), pod.describe());
             report(cx, out, quantity, value, cx.entry_range(key, value), &owner, path);
         }

@@ -5,7 +5,7 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::k8s::ContainerShm;
 use crate::rules::helpers::SHM_FAILURES;
-use crate::rules::kube_context::shm_mount;
+use crate::rules::kube_context::{container_path, shm_mount};
 use crate::rules::{Check, KubeContext, Reporter};
 
 pub const CHECK: Check = Check::kubernetes(check);
@@ -23,7 +23,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let fix = cx.fix(
                 format!("Mount `{name}` at /dev/shm"),
                 Applicability::Safe,
-                [cx.append(container.map, &container.path, &["volumeMounts"], shm_mount(name))],
+                [cx.append(container.map, &container_path(container), &["volumeMounts"], shm_mount(name))],
             );
             let at = cx
                 .yaml()

@@ -1,7 +1,7 @@
 //! SHM002: `/dev/shm` sized below what GPU jobs need: a compose `shm_size`
 //! or tmpfs size, or the `sizeLimit` of a Kubernetes `/dev/shm` emptyDir.
 
-use crate::fix::{Applicability, ModelPath};
+use crate::fix::Applicability;
 use crate::model::compose::{EffectiveShm, ShmMount};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
@@ -106,11 +106,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             let Some(finding) = report(out, cx.settings, cx.range(*value), quantity.bytes_ceil(), multi, &subject, &format!("`{size}`")) else {
                 continue;
             };
-            let path = ModelPath::new(pod.spec.path.iter().map(String::as_str))
-                .child("volumes")
-                .child(index.to_string())
-                .child("emptyDir")
-                .child("sizeLimit");
+            let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
             let fix = cx.fix(
                 format!("Raise `sizeLimit` to {size}"),
                 Applicability::Unsafe,
