@@ -1,6 +1,7 @@
 //! Kubernetes fixes end to end: every fixed manifest re-lints clean with all
-//! default rules, and the fixed manifests of built-in kinds still validate
-//! against the Kubernetes schema (`kubernetes-validate --strict`).
+//! default rules, and the fixed manifests (fixtures and the public corpus) of
+//! built-in kinds still validate against the Kubernetes schema
+//! (`kubernetes-validate --strict`).
 
 mod common;
 
@@ -10,6 +11,16 @@ use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The public manifests in `../shared/corpus/k8s`, when the corpus is there.
+fn corpus_manifests() -> Vec<PathBuf> {
+    let dir = root().join("..").join("shared").join("corpus").join("k8s");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
 
 /// Every invalid Kubernetes fixture (a manifest, not a compose file).
 fn k8s_fixtures() -> Vec<PathBuf> {
@@ -111,9 +122,13 @@ fn fixed_manifests_validate_against_the_kubernetes_schema() {
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let (mut originals, mut fixed) = (Vec::new(), Vec::new());
-    for (i, path) in k8s_fixtures().iter().enumerate() {
-        let text = std::fs::read_to_string(path).unwrap();
-        let outcome = fix_text(&text, path, &config, mode).unwrap();
+    let manifests = k8s_fixtures().into_iter().chain(corpus_manifests());
+    for (i, path) in manifests.enumerate() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Helm templates are skipped, not fixed.
+        let Ok(outcome) = fix_text(&text, &path, &config, mode) else {
+            continue;
+        };
         if !outcome.changed(&text) {
             continue;
         }
