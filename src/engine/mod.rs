@@ -229,7 +229,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
     };
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(&yaml, text);
-    for (index, document) in yaml.documents.iter().enumerate() {
+    for (document_index, document) in yaml.documents.iter().enumerate() {
         let Some(root) = document.root else { continue };
         let mut run =
             |check: &dyn Fn(&mut Reporter), info: &rules::RuleInfo, meta: &rules::RuleMeta| {
@@ -251,7 +251,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
                 text,
                 settings: &config.rule_settings,
                 edit: &editor,
-                document: index,
+                document: document_index,
             };
             for (info, meta) in enabled() {
                 if let Some(check) = info.check.kubernetes {
@@ -264,7 +264,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
                 text,
                 settings: &config.rule_settings,
                 edit: &editor,
-                document: index,
+                document: document_index,
             };
             for (info, meta) in enabled() {
                 if let Some(check) = info.check.compose {
