@@ -30,7 +30,6 @@ pub struct Object {
     /// `["items", "3"]` inside a `List`).
     pub map: NodeId,
     pub path: Vec<String>,
-    pub workload: Workload,
     pub pods: Vec<PodSpec>,
 }
 
@@ -53,7 +52,6 @@ pub struct PodSpec {
     pub role: Option<String>,
     /// `hostIPC: true` (its key), which gives the pod the host's `/dev/shm`.
     pub host_ipc: Option<NodeId>,
-    pub volumes_key: Option<NodeId>,
     pub volumes: Vec<Volume>,
     pub containers: Vec<Container>,
     pub shm_managed_by: Option<&'static str>,
@@ -128,7 +126,7 @@ pub enum ContainerShm<'p> {
         volume: Option<&'p Volume>,
     },
     /// `hostIPC: true`: the host's `/dev/shm`.
-    HostIpc(NodeId),
+    HostIpc,
     /// The runtime's 64 MiB default.
     Default,
 }
@@ -210,9 +208,10 @@ impl PodSpec {
             let volume = mount.name.as_deref().and_then(|n| self.volume(n));
             return ContainerShm::Mounted { mount, volume };
         }
-        match self.host_ipc {
-            Some(key) => ContainerShm::HostIpc(key),
-            None => ContainerShm::Default,
+        if self.host_ipc.is_some() {
+            ContainerShm::HostIpc
+        } else {
+            ContainerShm::Default
         }
     }
 
@@ -261,6 +260,22 @@ impl PodSpec {
             })
             .find(|n| !taken(n))
             .expect("an unused name")
+    }
+
+    /// The workload containers that ask for GPUs but are left with the
+    /// runtime's default `/dev/shm`.
+    pub fn gpu_containers_on_default_shm(&self) -> impl Iterator<Item = &Container> {
+        self.app_containers()
+            .filter(|c| c.gpu().is_some())
+            .filter(|c| matches!(self.shm_of(c), ContainerShm::Default))
+    }
+
+    /// The workload containers that mount `volume` at `/dev/shm`.
+    pub fn shm_mounters<'p>(&'p self, volume: &'p Volume) -> impl Iterator<Item = &'p Container> {
+        self.app_containers().filter(move |c| {
+            c.mount_at("/dev/shm")
+                .is_some_and(|m| m.name.is_some() && m.name == volume.name)
+        })
     }
 
     /// The containers that run the workload (not init containers).
@@ -420,7 +435,6 @@ fn read_object(yaml: &Yaml, map: NodeId, path: Vec<String>, out: &mut Vec<Object
         name: string_at(yaml, map, &["metadata", "name"]),
         map,
         path,
-        workload,
         pods,
     });
 }
@@ -547,7 +561,6 @@ fn read_pod(yaml: &Yaml, map: NodeId, path: Vec<String>, role: Option<String>) -
         path,
         role,
         host_ipc,
-        volumes_key: volumes_entry.map(|e| e.key),
         volumes,
         containers,
         shm_managed_by: None,
@@ -758,7 +771,6 @@ fn read_trainjob(yaml: &Yaml, map: NodeId, path: &[String], pods: &mut Vec<PodSp
         path: trainer_path,
         role: None,
         host_ipc: None,
-        volumes_key: None,
         volumes: Vec::new(),
         containers: vec![container],
         shm_managed_by: Some("the training runtime the TrainJob references"),

@@ -2,7 +2,7 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::{Applicability, Fix};
-use crate::model::k8s::{Container, ContainerShm};
+use crate::model::k8s::Container;
 use crate::rules::helpers::SHM_FAILURES;
 use crate::rules::kube_context::{Pod, container_path, shm_mount};
 use crate::rules::{Check, KubeContext, Reporter};
@@ -17,9 +17,7 @@ fn unprovided<'a>(pod: &Pod<'a>) -> Vec<&'a Container> {
         return Vec::new();
     }
     pod.spec
-        .app_containers()
-        .filter(|c| c.gpu().is_some())
-        .filter(|c| matches!(pod.spec.shm_of(c), ContainerShm::Default))
+        .gpu_containers_on_default_shm()
         .filter(|c| pod.spec.unmounted_shm_volume(c).is_none())
         .collect()
 }

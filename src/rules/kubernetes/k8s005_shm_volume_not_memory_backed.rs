@@ -13,10 +13,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let VolumeSource::EmptyDir { memory: false, node, key, .. } = volume.source else {
                 continue;
             };
-            let mounted_at_shm = pod.spec.app_containers().any(|c| {
-                c.mount_at("/dev/shm").is_some_and(|m| m.name.is_some() && m.name == volume.name)
-            });
-            if !mounted_at_shm {
+            if pod.spec.shm_mounters(volume).next().is_none() {
                 continue;
             }
             let fix = cx.fix(

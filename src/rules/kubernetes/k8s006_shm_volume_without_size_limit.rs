@@ -14,11 +14,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let VolumeSource::EmptyDir { memory: true, size_limit: None, node, key } = volume.source else {
                 continue;
             };
-            let users: Vec<_> = pod
-                .spec
-                .app_containers()
-                .filter(|c| c.mount_at("/dev/shm").is_some_and(|m| m.name.is_some() && m.name == volume.name))
-                .collect();
+            let users: Vec<_> = pod.spec.shm_mounters(volume).collect();
             if users.is_empty() {
                 continue;
             }

@@ -3,7 +3,6 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
-use crate::model::k8s::ContainerShm;
 use crate::rules::helpers::SHM_FAILURES;
 use crate::rules::kube_context::{container_path, shm_mount};
 use crate::rules::{Check, KubeContext, Reporter};
@@ -12,10 +11,7 @@ pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
-        for container in pod.spec.app_containers().filter(|c| c.gpu().is_some()) {
-            if !matches!(pod.spec.shm_of(container), ContainerShm::Default) {
-                continue;
-            }
+        for container in pod.spec.gpu_containers_on_default_shm() {
             let Some((_, volume)) = pod.spec.unmounted_shm_volume(container) else {
                 continue;
             };

@@ -93,12 +93,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             if quantity.suffix.is_milli() {
                 continue;
             }
-            let users: Vec<_> = pod
-                .spec
-                .app_containers()
-                .filter(|c| c.gpu().is_some())
-                .filter(|c| c.mount_at("/dev/shm").and_then(|m| m.name.as_deref()) == volume.name.as_deref())
-                .collect();
+            let users: Vec<_> = pod.spec.shm_mounters(volume).filter(|c| c.gpu().is_some()).collect();
             let Some(first) = users.first() else { continue };
             let multi = users.iter().any(|c| pod.needs_large_shm(c));
             let size = cx.settings.fix_shm_quantity();
