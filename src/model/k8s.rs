@@ -18,6 +18,8 @@ pub struct Manifest<'y> {
     pub yaml: &'y Yaml,
     pub root: NodeId,
     pub objects: Vec<Object>,
+    /// The document uses YAML aliases (so an edit may change several places).
+    pub has_aliases: bool,
 }
 
 /// One Kubernetes object.
@@ -351,10 +353,17 @@ impl<'y> Manifest<'y> {
         }
         let mut objects = Vec::new();
         read_object(yaml, root, Vec::new(), &mut objects, 0);
+        let document = yaml.range(root);
+        let has_aliases = yaml.nodes.iter().any(|n| {
+            matches!(n.value, Value::Alias(_))
+                && n.range.start >= document.start
+                && n.range.end <= document.end
+        });
         Some(Manifest {
             yaml,
             root,
             objects,
+            has_aliases,
         })
     }
 }

@@ -5,7 +5,7 @@ use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::k8s::{Container, Manifest, Object, PodSpec};
 use crate::model::workload::EnvVar;
-use crate::syntax::yaml::{NodeId, Value, Yaml};
+use crate::syntax::yaml::{NodeId, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
 
@@ -114,12 +114,7 @@ impl<'a> KubeContext<'a> {
     /// an anchor would change every place that shares it, which a pod-level
     /// fix cannot account for.
     fn editable(&self) -> bool {
-        let document = self.range(self.manifest.root);
-        !self.yaml().nodes.iter().any(|n| {
-            matches!(n.value, Value::Alias(_))
-                && n.range.start >= document.start
-                && n.range.end <= document.end
-        })
+        !self.manifest.has_aliases
     }
 
     /// Creates `relative` (and missing parents) under `map`, whose document
