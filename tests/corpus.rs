@@ -9,7 +9,8 @@ mod common;
 
 use common::root;
 use gpulint::engine::config::Config;
-use gpulint::engine::{Skip, check_text};
+use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
+use gpulint::engine::{FileReport, Skip, check_text};
 use gpulint::model::compose::ComposeFile;
 use gpulint::model::k8s::Manifest;
 use gpulint::syntax::yaml::Yaml;
@@ -280,6 +281,85 @@ fn k8s_findings(text: &str, diagnostics: &[gpulint::diagnostic::Diagnostic]) -> 
         .collect()
 }
 
+/// One corpus file, linted and then fixed.
+struct Fixed {
+    text: String,
+    before: FileReport,
+    outcome: FixOutcome,
+}
+
+/// Lints and fixes one corpus file with every fix `mode` allows. Records in
+/// `failures` a fix that failed verification, fixed text that does not
+/// parse, and a second `--fix` that changes the text again; `None` when the
+/// file could not be fixed or the result does not parse.
+fn fix_corpus_file(
+    dir: &Path,
+    row: &Row,
+    config: &Config,
+    mode: FixMode,
+    failures: &mut Vec<String>,
+) -> Option<Fixed> {
+    let path = dir.join(&row.file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let before = check_text(path.clone(), text.clone(), config);
+    let outcome = match fix_text(&text, &path, config, mode) {
+        Ok(o) => o,
+        Err(e) => {
+            failures.push(format!("{}: {}", row.file, e.message));
+            return None;
+        }
+    };
+    for f in &outcome.failed {
+        failures.push(format!(
+            "{}: {} fix failed verification: {}",
+            row.file, f.code, f.reason
+        ));
+    }
+    if let Err(e) = Yaml::parse(&outcome.fixed_text) {
+        failures.push(format!(
+            "{}: fixed text does not parse: {}",
+            row.file, e.message
+        ));
+        return None;
+    }
+    let again = fix_text(&outcome.fixed_text, &path, config, mode).unwrap();
+    if again.changed(&outcome.fixed_text) {
+        failures.push(format!("{}: a second --fix changed it again", row.file));
+    }
+    Some(Fixed {
+        text,
+        before,
+        outcome,
+    })
+}
+
+/// Totals of a corpus fix run.
+#[derive(Default)]
+struct FixTally {
+    files: usize,
+    changed: usize,
+    applied: usize,
+    findings_before: usize,
+    findings_after: usize,
+}
+
+impl FixTally {
+    fn add(&mut self, fixed: &Fixed) {
+        self.files += 1;
+        self.changed += usize::from(fixed.outcome.changed(&fixed.text));
+        self.applied += fixed.outcome.applied.len();
+        self.findings_before += fixed.before.diagnostics.len();
+        self.findings_after += fixed.outcome.remaining.len();
+    }
+
+    fn print(&self, what: &str) {
+        println!(
+            "{what} --fix --unsafe-fixes: {} files, {} changed, {} fixes applied, findings {} -> {}",
+            self.files, self.changed, self.applied, self.findings_before, self.findings_after
+        );
+    }
+}
+
 #[test]
 fn k8s_corpus_matches_its_labels() {
     let Some(dir) = corpus_dir() else { return };
@@ -334,54 +414,39 @@ fn k8s_corpus_matches_its_labels() {
 
 #[test]
 fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
-    use gpulint::engine::fix::{FixMode, fix_text};
     let Some(dir) = corpus_dir() else { return };
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
-    let (mut changed, mut applied, mut before_total, mut after_total) = (0, 0, 0, 0);
+    let mut tally = FixTally::default();
     for row in rows(&dir)
         .iter()
         .filter(|r| r.kind == "k8s" && r.class != "PARSE")
     {
-        let path = dir.join(&row.file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let before = check_text(path.clone(), text.clone(), &config);
-        let outcome = match fix_text(&text, &path, &config, mode) {
-            Ok(o) => o,
-            Err(e) => {
-                failures.push(format!("{}: {}", row.file, e.message));
-                continue;
-            }
+        let Some(fixed) = fix_corpus_file(&dir, row, &config, mode, &mut failures) else {
+            continue;
         };
-        for f in &outcome.failed {
-            failures.push(format!(
-                "{}: {} fix failed verification: {}",
-                row.file, f.code, f.reason
-            ));
-        }
-        let relinted = check_text(path.clone(), outcome.fixed_text.clone(), &config);
+        let relinted = check_text(
+            dir.join(&row.file),
+            fixed.outcome.fixed_text.clone(),
+            &config,
+        );
         if !relinted.diagnostics.is_empty() || relinted.error.is_some() {
             failures.push(format!(
                 "{}: the fixed manifest still has {:?}",
                 row.file,
-                k8s_findings(&outcome.fixed_text, &relinted.diagnostics)
+                k8s_findings(&fixed.outcome.fixed_text, &relinted.diagnostics)
             ));
         }
-        let again = fix_text(&outcome.fixed_text, &path, &config, mode).unwrap();
-        if again.changed(&outcome.fixed_text) {
-            failures.push(format!("{}: a second --fix changed it again", row.file));
-        }
-        before_total += before.diagnostics.len();
-        after_total += outcome.remaining.len();
-        applied += outcome.applied.len();
-        changed += usize::from(outcome.changed(&text));
+        tally.add(&fixed);
     }
-    println!(
-        "k8s corpus --fix --unsafe-fixes: {changed} files changed, {applied} fixes applied, findings {before_total} -> {after_total}"
-    );
+    tally.print("k8s corpus");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(changed >= 5, "only {changed} corpus manifests were fixed");
+    assert!(
+        tally.changed >= 5,
+        "only {} corpus manifests were fixed",
+        tally.changed
+    );
 }
 
 #[test]
@@ -414,51 +479,31 @@ fn every_corpus_file_is_handled_without_a_crash() {
 
 #[test]
 fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
-    use gpulint::engine::fix::{FixMode, fix_text};
     let Some(dir) = corpus_dir() else { return };
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
-    let (mut files, mut changed, mut applied, mut before_total, mut after_total) = (0, 0, 0, 0, 0);
+    let mut tally = FixTally::default();
     let scratch = tempfile::tempdir().unwrap();
     let mut expected_on_disk = Vec::new();
     for row in rows(&dir).iter().filter(|r| r.kind == "compose") {
-        files += 1;
-        let path = dir.join(&row.file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let before = check_text(path.clone(), text.clone(), &config);
-        let outcome = match fix_text(&text, &path, &config, mode) {
-            Ok(o) => o,
-            Err(e) => {
-                failures.push(format!("{}: {}", row.file, e.message));
-                continue;
-            }
-        };
-        for f in &outcome.failed {
-            failures.push(format!(
-                "{}: {} fix failed verification: {}",
-                row.file, f.code, f.reason
-            ));
-        }
-        if let Err(e) = Yaml::parse(&outcome.fixed_text) {
-            failures.push(format!(
-                "{}: fixed text does not parse: {}",
-                row.file, e.message
-            ));
+        let Some(fixed) = fix_corpus_file(&dir, row, &config, mode, &mut failures) else {
             continue;
-        }
+        };
+        let (text, outcome) = (&fixed.text, &fixed.outcome);
         let findings = |t: &str, d: &[gpulint::diagnostic::Diagnostic]| -> BTreeSet<String> {
             d.iter()
                 .map(|d| format!("{}@{}", d.code, service_at(t, d.range.start as usize)))
                 .collect()
         };
-        let was = findings(&text, &before.diagnostics);
+        let was = findings(text, &fixed.before.diagnostics);
         let now = findings(&outcome.fixed_text, &outcome.remaining);
-        let fixable: BTreeSet<String> = before
+        let fixable: BTreeSet<String> = fixed
+            .before
             .diagnostics
             .iter()
             .filter(|d| d.fix.as_ref().is_some_and(|f| mode.applies(f)))
-            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
+            .map(|d| format!("{}@{}", d.code, service_at(text, d.range.start as usize)))
             .collect();
         for new in now.difference(&was) {
             failures.push(format!("{}: the fixes added the finding {new}", row.file));
@@ -469,23 +514,12 @@ fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
                 row.file
             ));
         }
-        let again = fix_text(&outcome.fixed_text, &path, &config, mode).unwrap();
-        if again.changed(&outcome.fixed_text) {
-            failures.push(format!("{}: a second --fix changed it again", row.file));
-        }
-        before_total += before.diagnostics.len();
-        after_total += outcome.remaining.len();
-        applied += outcome.applied.len();
-        if outcome.changed(&text) {
-            changed += 1;
-        }
+        tally.add(&fixed);
         let copy = scratch.path().join(row.file.replace('/', "_"));
-        std::fs::write(&copy, &text).unwrap();
-        expected_on_disk.push((copy, outcome.fixed_text));
+        std::fs::write(&copy, text).unwrap();
+        expected_on_disk.push((copy, fixed.outcome.fixed_text));
     }
-    println!(
-        "compose corpus --fix --unsafe-fixes: {files} files, {changed} changed, {applied} fixes applied, findings {before_total} -> {after_total}"
-    );
+    tally.print("compose corpus");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 
     // The same through the binary, writing the copies in place; a second run changes nothing.
