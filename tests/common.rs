@@ -17,6 +17,24 @@ pub fn config_selecting(selectors: &[&str]) -> Config {
     config
 }
 
+/// The fixtures of a rule: `fixtures/<CODE>/{valid,invalid}*` YAML files and
+/// Dockerfiles (`invalid_cpu_wheel.Dockerfile`), sorted; snapshots excluded.
+pub fn fixture_files(code: &str) -> Vec<PathBuf> {
+    let dir = root().join("fixtures").join(code);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+                || gpulint::engine::discover::is_dockerfile_name(&name)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 pub fn lint(path: &Path, config: &Config) -> FileReport {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     // Report paths relative to the repository, so snapshots do not depend on the checkout.

@@ -94,14 +94,22 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
     }
 }
 
-fn code_blocks(body: &str, tag: &str) -> Vec<String> {
-    let fence = format!("```yaml {tag}\n");
-    body.match_indices(&fence)
-        .map(|(i, _)| {
+/// The doc's examples tagged `tag` (`bad`, `good`), each with the file
+/// name it is linted as (`yaml` blocks as YAML, `dockerfile` blocks as a
+/// Dockerfile).
+fn code_blocks(body: &str, tag: &str) -> Vec<(&'static str, String)> {
+    let mut blocks = Vec::new();
+    for (language, file) in [("yaml", "example.yaml"), ("dockerfile", "Dockerfile")] {
+        let fence = format!("```{language} {tag}\n");
+        blocks.extend(body.match_indices(&fence).map(|(i, _)| {
             let rest = &body[i + fence.len()..];
-            rest[..rest.find("```").expect("closed block")].to_string()
-        })
-        .collect()
+            (
+                file,
+                rest[..rest.find("```").expect("closed block")].to_string(),
+            )
+        }));
+    }
+    blocks
 }
 
 #[test]
@@ -110,16 +118,16 @@ fn doc_examples_are_true() {
         let mut config = Config::default();
         // `ALL` and the rule itself, which may be opt-in.
         config.set_selection(&["ALL".to_string(), rule.code.to_string()], &[]);
-        let run = |text: &str| check_text(PathBuf::from("example.yaml"), text.to_string(), &config);
+        let run = |(file, text): (&str, String)| check_text(PathBuf::from(file), text, &config);
         let bad = code_blocks(&meta.body, "bad");
         let good = code_blocks(&meta.body, "good");
         assert!(
             !bad.is_empty() && !good.is_empty(),
-            "rules/{}.md needs `yaml bad` and `yaml good` examples",
+            "rules/{}.md needs `bad` and `good` examples (`yaml bad`, `dockerfile good`, ...)",
             rule.code
         );
         for example in bad {
-            let report = run(&example);
+            let report = run(example);
             assert!(
                 report.error.is_none(),
                 "{}: bad example does not parse",
@@ -132,7 +140,7 @@ fn doc_examples_are_true() {
             );
         }
         for example in good {
-            let report = run(&example);
+            let report = run(example);
             assert!(
                 report.error.is_none(),
                 "{}: good example does not parse",

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_snapshot, config_selecting, root};
+use common::{assert_snapshot, config_selecting, fixture_files, root};
 use gpulint::engine::fix::{FixMode, fix_text, unified_diff};
 use gpulint::fix::Applicability;
 use gpulint::rules::{FixKind, RULES, Target, meta};
@@ -16,17 +16,15 @@ use std::process::Command;
 const ALL_FIXES: FixMode = FixMode { unsafe_fixes: true };
 
 fn invalid_fixtures(code: &str) -> Vec<PathBuf> {
-    let dir = root().join("fixtures").join(code);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
+    fixture_files(code)
+        .into_iter()
         .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            name.starts_with("invalid") && (name.ends_with(".yaml") || name.ends_with(".yml"))
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("invalid")
         })
-        .collect();
-    files.sort();
-    files
+        .collect()
 }
 
 fn relative(path: &Path) -> String {

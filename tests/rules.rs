@@ -1,23 +1,12 @@
-//! The fixture harness: for every rule, `fixtures/<CODE>/invalid*.y(a)ml`
+//! The fixture harness: for every rule, `fixtures/<CODE>/invalid*` (YAML or
+//! a Dockerfile such as `invalid_cpu_wheel.Dockerfile`)
 //! must produce the rule's findings (their rendering is snapshotted next to
-//! the input as `<file>.snap`) and `valid*.y(a)ml` must produce none.
+//! the input as `<file>.snap`) and `valid*` must produce none.
 
 mod common;
 
-use common::{assert_snapshot, config_selecting, lint, render, root};
+use common::{assert_snapshot, config_selecting, fixture_files, lint, render};
 use gpulint::rules::{RULES, Target, meta};
-use std::path::PathBuf;
-
-fn fixture_files(code: &str) -> Vec<PathBuf> {
-    let dir = root().join("fixtures").join(code);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-        .collect();
-    files.sort();
-    files
-}
 
 #[test]
 fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {

@@ -27,6 +27,47 @@ pub fn is_compose_file_name(name: &str) -> bool {
             .any(|s| stem.ends_with(s))
 }
 
+/// Dockerfile names: `Dockerfile`, `Containerfile`, `Dockerfile.gpu`,
+/// `Dockerfile-cuda`, `train.Dockerfile`, `gpu_Dockerfile`, any case; not the files named
+/// after them (`Dockerfile.dockerignore`, `Dockerfile.md`) or templates.
+pub fn is_dockerfile_name(name: &str) -> bool {
+    const NOT_DOCKERFILES: &[&str] = &[
+        "dockerignore",
+        "md",
+        "txt",
+        "rst",
+        "sh",
+        "py",
+        "json",
+        "yml",
+        "yaml",
+        "toml",
+        "j2",
+        "jinja",
+        "jinja2",
+        "tmpl",
+        "tpl",
+        "template",
+        "orig",
+        "bak",
+        "swp",
+        "erb",
+        "mustache",
+    ];
+    let lower = name.to_ascii_lowercase();
+    let named = ["dockerfile", "containerfile"].iter().any(|base| {
+        lower == *base
+            || lower
+                .strip_prefix(base)
+                .is_some_and(|rest| rest.starts_with(['.', '-', '_']))
+            || lower
+                .strip_suffix(base)
+                .is_some_and(|stem| stem.ends_with(['.', '-', '_']) && stem.len() > 1)
+    });
+    let extension = lower.rsplit_once('.').map(|(_, e)| e);
+    named && !extension.is_some_and(|e| NOT_DOCKERFILES.contains(&e))
+}
+
 /// Resolves the configuration for each file, caching per directory.
 pub struct ConfigResolver {
     fixed: Option<Arc<Config>>,
@@ -150,6 +191,7 @@ pub fn discover(
                                     let canonical = std::fs::canonicalize(&file)
                                         .unwrap_or_else(|_| file.clone());
                                     let named = is_compose_file_name(name)
+                                        || is_dockerfile_name(name)
                                         || config.is_included(&canonical);
                                     let wanted = named || is_yaml_file_name(name);
                                     if wanted && !config.is_excluded(&canonical) {
@@ -217,7 +259,35 @@ fn mark_kustomize_overlays(targets: &mut [Target]) {
 
 #[cfg(test)]
 mod tests {
-    use super::is_compose_file_name;
+    use super::{is_compose_file_name, is_dockerfile_name};
+
+    #[test]
+    fn dockerfile_names() {
+        for yes in [
+            "Dockerfile",
+            "dockerfile",
+            "Containerfile",
+            "Dockerfile.gpu",
+            "Dockerfile-uv-base",
+            "Dockerfile.ci.dev",
+            "train.Dockerfile",
+            "gpu.dockerfile",
+            "cuda_Dockerfile",
+        ] {
+            assert!(is_dockerfile_name(yes), "{yes}");
+        }
+        for no in [
+            "Dockerfile.dockerignore",
+            "Dockerfile.md",
+            "Dockerfile.j2",
+            "dockerfiles",
+            ".dockerfile",
+            "mydockerfile",
+            "Dockerfile.yml",
+        ] {
+            assert!(!is_dockerfile_name(no), "{no}");
+        }
+    }
 
     #[test]
     fn compose_names() {

@@ -7,9 +7,10 @@
 //! (except a finding this run also fixes).
 
 use super::config::Config;
-use super::{FileError, lint_text};
+use super::{FileError, FileKind, lint_text};
 use crate::diagnostic::Diagnostic;
 use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
+use crate::model::dockerfile::DockerfileModel;
 use crate::syntax::yaml::Yaml;
 use std::io::Write;
 use std::path::Path;
@@ -77,7 +78,8 @@ pub fn fix_text(
 ) -> Result<FixOutcome, FileError> {
     let mut current = text.to_string();
     let mut diagnostics = lint_text(&current, path, config)?;
-    let mut resolved = Resolved::of_text(&current);
+    let kind = FileKind::of(path);
+    let mut resolved = Resolved::of_text(&current, kind);
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
     // Fixes that failed, by code and where their finding is in `current`.
@@ -192,7 +194,14 @@ impl Resolved {
         }
     }
 
-    fn of_text(text: &str) -> Self {
+    /// A Dockerfile's meaning is one document: its stages' leaves.
+    fn of_text(text: &str, kind: FileKind) -> Self {
+        if kind == FileKind::Dockerfile {
+            return Resolved {
+                documents: 1,
+                leaves: Some(vec![DockerfileModel::parse(text).leaves()]),
+            };
+        }
         match Yaml::parse(text) {
             Ok(yaml) => Resolved::of(&yaml),
             Err(_) => Resolved {
@@ -257,10 +266,14 @@ fn verify(
         return Err("its edits overlap or fall outside the file".into());
     }
     let fixed = apply_edits(text, &fix.edits);
-    let new_yaml = Yaml::parse(&fixed)
-        .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
-    let new_resolved = Resolved::of(&new_yaml);
-    drop(new_yaml);
+    let new_resolved = match FileKind::of(path) {
+        FileKind::Dockerfile => Resolved::of_text(&fixed, FileKind::Dockerfile),
+        FileKind::Yaml => {
+            let new_yaml = Yaml::parse(&fixed)
+                .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
+            Resolved::of(&new_yaml)
+        }
+    };
     if new_resolved.documents != resolved.documents {
         return Err(format!(
             "the fixed text has {} YAML documents instead of {}",
@@ -392,7 +405,10 @@ mod tests {
     use super::*;
 
     fn leaves(text: &str) -> Vec<(Vec<String>, String)> {
-        Resolved::of_text(text).leaves.unwrap().remove(0)
+        Resolved::of_text(text, FileKind::Yaml)
+            .leaves
+            .unwrap()
+            .remove(0)
     }
 
     #[test]
@@ -444,7 +460,7 @@ mod tests {
         target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
         verify(
             text,
-            &Resolved::of_text(text),
+            &Resolved::of_text(text, FileKind::Yaml),
             &diagnostics,
             &target,
             path,
@@ -537,7 +553,7 @@ mod tests {
         );
         let reason = verify(
             &text,
-            &Resolved::of_text(&text),
+            &Resolved::of_text(&text, FileKind::Yaml),
             &diagnostics,
             &target,
             path,

@@ -9,8 +9,9 @@ pub mod suppress;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
+use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
-use crate::rules::{self, ComposeContext, KubeContext, Reporter};
+use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
@@ -201,79 +202,90 @@ fn helm_skip(offset: usize) -> FileError {
     }
 }
 
-/// Lints one text (compose file or Kubernetes manifests). Errors are about
-/// the file as a whole (it is not YAML, or it is a template).
-pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
-    let has_braces = text.contains("{{");
-    let yaml = Yaml::parse(text).map_err(|e| {
-        match template_action(text, None).filter(|_| has_braces) {
-            Some(at) => helm_skip(at),
-            None => FileError::at(format!("invalid YAML: {}", e.message), e.offset),
+/// What kind of file a path holds, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Compose files and Kubernetes manifests.
+    Yaml,
+    Dockerfile,
+}
+
+impl FileKind {
+    pub fn of(path: &Path) -> FileKind {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if discover::is_dockerfile_name(name) {
+            FileKind::Dockerfile
+        } else {
+            FileKind::Yaml
         }
-    })?;
-    if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
-        return Err(helm_skip(at));
     }
-    let index = LineIndex::new(text);
-    // Which rules apply to this file, decided once (per-file ignores
-    // normalise the path, which is not free).
-    let active: Vec<bool> = rules::RULES
-        .iter()
-        .map(|r| config.is_enabled(r.code) && !config.is_ignored_for(path, r.code))
-        .collect();
-    let is_active = |code: &str| {
+}
+
+/// Which rules apply to a file, decided once (per-file ignores normalise
+/// the path, which is not free), in [`rules::RULES`] order.
+struct ActiveRules(Vec<bool>);
+
+impl ActiveRules {
+    fn for_file(path: &Path, config: &Config) -> Self {
+        ActiveRules(
+            rules::RULES
+                .iter()
+                .map(|r| config.is_enabled(r.code) && !config.is_ignored_for(path, r.code))
+                .collect(),
+        )
+    }
+
+    fn contains(&self, code: &str) -> bool {
         rules::RULES
             .iter()
             .position(|r| r.code == code)
-            .is_some_and(|i| active[i])
-    };
-    let mut diagnostics = Vec::new();
-    let editor = YamlEditor::new(&yaml, text);
-    for (document_index, document) in yaml.documents.iter().enumerate() {
-        let Some(root) = document.root else { continue };
-        let mut run =
-            |check: &dyn Fn(&mut Reporter), info: &rules::RuleInfo, meta: &rules::RuleMeta| {
-                let mut reporter = Reporter::new(info.code, meta.severity);
-                check(&mut reporter);
-                diagnostics.extend(reporter.into_diagnostics());
-            };
-        let enabled = || {
-            rules::RULES
-                .iter()
-                .zip(rules::all_meta())
-                .zip(&active)
-                .filter(|(_, on)| **on)
-                .map(|(rule, _)| rule)
-        };
-        if let Some(manifest) = Manifest::from_document(&yaml, root) {
-            let cx = KubeContext {
-                manifest: &manifest,
-                text,
-                settings: &config.rule_settings,
-                edit: &editor,
-                document: document_index,
-            };
-            for (info, meta) in enabled() {
-                if let Some(check) = info.check.kubernetes {
-                    run(&|r| check(&cx, r), info, meta);
-                }
-            }
-        } else if let Some(file) = ComposeFile::from_document(&yaml, root) {
-            let cx = ComposeContext {
-                file: &file,
-                text,
-                settings: &config.rule_settings,
-                edit: &editor,
-                document: document_index,
-            };
-            for (info, meta) in enabled() {
-                if let Some(check) = info.check.compose {
-                    run(&|r| check(&cx, r), info, meta);
-                }
-            }
-        }
+            .is_some_and(|i| self.0[i])
     }
-    let (suppressions, invalid) = suppress::parse(text, Some(&yaml), &index);
+
+    /// The enabled rules with their metadata.
+    fn iter(
+        &self,
+    ) -> impl Iterator<Item = (&'static rules::RuleInfo, &'static rules::RuleMeta)> + '_ {
+        rules::RULES
+            .iter()
+            .zip(rules::all_meta())
+            .zip(&self.0)
+            .filter(|(_, on)| **on)
+            .map(|(rule, _)| rule)
+    }
+}
+
+/// Runs one rule's check and collects its findings.
+fn run_check(
+    diagnostics: &mut Vec<Diagnostic>,
+    info: &rules::RuleInfo,
+    meta: &rules::RuleMeta,
+    check: &dyn Fn(&mut Reporter),
+) {
+    let mut reporter = Reporter::new(info.code, meta.severity);
+    check(&mut reporter);
+    diagnostics.extend(reporter.into_diagnostics());
+}
+
+/// Lints one text: a compose file, Kubernetes manifests or a Dockerfile,
+/// by the path's name. Errors are about the file as a whole (it is not
+/// YAML, or it is a template); Dockerfile syntax errors are findings.
+pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
+    let active = ActiveRules::for_file(path, config);
+    let index = LineIndex::new(text);
+    let (diagnostics, suppressions, invalid) = match FileKind::of(path) {
+        FileKind::Dockerfile => {
+            let diagnostics = lint_dockerfile(text, config, &active);
+            let (s, i) = suppress::parse(text, suppress::Comments::WholeLine, &index);
+            (diagnostics, s, i)
+        }
+        FileKind::Yaml => {
+            let (diagnostics, yaml) = lint_yaml(text, config, &active)?;
+            let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
+            (diagnostics, s, i)
+        }
+    };
+    let is_active = |code: &str| active.contains(code);
     let mut diagnostics = suppress::apply(diagnostics, &suppressions, &index, is_active);
     diagnostics.extend(invalid);
     diagnostics.retain(|d| is_active(d.code));
@@ -285,6 +297,72 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
     diagnostics.sort_by(|a, b| (a.range.start, a.code).cmp(&(b.range.start, b.code)));
     diagnostics.dedup();
     Ok(diagnostics)
+}
+
+fn lint_dockerfile(text: &str, config: &Config, active: &ActiveRules) -> Vec<Diagnostic> {
+    let model = DockerfileModel::parse(text);
+    let cx = DockerfileContext {
+        model: &model,
+        text,
+        settings: &config.rule_settings,
+    };
+    let mut diagnostics = Vec::new();
+    for (info, meta) in active.iter() {
+        if let Some(check) = info.check.dockerfile {
+            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+        }
+    }
+    diagnostics
+}
+
+fn lint_yaml(
+    text: &str,
+    config: &Config,
+    active: &ActiveRules,
+) -> Result<(Vec<Diagnostic>, Yaml), FileError> {
+    let has_braces = text.contains("{{");
+    let yaml = Yaml::parse(text).map_err(|e| {
+        match template_action(text, None).filter(|_| has_braces) {
+            Some(at) => helm_skip(at),
+            None => FileError::at(format!("invalid YAML: {}", e.message), e.offset),
+        }
+    })?;
+    if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
+        return Err(helm_skip(at));
+    }
+    let mut diagnostics = Vec::new();
+    let editor = YamlEditor::new(&yaml, text);
+    for (document_index, document) in yaml.documents.iter().enumerate() {
+        let Some(root) = document.root else { continue };
+        if let Some(manifest) = Manifest::from_document(&yaml, root) {
+            let cx = KubeContext {
+                manifest: &manifest,
+                text,
+                settings: &config.rule_settings,
+                edit: &editor,
+                document: document_index,
+            };
+            for (info, meta) in active.iter() {
+                if let Some(check) = info.check.kubernetes {
+                    run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+                }
+            }
+        } else if let Some(file) = ComposeFile::from_document(&yaml, root) {
+            let cx = ComposeContext {
+                file: &file,
+                text,
+                settings: &config.rule_settings,
+                edit: &editor,
+                document: document_index,
+            };
+            for (info, meta) in active.iter() {
+                if let Some(check) = info.check.compose {
+                    run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+                }
+            }
+        }
+    }
+    Ok((diagnostics, yaml))
 }
 
 /// Lints text that is already in memory (a file or stdin). Never panics: a

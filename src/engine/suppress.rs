@@ -17,6 +17,15 @@ use crate::rules;
 use crate::syntax::yaml::Yaml;
 use crate::text::{LineIndex, TextRange};
 
+/// Where comments can be in a file.
+#[derive(Clone, Copy)]
+pub enum Comments<'a> {
+    /// After a space anywhere outside a scalar.
+    Yaml(&'a Yaml),
+    /// Only as whole lines (Dockerfiles: `#` elsewhere is an argument).
+    WholeLine,
+}
+
 #[derive(Debug, Clone)]
 pub struct Suppression {
     /// 0-based line whose findings it covers; `None` for the whole file.
@@ -28,7 +37,7 @@ pub struct Suppression {
 /// findings for the malformed ones.
 pub fn parse(
     text: &str,
-    yaml: Option<&Yaml>,
+    comments: Comments,
     index: &LineIndex,
 ) -> (Vec<Suppression>, Vec<Diagnostic>) {
     let mut suppressions = Vec::new();
@@ -39,7 +48,7 @@ pub fn parse(
     for line in 0..index.line_count() {
         let range = index.line_range(line, text);
         let line_text = &text[range.as_range()];
-        let Some(hash) = comment_start(line_text, range.start as usize, yaml) else {
+        let Some(hash) = comment_start(line_text, range.start as usize, comments) else {
             continue;
         };
         let comment = &line_text[hash + 1..];
@@ -92,7 +101,14 @@ pub fn parse(
 }
 
 /// The byte index in `line_text` of a `#` that starts a comment.
-fn comment_start(line_text: &str, line_offset: usize, yaml: Option<&Yaml>) -> Option<usize> {
+fn comment_start(line_text: &str, line_offset: usize, comments: Comments) -> Option<usize> {
+    let yaml = match comments {
+        Comments::Yaml(yaml) => Some(yaml),
+        Comments::WholeLine => {
+            let indent = line_text.len() - line_text.trim_start().len();
+            return line_text[indent..].starts_with('#').then_some(indent);
+        }
+    };
     let bytes = line_text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
         if b != b'#' {

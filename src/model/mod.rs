@@ -2,6 +2,7 @@
 //! pod means at run time.
 
 pub mod compose;
+pub mod dockerfile;
 pub mod k8s;
 pub mod quantity;
 pub mod size;

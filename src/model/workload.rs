@@ -15,24 +15,74 @@ pub struct EnvVar {
     pub range: TextRange,
 }
 
-/// Images that ship CUDA or ROCm user space (soft evidence of GPU intent).
-pub fn is_gpu_image(image: &str) -> bool {
+impl EnvVar {
+    pub fn view(&self) -> EnvView<'_> {
+        EnvView {
+            name: &self.name,
+            value: self.value.as_deref(),
+            range: self.range,
+        }
+    }
+}
+
+/// An environment variable as rules read it, wherever it is set (compose
+/// `environment`, a container's `env`, a Dockerfile `ENV`).
+#[derive(Debug, Clone, Copy)]
+pub struct EnvView<'a> {
+    pub name: &'a str,
+    /// `None` when unset or unknown.
+    pub value: Option<&'a str>,
+    /// The whole setting as written.
+    pub range: TextRange,
+}
+
+/// The GPU user space an image ships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accelerator {
+    Cuda,
+    Rocm,
+}
+
+/// An image reference split into repository and tag (a digest dropped).
+pub fn split_image(image: &str) -> (&str, Option<&str>) {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => (name, Some(tag)),
+        _ => (image, None),
+    }
+}
+
+/// Whether an image ships CUDA or ROCm user space, by its name and tag
+/// (NGC, `nvidia/cuda`, `pytorch/pytorch:*-cuda*`, `*-gpu` and `cu124` tags,
+/// `rocm/*`): soft evidence of GPU intent.
+pub fn image_accelerator(image: &str) -> Option<Accelerator> {
     let image = image.to_ascii_lowercase();
-    let (name, tag) = match image.rsplit_once(':') {
-        Some((n, t)) if !t.contains('/') => (n, t),
-        _ => (image.as_str(), ""),
-    };
-    name.starts_with("nvcr.io/nvidia/")
+    let (name, tag) = split_image(&image);
+    let tag = tag.unwrap_or("");
+    if name.starts_with("rocm/") || name.contains("/rocm/") || tag.contains("rocm") {
+        return Some(Accelerator::Rocm);
+    }
+    // `cu124`, `cu121` as a tag part (`2.3.0-cu121`, `th2.6.0-cu124-flashattn`).
+    let cuda_tag_part = tag.split(['-', '_', '.']).any(|part| {
+        part.strip_prefix("cu")
+            .is_some_and(|v| (2..=3).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let cuda = name.starts_with("nvcr.io/nvidia/")
         || name == "nvidia/cuda"
         || name.ends_with("/nvidia/cuda")
         || name.starts_with("nvidia/")
-        || (name.ends_with("pytorch/pytorch") && tag.contains("cuda"))
-        || name.starts_with("rocm/")
         || name.contains("vllm/vllm-openai")
         || name.contains("lmsysorg/sglang")
         || tag.contains("-gpu")
         || tag == "gpu"
         || tag.contains("cuda")
+        || cuda_tag_part;
+    cuda.then_some(Accelerator::Cuda)
+}
+
+/// Images that ship CUDA or ROCm user space (soft evidence of GPU intent).
+pub fn is_gpu_image(image: &str) -> bool {
+    image_accelerator(image).is_some()
 }
 
 /// Finds a distributed launcher and the ranks per container it starts.

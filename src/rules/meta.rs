@@ -8,6 +8,7 @@ use serde::Deserialize;
 pub enum Target {
     Compose,
     Kubernetes,
+    Dockerfile,
     Suppression,
 }
 

@@ -5,11 +5,13 @@
 //! [`declare_rules!`] below.
 
 pub mod context;
+pub mod docker_context;
 pub mod helpers;
 pub mod kube_context;
 mod meta;
 
 pub use context::{ComposeContext, Reporter, RuleSettings};
+pub use docker_context::DockerfileContext;
 pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
 
@@ -22,6 +24,7 @@ use std::sync::OnceLock;
 pub struct Check {
     pub compose: Option<fn(&ComposeContext, &mut Reporter)>,
     pub kubernetes: Option<fn(&KubeContext, &mut Reporter)>,
+    pub dockerfile: Option<fn(&DockerfileContext, &mut Reporter)>,
 }
 
 impl Check {
@@ -29,19 +32,20 @@ impl Check {
     pub const ENGINE: Check = Check {
         compose: None,
         kubernetes: None,
+        dockerfile: None,
     };
 
     pub const fn compose(check: fn(&ComposeContext, &mut Reporter)) -> Check {
         Check {
             compose: Some(check),
-            kubernetes: None,
+            ..Check::ENGINE
         }
     }
 
     pub const fn kubernetes(check: fn(&KubeContext, &mut Reporter)) -> Check {
         Check {
-            compose: None,
             kubernetes: Some(check),
+            ..Check::ENGINE
         }
     }
 
@@ -52,6 +56,22 @@ impl Check {
         Check {
             compose: Some(compose),
             kubernetes: Some(kubernetes),
+            dockerfile: None,
+        }
+    }
+
+    pub const fn dockerfile(check: fn(&DockerfileContext, &mut Reporter)) -> Check {
+        Check {
+            dockerfile: Some(check),
+            ..Check::ENGINE
+        }
+    }
+
+    /// The same check for Dockerfile `ENV` too.
+    pub const fn and_dockerfile(self, check: fn(&DockerfileContext, &mut Reporter)) -> Check {
+        Check {
+            dockerfile: Some(check),
+            ..self
         }
     }
 
@@ -63,6 +83,9 @@ impl Check {
         }
         if self.kubernetes.is_some() {
             targets.push(Target::Kubernetes);
+        }
+        if self.dockerfile.is_some() {
+            targets.push(Target::Dockerfile);
         }
         targets
     }
@@ -116,7 +139,14 @@ declare_rules! {
         K8S009 => k8s009_host_ipc_on_gpu_pod,
         K8S013 => k8s013_shm_volume_not_mounted,
     }
-    // Compose and Kubernetes: one implementation of the logic, an adapter per target.
+    dockerfile {
+        DF000 => df000_syntax_error,
+        DF001 => df001_gpu_base_image_unpinned,
+        DF003 => df003_torch_wheel_accelerator_mismatch,
+        DF005 => df005_cuda_visible_devices_in_image,
+        DF007 => df007_driver_capabilities_without_compute,
+    }
+    // Several targets: one implementation of the logic, an adapter per target.
     shared {
         NCCL001 => nccl001_shm_transport_disabled,
         NCCL002 => nccl002_p2p_disabled,

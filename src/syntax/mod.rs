@@ -1,4 +1,5 @@
 //! Parsers that keep exact byte spans. They know nothing about compose files or rules.
 
+pub mod dockerfile;
 pub mod yaml;
 pub mod yaml_edit;

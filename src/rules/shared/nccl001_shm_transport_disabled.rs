@@ -1,19 +1,20 @@
 //! NCCL001: `NCCL_SHM_DISABLE=1` shipped in a compose service or a container.
 
-use crate::model::workload::EnvVar;
+use crate::fix::Applicability;
+use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
 
-pub const CHECK: Check = Check::both(compose, kubernetes);
+pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
 
 const NAME: &str = "NCCL_SHM_DISABLE";
 
-fn disables_shm(var: &&EnvVar) -> bool {
-    var.value.as_deref().map(str::trim) == Some("1")
+fn disables_shm(var: EnvView) -> bool {
+    var.name == NAME && var.value.map(str::trim) == Some("1")
 }
 
-fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str, remedy: &str) -> DiagnosticBuilder<'r> {
+fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str, remedy: &str) -> DiagnosticBuilder<'r> {
     out.report(var.range, format!("{owner} disables NCCL's shared-memory transport"))
         .label("NCCL_SHM_DISABLE is a debugging switch")
         .note("NCCL's docs say debugging variables \"should not be used in production\": GPUs in this container then talk over sockets or IB instead of shared memory, and collectives slow down; it is usually a workaround for a too-small /dev/shm")
@@ -22,8 +23,8 @@ fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str, remedy: &str) ->
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        if let Some(var) = service.env(NAME).filter(disables_shm) {
-            report(out, var, &format!("service `{}`", service.name), "`shm_size` or `ipc: host`")
+        if let Some(var) = service.env(NAME).filter(|v| disables_shm(v.view())) {
+            report(out, var.view(), &format!("service `{}`", service.name), "`shm_size` or `ipc: host`")
                 .fix(remove_env_fix(cx, service, var));
         }
     }
@@ -31,9 +32,19 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
-        if let Some(var) = container.env(NAME).filter(disables_shm) {
-            report(out, var, &pod.describe_container(container), "an `emptyDir` with `medium: Memory` mounted at /dev/shm")
+        if let Some(var) = container.env(NAME).filter(|v| disables_shm(v.view())) {
+            report(out, var.view(), &pod.describe_container(container), "an `emptyDir` with `medium: Memory` mounted at /dev/shm")
                 .fix(cx.remove_env_fix(container, var));
+        }
+    }
+}
+
+fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
+    for stage in 0..cx.model.stages.len() {
+        for setting in cx.model.stage_env(stage).iter().filter(|s| disables_shm(s.view())) {
+            let owner = format!("the image's {}", cx.describe_stage(stage));
+            report(out, setting.view(), &owner, "`shm_size` or `ipc: host` at run time")
+                .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
         }
     }
 }

@@ -1,23 +1,24 @@
 //! NCCL002: NCCL peer-to-peer disabled (`NCCL_P2P_DISABLE=1`, `NCCL_P2P_LEVEL=LOC`)
 //! in a compose service or a container.
 
-use crate::model::workload::EnvVar;
+use crate::fix::Applicability;
+use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
 
-pub const CHECK: Check = Check::both(compose, kubernetes);
+pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
 
-fn disables_p2p(var: &EnvVar) -> bool {
-    let value = var.value.as_deref().map(str::trim).unwrap_or("");
-    match var.name.as_str() {
+fn disables_p2p(var: EnvView) -> bool {
+    let value = var.value.map(str::trim).unwrap_or("");
+    match var.name {
         "NCCL_P2P_DISABLE" => value == "1",
         "NCCL_P2P_LEVEL" => value.eq_ignore_ascii_case("LOC") || value == "0",
         _ => false,
     }
 }
 
-fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str) -> DiagnosticBuilder<'r> {
+fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str) -> DiagnosticBuilder<'r> {
     out.report(var.range, format!("{owner} disables NCCL peer-to-peer transfers"))
         .label(format!("{} is a debugging switch", var.name))
         .note("GPU-to-GPU traffic then goes through host memory instead of NVLink or PCIe P2P, which cuts collective bandwidth several times; NCCL's docs say debugging variables \"should not be used in production\"")
@@ -26,8 +27,8 @@ fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str) -> DiagnosticBui
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        for var in service.environment.iter().filter(|v| disables_p2p(v)) {
-            report(out, var, &format!("service `{}`", service.name))
+        for var in service.environment.iter().filter(|v| disables_p2p(v.view())) {
+            report(out, var.view(), &format!("service `{}`", service.name))
                 .fix(remove_env_fix(cx, service, var));
         }
     }
@@ -35,9 +36,18 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
-        for var in container.env.iter().filter(|v| disables_p2p(v)) {
-            report(out, var, &pod.describe_container(container))
+        for var in container.env.iter().filter(|v| disables_p2p(v.view())) {
+            report(out, var.view(), &pod.describe_container(container))
                 .fix(cx.remove_env_fix(container, var));
+        }
+    }
+}
+
+fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
+    for stage in 0..cx.model.stages.len() {
+        for setting in cx.model.stage_env(stage).iter().filter(|s| disables_p2p(s.view())) {
+            report(out, setting.view(), &format!("the image's {}", cx.describe_stage(stage)))
+                .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
         }
     }
 }

@@ -1,12 +1,13 @@
 //! NCCL003: other NCCL debugging variables left in a compose service or a container.
 
 use crate::diagnostic::Severity;
-use crate::model::workload::EnvVar;
+use crate::fix::Applicability;
+use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
 
-pub const CHECK: Check = Check::both(compose, kubernetes);
+pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
 
 /// Variables from the "Debugging" section of NCCL's environment documentation
 /// (the SHM and P2P switches have their own rules).
@@ -35,11 +36,11 @@ const DEBUGGING: &[&str] = &[
 ];
 
 /// The finding for a debugging variable, if `var` is one.
-fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str) -> Option<DiagnosticBuilder<'r>> {
-    if !DEBUGGING.contains(&var.name.as_str()) {
+fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str) -> Option<DiagnosticBuilder<'r>> {
+    if !DEBUGGING.contains(&var.name) {
         return None;
     }
-    let value = var.value.as_deref().unwrap_or("");
+    let value = var.value.unwrap_or("");
     let corrupting = var.name == "NCCL_PROTO" && value.to_ascii_uppercase().contains("LL128");
     Some(out.report(var.range, format!("{owner} sets the NCCL debugging variable {}", var.name))
         .severity(if corrupting { Severity::Warning } else { Severity::Info })
@@ -51,7 +52,7 @@ fn report<'r>(out: &'r mut Reporter, var: &EnvVar, owner: &str) -> Option<Diagno
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         for var in &service.environment {
-            if let Some(finding) = report(out, var, &format!("service `{}`", service.name)) {
+            if let Some(finding) = report(out, var.view(), &format!("service `{}`", service.name)) {
                 finding.fix(remove_env_fix(cx, service, var));
             }
         }
@@ -61,8 +62,19 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
         for var in &container.env {
-            if let Some(finding) = report(out, var, &pod.describe_container(container)) {
+            if let Some(finding) = report(out, var.view(), &pod.describe_container(container)) {
                 finding.fix(cx.remove_env_fix(container, var));
+            }
+        }
+    }
+}
+
+fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
+    for stage in 0..cx.model.stages.len() {
+        for setting in cx.model.stage_env(stage) {
+            let owner = format!("the image's {}", cx.describe_stage(stage));
+            if let Some(finding) = report(out, setting.view(), &owner) {
+                finding.fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
             }
         }
     }

@@ -1,0 +1,251 @@
+//! DF003: a PyTorch build for another accelerator installed into a GPU image
+//! (a CPU-only wheel into a CUDA image, a ROCm wheel into a CUDA image, ...).
+
+use crate::model::workload::Accelerator;
+use crate::rules::{Check, DockerfileContext, Reporter};
+use crate::syntax::dockerfile::Args;
+use crate::text::TextRange;
+use std::collections::HashMap;
+
+pub const CHECK: Check = Check::dockerfile(check);
+
+/// What a PyTorch build targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Build {
+    Cpu,
+    Cuda,
+    Rocm,
+}
+
+impl Build {
+    /// `cpu`, `cu121`, `rocm6.0` (a wheel index, local version or uv backend).
+    fn of_variant(variant: &str) -> Option<Build> {
+        let v = variant.to_ascii_lowercase();
+        if v == "cpu" || v == "cpu-cxx11-abi" {
+            Some(Build::Cpu)
+        } else if v.starts_with("rocm") {
+            Some(Build::Rocm)
+        } else if v.strip_prefix("cu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            Some(Build::Cuda)
+        } else {
+            None
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Build::Cpu => "a CPU-only PyTorch build",
+            Build::Cuda => "a CUDA PyTorch build",
+            Build::Rocm => "a ROCm PyTorch build",
+        }
+    }
+
+    fn matches(self, accelerator: Accelerator) -> bool {
+        matches!(
+            (self, accelerator),
+            (Build::Cuda, Accelerator::Cuda) | (Build::Rocm, Accelerator::Rocm)
+        )
+    }
+}
+
+/// A marker of a PyTorch build: where it is (offsets in the scanned text).
+struct Marker {
+    build: Build,
+    start: usize,
+    end: usize,
+}
+
+const WHEEL_INDEX: &str = "download.pytorch.org/whl/";
+
+/// Finds PyTorch build markers in a shell script: wheel index URLs and
+/// `--torch-backend` in install commands, `torch==x+cpu` pins, conda's
+/// `cpuonly`.
+fn markers(script: &str) -> Vec<Marker> {
+    let mut found = Vec::new();
+    let mut segment_start = 0;
+    let bytes = script.as_bytes();
+    let mut i = 0;
+    while i <= script.len() {
+        let boundary = i == script.len()
+            || matches!(bytes[i], b'\n' | b';' | b'|')
+            || script[i..].starts_with("&&");
+        if boundary {
+            scan_command(script, segment_start, i, &mut found);
+            segment_start = i + 1;
+        }
+        i += 1;
+    }
+    found
+}
+
+fn scan_command(script: &str, start: usize, end: usize, found: &mut Vec<Marker>) {
+    let command = &script[start..end];
+    let lower = command.to_ascii_lowercase();
+    let words: Vec<(usize, &str)> = word_offsets(&lower);
+    let installs = words.iter().any(|(_, w)| *w == "install" || *w == "add" || *w == "sync");
+    if !installs {
+        return;
+    }
+    let conda = words
+        .iter()
+        .any(|(_, w)| matches!(*w, "conda" | "mamba" | "micromamba"));
+    for (k, &(at, word)) in words.iter().enumerate() {
+        let word_trimmed = word.trim_matches(['"', '\'']);
+        let quote = word.len() - word.trim_start_matches(['"', '\'']).len();
+        let abs = start + at + quote;
+        if let Some(i) = word_trimmed.find(WHEEL_INDEX) {
+            let rest = &word_trimmed[i + WHEEL_INDEX.len()..];
+            let rest = rest.strip_prefix("nightly/").or_else(|| rest.strip_prefix("test/")).unwrap_or(rest);
+            let variant: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-').collect();
+            if let Some(build) = Build::of_variant(&variant) {
+                found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+            }
+            continue;
+        }
+        if word_trimmed.starts_with("torch")
+            && let Some((_, local)) = word_trimmed.split_once('+')
+        {
+            let variant: String = local.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
+            if let Some(build) = Build::of_variant(&variant) {
+                found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+            }
+            continue;
+        }
+        let backend = word_trimmed
+            .strip_prefix("--torch-backend=")
+            .or_else(|| (word_trimmed == "--torch-backend").then(|| words.get(k + 1).map_or("", |w| w.1)));
+        if let Some(variant) = backend
+            && let Some(build) = Build::of_variant(variant.trim_matches(['"', '\'']))
+        {
+            found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+            continue;
+        }
+        if conda && word_trimmed == "cpuonly" {
+            found.push(Marker { build: Build::Cpu, start: abs, end: abs + word_trimmed.len() });
+        }
+    }
+}
+
+fn word_offsets(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (start, c.is_whitespace()) {
+            (None, false) => start = Some(i),
+            (Some(s), true) => {
+                words.push((s, &text[s..i]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, &text[s..]));
+    }
+    words
+}
+
+/// Environment variables that point pip or uv at a PyTorch build.
+fn env_build(name: &str, value: &str) -> Option<Build> {
+    match name {
+        "UV_TORCH_BACKEND" => Build::of_variant(value.trim()),
+        "PIP_INDEX_URL" | "PIP_EXTRA_INDEX_URL" | "PIP_FIND_LINKS" | "UV_INDEX_URL"
+        | "UV_EXTRA_INDEX_URL" | "UV_DEFAULT_INDEX" | "UV_INDEX" => {
+            let at = value.find(WHEEL_INDEX)? + WHEEL_INDEX.len();
+            let rest = &value[at..];
+            let rest = rest.strip_prefix("nightly/").unwrap_or(rest);
+            let variant: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
+            Build::of_variant(&variant)
+        }
+        _ => None,
+    }
+}
+
+fn check(cx: &DockerfileContext, out: &mut Reporter) {
+    for stage in 0..cx.model.stages.len() {
+        let Some(base) = cx.model.base(stage, &HashMap::new()) else { continue };
+        let Some(accelerator) = base.accelerator() else { continue };
+        let mut found: Vec<(Build, TextRange)> = Vec::new();
+        for index in cx.model.stages[stage].body.clone() {
+            let instruction = cx.model.instruction(index);
+            match instruction.keyword.as_str() {
+                "RUN" => {
+                    match &instruction.args {
+                        Args::Shell(_) => {
+                            for m in markers(instruction.args_text()) {
+                                found.push((m.build, instruction.args_range(m.start, m.end)));
+                            }
+                        }
+                        Args::Exec(words) => {
+                            let script: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+                            for m in markers(&script.join(" ")) {
+                                let range = words.iter().map(|w| w.range).reduce(|a, b| a.cover(b)).unwrap_or(instruction.range);
+                                found.push((m.build, range));
+                            }
+                        }
+                    }
+                    for heredoc in &instruction.heredocs {
+                        let at = heredoc.body.range.start as usize;
+                        for m in markers(&heredoc.body.text) {
+                            found.push((m.build, TextRange::new(at + m.start, at + m.end)));
+                        }
+                    }
+                }
+                "ENV" => {
+                    for pair in instruction.key_values() {
+                        if let Some(value) = &pair.value
+                            && let Some(build) = env_build(&pair.key.text, &value.text)
+                        {
+                            found.push((build, pair.range));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (build, range) in found {
+            if build.matches(accelerator) {
+                continue;
+            }
+            let (image_kind, consequence) = match accelerator {
+                Accelerator::Cuda => ("CUDA", "`torch.cuda.is_available()` is False and training runs on the CPU, or fails with `Torch not compiled with CUDA enabled`"),
+                Accelerator::Rocm => ("ROCm", "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU"),
+            };
+            out.report(range, format!("{} is installed into the {image_kind} image `{}`", build.describe(), base.image))
+                .label(format!("{} in {}", build.describe(), cx.describe_stage(stage)))
+                .related(base.range, format!("the {image_kind} base image"))
+                .note(format!("the GPUs in the container go unused: {consequence}"))
+                .help(match accelerator {
+                    Accelerator::Cuda => "install the CUDA build whose version the base image supports (`--index-url https://download.pytorch.org/whl/cu124`, or the default PyPI wheel), or start from a CPU base image if no GPU is meant",
+                    Accelerator::Rocm => "install the ROCm build (`--index-url https://download.pytorch.org/whl/rocm6.2`), or start from a CPU base image if no GPU is meant",
+                });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn builds(script: &str) -> Vec<(Build, &str)> {
+        markers(script).iter().map(|m| (m.build, &script[m.start..m.end])).collect()
+    }
+
+    #[test]
+    fn finds_wheel_indexes_pins_backends_and_cpuonly() {
+        assert_eq!(
+            builds("apt-get update && pip install torch --index-url https://download.pytorch.org/whl/cpu"),
+            [(Build::Cpu, "https://download.pytorch.org/whl/cpu")]
+        );
+        assert_eq!(builds("pip3 install \"torch==2.3.1+cu121\""), [(Build::Cuda, "torch==2.3.1+cu121")]);
+        assert_eq!(builds("uv pip install torch --torch-backend=cpu"), [(Build::Cpu, "--torch-backend=cpu")]);
+        assert_eq!(builds("conda install -y pytorch cpuonly -c pytorch"), [(Build::Cpu, "cpuonly")]);
+        assert_eq!(builds("pip install --pre torch -f https://download.pytorch.org/whl/nightly/rocm6.2/torch"), [(Build::Rocm, "https://download.pytorch.org/whl/nightly/rocm6.2/torch")]);
+    }
+
+    #[test]
+    fn ignores_urls_outside_install_commands() {
+        assert!(builds("echo https://download.pytorch.org/whl/cpu > note; pip install numpy").is_empty());
+        assert!(builds("pip install torch").is_empty());
+    }
+}

@@ -1,0 +1,42 @@
+//! DF007: `NVIDIA_DRIVER_CAPABILITIES` narrowed so that CUDA is not exposed.
+
+use crate::fix::{Applicability, Edit, Fix};
+use crate::rules::{Check, DockerfileContext, Reporter};
+
+pub const CHECK: Check = Check::dockerfile(check);
+
+const NAME: &str = "NVIDIA_DRIVER_CAPABILITIES";
+
+fn check(cx: &DockerfileContext, out: &mut Reporter) {
+    for stage in 0..cx.model.stages.len() {
+        for setting in cx.model.stage_env(stage) {
+            if setting.pair.key.text != NAME || setting.value.contains('$') {
+                continue;
+            }
+            let capabilities: Vec<&str> = setting.value.split(',').map(str::trim).collect();
+            if setting.value.trim().is_empty()
+                || capabilities.iter().any(|c| c.eq_ignore_ascii_case("compute") || c.eq_ignore_ascii_case("all"))
+            {
+                continue;
+            }
+            let Some(value) = &setting.pair.value else { continue };
+            // After an opening quote, so the quoting stays as written.
+            let written = cx.source(value.range);
+            let at = value.range.start as usize + usize::from(written.starts_with(['"', '\'']));
+            let fix = Fix::new(
+                format!("Add `compute` to {NAME}"),
+                Applicability::Unsafe,
+                vec![Edit::insert(at as u32, "compute,")],
+                vec![DockerfileContext::env_path(stage, NAME)],
+            );
+            out.report(
+                setting.pair.range,
+                format!("the image's {} gives containers the GPU driver without CUDA", cx.describe_stage(stage)),
+            )
+            .label(format!("`{}` does not include `compute`", setting.value))
+            .note("the NVIDIA container runtime mounts only the listed driver libraries; without `compute` there is no libcuda, and CUDA programs fail with `CUDA driver version is insufficient` or find no device")
+            .help(format!("add `compute` (`{NAME}=compute,utility` is the toolkit's default) or use `all`"))
+            .fix(fix);
+        }
+    }
+}
