@@ -1,9 +1,10 @@
 //! What a rule reports: one finding with its spans, advice and optional fix.
 
 use crate::fix::Fix;
-use crate::text::TextRange;
+use crate::text::{SourceFile, TextRange};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -38,11 +39,14 @@ impl fmt::Display for Severity {
     }
 }
 
-/// A secondary span with its own short message.
+/// A secondary span with its own short message, in the finding's file or
+/// in another one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Label {
     pub range: TextRange,
     pub message: String,
+    /// The file the span is in, when it is not the finding's.
+    pub file: Option<Arc<SourceFile>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

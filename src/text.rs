@@ -174,3 +174,28 @@ mod tests {
         assert_eq!(index.line_col_utf16(y, text), (0, 5));
     }
 }
+
+/// Another file a finding points into (the Dockerfile a compose service
+/// builds): its path as shown to the user, its text and line index.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub index: LineIndex,
+}
+
+impl SourceFile {
+    pub fn new(path: std::path::PathBuf, text: String) -> Self {
+        let index = LineIndex::new(&text);
+        SourceFile { path, text, index }
+    }
+}
+
+/// Two files are the same when their path and text are.
+impl PartialEq for SourceFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.text == other.text
+    }
+}
+
+impl Eq for SourceFile {}

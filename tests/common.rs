@@ -17,22 +17,83 @@ pub fn config_selecting(selectors: &[&str]) -> Config {
     config
 }
 
-/// The fixtures of a rule: `fixtures/<CODE>/{valid,invalid}*` YAML files and
-/// Dockerfiles (`invalid_cpu_wheel.Dockerfile`), sorted; snapshots excluded.
-pub fn fixture_files(code: &str) -> Vec<PathBuf> {
+fn is_lintable(path: &Path) -> bool {
+    let name = path.file_name().unwrap().to_string_lossy();
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    ) || gpulint::engine::discover::is_dockerfile_name(&name)
+}
+
+/// One fixture of a rule: a file (`invalid_cpu_wheel.Dockerfile`), or a
+/// directory that is a small repository (`invalid_builds_ngc_image/` with a
+/// compose file and the Dockerfile it builds).
+pub struct Fixture {
+    /// The file or the directory.
+    pub path: PathBuf,
+    /// The files to lint, sorted (the path itself for a file fixture).
+    pub files: Vec<PathBuf>,
+}
+
+impl Fixture {
+    pub fn name(&self) -> String {
+        self.path.file_name().unwrap().to_string_lossy().to_string()
+    }
+
+    /// Where a snapshot of `file` goes: next to a file fixture
+    /// (`x.yaml.diff`), or beside a directory fixture with the file's path
+    /// in the name (`dir.trainer__Dockerfile.diff`), so snapshots never sit
+    /// among the files the repository fixture is linted as.
+    pub fn snapshot(&self, file: &Path, suffix: &str) -> PathBuf {
+        if file == self.path {
+            return self.path.with_file_name(format!("{}{suffix}", self.name()));
+        }
+        let inner = file
+            .strip_prefix(&self.path)
+            .unwrap()
+            .to_string_lossy()
+            .replace(['/', '\\'], "__");
+        self.path
+            .with_file_name(format!("{}.{inner}{suffix}", self.name()))
+    }
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else if is_lintable(&path) {
+            out.push(path);
+        }
+    }
+}
+
+/// The fixtures of a rule: `fixtures/<CODE>/{valid,invalid}*` YAML files,
+/// Dockerfiles and repository directories, sorted; snapshots excluded.
+pub fn fixtures(code: &str) -> Vec<Fixture> {
     let dir = root().join("fixtures").join(code);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut fixtures: Vec<Fixture> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-                || gpulint::engine::discover::is_dockerfile_name(&name)
+        .filter_map(|path| {
+            if path.is_dir() {
+                let mut files = Vec::new();
+                files_under(&path, &mut files);
+                files.sort();
+                Some(Fixture { path, files })
+            } else if is_lintable(&path) {
+                Some(Fixture {
+                    files: vec![path.clone()],
+                    path,
+                })
+            } else {
+                None
+            }
         })
         .collect();
-    files.sort();
-    files
+    fixtures.sort_by(|a, b| a.path.cmp(&b.path));
+    fixtures
 }
 
 pub fn lint(path: &Path, config: &Config) -> FileReport {

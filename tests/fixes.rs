@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assert_snapshot, config_selecting, fixture_files, root};
+use common::{Fixture, assert_snapshot, config_selecting, fixtures, root};
 use gpulint::engine::fix::{FixMode, fix_text, unified_diff};
 use gpulint::fix::Applicability;
 use gpulint::rules::{FixKind, RULES, Target, meta};
@@ -15,14 +15,17 @@ use std::process::Command;
 
 const ALL_FIXES: FixMode = FixMode { unsafe_fixes: true };
 
-fn invalid_fixtures(code: &str) -> Vec<PathBuf> {
-    fixture_files(code)
+/// The files of a rule's invalid fixtures, each with its fixture.
+fn invalid_fixtures(code: &str) -> Vec<(PathBuf, std::rc::Rc<Fixture>)> {
+    fixtures(code)
         .into_iter()
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("invalid")
+        .filter(|f| f.name().starts_with("invalid"))
+        .flat_map(|f| {
+            let f = std::rc::Rc::new(f);
+            f.files
+                .clone()
+                .into_iter()
+                .map(move |file| (file, f.clone()))
         })
         .collect()
 }
@@ -32,13 +35,6 @@ fn relative(path: &Path) -> String {
         .unwrap()
         .to_string_lossy()
         .replace('\\', "/")
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    path.with_file_name(format!(
-        "{}{suffix}",
-        path.file_name().unwrap().to_string_lossy()
-    ))
 }
 
 /// Fixtures whose fixes change the file, with their expected diff and fixed text.
@@ -57,7 +53,7 @@ fn cases() -> (Vec<Case>, Vec<String>) {
             continue;
         }
         let config = config_selecting(&[rule.code]);
-        for path in invalid_fixtures(rule.code) {
+        for (path, fixture) in invalid_fixtures(rule.code) {
             let original = std::fs::read_to_string(&path).unwrap();
             let outcome = match fix_text(&original, Path::new(&relative(&path)), &config, ALL_FIXES)
             {
@@ -76,8 +72,8 @@ fn cases() -> (Vec<Case>, Vec<String>) {
                     failed.reason
                 ));
             }
-            let diff_snap = with_suffix(&path, ".diff");
-            let fixed_snap = with_suffix(&path, ".fixed");
+            let diff_snap = fixture.snapshot(&path, ".diff");
+            let fixed_snap = fixture.snapshot(&path, ".fixed");
             if !outcome.changed(&original) {
                 if diff_snap.exists() || fixed_snap.exists() {
                     failures.push(format!(
@@ -159,7 +155,7 @@ fn rule_docs_declare_the_fixes_their_rules_offer() {
         };
         let config = config_selecting(&[rule.code]);
         let mut offered = Vec::new();
-        for path in invalid_fixtures(rule.code) {
+        for (path, _) in invalid_fixtures(rule.code) {
             let report = common::lint(&path, &config);
             offered.extend(
                 report

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_snapshot, config_selecting, fixture_files, lint, render};
+use common::{assert_snapshot, config_selecting, fixtures, lint, render};
 use gpulint::rules::{RULES, Target, meta};
 
 #[test]
@@ -18,18 +18,24 @@ fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
         } else {
             config_selecting(&[rule.code])
         };
-        for path in fixture_files(rule.code) {
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            let report = lint(&path, &config);
-            if let Some(e) = &report.error {
-                failures.push(format!("{}: {}", path.display(), e.message));
-                continue;
+        for fixture in fixtures(rule.code) {
+            let name = fixture.name();
+            let path = &fixture.path;
+            let mut own = 0;
+            let mut rendered = String::new();
+            for file in &fixture.files {
+                let report = lint(file, &config);
+                if let Some(e) = &report.error {
+                    failures.push(format!("{}: {}", file.display(), e.message));
+                    continue;
+                }
+                own += report
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.code == rule.code)
+                    .count();
+                rendered.push_str(&render(&report));
             }
-            let own = report
-                .diagnostics
-                .iter()
-                .filter(|d| d.code == rule.code)
-                .count();
             if name.starts_with("invalid") {
                 if own == 0 {
                     failures.push(format!(
@@ -38,17 +44,16 @@ fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
                         rule.code
                     ));
                 }
-                let snap = path.with_file_name(format!("{name}.snap"));
-                if let Err(e) = assert_snapshot(&snap, &render(&report)) {
+                let snap = fixture.snapshot(path, ".snap");
+                if let Err(e) = assert_snapshot(&snap, &rendered) {
                     failures.push(e);
                 }
             } else if name.starts_with("valid") {
                 if own != 0 {
                     failures.push(format!(
-                        "{}: {} fired on a valid fixture:\n{}",
+                        "{}: {} fired on a valid fixture:\n{rendered}",
                         path.display(),
                         rule.code,
-                        render(&report)
                     ));
                 }
             } else {
@@ -68,7 +73,7 @@ fn compose_findings_say_what_breaks_and_what_to_do() {
     // run-time failure, and a help with the remedy.
     let config = config_selecting(&["ALL"]);
     for rule in RULES {
-        for path in fixture_files(rule.code) {
+        for path in fixtures(rule.code).into_iter().flat_map(|f| f.files) {
             for d in lint(&path, &config).diagnostics {
                 assert!(
                     !d.message.ends_with('.'),

@@ -1,6 +1,7 @@
 //! Runs the rules over files: reading, parsing, rule dispatch, suppressions,
 //! configuration and discovery.
 
+pub mod build;
 pub mod config;
 pub mod discover;
 pub mod fix;
@@ -280,7 +281,7 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
             (diagnostics, s, i)
         }
         FileKind::Yaml => {
-            let (diagnostics, yaml) = lint_yaml(text, config, &active)?;
+            let (diagnostics, yaml) = lint_yaml(text, path, config, &active)?;
             let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
             (diagnostics, s, i)
         }
@@ -317,6 +318,7 @@ fn lint_dockerfile(text: &str, config: &Config, active: &ActiveRules) -> Vec<Dia
 
 fn lint_yaml(
     text: &str,
+    path: &Path,
     config: &Config,
     active: &ActiveRules,
 ) -> Result<(Vec<Diagnostic>, Yaml), FileError> {
@@ -347,7 +349,8 @@ fn lint_yaml(
                     run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
                 }
             }
-        } else if let Some(file) = ComposeFile::from_document(&yaml, root) {
+        } else if let Some(mut file) = ComposeFile::from_document(&yaml, root) {
+            build::attach_built_images(&mut file, path);
             let cx = ComposeContext {
                 file: &file,
                 text,

@@ -5,9 +5,12 @@
 //! then the `ipc` mode decides whether `shm_size` applies at all, and
 //! `shm_size: 0` or no `shm_size` means the daemon default of 64 MiB.
 
+use super::dockerfile::BuiltImage;
 use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
 pub use super::workload::{EnvVar, detect_launcher, is_gpu_image};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Docker's default `/dev/shm` size (daemon `default-shm-size`).
 pub const DOCKER_DEFAULT_SHM: u64 = 64 * super::size::MIB;
@@ -56,6 +59,24 @@ pub struct Service {
     pub cap_add: Vec<String>,
     pub effective_shm: EffectiveShm,
     pub gpu: GpuIntent,
+    /// `build:` as written.
+    pub build: Option<BuildSpec>,
+    /// The image `build:` produces, when its Dockerfile could be read
+    /// (attached by the engine, which reads files).
+    pub built_image: Option<Arc<BuiltImage>>,
+}
+
+/// A service's `build:` (the short form is a context path).
+#[derive(Debug, Clone, Default)]
+pub struct BuildSpec {
+    pub context: Option<String>,
+    pub dockerfile: Option<String>,
+    pub dockerfile_inline: Option<Spanned<String>>,
+    pub target: Option<String>,
+    /// Build arguments whose values are known (interpolated with defaults).
+    pub args: HashMap<String, String>,
+    /// The `build` key.
+    pub key: Option<NodeId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -451,6 +472,8 @@ impl Service {
             cap_add,
             effective_shm: EffectiveShm::Default,
             gpu: GpuIntent::default(),
+            build: read_build(yaml, map),
+            built_image: None,
         };
         service.effective_shm = service.compute_effective_shm();
         service.gpu = service.compute_gpu_intent();
@@ -638,6 +661,45 @@ impl Service {
         gpu.parallelism = parallelism;
         gpu
     }
+}
+
+fn read_build(yaml: &Yaml, map: NodeId) -> Option<BuildSpec> {
+    let entry = yaml.get(map, "build")?;
+    let known = |node: NodeId| yaml.str(node).and_then(interpolated);
+    let mut spec = BuildSpec {
+        key: Some(entry.key),
+        ..BuildSpec::default()
+    };
+    if yaml.is_mapping(entry.value) {
+        let field = |key: &str| yaml.get(entry.value, key).and_then(|e| known(e.value));
+        spec.context = field("context");
+        spec.dockerfile = field("dockerfile");
+        spec.target = field("target");
+        spec.dockerfile_inline = scalar(yaml, entry.value, "dockerfile_inline");
+        if let Some(args) = yaml.get(entry.value, "args") {
+            match yaml.value(args.value) {
+                Value::Mapping(_) => {
+                    for e in yaml.entries(args.value) {
+                        if let (Some(k), Some(v)) = (yaml.str(e.key), known(e.value)) {
+                            spec.args.insert(k.to_string(), v);
+                        }
+                    }
+                }
+                Value::Sequence(items) => {
+                    for &item in items {
+                        if let Some((k, v)) = known(item).as_deref().and_then(|t| t.split_once('='))
+                        {
+                            spec.args.insert(k.to_string(), v.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    } else {
+        spec.context = known(entry.value);
+    }
+    Some(spec)
 }
 
 fn size_entry(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<SizeValue>> {

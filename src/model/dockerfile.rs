@@ -7,8 +7,9 @@
 
 use super::workload::{Accelerator, EnvView, image_accelerator};
 use crate::syntax::dockerfile::{Dockerfile, Instruction, KeyValue, Word};
-use crate::text::TextRange;
+use crate::text::{SourceFile, TextRange};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct DockerfileModel {
@@ -28,6 +29,54 @@ pub struct Stage {
     pub name: Option<String>,
     /// Indices of the instructions after `FROM`, up to the next stage.
     pub body: std::ops::Range<usize>,
+}
+
+/// The image a compose service builds: what it is based on and where that
+/// is written.
+#[derive(Debug, PartialEq, Eq)]
+pub struct BuiltImage {
+    /// The Dockerfile, or `None` for `dockerfile_inline` (spans are then
+    /// the compose file's `dockerfile_inline` value).
+    pub dockerfile: Option<Arc<SourceFile>>,
+    /// The base of the built stage (`build.target`, or the last stage).
+    pub base: BaseImage,
+    /// The stage built, as named in the Dockerfile.
+    pub target: Option<String>,
+    /// Whether `NVIDIA_VISIBLE_DEVICES` is set in the image's environment.
+    pub sets_visible_devices: bool,
+}
+
+impl BuiltImage {
+    /// Reads what `build:` produces from the Dockerfile text; `None` when it
+    /// has no stage to build.
+    pub fn from_dockerfile(
+        dockerfile: Option<Arc<SourceFile>>,
+        text: &str,
+        target: Option<&str>,
+        build_args: &HashMap<String, String>,
+    ) -> Option<BuiltImage> {
+        let model = DockerfileModel::parse(text);
+        let stage = model.target_stage(target)?;
+        let base = model.base(stage, build_args)?;
+        let sets_visible_devices = model
+            .env(&base.chain)
+            .iter()
+            .any(|e| e.pair.key.text == "NVIDIA_VISIBLE_DEVICES");
+        Some(BuiltImage {
+            dockerfile,
+            base,
+            target: target.map(str::to_string),
+            sets_visible_devices,
+        })
+    }
+
+    /// `trainer/Dockerfile` (or "its `dockerfile_inline`"), for messages.
+    pub fn describe_dockerfile(&self) -> String {
+        match &self.dockerfile {
+            Some(file) => format!("`{}`", file.path.display()),
+            None => "its `dockerfile_inline`".to_string(),
+        }
+    }
 }
 
 /// An `ENV` setting: the pair and where it is.

@@ -91,8 +91,12 @@ struct JsonError<'a> {
 }
 
 fn span(report: &FileReport, range: TextRange) -> Span {
+    span_in(&report.index, &report.text, range)
+}
+
+fn span_in(index: &crate::text::LineIndex, text: &str, range: TextRange) -> Span {
     let pos = |offset: usize| {
-        let lc = report.index.line_col(offset, &report.text);
+        let lc = index.line_col(offset, text);
         Position {
             line: lc.line,
             column: lc.column,
@@ -120,10 +124,17 @@ fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'
         related: d
             .related
             .iter()
-            .map(|l| JsonRelated {
-                path: path.clone(),
-                message: &l.message,
-                span: span(report, l.range),
+            .map(|l| match &l.file {
+                Some(file) => JsonRelated {
+                    path: file.path.display().to_string(),
+                    message: &l.message,
+                    span: span_in(&file.index, &file.text, l.range),
+                },
+                None => JsonRelated {
+                    path: path.clone(),
+                    message: &l.message,
+                    span: span(report, l.range),
+                },
             })
             .collect(),
         fixable: d.fix.is_some(),

@@ -1,7 +1,7 @@
 //! Human output: the finding, a code frame with the span underlined, then
 //! what breaks (note) and what to do (help).
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::engine::{FileError, FileReport};
 use crate::text::{LineIndex, TextRange};
 use std::fmt::Write;
@@ -64,13 +64,27 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         style.paint("1", &format!("[{}]:", d.code)),
         style.paint("1", &d.message)
     );
-    let mut lines: Vec<usize> = vec![report.index.line_of(d.range.start as usize)];
-    lines.extend(
-        d.related
-            .iter()
-            .map(|l| report.index.line_of(l.range.start as usize)),
-    );
-    let gutter = lines.iter().max().map_or(1, |l| (l + 1).to_string().len());
+    let here = Source {
+        text: &report.text,
+        index: &report.index,
+    };
+    // Labels in this file come in line order with the primary span; labels
+    // in other files follow, each under its `::: path:line:col` header.
+    let (mut local, elsewhere): (Vec<&Label>, Vec<&Label>) =
+        d.related.iter().partition(|l| l.file.is_none());
+    local.sort_by_key(|l| l.range.start);
+    let line_of = |l: &Label| match &l.file {
+        Some(f) => f.index.line_of(l.range.start as usize),
+        None => report.index.line_of(l.range.start as usize),
+    };
+    let widest = d
+        .related
+        .iter()
+        .map(line_of)
+        .chain([report.index.line_of(d.range.start as usize)])
+        .max()
+        .unwrap_or(0);
+    let gutter = (widest + 1).to_string().len();
     let pad = " ".repeat(gutter);
     let _ = writeln!(
         out,
@@ -80,20 +94,14 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     );
     let bar = style.paint("34", "|");
     let _ = writeln!(out, "{pad} {bar}");
-    frame(
-        &mut out,
-        report,
-        d.range,
-        d.label.as_deref(),
-        '^',
-        gutter,
-        style,
-        d.severity,
-    );
-    for label in &d.related {
+    let primary_line = report.index.line_of(d.range.start as usize);
+    let (before, after): (Vec<&Label>, Vec<&Label>) = local
+        .into_iter()
+        .partition(|l| report.index.line_of(l.range.start as usize) < primary_line);
+    let related = |out: &mut String, source: Source, label: &Label| {
         frame(
-            &mut out,
-            report,
+            out,
+            source,
             label.range,
             Some(&label.message),
             '-',
@@ -101,6 +109,41 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
             style,
             Severity::Info,
         );
+    };
+    for label in before {
+        related(&mut out, here, label);
+    }
+    frame(
+        &mut out,
+        here,
+        d.range,
+        d.label.as_deref(),
+        '^',
+        gutter,
+        style,
+        d.severity,
+    );
+    for label in after {
+        related(&mut out, here, label);
+    }
+    for label in elsewhere {
+        let file = label.file.as_ref().expect("partitioned on file");
+        let lc = file.index.line_col(label.range.start as usize, &file.text);
+        let _ = writeln!(out, "{pad} {bar}");
+        let _ = writeln!(
+            out,
+            "{pad}{} {}:{}:{}",
+            style.paint("34", ":::"),
+            file.path.display(),
+            lc.line,
+            lc.column
+        );
+        let _ = writeln!(out, "{pad} {bar}");
+        let source = Source {
+            text: &file.text,
+            index: &file.index,
+        };
+        related(&mut out, source, label);
     }
     let _ = writeln!(out, "{pad} {bar}");
     if let Some(note) = &d.note {
@@ -125,10 +168,17 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     out
 }
 
+/// The text a frame is cut from.
+#[derive(Clone, Copy)]
+struct Source<'a> {
+    text: &'a str,
+    index: &'a LineIndex,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn frame(
     out: &mut String,
-    report: &FileReport,
+    source: Source,
     range: TextRange,
     label: Option<&str>,
     marker: char,
@@ -136,8 +186,7 @@ fn frame(
     style: Style,
     severity: Severity,
 ) {
-    let index: &LineIndex = &report.index;
-    let text = &report.text;
+    let (index, text) = (source.index, source.text);
     let line = index.line_of(range.start as usize);
     let line_range = index.line_range(line, text);
     let line_text = text[line_range.as_range()].trim_start_matches('\u{feff}');

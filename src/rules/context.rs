@@ -334,6 +334,62 @@ impl DiagnosticBuilder<'_> {
         self.0.related.push(Label {
             range,
             message: message.into(),
+            file: None,
+        });
+        self
+    }
+
+    /// When the service counts as a GPU service because of the image it
+    /// builds, points at the Dockerfile's `FROM` that says so.
+    pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
+        match service
+            .built_image
+            .as_ref()
+            .filter(|b| b.base.accelerator().is_some())
+        {
+            Some(built) => {
+                let message = format!("`build:` makes an image based on `{}`", built.base.image);
+                self.built_image_label(cx, service, message)
+            }
+            None => self,
+        }
+    }
+
+    /// A label at the base image of what the service builds: the `FROM` in
+    /// its Dockerfile, or its `dockerfile_inline` value.
+    pub fn built_image_label(
+        self,
+        cx: &ComposeContext,
+        service: &Service,
+        message: String,
+    ) -> Self {
+        let Some(built) = &service.built_image else {
+            return self;
+        };
+        match &built.dockerfile {
+            Some(file) => self.related_in(file, built.base.range, message),
+            None => match service
+                .build
+                .as_ref()
+                .and_then(|b| b.dockerfile_inline.as_ref())
+            {
+                Some(inline) => self.related(cx.range(inline.node), message),
+                None => self,
+            },
+        }
+    }
+
+    /// A labelled span in another file.
+    pub fn related_in(
+        self,
+        file: &std::sync::Arc<crate::text::SourceFile>,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Self {
+        self.0.related.push(Label {
+            range,
+            message: message.into(),
+            file: Some(file.clone()),
         });
         self
     }

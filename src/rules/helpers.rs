@@ -12,13 +12,23 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 `No space left on device` once they outgrow /dev/shm";
 
 /// Hard or training evidence that the service uses GPUs: a reservation, a
-/// GPU resource written in the wrong place, a distributed launcher or NCCL
-/// settings. A CUDA image alone is not enough (it also runs TensorBoard and
-/// CPU jobs).
+/// GPU resource written in the wrong place, a distributed launcher, NCCL
+/// settings, or an image the service builds on a CUDA or ROCm base. A pulled
+/// CUDA image alone is not enough (`-gpu` tags also run TensorBoard and CPU
+/// tools); building on one is what GPU projects do.
 pub fn is_gpu_workload(service: &Service) -> bool {
     service.gpu.is_reserved()
         || !service.misplaced_gpu_resources.is_empty()
         || service.gpu.is_distributed()
+        || builds_gpu_image(service)
+}
+
+/// The service builds its image on a CUDA or ROCm base.
+pub fn builds_gpu_image(service: &Service) -> bool {
+    service
+        .built_image
+        .as_ref()
+        .is_some_and(|b| b.base.accelerator().is_some())
 }
 
 /// Several GPUs or ranks share this container's /dev/shm.
@@ -40,6 +50,13 @@ pub fn gpu_reason(service: &Service) -> String {
     }
     if let Some(resource) = service.misplaced_gpu_resources.first() {
         return format!("asks for `{}` under deploy.resources", resource.value);
+    }
+    if let Some(built) = service
+        .built_image
+        .as_ref()
+        .filter(|_| builds_gpu_image(service))
+    {
+        return format!("builds on the GPU image `{}`", built.base.image);
     }
     "uses GPUs".to_string()
 }

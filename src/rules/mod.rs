@@ -127,6 +127,7 @@ declare_rules! {
         SHM009 => shm009_build_shm_size_only,
         ULIM001 => ulim001_memlock_not_unlimited,
         ULIM003 => ulim003_unlimited_stack,
+        DF004 => df004_legacy_runtime_without_visible_devices,
     }
     kubernetes {
         K8S001 => k8s001_gpu_request_without_limit,

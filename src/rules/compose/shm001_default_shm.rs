@@ -60,6 +60,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 .label(format!("{}, but sets no `shm_size`, `ipc` or /dev/shm mount", gpu_reason(service))),
         };
         diagnostic
+            .gpu_evidence(cx, service)
             .severity(severity)
             .note(SHM_FAILURES)
             .help(add_shm_help(cx.settings))

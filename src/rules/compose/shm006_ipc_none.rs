@@ -17,6 +17,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             format!("`ipc: none` leaves GPU service `{}` without any /dev/shm", service.name),
         )
         .label(format!("the service {}", gpu_reason(service)))
+        .gpu_evidence(cx, service)
         .note("NCCL, DataLoader workers and POSIX semaphores fail: `NCCL WARN Error: failed to extend /dev/shm/nccl-...`, `unable to open shared memory object`")
         .help(format!("remove `ipc: none` and {}", add_shm_help(cx.settings)));
     }

@@ -40,6 +40,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             ),
         )
         .label(format!("the service {}", gpu_reason(service)))
+        .gpu_evidence(cx, service)
         .note(SHM_FAILURES)
         .help(format!(
             "also set `shm_size: {shown}` at the service level"

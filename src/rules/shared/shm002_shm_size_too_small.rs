@@ -79,7 +79,10 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
             .as_ref()
             .filter(|s| s.node == node && !cx.source(node).contains('$'))
             .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe));
-        finding.label(format!("the service {}", gpu_reason(service))).fix(fix);
+        finding
+            .label(format!("the service {}", gpu_reason(service)))
+            .gpu_evidence(cx, service)
+            .fix(fix);
     }
 }
 
