@@ -594,3 +594,90 @@ fn fix_writes_manifests_and_diff_applies() {
         stdout(&again)
     );
 }
+
+#[test]
+fn compose_file_sets_from_config_are_merged_and_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node=2 train.py\n";
+    let gpu = "services:\n  trainer:\n    gpus: all\n";
+    write(dir.path(), "docker-compose.yml", base.as_bytes());
+    write(dir.path(), "docker-compose.gpu.yml", gpu.as_bytes());
+    write(
+        dir.path(),
+        "gpulint.toml",
+        b"[compose]\nprojects = [[\"docker-compose.yml\", \"docker-compose.gpu.yml\"]]\n",
+    );
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "concise",
+            "--select",
+            "SHM001,GPU006",
+        ],
+    );
+    let text = stdout(&out);
+    // GPU006 (no reservation) is not reported on the base file: the set reserves GPUs.
+    assert_eq!(
+        text.trim(),
+        "./docker-compose.gpu.yml:2:3: error[SHM001] GPU service `trainer` runs with Docker's default 64 MiB /dev/shm",
+        "{text}"
+    );
+    // The fix goes into the file that asks for the GPUs; the set is then clean.
+    let fixed = gpulint(dir.path(), &["check", "--fix", "--select", "SHM001,GPU006"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stdout(&fixed));
+    assert!(
+        std::fs::read_to_string(dir.path().join("docker-compose.gpu.yml"))
+            .unwrap()
+            .contains("shm_size")
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("docker-compose.yml")).unwrap(),
+        base
+    );
+
+    // Without the set, the base file alone is a launcher without GPUs.
+    std::fs::remove_file(dir.path().join("gpulint.toml")).unwrap();
+    let alone = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "concise",
+            "--select",
+            "GPU006",
+            "docker-compose.yml",
+        ],
+    );
+    assert!(stdout(&alone).contains("GPU006"), "{}", stdout(&alone));
+}
+
+#[test]
+fn json_points_into_the_dockerfile_a_service_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", b"services:\n  trainer:\n    build:\n      context: trainer\n      dockerfile: Dockerfile.gpu\n");
+    write(
+        dir.path(),
+        "trainer/Dockerfile.gpu",
+        b"ARG BASE=nvcr.io/nvidia/pytorch:24.01-py3\nFROM $BASE\n",
+    );
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "json",
+            "--select",
+            "SHM001",
+            "compose.yaml",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let finding = &json["diagnostics"][0];
+    assert_eq!(finding["code"], "SHM001", "{json}");
+    let related = &finding["related"][0];
+    assert_eq!(related["path"], "trainer/Dockerfile.gpu");
+    assert_eq!(related["start"]["line"], 2);
+    assert_eq!(related["start"]["column"], 6);
+}

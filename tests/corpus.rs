@@ -97,6 +97,41 @@ const EXPECTED_K8S: &[(&str, &[&str])] = &[
     ("084", &[]),
 ];
 
+/// Dockerfiles: the findings each should get, and whether the image it
+/// builds (its last stage) is a GPU image, as its label says.
+const EXPECTED_DOCKERFILE: &[(&str, bool, &[&str])] = &[
+    ("037", true, &[]), // FROM ${BASE_IMAGE}: the ARG default is a cu124 image
+    ("038", true, &[]),
+    ("039", true, &[]),
+    ("040", true, &[]), // heredocs, `# syntax`, two stages, base through an ARG
+    ("041", true, &[]),
+    ("042", true, &[]),
+    ("043", true, &[]),  // tabs
+    ("044", true, &[]),  // tag built from three ARGs
+    ("045", false, &[]), // ubuntu base, CUDA wheels through pip
+    ("046", true, &[]),
+    ("047", false, &[]),
+    ("048", true, &[]), // the CUDA stage is the last of three
+    ("049", true, &[]), // FROM --platform=$BUILDPLATFORM nvcr.io/nvidia/cuda:${CUDA_VERSION}-...
+    ("050", true, &[]),
+    // The NCCL-tests image is a GPU image, but nothing in its name says so
+    // (the label notes it); its `:latest` is therefore not reported.
+    ("051", false, &[]),
+    ("052", true, &[]),
+    ("053", true, &[]),
+    ("054", false, &[]),
+    ("055", true, &[]),
+    ("056", false, &[]), // rayproject/ray CPU tag
+    ("057", false, &[]),
+    ("058", true, &[]),
+    ("059", true, &[]),
+    ("060", true, &[]),        // a third-party `-gpu` tag
+    ("061", true, &["DF001"]), // tensorflow/tensorflow:latest-gpu
+    ("062", false, &[]),       // FROM ${SENTRY_IMAGE} without a default
+    ("063", false, &[]),
+    ("064", false, &[]),
+];
+
 fn corpus_dir() -> Option<PathBuf> {
     let dir = root().join("..").join("shared").join("corpus");
     if dir.join("SOURCES.tsv").is_file() {
@@ -112,6 +147,8 @@ fn corpus_dir() -> Option<PathBuf> {
 struct Row {
     file: String,
     kind: String,
+    /// The file's path in its repository.
+    path: String,
     class: String,
 }
 
@@ -126,6 +163,7 @@ fn rows(dir: &Path) -> Vec<Row> {
             Row {
                 file: cols[0].to_string(),
                 kind: cols[1].to_string(),
+                path: cols[3].to_string(),
                 class: cols[5].to_string(),
             }
         })
@@ -446,6 +484,69 @@ fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
         tally.changed >= 5,
         "only {} corpus manifests were fixed",
         tally.changed
+    );
+}
+
+#[test]
+fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
+    let Some(dir) = corpus_dir() else { return };
+    let config = Config::default();
+    let mut failures = Vec::new();
+    let mut score = Score::default();
+    let (mut gpu, mut through_args) = (0, 0);
+    for row in rows(&dir).iter().filter(|r| r.kind == "dockerfile") {
+        let number = &row.file["dockerfile/".len().."dockerfile/".len() + 3];
+        let Some((want_gpu, want)) = EXPECTED_DOCKERFILE
+            .iter()
+            .find(|(n, ..)| *n == number)
+            .map(|(_, g, w)| (*g, w.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>()))
+        else {
+            failures.push(format!("{}: no expectation recorded", row.file));
+            continue;
+        };
+        // Linted under the name it has in its repository (`Dockerfile.gpu`).
+        let name = Path::new(&row.path).file_name().unwrap();
+        let text = std::fs::read_to_string(dir.join(&row.file)).unwrap();
+        let report = check_text(Path::new(number).join(name), text.clone(), &config);
+        if let Some(e) = &report.error {
+            failures.push(format!("{}: {}", row.file, e.message));
+            continue;
+        }
+        let model = gpulint::model::dockerfile::DockerfileModel::parse(&text);
+        if !model.syntax.errors.is_empty() {
+            failures.push(format!(
+                "{}: syntax errors {:?}",
+                row.file, model.syntax.errors
+            ));
+        }
+        let last = model.target_stage(None).expect("a stage");
+        let base = model.base(last, &Default::default()).expect("a base");
+        let is_gpu = base.accelerator().is_some();
+        if is_gpu != want_gpu {
+            failures.push(format!(
+                "{}: resolved to `{}`, GPU = {is_gpu}",
+                row.file, base.image
+            ));
+        }
+        gpu += usize::from(is_gpu);
+        through_args += usize::from(model.stages[base.stage].image.text.contains('$'));
+        let got: BTreeSet<String> = report
+            .diagnostics
+            .iter()
+            .map(|d| d.code.to_string())
+            .collect();
+        let quiet = row.class == "CLEAN";
+        score.record(row, &want, &got, quiet, &mut failures);
+    }
+    score.print(
+        "dockerfile corpus",
+        &format!(", {gpu} GPU images, {through_args} bases named through ARGs"),
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        score.files >= 28,
+        "expected the whole Dockerfile corpus, saw {} files",
+        score.files
     );
 }
 

@@ -29,6 +29,16 @@ struct ConfigFile {
     per_file_ignores: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     shm: ShmConfig,
+    #[serde(default)]
+    compose: ComposeConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ComposeConfig {
+    /// Files merged like `docker compose -f a -f b`, relative to the config.
+    #[serde(default)]
+    projects: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -53,6 +63,9 @@ pub struct Config {
     exclude: GlobSet,
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
     pub rule_settings: RuleSettings,
+    /// `[compose] projects`: sets of compose files merged in this order
+    /// (paths joined to `root`).
+    pub compose_projects: Vec<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +197,12 @@ impl Config {
                 crate::model::size::HumanBytes(needed)
             ));
         }
+        let compose_projects = file
+            .compose
+            .projects
+            .iter()
+            .map(|set| set.iter().map(|f| root.join(f)).collect())
+            .collect();
         let mut config = Config {
             path,
             root,
@@ -193,6 +212,7 @@ impl Config {
             exclude: glob_set(&file.exclude, "exclude")?,
             per_file_ignores,
             rule_settings,
+            compose_projects,
         };
         config.set_selection(&select, &file.ignore);
         Ok(config)

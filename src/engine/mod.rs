@@ -6,6 +6,7 @@ pub mod config;
 pub mod discover;
 pub mod fix;
 pub mod kustomize;
+pub mod project;
 pub mod suppress;
 
 use crate::diagnostic::Diagnostic;
@@ -351,6 +352,7 @@ fn lint_yaml(
             }
         } else if let Some(mut file) = ComposeFile::from_document(&yaml, root) {
             build::attach_built_images(&mut file, path);
+            project::merge_project(&mut file, path, config);
             let cx = ComposeContext {
                 file: &file,
                 text,

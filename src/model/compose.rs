@@ -9,6 +9,7 @@ use super::dockerfile::BuiltImage;
 use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
 pub use super::workload::{EnvVar, detect_launcher, is_gpu_image};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
+use crate::text::{SourceFile, TextRange};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -64,6 +65,9 @@ pub struct Service {
     /// The image `build:` produces, when its Dockerfile could be read
     /// (attached by the engine, which reads files).
     pub built_image: Option<Arc<BuiltImage>>,
+    /// What the other files of its compose project say about the service
+    /// (attached by the engine; see [`super::project`]).
+    pub project: Option<super::project::ProjectView>,
 }
 
 /// A service's `build:` (the short form is a context path).
@@ -275,6 +279,12 @@ pub enum EffectiveShm {
     Missing {
         node: NodeId,
     },
+    /// Decided by a setting in another file of the compose project (an
+    /// override file): that file's findings are about it.
+    Elsewhere {
+        file: Arc<SourceFile>,
+        range: TextRange,
+    },
     /// A mount at `/dev/shm` replaces the engine's.
     Mount {
         mount: ShmMount,
@@ -287,7 +297,7 @@ pub enum EffectiveShm {
 pub struct GpuIntent {
     pub vendor: Option<Vendor>,
     /// Hard evidence that the container gets GPUs: (what, where).
-    pub reserved: Option<(String, NodeId)>,
+    pub reserved: Option<String>,
     pub count: Option<GpuCount>,
     /// A distributed launcher (`torchrun`, `deepspeed`, ...) in the command.
     pub launcher: Option<&'static str>,
@@ -474,10 +484,30 @@ impl Service {
             gpu: GpuIntent::default(),
             build: read_build(yaml, map),
             built_image: None,
+            project: None,
         };
         service.effective_shm = service.compute_effective_shm();
         service.gpu = service.compute_gpu_intent();
         service
+    }
+
+    /// Evidence in this service's own settings that it runs on GPUs: a
+    /// reservation, a GPU resource written in the wrong place, a
+    /// distributed launcher, NCCL settings, or an image built on a CUDA or
+    /// ROCm base. A pulled CUDA image alone is not enough (`-gpu` tags also
+    /// run TensorBoard and CPU tools); building on one is what GPU projects do.
+    pub fn own_gpu_evidence(&self) -> bool {
+        self.gpu.is_reserved()
+            || !self.misplaced_gpu_resources.is_empty()
+            || self.gpu.is_distributed()
+            || self.builds_gpu_image()
+    }
+
+    /// The service builds its image on a CUDA or ROCm base.
+    pub fn builds_gpu_image(&self) -> bool {
+        self.built_image
+            .as_ref()
+            .is_some_and(|b| b.base.accelerator().is_some())
     }
 
     pub fn env(&self, name: &str) -> Option<&EnvVar> {
@@ -524,9 +554,9 @@ impl Service {
         let mut gpu = GpuIntent::default();
         let mut count: Option<GpuCount> = None;
         let mut reserve =
-            |gpu: &mut GpuIntent, vendor: Vendor, what: String, node: NodeId, c: GpuCount| {
+            |gpu: &mut GpuIntent, vendor: Vendor, what: String, _: NodeId, c: GpuCount| {
                 if gpu.reserved.is_none() {
-                    gpu.reserved = Some((what, node));
+                    gpu.reserved = Some(what);
                 }
                 if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
                     gpu.vendor = Some(vendor);

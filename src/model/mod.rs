@@ -4,6 +4,7 @@
 pub mod compose;
 pub mod dockerfile;
 pub mod k8s;
+pub mod project;
 pub mod quantity;
 pub mod size;
 pub mod workload;

@@ -11,24 +11,19 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
-/// Hard or training evidence that the service uses GPUs: a reservation, a
-/// GPU resource written in the wrong place, a distributed launcher, NCCL
-/// settings, or an image the service builds on a CUDA or ROCm base. A pulled
-/// CUDA image alone is not enough (`-gpu` tags also run TensorBoard and CPU
-/// tools); building on one is what GPU projects do.
+/// The service runs on GPUs, by its own settings or, in a compose project
+/// with override files, by another file's settings for it.
 pub fn is_gpu_workload(service: &Service) -> bool {
-    service.gpu.is_reserved()
-        || !service.misplaced_gpu_resources.is_empty()
-        || service.gpu.is_distributed()
-        || builds_gpu_image(service)
+    service.own_gpu_evidence()
+        || service
+            .project
+            .as_ref()
+            .is_some_and(|p| p.gpu_elsewhere.is_some())
 }
 
 /// The service builds its image on a CUDA or ROCm base.
 pub fn builds_gpu_image(service: &Service) -> bool {
-    service
-        .built_image
-        .as_ref()
-        .is_some_and(|b| b.base.accelerator().is_some())
+    service.builds_gpu_image()
 }
 
 /// Several GPUs or ranks share this container's /dev/shm.
@@ -82,6 +77,7 @@ pub fn shm_source(shm: &EffectiveShm) -> &'static str {
         EffectiveShm::Donor { .. } => "the `ipc` donor",
         EffectiveShm::Missing { .. } => "`ipc: none`",
         EffectiveShm::Mount { .. } => "a mount at /dev/shm",
+        EffectiveShm::Elsewhere { .. } => "another file of the compose project",
     }
 }
 

@@ -15,6 +15,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if service.effective_shm != EffectiveShm::Default || !is_gpu_workload(service) {
             continue;
         }
+        // In a compose project, the file that asks for the GPUs reports it.
+        if service.project.as_ref().is_some_and(|p| p.gpu_elsewhere.is_some()) {
+            continue;
+        }
         // A `build.shm_size` the user thinks applies is SHM009's finding.
         if service.build_shm_size.is_some() && service.shm_size.is_none() {
             continue;
@@ -59,8 +63,15 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 )
                 .label(format!("{}, but sets no `shm_size`, `ipc` or /dev/shm mount", gpu_reason(service))),
         };
+        let mut diagnostic = diagnostic.gpu_evidence(cx, service);
+        for (file, range) in service.project.iter().flat_map(|p| &p.also_defined) {
+            diagnostic = diagnostic.related_in(
+                file,
+                *range,
+                format!("`{}` is merged with this file's, which sets no /dev/shm either", service.name),
+            );
+        }
         diagnostic
-            .gpu_evidence(cx, service)
             .severity(severity)
             .note(SHM_FAILURES)
             .help(add_shm_help(cx.settings))
