@@ -323,7 +323,7 @@ fn example_in_readme_reports_its_findings() {
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     for code in [
-        "SHM001", "GPU002", "NCCL002", "SHM005", "K8S001", "K8S004", "NCCL001",
+        "SHM001", "GPU002", "NCCL002", "SHM005", "K8S001", "K8S004", "NCCL001", "DF003", "DF005",
     ] {
         assert!(text.contains(code), "{code} missing:\n{text}");
     }

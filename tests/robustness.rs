@@ -23,9 +23,41 @@ fn fixtures() -> Vec<String> {
     texts
 }
 
+fn dockerfile_fixtures() -> Vec<String> {
+    let mut texts: Vec<String> = std::fs::read_dir(common::root().join("fixtures"))
+        .unwrap()
+        .flat_map(|dir| common::fixtures(&dir.unwrap().file_name().to_string_lossy()))
+        .flat_map(|f| f.files)
+        .filter(|p| {
+            gpulint::engine::discover::is_dockerfile_name(&p.file_name().unwrap().to_string_lossy())
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    texts.sort();
+    texts
+}
+
 fn lint(text: &str) {
     // `lint_text` (not `check_text`) so that a panic fails the test.
     let _ = lint_text(text, Path::new("docker-compose.yml"), &Config::default());
+}
+
+/// Lints as a Dockerfile and checks every span lies inside the text, on
+/// character boundaries.
+fn lint_dockerfile(text: &str) {
+    let diagnostics = lint_text(text, Path::new("Dockerfile"), &Config::default()).unwrap();
+    for d in &diagnostics {
+        for range in std::iter::once(d.range).chain(d.related.iter().map(|l| l.range)) {
+            assert!(
+                range.start <= range.end && (range.end as usize) <= text.len(),
+                "{d:?}"
+            );
+            assert!(
+                text.is_char_boundary(range.start as usize)
+                    && text.is_char_boundary(range.end as usize)
+            );
+        }
+    }
 }
 
 proptest! {
@@ -51,6 +83,33 @@ proptest! {
         bytes.splice(start..end, insert.bytes());
         if let Ok(mutated) = String::from_utf8(bytes) {
             lint(&mutated);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn random_dockerfile_text_never_panics(text in "(FROM|RUN|ENV|ARG|COPY|#|<<|EOF|\\\\|`|\\[|\\]|\"|'|=|\\$\\{|\\}|:-| |\\t|\\r|\\n|é|a|nvidia/cuda|--x=1|AS|-){0,80}") {
+        lint_dockerfile(&text);
+    }
+
+    #[test]
+    fn mutated_dockerfile_fixtures_never_panic(
+        pick in 0usize..1000,
+        at in 0usize..4000,
+        len in 0usize..40,
+        insert in "[ \\\\`<>=\\$\\{\\}\\[\\]\"'#\\n\\t-]{0,6}",
+    ) {
+        let texts = dockerfile_fixtures();
+        let text = &texts[pick % texts.len()];
+        let mut bytes = text.as_bytes().to_vec();
+        let start = at % (bytes.len() + 1);
+        let end = (start + len).min(bytes.len());
+        bytes.splice(start..end, insert.bytes());
+        if let Ok(mutated) = String::from_utf8(bytes) {
+            lint_dockerfile(&mutated);
         }
     }
 }

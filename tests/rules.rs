@@ -99,3 +99,12 @@ fn compose_findings_say_what_breaks_and_what_to_do() {
         }
     }
 }
+
+#[test]
+fn dockerfile_suppressions_are_whole_line_comments() {
+    let config = config_selecting(&["ALL"]);
+    let text = "FROM nvcr.io/nvidia/pytorch:24.01-py3\n# gpulint: ignore[DF005] the demo box has one GPU\nENV CUDA_VISIBLE_DEVICES=0\nRUN echo hi # gpulint: ignore[NCCL002] not a comment in a Dockerfile\nENV NCCL_P2P_DISABLE=1\n";
+    let report = gpulint::engine::check_text("Dockerfile".into(), text.to_string(), &config);
+    let codes: Vec<&str> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["NCCL002"], "{}", render(&report));
+}

@@ -143,7 +143,7 @@ fn io_reason(e: &std::io::Error) -> String {
 pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
     if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
         return Err((
-            FileError::at("binary file (contains NUL bytes), not YAML", nul),
+            FileError::at("binary file (contains NUL bytes), not text", nul),
             String::new(),
         ));
     }

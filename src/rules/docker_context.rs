@@ -23,12 +23,13 @@ impl<'a> DockerfileContext<'a> {
         ModelPath::new(["stage", &stage.to_string(), "env", name])
     }
 
-    /// "stage `builder`" or "the final stage" or "stage 2", for messages.
+    /// "stage `builder` of the image", "the image's final stage" or
+    /// "stage 2 of the image", for messages.
     pub fn describe_stage(&self, stage: usize) -> String {
         match &self.model.stages[stage].name {
-            Some(name) => format!("stage `{name}`"),
-            None if stage + 1 == self.model.stages.len() => "the final stage".to_string(),
-            None => format!("stage {}", stage + 1),
+            Some(name) => format!("stage `{name}` of the image"),
+            None if stage + 1 == self.model.stages.len() => "the image's final stage".to_string(),
+            None => format!("stage {} of the image", stage + 1),
         }
     }
 

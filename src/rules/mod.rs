@@ -1,5 +1,5 @@
 //! The rule registry. Each rule is one file under `src/rules/<target>/`
-//! (`shared/` for rules that check compose files and Kubernetes manifests), one
+//! (`shared/` for rules that check several kinds of file), one
 //! doc `rules/<CODE>.md` (whose front matter is the rule's metadata) and one
 //! fixture folder `fixtures/<CODE>/`. Adding a rule means adding one line to
 //! [`declare_rules!`] below.
@@ -17,9 +17,10 @@ pub use meta::{FixKind, RuleMeta, Target};
 
 use std::sync::OnceLock;
 
-/// How a rule is run: once per compose document, once per Kubernetes
-/// document, or both (one rule, one implementation of its logic, two
-/// adapters); or by the engine itself (suppression comments).
+/// How a rule is run: once per compose document, Kubernetes document or
+/// Dockerfile, or for several of them (one rule, one implementation of its
+/// logic, an adapter per target); or by the engine itself (suppression
+/// comments).
 #[derive(Clone, Copy)]
 pub struct Check {
     pub compose: Option<fn(&ComposeContext, &mut Reporter)>,

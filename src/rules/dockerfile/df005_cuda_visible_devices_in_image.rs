@@ -13,7 +13,7 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
             }
             out.report(
                 setting.pair.range,
-                format!("the image's {} fixes which GPUs CUDA may use", cx.describe_stage(stage)),
+                format!("{} fixes which GPUs CUDA may use", cx.describe_stage(stage)),
             )
             .label("every container of this image sees only these device indices")
             .note("the devices a container gets are chosen at run time (`gpus`, device reservations, the Kubernetes device plugin); a baked index hides the GPUs it was given, so a job on GPU 3 finds `no CUDA-capable device is detected` or all ranks land on one GPU")

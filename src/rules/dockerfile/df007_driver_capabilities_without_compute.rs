@@ -31,7 +31,7 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
             );
             out.report(
                 setting.pair.range,
-                format!("the image's {} gives containers the GPU driver without CUDA", cx.describe_stage(stage)),
+                format!("{} gives containers the GPU driver without CUDA", cx.describe_stage(stage)),
             )
             .label(format!("`{}` does not include `compute`", setting.value))
             .note("the NVIDIA container runtime mounts only the listed driver libraries; without `compute` there is no libcuda, and CUDA programs fail with `CUDA driver version is insufficient` or find no device")

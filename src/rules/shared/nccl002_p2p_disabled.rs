@@ -46,7 +46,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
     for stage in 0..cx.model.stages.len() {
         for setting in cx.model.stage_env(stage).iter().filter(|s| disables_p2p(s.view())) {
-            report(out, setting.view(), &format!("the image's {}", cx.describe_stage(stage)))
+            report(out, setting.view(), &cx.describe_stage(stage))
                 .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
         }
     }
