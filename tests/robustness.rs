@@ -37,6 +37,16 @@ fn dockerfile_fixtures() -> Vec<String> {
     texts
 }
 
+/// One of `texts` with `len` bytes at `at` replaced by `insert`; `None`
+/// when that cuts a character in two.
+fn mutate(texts: &[String], pick: usize, at: usize, len: usize, insert: &str) -> Option<String> {
+    let mut bytes = texts[pick % texts.len()].as_bytes().to_vec();
+    let start = at % (bytes.len() + 1);
+    let end = (start + len).min(bytes.len());
+    bytes.splice(start..end, insert.bytes());
+    String::from_utf8(bytes).ok()
+}
+
 fn lint(text: &str) {
     // `lint_text` (not `check_text`) so that a panic fails the test.
     let _ = lint_text(text, Path::new("docker-compose.yml"), &Config::default());
@@ -75,13 +85,7 @@ proptest! {
         len in 0usize..40,
         insert in "[ :{}\\[\\]\\-#&*!'\"\\n\\t]{0,6}",
     ) {
-        let texts = fixtures();
-        let text = &texts[pick % texts.len()];
-        let mut bytes = text.as_bytes().to_vec();
-        let start = at % (bytes.len() + 1);
-        let end = (start + len).min(bytes.len());
-        bytes.splice(start..end, insert.bytes());
-        if let Ok(mutated) = String::from_utf8(bytes) {
+        if let Some(mutated) = mutate(&fixtures(), pick, at, len, &insert) {
             lint(&mutated);
         }
     }
@@ -102,13 +106,7 @@ proptest! {
         len in 0usize..40,
         insert in "[ \\\\`<>=\\$\\{\\}\\[\\]\"'#\\n\\t-]{0,6}",
     ) {
-        let texts = dockerfile_fixtures();
-        let text = &texts[pick % texts.len()];
-        let mut bytes = text.as_bytes().to_vec();
-        let start = at % (bytes.len() + 1);
-        let end = (start + len).min(bytes.len());
-        bytes.splice(start..end, insert.bytes());
-        if let Ok(mutated) = String::from_utf8(bytes) {
+        if let Some(mutated) = mutate(&dockerfile_fixtures(), pick, at, len, &insert) {
             lint_dockerfile(&mutated);
         }
     }
