@@ -681,3 +681,36 @@ fn json_points_into_the_dockerfile_a_service_builds() {
     assert_eq!(related["start"]["line"], 2);
     assert_eq!(related["start"]["column"], 6);
 }
+
+#[test]
+fn walking_lints_dockerfiles_by_name_and_a_syntax_error_stops_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "docker/Dockerfile.gpu",
+        b"FROM nvidia/cuda\nRUNN make\nENV CUDA_VISIBLE_DEVICES=0\n",
+    );
+    write(dir.path(), "Containerfile", b"FROM python:3.12-slim\n");
+    write(
+        dir.path(),
+        "docs/Dockerfile.md",
+        b"# How to build\n\nRUNN is not an instruction\n",
+    );
+    write(dir.path(), "Dockerfile.dockerignore", b"*.pt\n");
+    write(dir.path(), "compose.yaml", GPU_SERVICE.as_bytes());
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "./compose.yaml:2:3: warning[SHM001] GPU service `trainer` runs with Docker's default 64 MiB /dev/shm",
+            "./docker/Dockerfile.gpu:1:6: error[DF001] base image `nvidia/cuda` does not exist: nvidia/cuda has no `latest` tag",
+            "./docker/Dockerfile.gpu:2:1: error[DF000] unknown instruction `RUNN`",
+            "./docker/Dockerfile.gpu:3:5: warning[DF005] the image's final stage fixes which GPUs CUDA may use",
+        ],
+        "{text}"
+    );
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
