@@ -71,6 +71,14 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("036", &[]),
 ];
 
+/// Findings a compose file gets only inside its reassembled repository,
+/// where the Dockerfiles it builds sit beside it.
+const REASSEMBLED_EXTRA: &[(&str, &[&str])] = &[
+    // FN-CANDIDATE: `agent` builds FROM tensorflow/tensorflow:latest-gpu and
+    // trains there (the label expects an image-based rule to flag it).
+    ("028", &["SHM001@agent"]),
+];
+
 /// Kubernetes file number → expected `CODE@container` findings.
 const EXPECTED_K8S: &[(&str, &[&str])] = &[
     ("065", &[]), // CLEAN: dshm emptyDir Memory (no sizeLimit: K8S006 is opt-in)
@@ -484,6 +492,78 @@ fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
         tally.changed >= 5,
         "only {} corpus manifests were fixed",
         tally.changed
+    );
+}
+
+#[test]
+fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_build() {
+    let Some(dir) = corpus_dir() else { return };
+    let rows = rows(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let repo_of = |row: &Row| {
+        std::fs::read_to_string(dir.join("SOURCES.tsv"))
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with(&format!("{}\t", row.file)))
+            .map(|l| l.split('\t').nth(2).unwrap().replace('/', "__"))
+            .unwrap()
+    };
+    // Every corpus file back at its path in its repository.
+    let mut placed = Vec::new();
+    for row in &rows {
+        let target = scratch.path().join(repo_of(row)).join(&row.path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(dir.join(&row.file), &target).unwrap();
+        placed.push((row, target));
+    }
+    let config = Config::default();
+    let mut failures = Vec::new();
+    let mut score = Score::default();
+    let (mut builds, mut resolved, mut spans) = (0, 0, 0);
+    for (row, path) in placed.iter().filter(|(r, _)| r.kind == "compose") {
+        let number = &row.file["compose/".len().."compose/".len() + 3];
+        let want: BTreeSet<String> = EXPECTED
+            .iter()
+            .chain(REASSEMBLED_EXTRA)
+            .filter(|(n, _)| *n == number)
+            .flat_map(|(_, e)| e.iter().map(|s| s.to_string()))
+            .collect();
+        let text = std::fs::read_to_string(path).unwrap();
+        let yaml = Yaml::parse(&text).unwrap();
+        for doc in &yaml.documents {
+            let Some(mut file) = doc.root.and_then(|r| ComposeFile::from_document(&yaml, r)) else {
+                continue;
+            };
+            gpulint::engine::build::attach_built_images(&mut file, path);
+            builds += file.services.iter().filter(|s| s.build.is_some()).count();
+            resolved += file
+                .services
+                .iter()
+                .filter(|s| s.built_image.is_some())
+                .count();
+        }
+        let report = check_text(path.clone(), text.clone(), &config);
+        spans += report
+            .diagnostics
+            .iter()
+            .filter(|d| d.related.iter().any(|l| l.file.is_some()))
+            .count();
+        let got: BTreeSet<String> = report
+            .diagnostics
+            .iter()
+            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
+            .collect();
+        let clean_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "NO-NVIDIA");
+        score.record(row, &want, &got, clean_class, &mut failures);
+    }
+    score.print(
+        "compose corpus in reassembled repositories",
+        &format!(", {builds} `build:`s, {resolved} resolved to a corpus Dockerfile, {spans} findings with a Dockerfile span"),
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        resolved >= 5 && spans >= 2,
+        "cross-file resolution found too little"
     );
 }
 

@@ -11,7 +11,8 @@ use crate::text::SourceFile;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-/// Attaches the built image to every service with a readable `build:`.
+/// Attaches the built image to every service with a readable `build:`,
+/// and decides which of them that makes GPU services.
 /// `compose_path` is the compose file's path as the user gave it.
 pub fn attach_built_images(file: &mut ComposeFile, compose_path: &Path) {
     for service in &mut file.services {
@@ -19,6 +20,7 @@ pub fn attach_built_images(file: &mut ComposeFile, compose_path: &Path) {
             service.built_image = resolve(build, compose_path).map(Arc::new);
         }
     }
+    file.settle_build_evidence();
 }
 
 fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {

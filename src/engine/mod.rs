@@ -353,6 +353,8 @@ fn lint_yaml(
         } else if let Some(mut file) = ComposeFile::from_document(&yaml, root) {
             build::attach_built_images(&mut file, path);
             project::merge_project(&mut file, path, config);
+            // Reservations merged from an override count too.
+            file.settle_build_evidence();
             let cx = ComposeContext {
                 file: &file,
                 text,

@@ -68,6 +68,9 @@ pub struct Service {
     /// What the other files of its compose project say about the service
     /// (attached by the engine; see [`super::project`]).
     pub project: Option<super::project::ProjectView>,
+    /// The image it builds makes it a GPU service (see
+    /// [`ComposeFile::settle_build_evidence`]).
+    pub gpu_from_build: bool,
 }
 
 /// A service's `build:` (the short form is a context path).
@@ -376,6 +379,23 @@ impl<'y> ComposeFile<'y> {
         })
     }
 
+    /// Decides which services building on a CUDA or ROCm image count as GPU
+    /// services: all of them when no service of the file reserves GPUs (the
+    /// project relies on the daemon's default runtime), none when some do.
+    /// A project that reserves GPUs for its model worker and not for the
+    /// controller built from the same image runs the controller without
+    /// GPUs (FastChat's compose file).
+    pub fn settle_build_evidence(&mut self) {
+        let any_reserved = self.services.iter().any(|s| s.gpu.is_reserved());
+        for service in &mut self.services {
+            service.gpu_from_build = !any_reserved
+                && service
+                    .built_image
+                    .as_ref()
+                    .is_some_and(|b| b.base.accelerator().is_some());
+        }
+    }
+
     pub fn service(&self, name: &str) -> Option<&Service> {
         self.services.iter().find(|s| s.name == name)
     }
@@ -485,6 +505,7 @@ impl Service {
             build: read_build(yaml, map),
             built_image: None,
             project: None,
+            gpu_from_build: false,
         };
         service.effective_shm = service.compute_effective_shm();
         service.gpu = service.compute_gpu_intent();
@@ -503,11 +524,10 @@ impl Service {
             || self.builds_gpu_image()
     }
 
-    /// The service builds its image on a CUDA or ROCm base.
+    /// The service builds its image on a CUDA or ROCm base, and that makes
+    /// it a GPU service.
     pub fn builds_gpu_image(&self) -> bool {
-        self.built_image
-            .as_ref()
-            .is_some_and(|b| b.base.accelerator().is_some())
+        self.gpu_from_build
     }
 
     pub fn env(&self, name: &str) -> Option<&EnvVar> {

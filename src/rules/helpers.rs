@@ -21,11 +21,6 @@ pub fn is_gpu_workload(service: &Service) -> bool {
             .is_some_and(|p| p.gpu_elsewhere.is_some())
 }
 
-/// The service builds its image on a CUDA or ROCm base.
-pub fn builds_gpu_image(service: &Service) -> bool {
-    service.builds_gpu_image()
-}
-
 /// Several GPUs or ranks share this container's /dev/shm.
 pub fn needs_large_shm(service: &Service) -> bool {
     service.gpu.is_multi_gpu() || service.gpu.is_distributed()
@@ -49,7 +44,7 @@ pub fn gpu_reason(service: &Service) -> String {
     if let Some(built) = service
         .built_image
         .as_ref()
-        .filter(|_| builds_gpu_image(service))
+        .filter(|_| service.builds_gpu_image())
     {
         return format!("builds on the GPU image `{}`", built.base.image);
     }
