@@ -561,8 +561,9 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
         &format!(", {builds} `build:`s, {resolved} resolved to a corpus Dockerfile, {spans} findings with a Dockerfile span"),
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // `agent` in 028 is a GPU service only through the image it builds.
     assert!(
-        resolved >= 5 && spans >= 2,
+        resolved >= 30 && spans >= 1,
         "cross-file resolution found too little"
     );
 }

@@ -31,6 +31,9 @@ pub struct ProjectView {
     pub gpu_elsewhere: Option<(Arc<SourceFile>, TextRange, String)>,
     /// The service's key in each other file that defines it.
     pub also_defined: Vec<(Arc<SourceFile>, TextRange)>,
+    /// This file's own settings for the service are GPU evidence (before
+    /// merging in the other files').
+    pub local_gpu_evidence: bool,
 }
 
 /// Which layer decides `/dev/shm` and by which precedence.
@@ -87,6 +90,7 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
             }
             _ => None,
         };
+        let local_gpu_evidence = service.own_gpu_evidence();
         // The merged GPU intent: a reservation and a command from the last
         // file that has one, NCCL and RDMA settings from any.
         for (_, layer) in &layers {
@@ -136,6 +140,7 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
         service.project = Some(ProjectView {
             gpu_elsewhere,
             also_defined,
+            local_gpu_evidence,
         });
     }
 }

@@ -340,12 +340,22 @@ impl DiagnosticBuilder<'_> {
     }
 
     /// When the service counts as a GPU service because of the image it
-    /// builds, points at the Dockerfile's `FROM` that says so.
+    /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
+    /// are asked for in another file of the compose project, points there.
     pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
+        if let Some((file, range, why)) = service
+            .project
+            .as_ref()
+            .filter(|p| !p.local_gpu_evidence)
+            .and_then(|p| p.gpu_elsewhere.as_ref())
+        {
+            let message = format!("the service {why} in this file of the compose project");
+            return self.related_in(file, *range, message);
+        }
         match service
             .built_image
             .as_ref()
-            .filter(|b| b.base.accelerator().is_some())
+            .filter(|_| service.builds_gpu_image())
         {
             Some(built) => {
                 let message = format!("`build:` makes an image based on `{}`", built.base.image);
