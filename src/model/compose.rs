@@ -7,9 +7,8 @@
 
 use super::dockerfile::BuiltImage;
 use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
-pub use super::workload::{EnvVar, detect_launcher, is_gpu_image};
+pub use super::workload::{EnvVar, detect_launcher};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
-use crate::text::{SourceFile, TextRange};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -284,10 +283,7 @@ pub enum EffectiveShm {
     },
     /// Decided by a setting in another file of the compose project (an
     /// override file): that file's findings are about it.
-    Elsewhere {
-        file: Arc<SourceFile>,
-        range: TextRange,
-    },
+    Elsewhere,
     /// A mount at `/dev/shm` replaces the engine's.
     Mount {
         mount: ShmMount,
@@ -308,7 +304,6 @@ pub struct GpuIntent {
     pub parallelism: Option<u64>,
     pub nccl_env: bool,
     pub rdma: bool,
-    pub cuda_image: bool,
 }
 
 impl GpuIntent {
@@ -702,9 +697,6 @@ impl Service {
             {
                 gpu.rdma = true;
             }
-        }
-        if let Some(image) = &self.image {
-            gpu.cuda_image = is_gpu_image(&image.value);
         }
         let (launcher, parallelism) = detect_launcher(&self.command_line);
         gpu.launcher = launcher;

@@ -40,8 +40,6 @@ pub struct BuiltImage {
     pub dockerfile: Option<Arc<SourceFile>>,
     /// The base of the built stage (`build.target`, or the last stage).
     pub base: BaseImage,
-    /// The stage built, as named in the Dockerfile.
-    pub target: Option<String>,
     /// Whether `NVIDIA_VISIBLE_DEVICES` is set in the image's environment.
     pub sets_visible_devices: bool,
 }
@@ -65,7 +63,6 @@ impl BuiltImage {
         Some(BuiltImage {
             dockerfile,
             base,
-            target: target.map(str::to_string),
             sets_visible_devices,
         })
     }

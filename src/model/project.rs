@@ -114,27 +114,13 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
             Some((_, s)) => shm_rank(s),
             None => shm_rank(service),
         });
-        if let Some((_, Some((layer, other)))) = decider
+        if let Some((_, Some((_, other)))) = decider
             && shm_rank(other) > 0
+            // `shm_size: 0` there and nothing here is still the 64 MiB default.
+            && !(other.effective_shm == EffectiveShm::Default
+                && service.effective_shm == EffectiveShm::Default)
         {
-            let yaml = layer.file.yaml;
-            let node = match shm_rank(other) {
-                3 => other.shm_mounts.last().map(|m| m.node),
-                2 => other.ipc.as_ref().map(|i| i.node),
-                _ => other.shm_size.as_ref().map(|s| s.node),
-            }
-            .expect("ranked by this setting");
-            let elsewhere = match &other.effective_shm {
-                // Still the 64 MiB default (`shm_size: 0`): nothing decided it.
-                EffectiveShm::Default if service.effective_shm == EffectiveShm::Default => None,
-                _ => Some(EffectiveShm::Elsewhere {
-                    file: layer.source.clone(),
-                    range: yaml.range(node),
-                }),
-            };
-            if let Some(shm) = elsewhere {
-                service.effective_shm = shm;
-            }
+            service.effective_shm = EffectiveShm::Elsewhere;
         }
 
         service.project = Some(ProjectView {

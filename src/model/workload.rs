@@ -80,11 +80,6 @@ pub fn image_accelerator(image: &str) -> Option<Accelerator> {
     cuda.then_some(Accelerator::Cuda)
 }
 
-/// Images that ship CUDA or ROCm user space (soft evidence of GPU intent).
-pub fn is_gpu_image(image: &str) -> bool {
-    image_accelerator(image).is_some()
-}
-
 /// Finds a distributed launcher and the ranks per container it starts.
 pub fn detect_launcher(command: &str) -> (Option<&'static str>, Option<u64>) {
     if command.is_empty() {

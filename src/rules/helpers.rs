@@ -72,7 +72,7 @@ pub fn shm_source(shm: &EffectiveShm) -> &'static str {
         EffectiveShm::Donor { .. } => "the `ipc` donor",
         EffectiveShm::Missing { .. } => "`ipc: none`",
         EffectiveShm::Mount { .. } => "a mount at /dev/shm",
-        EffectiveShm::Elsewhere { .. } => "another file of the compose project",
+        EffectiveShm::Elsewhere => "another file of the compose project",
     }
 }
 
