@@ -525,6 +525,11 @@ impl Service {
         self.gpu_from_build
     }
 
+    /// The image the service builds, when that makes it a GPU service.
+    pub fn gpu_build(&self) -> Option<&BuiltImage> {
+        self.built_image.as_deref().filter(|_| self.gpu_from_build)
+    }
+
     pub fn env(&self, name: &str) -> Option<&EnvVar> {
         self.environment.iter().rev().find(|e| e.name == name)
     }

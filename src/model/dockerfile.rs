@@ -410,7 +410,7 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> (String, b
                         let (e, c) = expand(w, lookup);
                         out.push_str(&e);
                         complete &= c;
-                    } else if value.is_none() && lookup(name).is_none() && !colon {
+                    } else if value.is_none() && !colon {
                         // `${X+alt}` with X unknown: cannot tell.
                         complete = false;
                     }

@@ -352,11 +352,7 @@ impl DiagnosticBuilder<'_> {
             let message = format!("the service {why} in this file of the compose project");
             return self.related_in(file, *range, message);
         }
-        match service
-            .built_image
-            .as_ref()
-            .filter(|_| service.builds_gpu_image())
-        {
+        match service.gpu_build() {
             Some(built) => {
                 let message = format!("`build:` makes an image based on `{}`", built.base.image);
                 self.built_image_label(cx, service, message)

@@ -41,11 +41,7 @@ pub fn gpu_reason(service: &Service) -> String {
     if let Some(resource) = service.misplaced_gpu_resources.first() {
         return format!("asks for `{}` under deploy.resources", resource.value);
     }
-    if let Some(built) = service
-        .built_image
-        .as_ref()
-        .filter(|_| service.builds_gpu_image())
-    {
+    if let Some(built) = service.gpu_build() {
         return format!("builds on the GPU image `{}`", built.base.image);
     }
     "uses GPUs".to_string()
