@@ -155,6 +155,8 @@ fn corpus_dir() -> Option<PathBuf> {
 struct Row {
     file: String,
     kind: String,
+    /// `owner/name` of its repository.
+    repo: String,
     /// The file's path in its repository.
     path: String,
     class: String,
@@ -171,6 +173,7 @@ fn rows(dir: &Path) -> Vec<Row> {
             Row {
                 file: cols[0].to_string(),
                 kind: cols[1].to_string(),
+                repo: cols[2].to_string(),
                 path: cols[3].to_string(),
                 class: cols[5].to_string(),
             }
@@ -224,6 +227,18 @@ impl Score {
         }
     }
 
+    /// Prints the tally and fails on any failure, or when fewer than
+    /// `min_files` files of the corpus were seen.
+    fn finish(&self, what: &str, extra: &str, failures: &[String], min_files: usize) {
+        self.print(what, extra);
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(
+            self.files >= min_files,
+            "expected the whole {what}, saw {} files",
+            self.files
+        );
+    }
+
     fn print(&self, what: &str, extra: &str) {
         println!(
             "{what}: {} files, {} true positives, {} false positives, {} false negatives{extra}",
@@ -233,6 +248,38 @@ impl Score {
             println!("  {class:<13} {n:>2} files, {flagged:>2} with findings");
         }
     }
+}
+
+/// The expected `CODE@service` findings of compose file `number`, with
+/// `extra` ones for the setting the test lints it in.
+fn expected_compose(number: &str, extra: &[(&str, &[&str])]) -> Option<BTreeSet<String>> {
+    let mut entries = EXPECTED
+        .iter()
+        .chain(extra)
+        .filter(|(n, _)| *n == number)
+        .peekable();
+    entries.peek()?;
+    Some(
+        entries
+            .flat_map(|(_, e)| e.iter().map(|s| s.to_string()))
+            .collect(),
+    )
+}
+
+/// `CODE@service` for each finding in a compose file.
+fn compose_findings(
+    text: &str,
+    diagnostics: &[gpulint::diagnostic::Diagnostic],
+) -> BTreeSet<String> {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}@{}", d.code, service_at(text, d.range.start as usize)))
+        .collect()
+}
+
+/// Compose label classes that must get no findings at all.
+fn is_clean_compose_class(class: &str) -> bool {
+    matches!(class, "CLEAN" | "GPU-OK" | "NO-NVIDIA")
 }
 
 /// The service whose text contains `offset`.
@@ -256,16 +303,12 @@ fn service_at(text: &str, offset: usize) -> String {
 #[test]
 fn compose_corpus_matches_its_labels() {
     let Some(dir) = corpus_dir() else { return };
-    let expected: BTreeMap<&str, BTreeSet<String>> = EXPECTED
-        .iter()
-        .map(|(n, e)| (*n, e.iter().map(|s| s.to_string()).collect()))
-        .collect();
     let config = Config::default();
     let mut failures = Vec::new();
     let mut score = Score::default();
     for row in rows(&dir).iter().filter(|r| r.kind == "compose") {
         let number = &row.file["compose/".len().."compose/".len() + 3];
-        let Some(want) = expected.get(number) else {
+        let Some(want) = expected_compose(number, &[]) else {
             failures.push(format!(
                 "{}: no expectation recorded for this corpus file",
                 row.file
@@ -279,21 +322,16 @@ fn compose_corpus_matches_its_labels() {
             failures.push(format!("{}: {}", row.file, e.message));
             continue;
         }
-        let got: BTreeSet<String> = report
-            .diagnostics
-            .iter()
-            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
-            .collect();
-        let clean_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "NO-NVIDIA");
-        score.record(row, want, &got, clean_class, &mut failures);
+        let got = compose_findings(&text, &report.diagnostics);
+        score.record(
+            row,
+            &want,
+            &got,
+            is_clean_compose_class(&row.class),
+            &mut failures,
+        );
     }
-    score.print("compose corpus", "");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(
-        score.files >= 30,
-        "expected the whole compose corpus, saw {} files",
-        score.files
-    );
+    score.finish("compose corpus", "", &failures, 30);
 }
 
 /// The container (or, outside containers, the pod's object kind) whose text contains `offset`.
@@ -449,12 +487,11 @@ fn k8s_corpus_matches_its_labels() {
         let quiet_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "FP-TRAP" | "PARSE");
         score.record(row, want, &got, quiet_class, &mut failures);
     }
-    score.print("k8s corpus", &format!(", {skipped} Helm templates skipped"));
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(
-        score.files >= 20,
-        "expected the whole k8s corpus, saw {} files",
-        score.files
+    score.finish(
+        "k8s corpus",
+        &format!(", {skipped} Helm templates skipped"),
+        &failures,
+        20,
     );
 }
 
@@ -500,18 +537,13 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
     let Some(dir) = corpus_dir() else { return };
     let rows = rows(&dir);
     let scratch = tempfile::tempdir().unwrap();
-    let repo_of = |row: &Row| {
-        std::fs::read_to_string(dir.join("SOURCES.tsv"))
-            .unwrap()
-            .lines()
-            .find(|l| l.starts_with(&format!("{}\t", row.file)))
-            .map(|l| l.split('\t').nth(2).unwrap().replace('/', "__"))
-            .unwrap()
-    };
     // Every corpus file back at its path in its repository.
     let mut placed = Vec::new();
     for row in &rows {
-        let target = scratch.path().join(repo_of(row)).join(&row.path);
+        let target = scratch
+            .path()
+            .join(row.repo.replace('/', "__"))
+            .join(&row.path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(dir.join(&row.file), &target).unwrap();
         placed.push((row, target));
@@ -522,12 +554,10 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
     let (mut builds, mut resolved, mut spans) = (0, 0, 0);
     for (row, path) in placed.iter().filter(|(r, _)| r.kind == "compose") {
         let number = &row.file["compose/".len().."compose/".len() + 3];
-        let want: BTreeSet<String> = EXPECTED
-            .iter()
-            .chain(REASSEMBLED_EXTRA)
-            .filter(|(n, _)| *n == number)
-            .flat_map(|(_, e)| e.iter().map(|s| s.to_string()))
-            .collect();
+        let Some(want) = expected_compose(number, REASSEMBLED_EXTRA) else {
+            failures.push(format!("{}: no expectation recorded", row.file));
+            continue;
+        };
         let text = std::fs::read_to_string(path).unwrap();
         let yaml = Yaml::parse(&text).unwrap();
         for doc in &yaml.documents {
@@ -548,19 +578,21 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
             .iter()
             .filter(|d| d.related.iter().any(|l| l.file.is_some()))
             .count();
-        let got: BTreeSet<String> = report
-            .diagnostics
-            .iter()
-            .map(|d| format!("{}@{}", d.code, service_at(&text, d.range.start as usize)))
-            .collect();
-        let clean_class = matches!(row.class.as_str(), "CLEAN" | "GPU-OK" | "NO-NVIDIA");
-        score.record(row, &want, &got, clean_class, &mut failures);
+        let got = compose_findings(&text, &report.diagnostics);
+        score.record(
+            row,
+            &want,
+            &got,
+            is_clean_compose_class(&row.class),
+            &mut failures,
+        );
     }
-    score.print(
+    score.finish(
         "compose corpus in reassembled repositories",
         &format!(", {builds} `build:`s, {resolved} resolved to a corpus Dockerfile, {spans} findings with a Dockerfile span"),
+        &failures,
+        30,
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
     // `agent` in 028 is a GPU service only through the image it builds.
     assert!(
         resolved >= 30 && spans >= 1,
@@ -619,15 +651,11 @@ fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
         let quiet = row.class == "CLEAN";
         score.record(row, &want, &got, quiet, &mut failures);
     }
-    score.print(
+    score.finish(
         "dockerfile corpus",
         &format!(", {gpu} GPU images, {through_args} bases named through ARGs"),
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(
-        score.files >= 28,
-        "expected the whole Dockerfile corpus, saw {} files",
-        score.files
+        &failures,
+        28,
     );
 }
 
