@@ -227,6 +227,30 @@ impl Score {
         }
     }
 
+    /// Records a compose file's report: an error is a failure, findings are
+    /// `CODE@service`, and clean label classes must have none.
+    fn record_compose(
+        &mut self,
+        row: &Row,
+        want: &BTreeSet<String>,
+        text: &str,
+        report: &FileReport,
+        failures: &mut Vec<String>,
+    ) {
+        if let Some(e) = &report.error {
+            failures.push(format!("{}: {}", row.file, e.message));
+            return;
+        }
+        let got = compose_findings(text, &report.diagnostics);
+        self.record(
+            row,
+            want,
+            &got,
+            is_clean_compose_class(&row.class),
+            failures,
+        );
+    }
+
     /// Prints the tally and fails on any failure, or when fewer than
     /// `min_files` files of the corpus were seen.
     fn finish(&self, what: &str, extra: &str, failures: &[String], min_files: usize) {
@@ -318,18 +342,7 @@ fn compose_corpus_matches_its_labels() {
         let path = dir.join(&row.file);
         let text = std::fs::read_to_string(&path).unwrap();
         let report = check_text(path.clone(), text.clone(), &config);
-        if let Some(e) = &report.error {
-            failures.push(format!("{}: {}", row.file, e.message));
-            continue;
-        }
-        let got = compose_findings(&text, &report.diagnostics);
-        score.record(
-            row,
-            &want,
-            &got,
-            is_clean_compose_class(&row.class),
-            &mut failures,
-        );
+        score.record_compose(row, &want, &text, &report, &mut failures);
     }
     score.finish("compose corpus", "", &failures, 30);
 }
@@ -578,14 +591,7 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
             .iter()
             .filter(|d| d.related.iter().any(|l| l.file.is_some()))
             .count();
-        let got = compose_findings(&text, &report.diagnostics);
-        score.record(
-            row,
-            &want,
-            &got,
-            is_clean_compose_class(&row.class),
-            &mut failures,
-        );
+        score.record_compose(row, &want, &text, &report, &mut failures);
     }
     score.finish(
         "compose corpus in reassembled repositories",
