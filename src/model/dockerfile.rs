@@ -241,6 +241,13 @@ impl DockerfileModel {
         settings
     }
 
+    /// Every stage's `ENV` settings, in file order.
+    pub fn env_settings(&self) -> Vec<EnvSetting<'_>> {
+        (0..self.stages.len())
+            .flat_map(|s| self.stage_env(s))
+            .collect()
+    }
+
     /// The `ENV` settings written in one stage.
     pub fn stage_env(&self, stage: usize) -> Vec<EnvSetting<'_>> {
         let mut settings = Vec::new();

@@ -6,19 +6,17 @@ use crate::rules::{Check, DockerfileContext, Reporter};
 pub const CHECK: Check = Check::dockerfile(check);
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
-    for stage in 0..cx.model.stages.len() {
-        for setting in cx.model.stage_env(stage) {
+    for setting in cx.model.env_settings() {
             if setting.pair.key.text != "CUDA_VISIBLE_DEVICES" {
                 continue;
             }
             out.report(
                 setting.pair.range,
-                format!("{} fixes which GPUs CUDA may use", cx.describe_stage(stage)),
+                format!("{} fixes which GPUs CUDA may use", cx.describe_stage(setting.stage)),
             )
             .label("every container of this image sees only these device indices")
             .note("the devices a container gets are chosen at run time (`gpus`, device reservations, the Kubernetes device plugin); a baked index hides the GPUs it was given, so a job on GPU 3 finds `no CUDA-capable device is detected` or all ranks land on one GPU")
             .help("remove it and select GPUs when the container runs (`--gpus`, `deploy.resources.reservations.devices`, `nvidia.com/gpu` limits)")
             .fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
-        }
     }
 }

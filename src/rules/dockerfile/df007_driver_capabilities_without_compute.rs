@@ -8,8 +8,8 @@ pub const CHECK: Check = Check::dockerfile(check);
 const NAME: &str = "NVIDIA_DRIVER_CAPABILITIES";
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
-    for stage in 0..cx.model.stages.len() {
-        for setting in cx.model.stage_env(stage) {
+    for setting in cx.model.env_settings() {
+            let stage = setting.stage;
             if setting.pair.key.text != NAME || setting.value.contains('$') {
                 continue;
             }
@@ -37,6 +37,5 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
             .note("the NVIDIA container runtime mounts only the listed driver libraries; without `compute` there is no libcuda, and CUDA programs fail with `CUDA driver version is insufficient` or find no device")
             .help(format!("add `compute` (`{NAME}=compute,utility` is the toolkit's default) or use `all`"))
             .fix(fix);
-        }
     }
 }

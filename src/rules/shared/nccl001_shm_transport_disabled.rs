@@ -40,11 +40,9 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 }
 
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for stage in 0..cx.model.stages.len() {
-        for setting in cx.model.stage_env(stage).iter().filter(|s| disables_shm(s.view())) {
-            let owner = cx.describe_stage(stage);
-            report(out, setting.view(), &owner, "`shm_size` or `ipc: host` at run time")
-                .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
-        }
+    for setting in cx.model.env_settings().iter().filter(|s| disables_shm(s.view())) {
+        let owner = cx.describe_stage(setting.stage);
+        report(out, setting.view(), &owner, "`shm_size` or `ipc: host` at run time")
+            .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
     }
 }

@@ -44,10 +44,8 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 }
 
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for stage in 0..cx.model.stages.len() {
-        for setting in cx.model.stage_env(stage).iter().filter(|s| disables_p2p(s.view())) {
-            report(out, setting.view(), &cx.describe_stage(stage))
-                .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
-        }
+    for setting in cx.model.env_settings().iter().filter(|s| disables_p2p(s.view())) {
+        report(out, setting.view(), &cx.describe_stage(setting.stage))
+            .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
     }
 }

@@ -70,12 +70,10 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 }
 
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for stage in 0..cx.model.stages.len() {
-        for setting in cx.model.stage_env(stage) {
-            let owner = cx.describe_stage(stage);
-            if let Some(finding) = report(out, setting.view(), &owner) {
-                finding.fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
-            }
+    for setting in cx.model.env_settings() {
+        let owner = cx.describe_stage(setting.stage);
+        if let Some(finding) = report(out, setting.view(), &owner) {
+            finding.fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
         }
     }
 }
