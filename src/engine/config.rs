@@ -64,7 +64,7 @@ pub struct Config {
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
     pub rule_settings: RuleSettings,
     /// `[compose] projects`: sets of compose files merged in this order
-    /// (paths joined to `root`).
+    /// (paths joined to `root`, canonical where the file exists).
     pub compose_projects: Vec<Vec<PathBuf>>,
 }
 
@@ -201,7 +201,14 @@ impl Config {
             .compose
             .projects
             .iter()
-            .map(|set| set.iter().map(|f| root.join(f)).collect())
+            .map(|set| {
+                set.iter()
+                    .map(|f| {
+                        let joined = root.join(f);
+                        std::fs::canonicalize(&joined).unwrap_or(joined)
+                    })
+                    .collect()
+            })
             .collect();
         let mut config = Config {
             path,

@@ -31,18 +31,13 @@ const OVERRIDE_FILES: &[&str] = &[
 pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usize)> {
     let canonical = std::fs::canonicalize(path).ok()?;
     for set in &config.compose_projects {
-        if let Some(here) = set
-            .iter()
-            .position(|f| std::fs::canonicalize(f).is_ok_and(|c| c == canonical))
-        {
+        // The set's paths are canonical (see `Config::compose_projects`).
+        if let Some(here) = set.iter().position(|f| *f == canonical) {
             // Shown next to the linted file when they share a directory.
             let shown = set
                 .iter()
                 .map(|f| match (f.parent(), f.file_name()) {
-                    (Some(dir), Some(name))
-                        if std::fs::canonicalize(dir).ok()
-                            == canonical.parent().map(Path::to_path_buf) =>
-                    {
+                    (Some(dir), Some(name)) if Some(dir) == canonical.parent() => {
                         path.with_file_name(name)
                     }
                     _ => f.clone(),
