@@ -140,3 +140,28 @@ pub fn assert_snapshot(path: &Path, actual: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A real tool a test drives (a validator, pre-commit): `$env_var` if set,
+/// else `name` if it runs from the PATH. When it is missing the test is
+/// skipped, saying so, except under CI, which must have it (`.ci/run`
+/// installs every one).
+pub fn external_tool(env_var: &str, name: &str, install: &str) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(env_var) {
+        return Some(PathBuf::from(path));
+    }
+    let found = std::process::Command::new(name)
+        .arg("--help")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if found {
+        return Some(PathBuf::from(name));
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must provide {name} (.ci/run installs it; or set {env_var})"
+    );
+    eprintln!("SKIPPED: {name} not found ({install}, or set {env_var})");
+    None
+}

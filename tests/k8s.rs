@@ -77,19 +77,6 @@ fn workload_fixtures_fix_to_manifests_that_lint_clean() {
     assert!(fixed >= 18, "only {fixed} workload fixtures were fixed");
 }
 
-/// `kubernetes-validate`, from `GPULINT_KUBERNETES_VALIDATE` or the PATH.
-fn kubernetes_validate() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("GPULINT_KUBERNETES_VALIDATE") {
-        return Some(PathBuf::from(path));
-    }
-    Command::new("kubernetes-validate")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("kubernetes-validate"))
-}
-
 /// Validates files with `--strict`; returns (passed objects, objects of
 /// kinds without a bundled schema, error lines).
 fn validate(tool: &Path, files: &[PathBuf]) -> (usize, usize, Vec<String>) {
@@ -115,14 +102,11 @@ fn validate(tool: &Path, files: &[PathBuf]) -> (usize, usize, Vec<String>) {
 
 #[test]
 fn fixed_manifests_validate_against_the_kubernetes_schema() {
-    let Some(tool) = kubernetes_validate() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install kubernetes-validate (.ci/run does)"
-        );
-        eprintln!(
-            "SKIPPED: kubernetes-validate not found (pip install kubernetes-validate, or set GPULINT_KUBERNETES_VALIDATE)"
-        );
+    let Some(tool) = common::external_tool(
+        "GPULINT_KUBERNETES_VALIDATE",
+        "kubernetes-validate",
+        "pip install kubernetes-validate",
+    ) else {
         return;
     };
     let scratch = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@ use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Skip};
 use crate::fix::Applicability;
-use crate::output::{OutputFormat, Summary, json, text};
+use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, text};
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -48,8 +48,17 @@ struct CheckArgs {
     /// Use this configuration file instead of the nearest gpulint.toml.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// The report's format: text, concise, json, github, sarif, gitlab or junit.
     #[arg(long, value_enum, default_value = "text")]
     output_format: OutputFormat,
+    /// Also write a report to PATH, in FORMAT or else in `--output-format`
+    /// (the terminal then shows text). Repeatable: `--output-file sarif:gpulint.sarif`.
+    #[arg(long, value_name = "[FORMAT:]PATH", value_parser = parse_report_file)]
+    output_file: Vec<ReportFile>,
+    /// The lowest severity that makes the exit status 1: info (any finding),
+    /// warning, error, or never. Errors in files or configuration still exit 2.
+    #[arg(long, value_enum, default_value = "info")]
+    fail_on: FailOn,
     /// Only print findings and errors: no summary line.
     #[arg(short, long)]
     quiet: bool,
@@ -76,6 +85,51 @@ struct CheckArgs {
     /// Also apply unsafe fixes with `--fix` or `--diff`.
     #[arg(long)]
     unsafe_fixes: bool,
+}
+
+/// Where `--output-file` writes a report, and in which format (`None`:
+/// the one `--output-format` names).
+#[derive(Debug, Clone)]
+struct ReportFile {
+    format: Option<OutputFormat>,
+    path: PathBuf,
+}
+
+/// `[FORMAT:]PATH`. Only a known format name before the first `:` counts
+/// as one, so `C:\\out.sarif` and `dir:x/out.json` stay paths.
+fn parse_report_file(value: &str) -> Result<ReportFile, String> {
+    let (format, path) = match value.split_once(':') {
+        Some((name, path)) if OutputFormat::parse(name).is_some() => {
+            (OutputFormat::parse(name), path)
+        }
+        _ => (None, value),
+    };
+    if path.is_empty() {
+        return Err("the report path is empty".to_string());
+    }
+    Ok(ReportFile {
+        format,
+        path: PathBuf::from(path),
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FailOn {
+    Info,
+    Warning,
+    Error,
+    Never,
+}
+
+impl FailOn {
+    fn fails(self, summary: &Summary) -> bool {
+        match self {
+            FailOn::Info => summary.findings() > 0,
+            FailOn::Warning => summary.errors + summary.warnings > 0,
+            FailOn::Error => summary.errors > 0,
+            FailOn::Never => false,
+        }
+    }
 }
 
 /// What `check` does with fixes.
@@ -282,10 +336,44 @@ fn check(args: CheckArgs) -> u8 {
     let diff: String = checked
         .iter()
         .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
-        .map(|(path, f)| fix::unified_diff(&diff_path(path), &f.original, &f.outcome.fixed_text))
+        .map(|(path, f)| {
+            fix::unified_diff(
+                &crate::output::shown_path(path),
+                &f.original,
+                &f.outcome.fixed_text,
+            )
+        })
         .collect();
     let reports: Vec<FileReport> = checked.into_iter().map(|c| c.report).collect();
     let summary = Summary::of(&reports);
+
+    let terminal_format = if args.output_file.iter().any(|f| f.format.is_none()) {
+        OutputFormat::Text
+    } else {
+        args.output_format
+    };
+    let outcome = Outcome {
+        reports: &reports,
+        summary: &summary,
+        action,
+        mode,
+        applied,
+        fixed_files,
+        quiet: args.quiet,
+    };
+    for file in &args.output_file {
+        let format = file.format.unwrap_or(args.output_format);
+        let report = outcome.render(format, text::Style { color: false });
+        if let Err(e) = write_report(&file.path, &report) {
+            let _ = writeln!(
+                stderr,
+                "gpulint: error: cannot write the {} report to {}: {e}",
+                format.name(),
+                file.path.display()
+            );
+            return EXIT_ERROR;
+        }
+    }
 
     let written = if action == FixAction::Diff {
         // The diff alone goes to stdout, so it can be piped into `git apply`.
@@ -310,38 +398,7 @@ fn check(args: CheckArgs) -> u8 {
         }
         stdout.write_all(report.text.as_bytes())
     } else {
-        match args.output_format {
-            OutputFormat::Json => stdout.write_all(json::render(&reports).as_bytes()),
-            OutputFormat::Concise => reports
-                .iter()
-                .flat_map(|r| r.diagnostics.iter().map(move |d| text::concise(r, d)))
-                .try_for_each(|line| writeln!(stdout, "{line}")),
-            OutputFormat::Text => {
-                let mut out = String::new();
-                for report in &reports {
-                    for d in &report.diagnostics {
-                        if args.quiet {
-                            out.push_str(&text::concise(report, d));
-                        } else {
-                            out.push_str(&text::render(report, d, style));
-                        }
-                        out.push('\n');
-                    }
-                }
-                if !args.quiet {
-                    if action == FixAction::Apply {
-                        out.push_str(&format!(
-                            "Fixed {} in {}.\n",
-                            plural(applied, "finding"),
-                            plural(fixed_files, "file")
-                        ));
-                    }
-                    out.push_str(&summary_line(&summary, &reports, mode));
-                    out.push('\n');
-                }
-                stdout.write_all(out.as_bytes())
-            }
-        }
+        stdout.write_all(outcome.render(terminal_format, style).as_bytes())
     };
     if let Err(e) = written
         && e.kind() != std::io::ErrorKind::BrokenPipe
@@ -352,16 +409,81 @@ fn check(args: CheckArgs) -> u8 {
     if summary.failed_files > 0 || !config_errors.is_empty() || failed_fixes > 0 {
         EXIT_ERROR
     } else if action == FixAction::Diff {
-        if fixed_files > 0 {
+        if fixed_files > 0 && args.fail_on != FailOn::Never {
             EXIT_FINDINGS
         } else {
             EXIT_CLEAN
         }
-    } else if summary.findings() > 0 {
+    } else if args.fail_on.fails(&summary) {
         EXIT_FINDINGS
     } else {
         EXIT_CLEAN
     }
+}
+
+/// What a `check` run found and fixed, to render in any format.
+struct Outcome<'a> {
+    reports: &'a [FileReport],
+    summary: &'a Summary,
+    action: FixAction,
+    mode: FixMode,
+    applied: usize,
+    fixed_files: usize,
+    quiet: bool,
+}
+
+impl Outcome<'_> {
+    fn render(&self, format: OutputFormat, style: text::Style) -> String {
+        let reports = self.reports;
+        match format {
+            OutputFormat::Json => json::render(reports),
+            OutputFormat::Github => github::render(reports),
+            OutputFormat::Sarif => sarif::render(reports),
+            OutputFormat::Gitlab => gitlab::render(reports),
+            OutputFormat::Junit => junit::render(reports),
+            OutputFormat::Concise => reports
+                .iter()
+                .flat_map(|r| {
+                    r.diagnostics
+                        .iter()
+                        .map(move |d| text::concise(r, d) + "\n")
+                })
+                .collect(),
+            OutputFormat::Text => {
+                let mut out = String::new();
+                for report in reports {
+                    for d in &report.diagnostics {
+                        if self.quiet {
+                            out.push_str(&text::concise(report, d));
+                        } else {
+                            out.push_str(&text::render(report, d, style));
+                        }
+                        out.push('\n');
+                    }
+                }
+                if !self.quiet {
+                    if self.action == FixAction::Apply {
+                        out.push_str(&format!(
+                            "Fixed {} in {}.\n",
+                            plural(self.applied, "finding"),
+                            plural(self.fixed_files, "file")
+                        ));
+                    }
+                    out.push_str(&summary_line(self.summary, reports, self.mode));
+                    out.push('\n');
+                }
+                out
+            }
+        }
+    }
+}
+
+/// Writes a report file, creating its directory.
+fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, report)
 }
 
 /// Lints one file's text, fixing it first when asked. `write` is false for
@@ -394,7 +516,8 @@ fn check_one(
         }
     };
     if action == FixAction::Diff {
-        let report = FileReport::new(path, text.clone(), Vec::new());
+        // The diff goes to stdout; report files still list the findings.
+        let report = engine::check_text(path, text.clone(), config);
         return Checked {
             report,
             fixing: Some(Fixing {
@@ -485,22 +608,6 @@ fn chart_root(template: &Path) -> PathBuf {
         .find(|d| d.join("Chart.yaml").is_file())
         .unwrap_or(dir)
         .to_path_buf()
-}
-
-/// The path in diff headers: relative to the working directory, with `/`.
-fn diff_path(path: &std::path::Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| {
-            std::path::absolute(path)
-                .ok()?
-                .strip_prefix(cwd)
-                .ok()
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| path.to_path_buf());
-    let shown = relative.to_string_lossy().replace('\\', "/");
-    shown.trim_start_matches("./").to_string()
 }
 
 fn plural(n: usize, word: &str) -> String {

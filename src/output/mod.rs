@@ -1,9 +1,16 @@
 //! Output formats. Each turns file reports into text; none knows about rules.
 
+pub mod github;
+pub mod gitlab;
 pub mod json;
+pub mod junit;
+pub mod sarif;
 pub mod text;
 
+use crate::diagnostic::Diagnostic;
 use crate::engine::FileReport;
+use crate::text::{LineCol, LineIndex, TextRange};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
@@ -13,6 +20,160 @@ pub enum OutputFormat {
     Concise,
     /// A stable JSON document (schema version 1, see README).
     Json,
+    /// GitHub Actions workflow commands: annotations on the pull request.
+    Github,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitLab Code Quality JSON, with fingerprints that survive line moves.
+    Gitlab,
+    /// JUnit XML: a test suite per file, a failing test case per finding.
+    Junit,
+}
+
+impl OutputFormat {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Text => "text",
+            OutputFormat::Concise => "concise",
+            OutputFormat::Json => "json",
+            OutputFormat::Github => "github",
+            OutputFormat::Sarif => "sarif",
+            OutputFormat::Gitlab => "gitlab",
+            OutputFormat::Junit => "junit",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<OutputFormat> {
+        use clap::ValueEnum;
+        OutputFormat::value_variants()
+            .iter()
+            .copied()
+            .find(|f| f.name() == name)
+    }
+}
+
+/// A span as lines and columns: 1-based, columns in characters, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    pub start: LineCol,
+    pub end: LineCol,
+}
+
+impl Region {
+    pub fn of(index: &LineIndex, text: &str, range: TextRange) -> Region {
+        Region {
+            start: index.line_col(range.start as usize, text),
+            end: index.line_col(range.end as usize, text),
+        }
+    }
+}
+
+/// A finding's secondary span, resolved in whichever file it lies.
+pub struct RelatedLocation<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+    pub range: TextRange,
+    pub region: Region,
+    pub message: &'a str,
+}
+
+/// The finding's secondary spans, in this file or in others, in the order
+/// the rule gave them.
+pub fn related_locations<'a>(
+    report: &'a FileReport,
+    d: &'a Diagnostic,
+) -> Vec<RelatedLocation<'a>> {
+    d.related
+        .iter()
+        .map(|label| {
+            let (path, text, index) = match &label.file {
+                Some(file) => (file.path.as_path(), file.text.as_str(), &file.index),
+                None => (report.path.as_path(), report.text.as_str(), &report.index),
+            };
+            RelatedLocation {
+                path,
+                text,
+                range: label.range,
+                region: Region::of(index, text, label.range),
+                message: &label.message,
+            }
+        })
+        .collect()
+}
+
+/// A path as CI systems want it: relative to the working directory when it
+/// lies under it, with `/` separators and no leading `./`.
+pub fn shown_path(path: &Path) -> String {
+    let relative = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            std::path::absolute(path)
+                .ok()?
+                .strip_prefix(cwd)
+                .ok()
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| path.to_path_buf());
+    let shown = relative.to_string_lossy().replace('\\', "/");
+    let mut shown = shown.as_str();
+    while let Some(rest) = shown.strip_prefix("./") {
+        shown = rest;
+    }
+    shown.to_string()
+}
+
+/// A fingerprint per finding of `report`, in order: a hash of the code, the
+/// path and the text the span covers (whitespace collapsed), so it survives
+/// lines moving above it; equal findings are told apart by their order.
+pub fn fingerprints(report: &FileReport) -> Vec<String> {
+    let path = shown_path(&report.path);
+    let mut seen: std::collections::HashMap<(&str, String), usize> = Default::default();
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let snippet = report
+                .text
+                .get(d.range.start as usize..d.range.end as usize)
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let occurrence = seen.entry((d.code, snippet.clone())).or_default();
+            *occurrence += 1;
+            stable_hash(&[d.code, &path, &snippet, &occurrence.to_string()])
+        })
+        .collect()
+}
+
+/// The one-line help text of a finding for formats without frames:
+/// message, then what breaks and what to do.
+pub fn explanation(d: &Diagnostic) -> String {
+    let mut out = d.message.clone();
+    if let Some(note) = &d.note {
+        out.push_str("\nnote: ");
+        out.push_str(note);
+    }
+    if let Some(help) = &d.help {
+        out.push_str("\nhelp: ");
+        out.push_str(help);
+    }
+    out
+}
+
+/// A 128-bit FNV-1a hash as 32 hex digits. Written out (not `DefaultHasher`)
+/// because fingerprints are compared across releases and machines.
+pub fn stable_hash(parts: &[&str]) -> String {
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut hash: u128 = 0x6c62272e07bb014262b821756295c58d;
+    for part in parts {
+        for byte in part.bytes().chain(std::iter::once(0xff)) {
+            hash ^= u128::from(byte);
+            hash = hash.wrapping_mul(PRIME);
+        }
+    }
+    format!("{hash:032x}")
 }
 
 /// Totals over a run.

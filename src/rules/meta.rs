@@ -12,6 +12,18 @@ pub enum Target {
     Suppression,
 }
 
+impl Target {
+    /// As written in the docs' front matter.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Compose => "compose",
+            Target::Kubernetes => "kubernetes",
+            Target::Dockerfile => "dockerfile",
+            Target::Suppression => "suppression",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FixKind {

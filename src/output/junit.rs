@@ -1,0 +1,132 @@
+//! JUnit XML, for CI systems that only show test reports: a `<testsuite>`
+//! per file, a failing `<testcase>` per finding, one passing case for a
+//! clean file, `<error>` for a file that could not be linted and
+//! `<skipped>` for a template passed over.
+
+use super::{explanation, related_locations, shown_path};
+use crate::engine::FileReport;
+use std::fmt::Write;
+
+pub fn render(reports: &[FileReport]) -> String {
+    let summary = super::Summary::of(reports);
+    let mut suites = String::new();
+    let mut tests = 0;
+    for report in reports {
+        let path = shown_path(&report.path);
+        let mut cases = String::new();
+        let (mut count, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+        if let Some(error) = &report.error {
+            count += 1;
+            let at = error.offset.map(|o| report.index.line_col(o, &report.text));
+            let line = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
+            if report.skipped.is_some() {
+                skipped += 1;
+                let _ = writeln!(
+                    cases,
+                    "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    attr(&path),
+                    attr(&path),
+                    attr(&error.message)
+                );
+            } else {
+                errors += 1;
+                let _ = writeln!(
+                    cases,
+                    "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\">\n      <error message=\"{}\">{}</error>\n    </testcase>",
+                    attr(&path),
+                    attr(&path),
+                    attr(&error.message),
+                    body(&format!("{path}{line}: {}", error.message))
+                );
+            }
+        }
+        for d in &report.diagnostics {
+            count += 1;
+            failures += 1;
+            let at = report.index.line_col(d.range.start as usize, &report.text);
+            let mut text = format!("{path}:{}:{}: {}", at.line, at.column, explanation(d));
+            for related in related_locations(report, d) {
+                let _ = write!(
+                    text,
+                    "\n{}:{}:{}: {}",
+                    shown_path(related.path),
+                    related.region.start.line,
+                    related.region.start.column,
+                    related.message
+                );
+            }
+            let _ = writeln!(
+                cases,
+                "    <testcase name=\"{} at {}:{}\" classname=\"{}\" file=\"{}\" line=\"{}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                d.code,
+                at.line,
+                at.column,
+                attr(&path),
+                attr(&path),
+                at.line,
+                attr(&d.message),
+                d.severity,
+                body(&text)
+            );
+        }
+        if count == 0 {
+            count = 1;
+            let _ = writeln!(
+                cases,
+                "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\"/>",
+                attr(&path),
+                attr(&path)
+            );
+        }
+        tests += count;
+        let _ = write!(
+            suites,
+            "  <testsuite name=\"{}\" tests=\"{count}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{cases}  </testsuite>\n",
+            attr(&path)
+        );
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpulint\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\">\n{suites}</testsuites>\n",
+        summary.findings(),
+        summary.failed_files
+    )
+}
+
+/// Text as XML 1.0 allows it: markup escaped, and characters XML cannot
+/// hold at all (most C0 controls) replaced.
+fn body(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || matches!(c, '\u{FFFE}' | '\u{FFFF}') => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An attribute value: as `body`, plus quotes, and line breaks kept as
+/// character references (a literal one would be normalized to a space).
+fn attr(text: &str) -> String {
+    body(text)
+        .replace('"', "&quot;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_quotes_and_controls() {
+        assert_eq!(body("a < b && c > d"), "a &lt; b &amp;&amp; c &gt; d");
+        assert_eq!(attr("say \"hi\"\nnow"), "say &quot;hi&quot;&#10;now");
+        assert_eq!(body("bell\u{7}"), "bell\u{FFFD}");
+    }
+}

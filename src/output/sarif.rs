@@ -1,0 +1,239 @@
+//! SARIF 2.1.0, the format GitHub code scanning and IDE viewers read.
+//!
+//! One run; every registered rule is a `reportingDescriptor` whose help is
+//! its `rules/<CODE>.md` doc. Locations are relative to `%SRCROOT%` (the
+//! working directory), regions are 1-based with exclusive end columns
+//! counted in code points (`columnKind`), spans in other files (the
+//! Dockerfile a compose service builds) are `relatedLocations`, and fixes
+//! carry their edits as `replacements`.
+
+use super::{Region, explanation, fingerprints, related_locations, shown_path};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::engine::FileReport;
+use crate::fix::Fix;
+use crate::text::TextRange;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Where the rule docs live, for `helpUri`.
+const HOME: &str = env!("CARGO_PKG_REPOSITORY");
+const SRCROOT: &str = "%SRCROOT%";
+
+pub fn render(reports: &[FileReport]) -> String {
+    let rules = crate::rules::all_meta();
+    let rule_index: HashMap<&str, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.code.as_str(), i))
+        .collect();
+    let mut results = Vec::new();
+    let mut notifications = Vec::new();
+    for report in reports {
+        if let Some(error) = &report.error {
+            let region = error
+                .offset
+                .map(|o| TextRange::new(o, o))
+                .map(|range| Region::of(&report.index, &report.text, range));
+            let (level, text) = match &report.skipped {
+                Some(_) => ("note", format!("skipped: {}", error.message)),
+                None => ("error", error.message.clone()),
+            };
+            notifications.push(json!({
+                "level": level,
+                "message": { "text": text },
+                "locations": [location(&report.path, region)],
+            }));
+        }
+        for (d, fingerprint) in report.diagnostics.iter().zip(fingerprints(report)) {
+            results.push(result(report, d, rule_index[d.code], &fingerprint));
+        }
+    }
+    let failed = reports
+        .iter()
+        .any(|r| r.error.is_some() && r.skipped.is_none());
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "gpulint",
+                "version": env!("CARGO_PKG_VERSION"),
+                "semanticVersion": env!("CARGO_PKG_VERSION"),
+                "informationUri": HOME,
+                "rules": rules.iter().map(rule).collect::<Vec<_>>(),
+            }},
+            "originalUriBaseIds": { SRCROOT: { "uri": srcroot_uri() } },
+            "columnKind": "unicodeCodePoints",
+            "invocations": [{
+                "executionSuccessful": !failed,
+                "toolExecutionNotifications": notifications,
+            }],
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&log).expect("serializable");
+    text.push('\n');
+    text
+}
+
+fn rule(meta: &crate::rules::RuleMeta) -> Value {
+    let body = format!("{}\n\n{}", meta.summary, meta.body);
+    json!({
+        "id": meta.code,
+        "name": meta.name,
+        "shortDescription": { "text": meta.summary },
+        "fullDescription": { "text": meta.summary },
+        "help": { "text": body, "markdown": body },
+        "helpUri": format!("{HOME}/blob/main/rules/{}.md", meta.code),
+        "defaultConfiguration": {
+            "level": level(meta.severity),
+            "enabled": !meta.opt_in,
+        },
+        "properties": {
+            "tags": meta.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+            "fix": meta.fix.as_str(),
+        },
+    })
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+    }
+}
+
+fn result(report: &FileReport, d: &Diagnostic, rule_index: usize, fingerprint: &str) -> Value {
+    let region = Region::of(&report.index, &report.text, d.range);
+    let related: Vec<Value> = related_locations(report, d)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let mut location = location(r.path, Some(r.region));
+            location["id"] = json!(i + 1);
+            location["message"] = json!({ "text": r.message });
+            location
+        })
+        .collect();
+    let mut result = json!({
+        "ruleId": d.code,
+        "ruleIndex": rule_index,
+        "level": level(d.severity),
+        "message": { "text": explanation(d) },
+        "locations": [location(&report.path, Some(region))],
+        "partialFingerprints": { "gpulintFingerprint/v1": fingerprint },
+    });
+    if !related.is_empty() {
+        result["relatedLocations"] = json!(related);
+    }
+    if let Some(fix) = &d.fix {
+        result["fixes"] = json!([self::fix(report, fix)]);
+    }
+    result
+}
+
+fn fix(report: &FileReport, fix: &Fix) -> Value {
+    let mut edits = fix.edits.clone();
+    edits.sort_by_key(|e| (e.range.start, e.range.end));
+    let replacements: Vec<Value> = edits
+        .iter()
+        .map(|edit| {
+            json!({
+                "deletedRegion": region(Region::of(&report.index, &report.text, edit.range)),
+                "insertedContent": { "text": edit.content },
+            })
+        })
+        .collect();
+    json!({
+        "description": { "text": fix.title },
+        "artifactChanges": [{
+            "artifactLocation": artifact(&report.path),
+            "replacements": replacements,
+        }],
+        "properties": { "applicability": fix.applicability.as_str() },
+    })
+}
+
+fn location(path: &Path, region: Option<Region>) -> Value {
+    let mut physical = json!({ "artifactLocation": artifact(path) });
+    if let Some(r) = region {
+        physical["region"] = self::region(r);
+    }
+    json!({ "physicalLocation": physical })
+}
+
+fn region(r: Region) -> Value {
+    json!({
+        "startLine": r.start.line,
+        "startColumn": r.start.column,
+        "endLine": r.end.line,
+        "endColumn": r.end.column,
+    })
+}
+
+/// A path under the working directory is relative to `%SRCROOT%`; one
+/// outside it is an absolute `file:` URI.
+fn artifact(path: &Path) -> Value {
+    let shown = shown_path(path);
+    if Path::new(&shown).is_absolute() {
+        json!({ "uri": file_uri(&shown) })
+    } else {
+        json!({ "uri": encode_uri_path(&shown), "uriBaseId": SRCROOT })
+    }
+}
+
+fn srcroot_uri() -> String {
+    let cwd = std::env::current_dir()
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| "/".to_string());
+    let mut uri = file_uri(&cwd);
+    if !uri.ends_with('/') {
+        uri.push('/');
+    }
+    uri
+}
+
+fn file_uri(absolute: &str) -> String {
+    let path = encode_uri_path(absolute);
+    if path.starts_with('/') {
+        format!("file://{path}")
+    } else {
+        // A Windows drive path: `C:/x` becomes `file:///C:/x`.
+        format!("file:///{path}")
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, `/`, and
+/// the `:` of a drive letter.
+pub fn encode_uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for (i, byte) in path.bytes().enumerate() {
+        let keep = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/')
+            || (byte == b':' && i == 1 && path.as_bytes()[0].is_ascii_alphabetic());
+        if keep {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_are_percent_encoded() {
+        assert_eq!(
+            encode_uri_path("dir with space/a#b%.yml"),
+            "dir%20with%20space/a%23b%25.yml"
+        );
+        assert_eq!(encode_uri_path("C:/x y"), "C:/x%20y");
+        assert_eq!(encode_uri_path("é"), "%C3%A9");
+        assert_eq!(file_uri("/srv/a b"), "file:///srv/a%20b");
+    }
+}

@@ -1,0 +1,568 @@
+//! The CI report formats (`github`, `sarif`, `gitlab`, `junit`),
+//! `--output-file` and `--fail-on`, end to end through the binary; SARIF is
+//! checked with the official schema and Microsoft's SARIF multitool.
+
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const GPU_SERVICE: &str =
+    "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
+
+fn gpulint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn write(dir: &Path, name: &str, content: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A repository with a finding whose second span is in another file, one
+/// whose names need escaping, and a file that is not YAML.
+fn mixed_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(
+        &common::root().join("fixtures/SHM001/invalid_builds_ngc_image"),
+        &dir.path().join("builds"),
+    );
+    // `%`, `:` and `,` in the path; `%` in the service name, which the
+    // message quotes; CR in a path segment.
+    write(
+        dir.path(),
+        "odd,dir:50%/docker-compose.yml",
+        &GPU_SERVICE.replace("trainer", "train%er"),
+    );
+    write(dir.path(), "cr\rdir/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "broken/compose.yaml", "services: [1, 2\n");
+    dir
+}
+
+#[test]
+fn github_format_snapshot() {
+    let repo = mixed_repository();
+    let out = gpulint(repo.path(), &["check", "--output-format", "github", "."]);
+    assert_eq!(out.status.code(), Some(2), "a file could not be linted");
+    let text = stdout(&out);
+    // Workflow commands are one line each, whatever the message holds.
+    for line in text.lines() {
+        assert!(line.starts_with("::"), "not a workflow command: {line:?}");
+        assert!(!line.contains('\r'), "raw CR in {line:?}");
+    }
+    assert!(
+        text.contains("file=odd%2Cdir%3A50%25/docker-compose.yml,line=2,col=3,"),
+        "{text}"
+    );
+    assert!(text.contains("file=cr%0Ddir/compose.yaml,"), "{text}");
+    assert!(text.contains("::GPU service `train%25er` runs"), "{text}");
+    assert!(
+        text.contains("title=gpulint SHM001 (default-shm-on-gpu-service)::"),
+        "{text}"
+    );
+    assert!(
+        text.contains("%0Abuilds/trainer/Dockerfile:4:6: "),
+        "the cross-file span is named in the message: {text}"
+    );
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort(); // discovery runs in parallel; the snapshot is of the set
+    common::assert_snapshot(
+        &common::root().join("tests/snapshots/github_format.txt"),
+        &(lines.join("\n") + "\n"),
+    )
+    .unwrap();
+}
+
+fn sarif_of_fixtures() -> (Value, String) {
+    let out = gpulint(
+        &common::root(),
+        &["check", "--output-format", "sarif", "fixtures"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    (serde_json::from_str(&text).expect("SARIF is JSON"), text)
+}
+
+#[test]
+fn sarif_carries_rules_regions_related_locations_and_fixes() {
+    let (sarif, _) = sarif_of_fixtures();
+    assert_eq!(sarif["version"], "2.1.0");
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), gpulint::rules::all_meta().len());
+    for (rule, meta) in rules.iter().zip(gpulint::rules::all_meta()) {
+        assert_eq!(rule["id"], meta.code.as_str());
+        let help = rule["help"]["markdown"].as_str().unwrap();
+        assert!(
+            help.contains(&meta.body),
+            "{}: help is the rule doc",
+            meta.code
+        );
+        assert!(
+            rule["helpUri"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/rules/{}.md", meta.code))
+        );
+    }
+    let results = run["results"].as_array().unwrap();
+    assert!(results.len() > 100, "{} results", results.len());
+    for result in results {
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+        let location = &result["locations"][0]["physicalLocation"];
+        assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+        assert!(
+            location["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+                .starts_with("fixtures/")
+        );
+        assert!(location["region"]["startLine"].as_u64().unwrap() >= 1);
+    }
+    // The compose service that builds an NGC image points into its Dockerfile.
+    let cross_file = results
+        .iter()
+        .find(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                == "fixtures/SHM001/invalid_builds_ngc_image/compose.yml"
+        })
+        .expect("the cross-file fixture is reported");
+    let related = &cross_file["relatedLocations"][0];
+    assert_eq!(
+        related["physicalLocation"]["artifactLocation"]["uri"],
+        "fixtures/SHM001/invalid_builds_ngc_image/trainer/Dockerfile"
+    );
+    assert_eq!(related["physicalLocation"]["region"]["startLine"], 4);
+    assert!(
+        related["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("nvcr.io/nvidia/pytorch:24.01-py3")
+    );
+    assert!(results.iter().any(|r| r["fixes"].is_array()));
+}
+
+/// Byte offset of a 1-based line and character column.
+fn offset_of(text: &str, line: u64, column: u64) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line as usize - 1)
+        .map(str::len)
+        .sum();
+    start
+        + text[start..]
+            .chars()
+            .take(column as usize - 1)
+            .map(char::len_utf8)
+            .sum::<usize>()
+}
+
+#[test]
+fn sarif_fix_regions_are_the_json_reports_byte_edits() {
+    let (sarif, _) = sarif_of_fixtures();
+    let out = gpulint(
+        &common::root(),
+        &["check", "--output-format", "json", "fixtures"],
+    );
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let diagnostics = json["diagnostics"].as_array().unwrap();
+    assert_eq!(results.len(), diagnostics.len());
+    let mut checked = 0;
+    for (result, diagnostic) in results.iter().zip(diagnostics) {
+        assert_eq!(result["ruleId"], diagnostic["code"]);
+        let Some(fix) = result["fixes"].get(0) else {
+            assert!(diagnostic["fix"].is_null());
+            continue;
+        };
+        let path = diagnostic["path"].as_str().unwrap();
+        let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+        let mut expected: Vec<(u64, u64, &str)> = diagnostic["fix"]["edits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["start"]["offset"].as_u64().unwrap(),
+                    e["end"]["offset"].as_u64().unwrap(),
+                    e["content"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        expected.sort();
+        let actual: Vec<(u64, u64, &str)> = fix["artifactChanges"][0]["replacements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let region = &r["deletedRegion"];
+                let at = |line: &str, column: &str| {
+                    offset_of(
+                        &text,
+                        region[line].as_u64().unwrap(),
+                        region[column].as_u64().unwrap(),
+                    ) as u64
+                };
+                (
+                    at("startLine", "startColumn"),
+                    at("endLine", "endColumn"),
+                    r["insertedContent"]["text"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(actual, expected, "{path}: {}", result["ruleId"]);
+        checked += 1;
+    }
+    assert!(checked > 30, "only {checked} fixes compared");
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    let (Some(python), Some(schema)) = (
+        common::external_tool(
+            "GPULINT_JSONSCHEMA_PYTHON",
+            "python3",
+            "a Python with `pip install jsonschema`",
+        ),
+        std::env::var_os("GPULINT_SARIF_SCHEMA").or_else(|| {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must set GPULINT_SARIF_SCHEMA (.ci/run does)"
+            );
+            eprintln!(
+                "SKIPPED: GPULINT_SARIF_SCHEMA is not set (the sarif-2.1.0.json of npm @microsoft/sarif-multitool)"
+            );
+            None
+        }),
+    ) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let (_, text) = sarif_of_fixtures();
+    let report = scratch.path().join("fixtures.sarif");
+    std::fs::write(&report, text).unwrap();
+    // A report broken on purpose shows the validator can fail.
+    let mut broken: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    broken["runs"][0]["results"][0]["level"] = "severe".into();
+    let broken_report = scratch.path().join("broken.sarif");
+    std::fs::write(&broken_report, broken.to_string()).unwrap();
+    let script = "import json, sys\n\
+        from jsonschema.validators import validator_for\n\
+        schema = json.load(open(sys.argv[1]))\n\
+        validator = validator_for(schema)(schema)\n\
+        for path in sys.argv[2:]:\n\
+        \x20   errors = list(validator.iter_errors(json.load(open(path))))\n\
+        \x20   print(path, len(errors), [e.message for e in errors[:5]])\n";
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&schema)
+        .arg(&report)
+        .arg(&broken_report)
+        .output()
+        .unwrap();
+    let printed = stdout(&out);
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(lines[0].ends_with("fixtures.sarif 0 []"), "{printed}");
+    assert!(lines[1].contains("broken.sarif 1 ["), "{printed}");
+}
+
+#[test]
+fn sarif_passes_the_sarif_multitool() {
+    let Some(multitool) = common::external_tool(
+        "GPULINT_SARIF_MULTITOOL",
+        "sarif-multitool",
+        "npm install @microsoft/sarif-multitool",
+    ) else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let (_, text) = sarif_of_fixtures();
+    let report = scratch.path().join("fixtures.sarif");
+    std::fs::write(&report, text).unwrap();
+    // The multitool's own rules (SARIF1xxx errors, SARIF2xxx warnings, as
+    // GitHub code scanning applies them); a bad URI shows it can fail.
+    let mut broken: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] =
+        "/absolute/with/base.yml".into();
+    let broken_report = scratch.path().join("broken.sarif");
+    std::fs::write(&broken_report, broken.to_string()).unwrap();
+    let problems = |path: &Path| {
+        // The file goes first: `--level` would take it as another level.
+        let out = Command::new(&multitool)
+            .arg("validate")
+            .arg(path)
+            .args(["--level", "Error;Warning;Note"])
+            .output()
+            .unwrap();
+        let printed = stdout(&out) + &String::from_utf8_lossy(&out.stderr);
+        assert!(printed.contains("1 files scanned"), "{printed}");
+        printed
+            .lines()
+            .filter(|l| l.contains(": error ") || l.contains(": warning ") || l.contains(": note "))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(problems(&report), Vec::<String>::new());
+    let found = problems(&broken_report);
+    assert!(found.iter().any(|l| l.contains("SARIF1004")), "{found:?}");
+}
+
+fn gitlab_issues(dir: &Path) -> Vec<Value> {
+    let out = gpulint(dir, &["check", "--output-format", "gitlab", "."]);
+    serde_json::from_str(&stdout(&out)).expect("Code Quality JSON")
+}
+
+#[test]
+fn gitlab_fingerprints_survive_moved_lines_and_tell_twins_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two services with the same NCCL setting: two findings on equal text.
+    let compose = "services:\n  a:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: 8gb\n    environment:\n      NCCL_P2P_DISABLE: \"1\"\n  b:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: 8gb\n    environment:\n      NCCL_P2P_DISABLE: \"1\"\n";
+    write(dir.path(), "compose.yaml", compose);
+    let before = gitlab_issues(dir.path());
+    write(
+        dir.path(),
+        "compose.yaml",
+        &format!("# a comment\n\n{compose}"),
+    );
+    let after = gitlab_issues(dir.path());
+    assert_eq!(before.len(), after.len());
+    assert!(before.len() >= 2);
+    let fingerprints = |issues: &[Value]| {
+        issues
+            .iter()
+            .map(|i| i["fingerprint"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fingerprints(&before), fingerprints(&after));
+    let mut unique = fingerprints(&before);
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), before.len(), "fingerprints are unique");
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(b["check_name"], a["check_name"]);
+        assert_eq!(b["location"]["path"], "compose.yaml");
+        let line = |i: &Value| {
+            i["location"]["positions"]["begin"]["line"]
+                .as_u64()
+                .unwrap()
+        };
+        assert_eq!(
+            line(a),
+            line(b) + 2,
+            "the lines moved, the fingerprint did not"
+        );
+        assert!(
+            ["info", "minor", "major", "critical", "blocker"]
+                .contains(&a["severity"].as_str().unwrap())
+        );
+        assert!(
+            a["description"]
+                .as_str()
+                .unwrap()
+                .starts_with(a["check_name"].as_str().unwrap())
+        );
+    }
+}
+
+#[test]
+fn junit_report_is_well_formed_with_a_case_per_finding() {
+    let repo = mixed_repository();
+    write(
+        repo.path(),
+        "clean/compose.yaml",
+        "services:\n  web:\n    image: nginx\n",
+    );
+    write(
+        repo.path(),
+        "markup/compose.yaml",
+        &GPU_SERVICE.replace("trainer", "a<b>&\"c\""),
+    );
+    let out = gpulint(repo.path(), &["check", "--output-format", "junit", "."]);
+    let xml = stdout(&out);
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
+    assert_eq!(
+        suites.len(),
+        7,
+        "a suite per file, the built Dockerfile too"
+    );
+    let count = |name: &str| doc.descendants().filter(|n| n.has_tag_name(name)).count();
+    let failures = count("failure");
+    assert_eq!(
+        root.attribute("failures"),
+        Some(failures.to_string().as_str())
+    );
+    assert_eq!(count("error"), 1, "the broken file");
+    assert_eq!(root.attribute("errors"), Some("1"));
+    let cases = count("testcase");
+    assert_eq!(root.attribute("tests"), Some(cases.to_string().as_str()));
+    let clean = suites
+        .iter()
+        .find(|s| s.attribute("name") == Some("clean/compose.yaml"))
+        .unwrap();
+    assert_eq!(clean.attribute("failures"), Some("0"));
+    let markup = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("failure")
+                && n.attribute("message")
+                    .is_some_and(|m| m.contains("`a<b>&\"c\"`"))
+        })
+        .expect("markup in messages survives escaping");
+    assert!(
+        markup
+            .text()
+            .unwrap()
+            .starts_with("markup/compose.yaml:2:3: ")
+    );
+}
+
+#[test]
+fn output_file_writes_the_report_while_the_terminal_shows_text() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "sarif",
+            "--output-file",
+            "reports/gpulint.sarif",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let terminal = stdout(&out);
+    assert!(terminal.contains("warning[SHM001]"), "{terminal}");
+    assert!(terminal.contains("Found 1 problem"), "{terminal}");
+    let sarif: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("reports/gpulint.sarif")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "SHM001");
+
+    // FORMAT:PATH reports keep --output-format on the terminal.
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "github",
+            "--output-file",
+            "junit:out/junit.xml",
+            "--output-file",
+            "gitlab:out/codequality.json",
+        ],
+    );
+    assert!(
+        stdout(&out).starts_with("::warning file=compose.yaml,"),
+        "{}",
+        stdout(&out)
+    );
+    let junit = std::fs::read_to_string(dir.path().join("out/junit.xml")).unwrap();
+    roxmltree::Document::parse(&junit).unwrap();
+    let gitlab: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/codequality.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(gitlab[0]["check_name"], "SHM001");
+
+    // A report that cannot be written is an error, not a silent loss.
+    std::fs::create_dir(dir.path().join("taken")).unwrap();
+    let out = gpulint(dir.path(), &["check", "--output-file", "json:taken"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot write the json report to taken"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn diff_mode_still_reports_findings_to_output_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let out = gpulint(
+        dir.path(),
+        &["check", "--diff", "--output-file", "concise:findings.txt"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with("--- a/compose.yaml"),
+        "{}",
+        stdout(&out)
+    );
+    let findings = std::fs::read_to_string(dir.path().join("findings.txt")).unwrap();
+    assert!(
+        findings.starts_with("./compose.yaml:2:3: warning[SHM001]"),
+        "{findings}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        GPU_SERVICE
+    );
+}
+
+#[test]
+fn fail_on_sets_the_lowest_severity_that_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // A single-process GPU service: SHM001 is a warning, not an error.
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let status = |fail_on: &str| {
+        gpulint(dir.path(), &["check", "-q", "--fail-on", fail_on])
+            .status
+            .code()
+    };
+    assert_eq!(status("info"), Some(1));
+    assert_eq!(status("warning"), Some(1));
+    assert_eq!(status("error"), Some(0));
+    assert_eq!(status("never"), Some(0));
+    // Files that cannot be linted still fail, whatever the threshold.
+    write(dir.path(), "broken/compose.yaml", "services: [1\n");
+    assert_eq!(status("never"), Some(2));
+    let out = gpulint(
+        dir.path(),
+        &["check", "--diff", "--fail-on", "never", "compose.yaml"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+}
