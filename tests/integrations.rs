@@ -1,0 +1,692 @@
+//! gpulint as CI systems run it: the pre-commit hooks through real
+//! pre-commit, and the GitHub Action's steps run the way the runner runs a
+//! composite action, plus schema checks of action.yml and the example
+//! workflow with real checkers.
+
+mod common;
+
+use gpulint::syntax::yaml::{NodeId, Yaml};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const GPU_SERVICE: &str =
+    "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
+const HEALTHY_GPU_SERVICE: &str = "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: 8gb\n";
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
+fn write(dir: &Path, name: &str, content: &str) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=gpulint tests",
+            "-c",
+            "user.email=tests@gpulint.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        // A fixed date makes the commit of an unchanged tree the same
+        // commit, so pre-commit reuses the hook it built last time.
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", text(&out));
+}
+
+/// Scratch space under target/ that survives between test runs, so builds
+/// made by pre-commit and the action's installer are incremental.
+fn persistent_scratch(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| common::root().join("target"));
+    let dir = target.join("integration").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::path::absolute(dir).unwrap()
+}
+
+/// This working tree (tracked and untracked, not ignored files) as a
+/// one-commit git repository: what pre-commit would clone from a pushed
+/// commit, including changes not committed yet.
+fn working_tree_repository(dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let listed = Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(common::root())
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    for name in listed.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let name = std::str::from_utf8(name).unwrap();
+        let from = common::root().join(name);
+        if !from.is_file() {
+            continue; // deleted but not yet staged
+        }
+        let to = dir.join(name);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(&from, &to).unwrap();
+    }
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "snapshot"]);
+    dir.to_path_buf()
+}
+
+#[test]
+fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
+    let Some(pre_commit) =
+        common::external_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit")
+    else {
+        return;
+    };
+    let scratch = persistent_scratch("pre-commit");
+    let hook_repo = working_tree_repository(&scratch.join("hook-repo"));
+    let work = tempfile::tempdir().unwrap();
+    git(work.path(), &["init", "-q"]);
+    write(work.path(), "bad/docker-compose.yml", GPU_SERVICE);
+    write(work.path(), "good/compose.yaml", HEALTHY_GPU_SERVICE);
+    git(work.path(), &["add", "-A"]);
+
+    let try_repo = |hook: &str, file: &str| {
+        Command::new(&pre_commit)
+            .arg("try-repo")
+            .arg(&hook_repo)
+            .args([hook, "--files", file])
+            .current_dir(work.path())
+            .env("PRE_COMMIT_HOME", scratch.join("home"))
+            .env("CARGO_TARGET_DIR", persistent_scratch("cargo-target"))
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("pre-commit runs")
+    };
+
+    let bad = try_repo("gpulint", "bad/docker-compose.yml");
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
+    assert!(text(&bad).contains("warning[SHM001]"), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("bad/docker-compose.yml:2:3"),
+        "{}",
+        text(&bad)
+    );
+
+    let good = try_repo("gpulint", "good/compose.yaml");
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good));
+    assert!(text(&good).contains("Passed"), "{}", text(&good));
+
+    // The fixing hook changes the file, which fails the commit so the fix
+    // can be reviewed; the fixed file then passes.
+    let fix = try_repo("gpulint-fix", "bad/docker-compose.yml");
+    assert_eq!(fix.status.code(), Some(1), "{}", text(&fix));
+    assert!(
+        text(&fix).contains("files were modified by this hook"),
+        "{}",
+        text(&fix)
+    );
+    let fixed = std::fs::read_to_string(work.path().join("bad/docker-compose.yml")).unwrap();
+    assert_eq!(fixed, format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"));
+    let again = try_repo("gpulint", "bad/docker-compose.yml");
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+}
+
+/// The hook's `files`/`exclude` patterns, applied by pre-commit itself,
+/// pick the files `gpulint check <dir>` treats as Dockerfiles or YAML.
+#[test]
+fn pre_commit_file_patterns_match_gpulints_file_kinds() {
+    let Some(pre_commit) =
+        common::external_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit")
+    else {
+        return;
+    };
+    let hooks = std::fs::read_to_string(common::root().join(".pre-commit-hooks.yaml")).unwrap();
+    let yaml = Yaml::parse(&hooks).unwrap();
+    let hook = yaml.items(yaml.documents[0].root.unwrap())[0];
+    let pattern = |key: &str| {
+        yaml.str(yaml.get(hook, key).unwrap().value)
+            .unwrap()
+            .to_string()
+    };
+    let names = [
+        "Dockerfile",
+        "dockerfile",
+        "Containerfile",
+        "Dockerfile.gpu",
+        "Dockerfile-cuda12",
+        "Dockerfile_train",
+        "base.Dockerfile",
+        "cuda_Dockerfile",
+        "gpu-containerfile",
+        "mydockerfile",
+        "Dockerfile.md",
+        "Dockerfile.dockerignore",
+        ".dockerignore",
+        "Dockerfile.j2",
+        "Dockerfile.template",
+        "Dockerfile.yml",
+        "x.Dockerfile.md",
+        "compose.yaml",
+        "values.YML",
+        "README.md",
+        "notes.txt",
+        "setup.sh",
+        "sub/dir/Dockerfile.prod",
+        "sub/dir/DOCKERFILE.sh",
+    ];
+    let work = tempfile::tempdir().unwrap();
+    git(work.path(), &["init", "-q"]);
+    for name in names {
+        write(work.path(), name, "");
+    }
+    let config = format!(
+        "repos:\n  - repo: local\n    hooks:\n      - id: list\n        name: list\n        entry: echo PASSED\n        language: system\n        verbose: true\n        files: '{}'\n        exclude: '{}'\n",
+        pattern("files"),
+        pattern("exclude")
+    );
+    write(work.path(), ".pre-commit-config.yaml", &config);
+    git(work.path(), &["add", "-A"]);
+    let out = Command::new(&pre_commit)
+        .args(["run", "list", "--all-files"])
+        .current_dir(work.path())
+        .env(
+            "PRE_COMMIT_HOME",
+            persistent_scratch("pre-commit").join("home"),
+        )
+        .output()
+        .unwrap();
+    let printed = text(&out);
+    // pre-commit splits the files over several runs of the hook.
+    let passed: Vec<&str> = printed
+        .lines()
+        .filter_map(|l| l.strip_prefix("PASSED "))
+        .flat_map(|l| l.split(' '))
+        .collect();
+    assert!(!passed.is_empty(), "{printed}");
+    for name in names {
+        let base = name.rsplit('/').next().unwrap();
+        let lower = base.to_ascii_lowercase();
+        let linted = gpulint::engine::discover::is_dockerfile_name(base)
+            || lower.ends_with(".yaml")
+            || lower.ends_with(".yml");
+        assert_eq!(
+            passed.contains(&name),
+            linted,
+            "{name}: pre-commit passes it: {}, gpulint lints it: {linted}",
+            passed.contains(&name)
+        );
+    }
+}
+
+/// action.yml, parsed.
+struct Action {
+    yaml: Yaml,
+    root: NodeId,
+}
+
+impl Action {
+    fn load() -> Action {
+        let text = std::fs::read_to_string(common::root().join("action.yml")).unwrap();
+        let yaml = Yaml::parse(&text).unwrap();
+        let root = yaml.documents[0].root.unwrap();
+        Action { yaml, root }
+    }
+
+    fn str_at(&self, node: NodeId, path: &[&str]) -> Option<String> {
+        let entry = self.yaml.get_path(node, path)?;
+        self.yaml.str(entry.value).map(str::to_string)
+    }
+
+    fn map(&self, node: NodeId, key: &str) -> Vec<(String, NodeId)> {
+        let Some(entry) = self.yaml.get(node, key) else {
+            return Vec::new();
+        };
+        self.yaml
+            .entries(entry.value)
+            .into_iter()
+            .map(|e| (self.yaml.str(e.key).unwrap().to_string(), e.value))
+            .collect()
+    }
+
+    fn input_defaults(&self) -> BTreeMap<String, String> {
+        self.map(self.root, "inputs")
+            .into_iter()
+            .map(|(name, node)| (name, self.str_at(node, &["default"]).unwrap_or_default()))
+            .collect()
+    }
+
+    fn steps(&self) -> Vec<NodeId> {
+        let steps = self.yaml.get_path(self.root, &["runs", "steps"]).unwrap();
+        self.yaml.items(steps.value).to_vec()
+    }
+}
+
+/// A GitHub runner, as far as a composite action sees it.
+struct Runner {
+    action: Action,
+    inputs: BTreeMap<String, String>,
+    /// The job's environment (a workflow's `env:`).
+    env: BTreeMap<String, String>,
+    workspace: PathBuf,
+    temp: tempfile::TempDir,
+}
+
+struct Run {
+    status: i32,
+    log: String,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+}
+
+impl Runner {
+    fn new(workspace: &Path) -> Runner {
+        let action = Action::load();
+        let inputs = action.input_defaults();
+        Runner {
+            action,
+            inputs,
+            env: BTreeMap::new(),
+            workspace: workspace.to_path_buf(),
+            temp: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn input(mut self, name: &str, value: &str) -> Runner {
+        assert!(
+            self.inputs.contains_key(name),
+            "action.yml has no input `{name}`"
+        );
+        self.inputs.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    fn env(mut self, name: &str, value: &str) -> Runner {
+        self.env.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    /// `${{ … }}` as the runner expands it in `env:`, `with:` and `outputs:`,
+    /// for the contexts action.yml may use; anything else fails the test.
+    fn expand(&self, value: &str, steps: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+        let mut out = String::new();
+        let mut rest = value;
+        while let Some(start) = rest.find("${{") {
+            out.push_str(&rest[..start]);
+            let end = rest[start..].find("}}").expect("closed expression") + start;
+            let expression = rest[start + 3..end].trim();
+            let parts: Vec<&str> = expression.split('.').collect();
+            let value = match parts.as_slice() {
+                ["inputs", name] => self.inputs[*name].clone(),
+                ["steps", id, "outputs", name] => steps
+                    .get(*id)
+                    .and_then(|o| o.get(*name))
+                    .cloned()
+                    .unwrap_or_default(),
+                ["github", "action_path"] => common::root().display().to_string(),
+                _ => panic!("action.yml uses `{expression}`, which this emulation does not know"),
+            };
+            out.push_str(&value);
+            rest = &rest[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Runs the `run:` steps in order with `bash --noprofile --norc -eo
+    /// pipefail`, as the runner does; `uses:` steps (the cache) are passed
+    /// over. Stops at the first failing step, as a composite action does.
+    fn run(&self) -> Run {
+        let temp = self.temp.path();
+        let tool_cache = temp.join("tool-cache");
+        let runner_temp = temp.join("runner-temp");
+        std::fs::create_dir_all(&runner_temp).unwrap();
+        let github_path = temp.join("github-path");
+        let summary = temp.join("step-summary");
+        let _ = std::fs::remove_file(&summary);
+        std::fs::write(&github_path, "").unwrap();
+        let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut log = String::new();
+        let mut status = 0;
+        for (i, step) in self.action.steps().into_iter().enumerate() {
+            if let Some(uses) = self.action.str_at(step, &["uses"]) {
+                assert!(uses.starts_with("actions/cache@"), "unexpected step {uses}");
+                continue;
+            }
+            let script = self.action.str_at(step, &["run"]).expect("a run step");
+            assert!(
+                !script.contains("${{"),
+                "step {i} expands an expression into its script (template injection); pass it through env"
+            );
+            assert_eq!(
+                self.action.str_at(step, &["shell"]).as_deref(),
+                Some("bash")
+            );
+            let script_file = temp.join(format!("step-{i}.sh"));
+            std::fs::write(&script_file, &script).unwrap();
+            let output_file = temp.join(format!("step-{i}.output"));
+            std::fs::write(&output_file, "").unwrap();
+            // Directories earlier steps added to GITHUB_PATH come first.
+            let mut path: Vec<String> = std::fs::read_to_string(&github_path)
+                .unwrap()
+                .lines()
+                .rev()
+                .map(str::to_string)
+                .collect();
+            path.push(std::env::var("PATH").unwrap());
+            let mut command = Command::new("bash");
+            command
+                .args(["--noprofile", "--norc", "-eo", "pipefail"])
+                .arg(&script_file)
+                .current_dir(&self.workspace)
+                .envs(&self.env)
+                .env("PATH", path.join(":"))
+                .env("GITHUB_ACTIONS", "true")
+                .env("GITHUB_ACTION_PATH", common::root())
+                .env("GITHUB_ACTION_REF", "")
+                .env("GITHUB_WORKSPACE", &self.workspace)
+                .env("GITHUB_OUTPUT", &output_file)
+                .env("GITHUB_PATH", &github_path)
+                .env("GITHUB_STEP_SUMMARY", &summary)
+                .env("RUNNER_TEMP", &runner_temp)
+                .env("RUNNER_TOOL_CACHE", &tool_cache)
+                .stdin(Stdio::null());
+            for (name, value) in self.action.map(step, "env") {
+                let value = self.action.yaml.str(value).unwrap_or_default();
+                command.env(name, self.expand(value, &steps));
+            }
+            let out = command.output().unwrap();
+            log.push_str(&text(&out));
+            let outputs = std::fs::read_to_string(&output_file).unwrap();
+            assert!(
+                !outputs.contains("<<"),
+                "multi-line outputs are not emulated"
+            );
+            if let Some(id) = self.action.str_at(step, &["id"]) {
+                let parsed = outputs
+                    .lines()
+                    .filter_map(|l| l.split_once('='))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                steps.insert(id, parsed);
+            }
+            status = out.status.code().unwrap_or(-1);
+            if status != 0 {
+                break;
+            }
+        }
+        let outputs = self
+            .action
+            .map(self.action.root, "outputs")
+            .into_iter()
+            .map(|(name, node)| {
+                let value = self.action.str_at(node, &["value"]).unwrap();
+                (name, self.expand(&value, &steps))
+            })
+            .collect();
+        Run {
+            status,
+            log,
+            outputs,
+            summary: std::fs::read_to_string(&summary).unwrap_or_default(),
+        }
+    }
+}
+
+/// A release asset of this build of gpulint, as the action downloads it,
+/// in a mirror laid out like GitHub's release downloads.
+fn release_mirror(dir: &Path, version: &str, tamper: bool) -> String {
+    let release = dir.join(version);
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_gpulint"), release.join("gpulint")).unwrap();
+    let target = match std::env::consts::ARCH {
+        "x86_64" => "x86_64-unknown-linux-gnu",
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        other => panic!("no release name for {other}"),
+    };
+    let archive = format!("gpulint-{target}.tar.gz");
+    let run = |script: &str| {
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .current_dir(&release)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    run(&format!(
+        "tar -czf {archive} gpulint && sha256sum {archive} > {archive}.sha256 && rm gpulint"
+    ));
+    if tamper {
+        run(&format!("echo extra >> {archive}"));
+    }
+    format!("file://{}", dir.display())
+}
+
+fn lint_workspace() -> tempfile::TempDir {
+    let workspace = tempfile::tempdir().unwrap();
+    write(workspace.path(), "train/docker-compose.yml", GPU_SERVICE);
+    write(workspace.path(), "serve/compose.yaml", HEALTHY_GPU_SERVICE);
+    workspace
+}
+
+#[test]
+fn action_installs_a_release_lints_annotates_and_writes_sarif() {
+    if cfg!(not(target_os = "linux")) {
+        eprintln!("SKIPPED: the release mirror in this test is built for Linux");
+        return;
+    }
+    let mirror = tempfile::tempdir().unwrap();
+    let base = release_mirror(mirror.path(), "v9.9.9", false);
+    let workspace = lint_workspace();
+    let runner = || {
+        Runner::new(workspace.path())
+            .env("GPULINT_DOWNLOAD_BASE", &base)
+            .input("version", "v9.9.9")
+    };
+
+    let run = runner().input("sarif-file", "reports/gpulint.sarif").run();
+    assert_eq!(run.status, 1, "findings fail the step: {}", run.log);
+    assert!(run.log.contains("installed release v9.9.9"), "{}", run.log);
+    assert!(
+        run.log.contains("warning[SHM001]"),
+        "the log has the report: {}",
+        run.log
+    );
+    assert!(
+        run.log.lines().any(|l| l.starts_with(
+            "::warning file=train/docker-compose.yml,line=2,col=3,endLine=2,endColumn=10,title=gpulint SHM001"
+        )),
+        "{}",
+        run.log
+    );
+    assert_eq!(run.outputs["exit-code"], "1");
+    assert_eq!(run.outputs["findings"], "1");
+    assert_eq!(run.outputs["sarif-file"], "reports/gpulint.sarif");
+    assert!(
+        run.summary.contains("### gpulint: 1 finding\n"),
+        "{}",
+        run.summary
+    );
+    let sarif: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace.path().join("reports/gpulint.sarif")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "SHM001");
+
+    // A warning does not fail the step when only errors should.
+    let run = runner().input("fail-on", "error").run();
+    assert_eq!(run.status, 0, "{}", run.log);
+    assert!(run.log.contains("::warning file=train/docker-compose.yml"));
+
+    let run = runner()
+        .input("annotations", "false")
+        .input("args", "--select GPU")
+        .run();
+    assert_eq!(run.status, 0, "{}", run.log);
+    assert!(!run.log.contains("::warning"), "{}", run.log);
+
+    let run = runner().input("mode", "diff").run();
+    assert_eq!(run.status, 1, "{}", run.log);
+    assert!(run.log.contains("+    shm_size: \"8gb\""), "{}", run.log);
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("train/docker-compose.yml")).unwrap(),
+        GPU_SERVICE
+    );
+
+    let run = runner().input("mode", "fix").run();
+    assert_eq!(run.status, 0, "{}", run.log);
+    assert_eq!(run.outputs["findings"], "0");
+    assert!(run.summary.contains("no findings"), "{}", run.summary);
+    assert!(
+        std::fs::read_to_string(workspace.path().join("train/docker-compose.yml"))
+            .unwrap()
+            .contains("shm_size: \"8gb\"")
+    );
+
+    let run = runner().input("mode", "lint").run();
+    assert_eq!(run.status, 2);
+    assert!(
+        run.log
+            .contains("::error title=gpulint action::mode must be check, fix or diff")
+    );
+}
+
+#[test]
+fn action_refuses_a_release_asset_that_fails_its_checksum() {
+    if cfg!(not(target_os = "linux")) {
+        eprintln!("SKIPPED: the release mirror in this test is built for Linux");
+        return;
+    }
+    let mirror = tempfile::tempdir().unwrap();
+    let base = release_mirror(mirror.path(), "v9.9.9", true);
+    let workspace = lint_workspace();
+    let run = Runner::new(workspace.path())
+        .env("GPULINT_DOWNLOAD_BASE", &base)
+        .input("version", "v9.9.9")
+        .run();
+    assert_eq!(run.status, 1);
+    assert!(
+        run.log.contains("does not match its .sha256"),
+        "{}",
+        run.log
+    );
+    assert!(!run.outputs.contains_key("exit-code") || run.outputs["exit-code"].is_empty());
+}
+
+#[test]
+fn action_builds_from_source_without_a_release() {
+    let workspace = lint_workspace();
+    // No release for an unpinned action: it builds its own checkout.
+    let run = Runner::new(workspace.path())
+        .env(
+            "CARGO_TARGET_DIR",
+            &persistent_scratch("cargo-target").display().to_string(),
+        )
+        .input("paths", "serve")
+        .run();
+    assert_eq!(run.status, 0, "{}", run.log);
+    assert!(run.log.contains("building from"), "{}", run.log);
+    assert!(
+        run.log
+            .contains(&format!("gpulint {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        run.log
+    );
+    assert!(
+        run.log.contains("All checks passed (1 file checked)."),
+        "{}",
+        run.log
+    );
+}
+
+fn schema_check(tool: &Path, schema: &str, file: &Path) -> Output {
+    Command::new(tool)
+        .args(["--builtin-schema", schema])
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn action_and_example_workflow_pass_the_actions_schemas() {
+    let action = common::root().join("action.yml");
+    let workflow = common::root().join("editors/github/gpulint.yml");
+    let scratch = tempfile::tempdir().unwrap();
+    // A composite step without `shell` is invalid: the checkers must say so.
+    let broken = scratch.path().join("action.yml");
+    let original = std::fs::read_to_string(&action).unwrap();
+    assert!(original.contains("      shell: bash\n"));
+    std::fs::write(&broken, original.replacen("      shell: bash\n", "", 1)).unwrap();
+
+    if let Some(check) = common::external_tool(
+        "GPULINT_CHECK_JSONSCHEMA",
+        "check-jsonschema",
+        "pip install check-jsonschema",
+    ) {
+        let out = schema_check(&check, "vendor.github-actions", &action);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = schema_check(&check, "vendor.github-workflows", &workflow);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = schema_check(&check, "vendor.github-actions", &broken);
+        assert!(!out.status.success(), "{}", text(&out));
+    }
+    if let Some(validator) = common::external_tool(
+        "GPULINT_ACTION_VALIDATOR",
+        "action-validator",
+        "npm install @action-validator/cli",
+    ) {
+        for file in [&action, &workflow] {
+            let out = Command::new(&validator).arg(file).output().unwrap();
+            assert!(out.status.success(), "{}: {}", file.display(), text(&out));
+        }
+        let out = Command::new(&validator).arg(&broken).output().unwrap();
+        assert!(!out.status.success(), "{}", text(&out));
+    }
+}
+
+/// actionlint cannot check a local action's inputs; this does, for the
+/// example workflow.
+#[test]
+fn example_workflow_uses_only_inputs_the_action_declares() {
+    let action = Action::load();
+    let inputs = action.input_defaults();
+    let text = std::fs::read_to_string(common::root().join("editors/github/gpulint.yml")).unwrap();
+    let yaml = Yaml::parse(&text).unwrap();
+    let root = yaml.documents[0].root.unwrap();
+    let mut used = 0;
+    for job in yaml.entries(yaml.get(root, "jobs").unwrap().value) {
+        for &step in yaml.items(yaml.get(job.value, "steps").unwrap().value) {
+            let uses = yaml.get(step, "uses").and_then(|e| yaml.str(e.value));
+            if !uses.is_some_and(|u| u.starts_with("gpulint/gpulint@")) {
+                continue;
+            }
+            used += 1;
+            for entry in yaml.entries(yaml.get(step, "with").unwrap().value) {
+                let name = yaml.str(entry.key).unwrap();
+                assert!(
+                    inputs.contains_key(name),
+                    "the action has no input `{name}`"
+                );
+            }
+        }
+    }
+    assert_eq!(used, 1);
+}
