@@ -165,3 +165,28 @@ pub fn external_tool(env_var: &str, name: &str, install: &str) -> Option<PathBuf
     eprintln!("SKIPPED: {name} not found ({install}, or set {env_var})");
     None
 }
+
+/// Runs the gpulint binary in `dir`, without colours.
+pub fn gpulint(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `dir/name`, creating its directories.
+pub fn write(dir: &Path, name: &str, content: impl AsRef<[u8]>) {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}

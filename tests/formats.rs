@@ -4,31 +4,13 @@
 
 mod common;
 
+use common::{gpulint, stdout, write};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const GPU_SERVICE: &str =
     "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
-
-fn gpulint(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn write(dir: &Path, name: &str, content: &str) {
-    let path = dir.join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
 
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -56,7 +38,7 @@ fn mixed_repository() -> tempfile::TempDir {
     write(
         dir.path(),
         "odd,dir:50%/docker-compose.yml",
-        &GPU_SERVICE.replace("trainer", "train%er"),
+        GPU_SERVICE.replace("trainer", "train%er"),
     );
     write(dir.path(), "cr\rdir/compose.yaml", GPU_SERVICE);
     write(dir.path(), "broken/compose.yaml", "services: [1, 2\n");
@@ -246,6 +228,17 @@ fn sarif_fix_regions_are_the_json_reports_byte_edits() {
     assert!(checked > 30, "only {checked} fixes compared");
 }
 
+/// The fixture set's SARIF in `dir`, and a copy that `break_it` spoils.
+fn sarif_reports(dir: &Path, break_it: impl FnOnce(&mut Value)) -> (PathBuf, PathBuf) {
+    let (mut sarif, text) = sarif_of_fixtures();
+    let report = dir.join("fixtures.sarif");
+    std::fs::write(&report, text).unwrap();
+    break_it(&mut sarif);
+    let broken = dir.join("broken.sarif");
+    std::fs::write(&broken, sarif.to_string()).unwrap();
+    (report, broken)
+}
+
 #[test]
 fn sarif_validates_against_the_official_schema() {
     let (Some(python), Some(schema)) = (
@@ -268,15 +261,10 @@ fn sarif_validates_against_the_official_schema() {
         return;
     };
     let scratch = tempfile::tempdir().unwrap();
-    let (_, text) = sarif_of_fixtures();
-    let report = scratch.path().join("fixtures.sarif");
-    std::fs::write(&report, text).unwrap();
     // A report broken on purpose shows the validator can fail.
-    let mut broken: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    broken["runs"][0]["results"][0]["level"] = "severe".into();
-    let broken_report = scratch.path().join("broken.sarif");
-    std::fs::write(&broken_report, broken.to_string()).unwrap();
+    let (report, broken_report) = sarif_reports(scratch.path(), |sarif| {
+        sarif["runs"][0]["results"][0]["level"] = "severe".into();
+    });
     let script = "import json, sys\n\
         from jsonschema.validators import validator_for\n\
         schema = json.load(open(sys.argv[1]))\n\
@@ -313,17 +301,12 @@ fn sarif_passes_the_sarif_multitool() {
         return;
     };
     let scratch = tempfile::tempdir().unwrap();
-    let (_, text) = sarif_of_fixtures();
-    let report = scratch.path().join("fixtures.sarif");
-    std::fs::write(&report, text).unwrap();
     // The multitool's own rules (SARIF1xxx errors, SARIF2xxx warnings, as
     // GitHub code scanning applies them); a bad URI shows it can fail.
-    let mut broken: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] =
-        "/absolute/with/base.yml".into();
-    let broken_report = scratch.path().join("broken.sarif");
-    std::fs::write(&broken_report, broken.to_string()).unwrap();
+    let (report, broken_report) = sarif_reports(scratch.path(), |sarif| {
+        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] =
+            "/absolute/with/base.yml".into();
+    });
     let problems = |path: &Path| {
         // The file goes first: `--level` would take it as another level.
         let out = Command::new(&multitool)
@@ -360,7 +343,7 @@ fn gitlab_fingerprints_survive_moved_lines_and_tell_twins_apart() {
     write(
         dir.path(),
         "compose.yaml",
-        &format!("# a comment\n\n{compose}"),
+        format!("# a comment\n\n{compose}"),
     );
     let after = gitlab_issues(dir.path());
     assert_eq!(before.len(), after.len());
@@ -413,7 +396,7 @@ fn junit_report_is_well_formed_with_a_case_per_finding() {
     write(
         repo.path(),
         "markup/compose.yaml",
-        &GPU_SERVICE.replace("trainer", "a<b>&\"c\""),
+        GPU_SERVICE.replace("trainer", "a<b>&\"c\""),
     );
     let out = gpulint(repo.path(), &["check", "--output-format", "junit", "."]);
     let xml = stdout(&out);

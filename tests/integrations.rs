@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::write;
 use gpulint::syntax::yaml::{NodeId, Yaml};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,12 +17,6 @@ const HEALTHY_GPU_SERVICE: &str = "services:\n  trainer:\n    image: nvcr.io/nvi
 
 fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
-}
-
-fn write(dir: &Path, name: &str, content: &str) {
-    let path = dir.join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -451,10 +446,16 @@ impl Runner {
     }
 }
 
-/// A release asset of this build of gpulint, as the action downloads it,
-/// in a mirror laid out like GitHub's release downloads.
-fn release_mirror(dir: &Path, version: &str, tamper: bool) -> String {
-    let release = dir.join(version);
+/// A mirror laid out like GitHub's release downloads, holding this build of
+/// gpulint as release `version`, and its URL; `None` (skipped) off Linux,
+/// whose asset names it knows.
+fn release_mirror(version: &str, tamper: bool) -> Option<(tempfile::TempDir, String)> {
+    if cfg!(not(target_os = "linux")) {
+        eprintln!("SKIPPED: the release mirror in this test is built for Linux");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join(version);
     std::fs::create_dir_all(&release).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_gpulint"), release.join("gpulint")).unwrap();
     let target = match std::env::consts::ARCH {
@@ -477,7 +478,8 @@ fn release_mirror(dir: &Path, version: &str, tamper: bool) -> String {
     if tamper {
         run(&format!("echo extra >> {archive}"));
     }
-    format!("file://{}", dir.display())
+    let url = format!("file://{}", dir.path().display());
+    Some((dir, url))
 }
 
 fn lint_workspace() -> tempfile::TempDir {
@@ -489,12 +491,9 @@ fn lint_workspace() -> tempfile::TempDir {
 
 #[test]
 fn action_installs_a_release_lints_annotates_and_writes_sarif() {
-    if cfg!(not(target_os = "linux")) {
-        eprintln!("SKIPPED: the release mirror in this test is built for Linux");
+    let Some((_mirror, base)) = release_mirror("v9.9.9", false) else {
         return;
-    }
-    let mirror = tempfile::tempdir().unwrap();
-    let base = release_mirror(mirror.path(), "v9.9.9", false);
+    };
     let workspace = lint_workspace();
     let runner = || {
         Runner::new(workspace.path())
@@ -571,12 +570,9 @@ fn action_installs_a_release_lints_annotates_and_writes_sarif() {
 
 #[test]
 fn action_refuses_a_release_asset_that_fails_its_checksum() {
-    if cfg!(not(target_os = "linux")) {
-        eprintln!("SKIPPED: the release mirror in this test is built for Linux");
+    let Some((_mirror, base)) = release_mirror("v9.9.9", true) else {
         return;
-    }
-    let mirror = tempfile::tempdir().unwrap();
-    let base = release_mirror(mirror.path(), "v9.9.9", true);
+    };
     let workspace = lint_workspace();
     let run = Runner::new(workspace.path())
         .env("GPULINT_DOWNLOAD_BASE", &base)
