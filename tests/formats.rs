@@ -140,6 +140,15 @@ fn sarif_carries_rules_regions_related_locations_and_fixes() {
         })
         .expect("the cross-file fixture is reported");
     let related = &cross_file["relatedLocations"][0];
+    assert_eq!(related["id"], 1);
+    assert!(
+        cross_file["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\n[fixtures/SHM001/invalid_builds_ngc_image/trainer/Dockerfile:4:6](1): "),
+        "the message links to the related location: {}",
+        cross_file["message"]["text"]
+    );
     assert_eq!(
         related["physicalLocation"]["artifactLocation"]["uri"],
         "fixtures/SHM001/invalid_builds_ngc_image/trainer/Dockerfile"

@@ -3,10 +3,9 @@
 //! Escaping follows `@actions/core`: data escapes `%`, CR and LF; properties
 //! also escape `:` and `,`, which would otherwise end the property.
 
-use super::{Region, explanation, related_locations, shown_path};
+use super::{Region, explanation, shown_path};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::FileReport;
-use std::fmt::Write;
 
 pub fn render(reports: &[FileReport]) -> String {
     let mut out = String::new();
@@ -38,17 +37,7 @@ fn annotation(out: &mut String, report: &FileReport, d: &Diagnostic) {
     };
     let region = Region::of(&report.index, &report.text, d.range);
     let name = &crate::rules::meta(d.code).name;
-    let mut message = explanation(d);
-    for related in related_locations(report, d) {
-        let _ = write!(
-            message,
-            "\n{}:{}:{}: {}",
-            shown_path(related.path),
-            related.region.start.line,
-            related.region.start.column,
-            related.message
-        );
-    }
+    let message = explanation(report, d);
     let properties = [
         ("file", shown_path(&report.path)),
         ("line", region.start.line.to_string()),

@@ -34,7 +34,7 @@ pub fn render(reports: &[FileReport]) -> String {
                 "type": "issue",
                 "check_name": d.code,
                 "description": format!("{}: {}", d.code, d.message),
-                "content": { "body": explanation(d) },
+                "content": { "body": explanation(report, d) },
                 "categories": ["Bug Risk"],
                 "severity": match d.severity {
                     Severity::Error => "critical",

@@ -3,7 +3,7 @@
 //! clean file, `<error>` for a file that could not be linted and
 //! `<skipped>` for a template passed over.
 
-use super::{explanation, related_locations, shown_path};
+use super::{explanation, shown_path};
 use crate::engine::FileReport;
 use std::fmt::Write;
 
@@ -14,69 +14,51 @@ pub fn render(reports: &[FileReport]) -> String {
     for report in reports {
         let path = shown_path(&report.path);
         let mut cases = String::new();
-        let (mut count, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+        let (mut failures, mut errors, mut skipped) = (0, 0, 0);
         if let Some(error) = &report.error {
-            count += 1;
             let at = error.offset.map(|o| report.index.line_col(o, &report.text));
-            let line = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
-            if report.skipped.is_some() {
+            let inner = if report.skipped.is_some() {
                 skipped += 1;
-                let _ = writeln!(
-                    cases,
-                    "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    attr(&path),
-                    attr(&path),
-                    attr(&error.message)
-                );
+                format!("<skipped message=\"{}\"/>", attr(&error.message))
             } else {
                 errors += 1;
-                let _ = writeln!(
-                    cases,
-                    "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\">\n      <error message=\"{}\">{}</error>\n    </testcase>",
-                    attr(&path),
-                    attr(&path),
+                let place = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
+                format!(
+                    "<error message=\"{}\">{}</error>",
                     attr(&error.message),
-                    body(&format!("{path}{line}: {}", error.message))
-                );
-            }
+                    body(&format!("{path}{place}: {}", error.message))
+                )
+            };
+            case(
+                &mut cases,
+                "lint",
+                &path,
+                at.map(|at| at.line),
+                Some(&inner),
+            );
         }
         for d in &report.diagnostics {
-            count += 1;
             failures += 1;
             let at = report.index.line_col(d.range.start as usize, &report.text);
-            let mut text = format!("{path}:{}:{}: {}", at.line, at.column, explanation(d));
-            for related in related_locations(report, d) {
-                let _ = write!(
-                    text,
-                    "\n{}:{}:{}: {}",
-                    shown_path(related.path),
-                    related.region.start.line,
-                    related.region.start.column,
-                    related.message
-                );
-            }
-            let _ = writeln!(
-                cases,
-                "    <testcase name=\"{} at {}:{}\" classname=\"{}\" file=\"{}\" line=\"{}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                d.code,
+            let text = format!(
+                "{path}:{}:{}: {}",
                 at.line,
                 at.column,
-                attr(&path),
-                attr(&path),
-                at.line,
+                explanation(report, d)
+            );
+            let inner = format!(
+                "<failure message=\"{}\" type=\"{}\">{}</failure>",
                 attr(&d.message),
                 d.severity,
                 body(&text)
             );
+            let name = format!("{} at {}:{}", d.code, at.line, at.column);
+            case(&mut cases, &name, &path, Some(at.line), Some(&inner));
         }
+        let mut count = failures + errors + skipped;
         if count == 0 {
             count = 1;
-            let _ = writeln!(
-                cases,
-                "    <testcase name=\"lint\" classname=\"{}\" file=\"{}\"/>",
-                attr(&path),
-                attr(&path)
-            );
+            case(&mut cases, "lint", &path, None, None);
         }
         tests += count;
         let _ = write!(
@@ -90,6 +72,25 @@ pub fn render(reports: &[FileReport]) -> String {
         summary.findings(),
         summary.failed_files
     )
+}
+
+/// One `<testcase>` of the file at `path`, holding `inner` (a failure, an
+/// error, a skip) or nothing when it passed.
+fn case(out: &mut String, name: &str, path: &str, line: Option<usize>, inner: Option<&str>) {
+    let line = line.map_or(String::new(), |l| format!(" line=\"{l}\""));
+    let _ = write!(
+        out,
+        "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\"{line}",
+        attr(name),
+        attr(path),
+        attr(path)
+    );
+    match inner {
+        Some(inner) => {
+            let _ = writeln!(out, ">\n      {inner}\n    </testcase>");
+        }
+        None => out.push_str("/>\n"),
+    }
 }
 
 /// Text as XML 1.0 allows it: markup escaped, and characters XML cannot

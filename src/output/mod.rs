@@ -147,9 +147,8 @@ pub fn fingerprints(report: &FileReport) -> Vec<String> {
         .collect()
 }
 
-/// The one-line help text of a finding for formats without frames:
-/// message, then what breaks and what to do.
-pub fn explanation(d: &Diagnostic) -> String {
+/// A finding's message, then what breaks (`note:`) and what to do (`help:`).
+pub fn message_with_advice(d: &Diagnostic) -> String {
     let mut out = d.message.clone();
     if let Some(note) = &d.note {
         out.push_str("\nnote: ");
@@ -158,6 +157,22 @@ pub fn explanation(d: &Diagnostic) -> String {
     if let Some(help) = &d.help {
         out.push_str("\nhelp: ");
         out.push_str(help);
+    }
+    out
+}
+
+/// A finding as plain text for formats without code frames: the message
+/// with its advice, then its other spans as `path:line:col: label`.
+pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
+    let mut out = message_with_advice(d);
+    for related in related_locations(report, d) {
+        out.push_str(&format!(
+            "\n{}:{}:{}: {}",
+            shown_path(related.path),
+            related.region.start.line,
+            related.region.start.column,
+            related.message
+        ));
     }
     out
 }

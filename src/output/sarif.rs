@@ -7,7 +7,7 @@
 //! Dockerfile a compose service builds) are `relatedLocations`, and fixes
 //! carry their edits as `replacements`.
 
-use super::{Region, explanation, fingerprints, related_locations, shown_path};
+use super::{Region, fingerprints, message_with_advice, related_locations, shown_path};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::FileReport;
 use crate::fix::Fix;
@@ -107,21 +107,33 @@ fn level(severity: Severity) -> &'static str {
 
 fn result(report: &FileReport, d: &Diagnostic, rule_index: usize, fingerprint: &str) -> Value {
     let region = Region::of(&report.index, &report.text, d.range);
-    let related: Vec<Value> = related_locations(report, d)
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut location = location(r.path, Some(r.region));
-            location["id"] = json!(i + 1);
-            location["message"] = json!({ "text": r.message });
-            location
-        })
-        .collect();
+    // Viewers (GitHub code scanning among them) show a related location
+    // where the message links to it by id: `[text](1)`.
+    let mut message = message_with_advice(d);
+    let mut related = Vec::new();
+    for (i, r) in related_locations(report, d).into_iter().enumerate() {
+        let id = i + 1;
+        let place = format!(
+            "{}:{}:{}",
+            shown_path(r.path),
+            r.region.start.line,
+            r.region.start.column
+        );
+        message.push_str(&format!(
+            "\n[{}]({id}): {}",
+            escape_link_text(&place),
+            r.message
+        ));
+        let mut location = location(r.path, Some(r.region));
+        location["id"] = json!(id);
+        location["message"] = json!({ "text": r.message });
+        related.push(location);
+    }
     let mut result = json!({
         "ruleId": d.code,
         "ruleIndex": rule_index,
         "level": level(d.severity),
-        "message": { "text": explanation(d) },
+        "message": { "text": message },
         "locations": [location(&report.path, Some(region))],
         "partialFingerprints": { "gpulintFingerprint/v1": fingerprint },
     });
@@ -132,6 +144,13 @@ fn result(report: &FileReport, d: &Diagnostic, rule_index: usize, fingerprint: &
         result["fixes"] = json!([self::fix(report, fix)]);
     }
     result
+}
+
+/// SARIF embedded links take `\`, `[` and `]` in their text escaped.
+fn escape_link_text(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
 }
 
 fn fix(report: &FileReport, fix: &Fix) -> Value {
@@ -235,5 +254,10 @@ mod tests {
         assert_eq!(encode_uri_path("C:/x y"), "C:/x%20y");
         assert_eq!(encode_uri_path("é"), "%C3%A9");
         assert_eq!(file_uri("/srv/a b"), "file:///srv/a%20b");
+    }
+
+    #[test]
+    fn link_text_escapes_brackets_and_backslashes() {
+        assert_eq!(escape_link_text(r"a[1]\b"), r"a\[1\]\\b");
     }
 }
