@@ -29,7 +29,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Lint compose files (directories are searched, honouring .gitignore).
+    /// Lint compose files, Kubernetes manifests and Dockerfiles (directories are searched, honouring .gitignore).
     Check(CheckArgs),
     /// Explain a rule, or list them all.
     Rule {
@@ -48,7 +48,7 @@ struct CheckArgs {
     /// Use this configuration file instead of the nearest gpulint.toml.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The report's format: text, concise, json, github, sarif, gitlab or junit.
+    /// The report's format (on the terminal, and in `--output-file`s without one).
     #[arg(long, value_enum, default_value = "text")]
     output_format: OutputFormat,
     /// Also write a report to PATH, in FORMAT or else in `--output-format`
