@@ -7,6 +7,7 @@ pub mod cli;
 pub mod diagnostic;
 pub mod engine;
 pub mod fix;
+pub mod lsp;
 pub mod model;
 pub mod output;
 pub mod rules;

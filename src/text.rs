@@ -130,6 +130,25 @@ impl LineIndex {
         }
     }
 
+    /// The byte offset of a 0-based line and UTF-16 column (an LSP
+    /// position). Positions past a line's end clamp to it, lines past the
+    /// end to the end of the text, and a column inside a surrogate pair to
+    /// the character's start, as the protocol asks.
+    pub fn offset_of_utf16(&self, line: u32, column: u32, text: &str) -> usize {
+        let Some(&start) = self.line_starts.get(line as usize) else {
+            return text.len();
+        };
+        let line_text = &text[self.line_range(line as usize, text).as_range()];
+        let mut units = 0u32;
+        for (i, c) in line_text.char_indices() {
+            units += c.len_utf16() as u32;
+            if units > column {
+                return start as usize + i;
+            }
+        }
+        start as usize + line_text.len()
+    }
+
     /// 0-based line and UTF-16 column, as the Language Server Protocol wants.
     pub fn line_col_utf16(&self, offset: usize, text: &str) -> (u32, u32) {
         let offset = offset.min(text.len());
@@ -145,6 +164,22 @@ impl LineIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_positions_round_trip_and_clamp() {
+        let text = "a: é😀x\r\nb: 1\n";
+        let index = LineIndex::new(text);
+        let x = text.find('x').unwrap();
+        // é is one UTF-16 unit, 😀 two.
+        assert_eq!(index.line_col_utf16(x, text), (0, 6));
+        assert_eq!(index.offset_of_utf16(0, 6, text), x);
+        // Inside the surrogate pair: the emoji's start.
+        assert_eq!(index.offset_of_utf16(0, 5, text), text.find('😀').unwrap());
+        // Past the end of the line: before its CRLF.
+        assert_eq!(index.offset_of_utf16(0, 99, text), text.find('\r').unwrap());
+        assert_eq!(index.offset_of_utf16(1, 0, text), text.find('b').unwrap());
+        assert_eq!(index.offset_of_utf16(7, 0, text), text.len());
+    }
 
     #[test]
     fn columns_count_characters_not_bytes() {

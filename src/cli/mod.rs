@@ -31,6 +31,8 @@ pub struct Cli {
 enum Command {
     /// Lint compose files, Kubernetes manifests and Dockerfiles (directories are searched, honouring .gitignore).
     Check(CheckArgs),
+    /// Run the language server on stdin/stdout (for editors).
+    Server,
     /// Explain a rule, or list them all.
     Rule {
         /// A rule code such as SHM001.
@@ -173,6 +175,10 @@ pub fn run() -> u8 {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Rule { code, all } => rule(code, all),
+        Command::Server => match crate::lsp::run_stdio() {
+            Ok(()) => EXIT_CLEAN,
+            Err(e) => usage_error(format!("language server: {e}")),
+        },
     }
 }
 

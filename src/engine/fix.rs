@@ -212,6 +212,26 @@ impl Resolved {
     }
 }
 
+/// Checks the fix of the finding `code` starting at byte `start` of `text`
+/// as `--fix --unsafe-fixes` would before writing it, and returns the fixed
+/// text: how the language server decides which quick fixes to offer.
+pub fn verify_fix(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    code: &str,
+    start: u32,
+) -> Result<String, String> {
+    let diagnostics = lint_text(text, path, config).map_err(|e| e.message)?;
+    let target = diagnostics
+        .iter()
+        .find(|d| d.code == code && d.range.start == start && d.fix.is_some())
+        .ok_or("the finding or its fix is gone")?;
+    let resolved = Resolved::of_text(text, FileKind::of(path));
+    let mode = FixMode { unsafe_fixes: true };
+    verify(text, &resolved, &diagnostics, target, path, config, mode).map(|v| v.text)
+}
+
 struct Verified {
     text: String,
     resolved: Resolved,

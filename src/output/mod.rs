@@ -234,3 +234,85 @@ impl Summary {
         self.errors + self.warnings + self.infos
     }
 }
+
+/// A `file:` URI for an absolute path (`/` separators).
+pub fn file_uri(absolute: &str) -> String {
+    let path = encode_uri_path(absolute);
+    if path.starts_with('/') {
+        format!("file://{path}")
+    } else {
+        // A Windows drive path: `C:/x` becomes `file:///C:/x`.
+        format!("file:///{path}")
+    }
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, `/`, and
+/// the `:` of a drive letter.
+pub fn encode_uri_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for (i, byte) in path.bytes().enumerate() {
+        let keep = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/')
+            || (byte == b':' && i == 1 && path.as_bytes()[0].is_ascii_alphabetic());
+        if keep {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The path of a `file:` URI, percent-decoded; `None` for other schemes or
+/// a path that is not UTF-8 once decoded.
+pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file:///C:/x` on Windows; `file://host/x` names another host.
+    let path = rest.strip_prefix('/').map(|p| {
+        if p.as_bytes().get(1) == Some(&b':') {
+            p.to_string()
+        } else {
+            format!("/{p}")
+        }
+    })?;
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = path.get(i + 1..i + 3)
+            && let Ok(byte) = u8::from_str_radix(hex, 16)
+        {
+            decoded.push(byte);
+            i += 3;
+            continue;
+        }
+        decoded.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(decoded).ok().map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_paths_are_percent_encoded() {
+        assert_eq!(
+            encode_uri_path("dir with space/a#b%.yml"),
+            "dir%20with%20space/a%23b%25.yml"
+        );
+        assert_eq!(encode_uri_path("C:/x y"), "C:/x%20y");
+        assert_eq!(encode_uri_path("é"), "%C3%A9");
+        assert_eq!(file_uri("/srv/a b"), "file:///srv/a%20b");
+    }
+
+    #[test]
+    fn file_uris_round_trip() {
+        for path in ["/srv/a b/compose.yaml", "/x/é#1%.yml"] {
+            assert_eq!(file_uri_path(&file_uri(path)), Some(PathBuf::from(path)));
+        }
+        assert_eq!(file_uri_path("untitled:Untitled-1"), None);
+    }
+}

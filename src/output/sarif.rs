@@ -7,7 +7,10 @@
 //! Dockerfile a compose service builds) are `relatedLocations`, and fixes
 //! carry their edits as `replacements`.
 
-use super::{Region, fingerprints, message_with_advice, related_locations, shown_path};
+use super::{
+    Region, encode_uri_path, file_uri, fingerprints, message_with_advice, related_locations,
+    shown_path,
+};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::FileReport;
 use crate::fix::Fix;
@@ -214,47 +217,9 @@ fn srcroot_uri() -> String {
     uri
 }
 
-fn file_uri(absolute: &str) -> String {
-    let path = encode_uri_path(absolute);
-    if path.starts_with('/') {
-        format!("file://{path}")
-    } else {
-        // A Windows drive path: `C:/x` becomes `file:///C:/x`.
-        format!("file:///{path}")
-    }
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters, `/`, and
-/// the `:` of a drive letter.
-pub fn encode_uri_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for (i, byte) in path.bytes().enumerate() {
-        let keep = byte.is_ascii_alphanumeric()
-            || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/')
-            || (byte == b':' && i == 1 && path.as_bytes()[0].is_ascii_alphabetic());
-        if keep {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn uri_paths_are_percent_encoded() {
-        assert_eq!(
-            encode_uri_path("dir with space/a#b%.yml"),
-            "dir%20with%20space/a%23b%25.yml"
-        );
-        assert_eq!(encode_uri_path("C:/x y"), "C:/x%20y");
-        assert_eq!(encode_uri_path("é"), "%C3%A9");
-        assert_eq!(file_uri("/srv/a b"), "file:///srv/a%20b");
-    }
 
     #[test]
     fn link_text_escapes_brackets_and_backslashes() {

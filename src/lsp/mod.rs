@@ -1,0 +1,397 @@
+//! `gpulint server`: a language server over stdio.
+//!
+//! One thread owns every open document. Messages are handled in order;
+//! edits only mark a document dirty, and it is linted once no edit has come
+//! for [`DEBOUNCE`] (typing a line lints once, not per key). Opening a file
+//! lints at once. Saving any file, or a watched file changing on disk
+//! (`gpulint.toml`, a Dockerfile a compose file builds, an override file),
+//! re-lints every open document, because findings can depend on other files;
+//! configuration is read from disk on every lint, so an edited
+//! `gpulint.toml` applies from the next one.
+//!
+//! Positions are converted between byte offsets and UTF-16 columns, as the
+//! protocol requires. Quick fixes are the rules' own fixes, offered only when
+//! they pass the same verification as `--fix`.
+
+mod actions;
+mod convert;
+
+use crate::engine::config::Config;
+use crate::engine::discover::ConfigResolver;
+use crate::engine::{self, FileKind, FileReport};
+use crossbeam_channel::RecvTimeoutError;
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use lsp_types::{self as lsp, Uri};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long edits must pause before a document is linted again.
+pub const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Serves one client on stdin/stdout until it exits.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let (connection, io_threads) = Connection::stdio();
+    serve(connection)?;
+    io_threads.join()?;
+    Ok(())
+}
+
+/// Serves one client on `connection` (stdio, or an in-memory pair in tests).
+pub fn serve(connection: Connection) -> anyhow::Result<()> {
+    let capabilities = lsp::ServerCapabilities {
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                save: Some(lsp::TextDocumentSyncSaveOptions::Supported(true)),
+                ..Default::default()
+            },
+        )),
+        code_action_provider: Some(lsp::CodeActionProviderCapability::Options(
+            lsp::CodeActionOptions {
+                code_action_kinds: Some(vec![
+                    lsp::CodeActionKind::QUICKFIX,
+                    actions::FIX_ALL.clone(),
+                ]),
+                ..Default::default()
+            },
+        )),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        ..Default::default()
+    };
+    let (id, params) = connection.initialize_start()?;
+    let params: lsp::InitializeParams = serde_json::from_value(params)?;
+    let result = lsp::InitializeResult {
+        capabilities,
+        server_info: Some(lsp::ServerInfo {
+            name: "gpulint".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+    };
+    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+    let mut server = Server {
+        connection: &connection,
+        documents: HashMap::new(),
+        due: BTreeMap::new(),
+        next_request: 0,
+    };
+    if watches_files_dynamically(&params) {
+        server.watch_files();
+    }
+    server.run()
+}
+
+fn watches_files_dynamically(params: &lsp::InitializeParams) -> bool {
+    params
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files.as_ref())
+        .and_then(|w| w.dynamic_registration)
+        .unwrap_or(false)
+}
+
+/// An open document.
+struct Document {
+    uri: Uri,
+    version: i32,
+    text: String,
+    /// The file it is linted as: its path, or a name for an unsaved buffer.
+    path: PathBuf,
+    /// The language the editor gave it (`yaml`, `dockerfile`, `dockercompose`...).
+    language: String,
+    /// The findings of the last lint of this version.
+    report: Option<Arc<FileReport>>,
+}
+
+struct Server<'a> {
+    connection: &'a Connection,
+    /// Keyed by URI text.
+    documents: HashMap<String, Document>,
+    /// Documents to lint, and when.
+    due: BTreeMap<String, Instant>,
+    next_request: i32,
+}
+
+impl Server<'_> {
+    fn run(&mut self) -> anyhow::Result<()> {
+        loop {
+            let now = Instant::now();
+            let wait = self
+                .due
+                .values()
+                .min()
+                .map_or(Duration::from_secs(3600), |&at| {
+                    at.saturating_duration_since(now)
+                });
+            match self.connection.receiver.recv_timeout(wait) {
+                Ok(Message::Request(request)) => {
+                    if self.connection.handle_shutdown(&request)? {
+                        return Ok(());
+                    }
+                    self.handle_request(request);
+                }
+                Ok(Message::Notification(notification)) => {
+                    if notification.method == lsp::notification::Exit::METHOD {
+                        return Ok(());
+                    }
+                    self.handle_notification(notification);
+                }
+                Ok(Message::Response(_)) => {} // to our registration request
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            }
+            self.lint_due();
+        }
+    }
+
+    fn send(&self, message: impl Into<Message>) {
+        // The client going away ends the loop on the next receive.
+        let _ = self.connection.sender.send(message.into());
+    }
+
+    fn notify<N: lsp::notification::Notification>(&self, params: N::Params) {
+        self.send(Notification::new(N::METHOD.to_string(), params));
+    }
+
+    /// Asks the client to tell us when files that findings depend on change.
+    fn watch_files(&mut self) {
+        let watchers = [
+            "**/gpulint.toml",
+            "**/*.{yml,yaml}",
+            "**/*{Dockerfile,Containerfile,dockerfile,containerfile}*",
+        ]
+        .into_iter()
+        .map(|glob| lsp::FileSystemWatcher {
+            glob_pattern: lsp::GlobPattern::String(glob.to_string()),
+            kind: None,
+        })
+        .collect();
+        let registration = lsp::Registration {
+            id: "gpulint-watched-files".to_string(),
+            method: lsp::notification::DidChangeWatchedFiles::METHOD.to_string(),
+            register_options: serde_json::to_value(lsp::DidChangeWatchedFilesRegistrationOptions {
+                watchers,
+            })
+            .ok(),
+        };
+        self.next_request += 1;
+        self.send(Request::new(
+            RequestId::from(format!("gpulint-{}", self.next_request)),
+            lsp::request::RegisterCapability::METHOD.to_string(),
+            lsp::RegistrationParams {
+                registrations: vec![registration],
+            },
+        ));
+    }
+
+    fn handle_notification(&mut self, notification: Notification) {
+        use lsp::notification as n;
+        match notification.method.as_str() {
+            n::DidOpenTextDocument::METHOD => {
+                let Ok(params) = parse::<lsp::DidOpenTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                let item = params.text_document;
+                let key = item.uri.as_str().to_string();
+                let path = document_path(&item.uri);
+                self.documents.insert(
+                    key.clone(),
+                    Document {
+                        uri: item.uri,
+                        version: item.version,
+                        text: item.text,
+                        path,
+                        language: item.language_id,
+                        report: None,
+                    },
+                );
+                self.due.insert(key, Instant::now());
+            }
+            n::DidChangeTextDocument::METHOD => {
+                let Ok(params) = parse::<lsp::DidChangeTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                let key = params.text_document.uri.as_str().to_string();
+                let Some(document) = self.documents.get_mut(&key) else {
+                    return;
+                };
+                for change in params.content_changes {
+                    convert::apply_change(&mut document.text, change);
+                }
+                document.version = params.text_document.version;
+                document.report = None;
+                self.due.insert(key, Instant::now() + DEBOUNCE);
+            }
+            n::DidCloseTextDocument::METHOD => {
+                let Ok(params) = parse::<lsp::DidCloseTextDocumentParams>(notification.params)
+                else {
+                    return;
+                };
+                let key = params.text_document.uri.as_str().to_string();
+                self.documents.remove(&key);
+                self.due.remove(&key);
+                self.notify::<n::PublishDiagnostics>(lsp::PublishDiagnosticsParams {
+                    uri: params.text_document.uri,
+                    diagnostics: Vec::new(),
+                    version: None,
+                });
+            }
+            // Another file's contents or the configuration may have changed:
+            // every open document's findings may depend on them.
+            n::DidSaveTextDocument::METHOD
+            | n::DidChangeWatchedFiles::METHOD
+            | n::DidChangeConfiguration::METHOD => self.relint_all(),
+            _ => {}
+        }
+    }
+
+    fn relint_all(&mut self) {
+        let now = Instant::now();
+        for key in self.documents.keys() {
+            self.due.entry(key.clone()).or_insert(now);
+        }
+    }
+
+    fn lint_due(&mut self) {
+        let now = Instant::now();
+        let ready: Vec<String> = self
+            .due
+            .iter()
+            .filter(|&(_, &at)| at <= now)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in ready {
+            self.due.remove(&key);
+            let Some(document) = self.documents.get_mut(&key) else {
+                continue;
+            };
+            let report = Arc::new(lint(document));
+            let diagnostics = convert::diagnostics(&report, lints_as_gpulint_file(document));
+            document.report = Some(report);
+            let params = lsp::PublishDiagnosticsParams {
+                uri: document.uri.clone(),
+                diagnostics,
+                version: Some(document.version),
+            };
+            self.notify::<lsp::notification::PublishDiagnostics>(params);
+        }
+    }
+
+    /// The findings of the document's current text, linting it now if an
+    /// edit is still waiting out the debounce.
+    fn report(&mut self, uri: &Uri) -> Option<(Arc<FileReport>, &Document)> {
+        let key = uri.as_str();
+        let document = self.documents.get_mut(key)?;
+        if document.report.is_none() {
+            document.report = Some(Arc::new(lint(document)));
+        }
+        let document = &self.documents[key];
+        Some((document.report.clone()?, document))
+    }
+
+    fn handle_request(&mut self, request: Request) {
+        use lsp::request as r;
+        let id = request.id.clone();
+        // A bug in a handler must not take the editor's linting down.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let result: Result<serde_json::Value, (ErrorCode, String)> = match request
+                .method
+                .as_str()
+            {
+                r::CodeActionRequest::METHOD => {
+                    let params: lsp::CodeActionParams = parse(request.params)?;
+                    let Some((report, document)) = self.report(&params.text_document.uri) else {
+                        return Ok(serde_json::Value::Null);
+                    };
+                    let actions = actions::code_actions(document, &report, &params);
+                    Ok(serde_json::to_value(actions).expect("serializable"))
+                }
+                r::HoverRequest::METHOD => {
+                    let params: lsp::HoverParams = parse(request.params)?;
+                    let position = params.text_document_position_params;
+                    let Some((report, document)) = self.report(&position.text_document.uri) else {
+                        return Ok(serde_json::Value::Null);
+                    };
+                    let hover = actions::hover(document, &report, position.position);
+                    Ok(serde_json::to_value(hover).expect("serializable"))
+                }
+                method => Err((
+                    ErrorCode::MethodNotFound,
+                    format!("gpulint does not handle `{method}`"),
+                )),
+            };
+            result
+        }));
+        let response = match result {
+            Ok(Ok(value)) => Response::new_ok(id, value),
+            Ok(Err((code, message))) => Response::new_err(id, code as i32, message),
+            Err(_) => Response::new_err(
+                id,
+                ErrorCode::InternalError as i32,
+                "gpulint failed on this request; please report it".to_string(),
+            ),
+        };
+        self.send(response);
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    params: serde_json::Value,
+) -> Result<T, (ErrorCode, String)> {
+    serde_json::from_value(params).map_err(|e| (ErrorCode::InvalidParams, e.to_string()))
+}
+
+/// The path a document is linted as: its file, or for an unsaved buffer a
+/// name that keeps its kind (`untitled:Dockerfile` is still a Dockerfile).
+fn document_path(uri: &Uri) -> PathBuf {
+    crate::output::file_uri_path(uri.as_str()).unwrap_or_else(|| {
+        let name = uri.as_str().rsplit(['/', ':']).next().unwrap_or("untitled");
+        PathBuf::from(name)
+    })
+}
+
+/// Whether the document is one gpulint owns, so that even a syntax error in
+/// it is worth reporting: a Dockerfile, a compose file, a Kubernetes
+/// manifest. Other YAML (CI workflows, Helm values) only gets findings.
+fn lints_as_gpulint_file(document: &Document) -> bool {
+    let name = document
+        .path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    FileKind::of(&document.path) == FileKind::Dockerfile
+        || matches!(document.language.as_str(), "dockerfile" | "dockercompose")
+        || crate::engine::discover::is_compose_file_name(name)
+        || (document.text.contains("apiVersion") && document.text.contains("kind"))
+}
+
+/// Lints a document with the configuration that applies to its path, read
+/// from disk now (so edits to `gpulint.toml` apply).
+fn lint(document: &Document) -> FileReport {
+    match config_for(document) {
+        Ok(config) => lint_with(document, &config),
+        Err(message) => {
+            let error = engine::FileError::new(message);
+            FileReport::failed(document.path.clone(), document.text.clone(), error)
+        }
+    }
+}
+
+/// The configuration for the document's path: the nearest `gpulint.toml`
+/// above it, read now.
+fn config_for(document: &Document) -> Result<Arc<Config>, String> {
+    ConfigResolver::new(None, None, Vec::new())
+        .for_file(&document.path)
+        .map_err(|e| format!("invalid gpulint configuration: {e}"))
+}
+
+fn lint_with(document: &Document, config: &Config) -> FileReport {
+    engine::check_text(document.path.clone(), document.text.clone(), config)
+}

@@ -1,0 +1,493 @@
+//! The language server, driven in process through an in-memory connection
+//! by a minimal client: diagnostics on open and change, positions in UTF-16,
+//! quick fixes and suppressions that work when applied, fix-all, hover,
+//! configuration reload, cross-file refresh, and half-typed files.
+//! (tests/editor.rs drives the real binary from a real LSP client.)
+
+mod common;
+
+use common::write;
+use lsp_server::{Connection, Message, Notification, Request, RequestId};
+use lsp_types::notification::Notification as _;
+use lsp_types::{self as lsp, Uri};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+const GPU_COMPOSE: &str = "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node=8 train.py\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n              capabilities: [gpu]\n";
+
+struct Client {
+    connection: Connection,
+    server: Option<std::thread::JoinHandle<()>>,
+    next_id: i32,
+    /// Notifications received while waiting for something else.
+    published: Vec<lsp::PublishDiagnosticsParams>,
+}
+
+impl Client {
+    fn start() -> Client {
+        let (client, server) = Connection::memory();
+        let handle = std::thread::spawn(move || gpulint::lsp::serve(server).unwrap());
+        let mut client = Client {
+            connection: client,
+            server: Some(handle),
+            next_id: 0,
+            published: Vec::new(),
+        };
+        let result = client.request::<lsp::request::Initialize>(json!({
+            "capabilities": {},
+            "processId": null,
+            "rootUri": null,
+        }));
+        assert_eq!(result["serverInfo"]["name"], "gpulint");
+        client.notify::<lsp::notification::Initialized>(json!({}));
+        client
+    }
+
+    fn notify<N: lsp::notification::Notification>(&self, params: Value) {
+        self.connection
+            .sender
+            .send(Message::Notification(Notification::new(
+                N::METHOD.to_string(),
+                params,
+            )))
+            .unwrap();
+    }
+
+    fn request<R: lsp::request::Request>(&mut self, params: Value) -> Value {
+        self.next_id += 1;
+        let id = RequestId::from(self.next_id);
+        self.connection
+            .sender
+            .send(Message::Request(Request::new(
+                id.clone(),
+                R::METHOD.to_string(),
+                params,
+            )))
+            .unwrap();
+        loop {
+            match self.receive() {
+                Message::Response(response) if response.id == id => {
+                    return match response.response_result {
+                        Ok(value) => value,
+                        Err(e) => panic!("{} failed: {}", R::METHOD, e.message),
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn receive(&mut self) -> Message {
+        let message = self
+            .connection
+            .receiver
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the server answers");
+        if let Message::Notification(n) = &message
+            && n.method == lsp::notification::PublishDiagnostics::METHOD
+        {
+            self.published
+                .push(serde_json::from_value(n.params.clone()).unwrap());
+        }
+        message
+    }
+
+    /// The next diagnostics published for `uri`.
+    fn diagnostics(&mut self, uri: &Uri) -> Vec<lsp::Diagnostic> {
+        loop {
+            if let Some(i) = self.published.iter().position(|p| p.uri == *uri) {
+                return self.published.remove(i).diagnostics;
+            }
+            self.receive();
+        }
+    }
+
+    fn open(&self, uri: &Uri, language: &str, text: &str) {
+        self.notify::<lsp::notification::DidOpenTextDocument>(json!({
+            "textDocument": {"uri": uri, "languageId": language, "version": 1, "text": text}
+        }));
+    }
+
+    fn change(&self, uri: &Uri, version: i32, changes: Value) {
+        self.notify::<lsp::notification::DidChangeTextDocument>(json!({
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": changes,
+        }));
+    }
+
+    fn code_actions(
+        &mut self,
+        uri: &Uri,
+        range: lsp::Range,
+        only: Option<&str>,
+    ) -> Vec<lsp::CodeAction> {
+        let mut context = json!({"diagnostics": []});
+        if let Some(only) = only {
+            context["only"] = json!([only]);
+        }
+        let result = self.request::<lsp::request::CodeActionRequest>(json!({
+            "textDocument": {"uri": uri},
+            "range": range,
+            "context": context,
+        }));
+        serde_json::from_value(result).unwrap()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.request::<lsp::request::Shutdown>(Value::Null);
+        self.notify::<lsp::notification::Exit>(Value::Null);
+        if let Some(server) = self.server.take() {
+            server.join().unwrap();
+        }
+    }
+}
+
+fn uri(path: &Path) -> Uri {
+    Uri::from_str(&format!("file://{}", path.display())).unwrap()
+}
+
+/// Applies a code action's edits (for `uri`) to `text`, as an editor does.
+fn apply(action: &lsp::CodeAction, uri: &Uri, text: &str) -> String {
+    let changes = &action.edit.as_ref().unwrap().changes;
+    let mut edits = changes
+        .iter()
+        .flatten()
+        .find(|(target, _)| *target == uri)
+        .map(|(_, edits)| edits.clone())
+        .expect("edits for the document");
+    edits.sort_by_key(|e| std::cmp::Reverse((e.range.start.line, e.range.start.character)));
+    let mut text = text.to_string();
+    for edit in edits {
+        let index = gpulint::text::LineIndex::new(&text);
+        let offset = |p: lsp::Position| index.offset_of_utf16(p.line, p.character, &text);
+        let (start, end) = (offset(edit.range.start), offset(edit.range.end));
+        text.replace_range(start..end, &edit.new_text);
+    }
+    text
+}
+
+fn codes(diagnostics: &[lsp::Diagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| match &d.code {
+            Some(lsp::NumberOrString::String(code)) => code.clone(),
+            _ => "(none)".to_string(),
+        })
+        .collect()
+}
+
+fn full_change(text: &str) -> Value {
+    json!([{"text": text}])
+}
+
+#[test]
+fn quick_fix_removes_the_shm_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("docker-compose.yml");
+    write(dir.path(), "docker-compose.yml", GPU_COMPOSE);
+    let uri = uri(&path);
+    let mut client = Client::start();
+    client.open(&uri, "dockercompose", GPU_COMPOSE);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| d.code == Some(lsp::NumberOrString::String("SHM001".into())))
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    // `trainer` on line 2 (0-based 1), columns 2..9.
+    assert_eq!(
+        shm.range,
+        lsp::Range::new(lsp::Position::new(1, 2), lsp::Position::new(1, 9))
+    );
+    assert_eq!(shm.severity, Some(lsp::DiagnosticSeverity::ERROR));
+    assert_eq!(shm.source.as_deref(), Some("gpulint"));
+    assert!(
+        shm.message.contains("help: set `shm_size"),
+        "{}",
+        shm.message
+    );
+    assert!(
+        shm.code_description
+            .as_ref()
+            .unwrap()
+            .href
+            .as_str()
+            .ends_with("/rules/SHM001.md")
+    );
+
+    let actions = client.code_actions(&uri, shm.range, None);
+    let fix = actions
+        .iter()
+        .find(|a| a.title.starts_with("Add `shm_size"))
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    assert_eq!(fix.kind, Some(lsp::CodeActionKind::QUICKFIX));
+    assert_eq!(fix.is_preferred, Some(true));
+    let fixed = apply(fix, &uri, GPU_COMPOSE);
+    assert!(fixed.contains("    shm_size: \"8gb\"\n"), "{fixed}");
+    client.change(&uri, 2, full_change(&fixed));
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"SHM001".to_string()), "{after:?}");
+}
+
+#[test]
+fn incremental_edits_with_utf16_positions_are_tracked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compose.yaml");
+    // A non-ASCII comment before the service shifts UTF-16 columns.
+    let text = format!("# 训练 😀\n{GPU_COMPOSE}");
+    write(dir.path(), "compose.yaml", &text);
+    let uri = uri(&path);
+    let mut client = Client::start();
+    client.open(&uri, "yaml", &text);
+    assert!(codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+    // Type `    ipc: host` after `image: ...` one keystroke-sized change at a
+    // time, as an editor sends them; the server lints once they pause.
+    let line = 3; // `    image: ...` is line 3 (0-based)
+    let end_of_image = "    image: nvcr.io/nvidia/pytorch:24.01-py3".len() as u32;
+    let typed = "\n    ipc: host";
+    for (i, c) in typed.chars().enumerate() {
+        let (l, col) = if i == 0 {
+            (line, end_of_image)
+        } else {
+            (line + 1, (i - 1) as u32)
+        };
+        client.change(
+            &uri,
+            2 + i as i32,
+            json!([{"range": {"start": {"line": l, "character": col}, "end": {"line": l, "character": col}}, "text": c.to_string()}]),
+        );
+    }
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"SHM001".to_string()), "{after:?}");
+    // The emoji line comes first: the service key is still at line 2, col 2.
+    let hover = client.request::<lsp::request::HoverRequest>(json!({
+        "textDocument": {"uri": uri},
+        "position": {"line": 0, "character": 5},
+    }));
+    assert!(hover.is_null(), "no finding under the comment: {hover}");
+}
+
+#[test]
+fn hover_shows_the_rule_doc_on_findings_and_suppression_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "# gpulint: ignore-file[NCCL002] P2P is broken on these consumer cards\n{GPU_COMPOSE}"
+    );
+    write(dir.path(), "compose.yaml", &text);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", &text);
+    client.diagnostics(&uri);
+    let hover = |client: &mut Client, line: u32, character: u32| {
+        client.request::<lsp::request::HoverRequest>(json!({
+            "textDocument": {"uri": uri},
+            "position": {"line": line, "character": character},
+        }))
+    };
+    let on_finding = hover(&mut client, 2, 4);
+    let value = on_finding["contents"]["value"].as_str().unwrap();
+    assert!(
+        value.starts_with("# default-shm-on-gpu-service (SHM001)"),
+        "{value}"
+    );
+    assert_eq!(on_finding["contents"]["kind"], "markdown");
+    let column = "# gpulint: ignore-file[NCC".len() as u32;
+    let on_code = hover(&mut client, 0, column);
+    assert!(
+        on_code["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .starts_with("# nccl-p2p-disabled (NCCL002)"),
+        "{on_code}"
+    );
+}
+
+#[test]
+fn suppress_action_inserts_a_comment_that_silences_the_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = GPU_COMPOSE.replace('\n', "\r\n");
+    write(dir.path(), "compose.yaml", &text);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", &text);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["SHM001"])
+        .unwrap();
+    let actions = client.code_actions(&uri, shm.range, Some("quickfix"));
+    let suppress = actions
+        .iter()
+        .find(|a| a.title == "Suppress SHM001 on this line with a comment")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    let suppressed = apply(suppress, &uri, &text);
+    assert!(
+        suppressed.contains(
+            "\r\n  # gpulint: ignore[SHM001] TODO: say why this is intended\r\n  trainer:"
+        ),
+        "{suppressed}"
+    );
+    client.change(&uri, 2, full_change(&suppressed));
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"SHM001".to_string()), "{after:?}");
+    assert!(!codes(&after).contains(&"SUP002".to_string()), "{after:?}");
+}
+
+#[test]
+fn fix_all_applies_every_safe_fix_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_COMPOSE);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    let before = client.diagnostics(&uri);
+    let everything = lsp::Range::new(lsp::Position::new(0, 0), lsp::Position::new(0, 0));
+    let actions = client.code_actions(&uri, everything, Some("source.fixAll"));
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert_eq!(
+        actions[0].kind.as_ref().unwrap().as_str(),
+        "source.fixAll.gpulint"
+    );
+    let fixed = apply(&actions[0], &uri, GPU_COMPOSE);
+    // The same text `gpulint check --fix` writes.
+    let cli = gpulint::engine::fix::fix_text(
+        GPU_COMPOSE,
+        &dir.path().join("compose.yaml"),
+        &Default::default(),
+        gpulint::engine::fix::FixMode {
+            unsafe_fixes: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(fixed, cli.fixed_text);
+    client.change(&uri, 2, full_change(&fixed));
+    let after = client.diagnostics(&uri);
+    assert!(after.len() < before.len(), "{before:?} -> {after:?}");
+    assert!(
+        after
+            .iter()
+            .all(|d| !codes(std::slice::from_ref(d)).contains(&"SHM001".to_string()))
+    );
+}
+
+#[test]
+fn half_typed_files_get_a_located_error_and_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    let mut text = String::new();
+    client.open(&uri, "yaml", "");
+    client.diagnostics(&uri);
+    // Every prefix of the file, as if typed, including unclosed flows and
+    // quotes; the server must answer for each.
+    for (version, c) in GPU_COMPOSE
+        .replace("[gpu]", "[gpu, \"x")
+        .chars()
+        .enumerate()
+    {
+        text.push(c);
+        client.change(&uri, version as i32 + 2, full_change(&text));
+        let _ = client.request::<lsp::request::HoverRequest>(json!({
+            "textDocument": {"uri": uri},
+            "position": {"line": 0, "character": 0},
+        }));
+    }
+    let broken = client.diagnostics(&uri);
+    let error = broken
+        .iter()
+        .find(|d| d.code.is_none())
+        .unwrap_or_else(|| panic!("{broken:?}"));
+    assert!(
+        error.message.starts_with("invalid YAML"),
+        "{}",
+        error.message
+    );
+    // The unclosed quote on the last line (0-based 10).
+    assert_eq!(error.range.start.line, 10, "{error:?}");
+    client.change(&uri, 999, full_change(GPU_COMPOSE));
+    assert!(codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+}
+
+#[test]
+fn configuration_changes_apply_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_COMPOSE);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    assert!(codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+    write(dir.path(), "gpulint.toml", "ignore = [\"SHM001\"]\n");
+    client.notify::<lsp::notification::DidChangeWatchedFiles>(json!({
+        "changes": [{"uri": format!("file://{}/gpulint.toml", dir.path().display()), "type": 1}]
+    }));
+    assert!(!codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+}
+
+#[test]
+fn cross_file_findings_refresh_when_the_other_file_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let compose = "services:\n  trainer:\n    build: ./trainer\n";
+    write(dir.path(), "compose.yaml", compose);
+    write(dir.path(), "trainer/Dockerfile", "FROM python:3.12-slim\n");
+    let compose_uri = uri(&dir.path().join("compose.yaml"));
+    let dockerfile = dir.path().join("trainer/Dockerfile");
+    let dockerfile_uri = uri(&dockerfile);
+    let mut client = Client::start();
+    client.open(&compose_uri, "dockercompose", compose);
+    assert_eq!(client.diagnostics(&compose_uri), Vec::new());
+    // The Dockerfile switches to a CUDA base and is saved: the service
+    // that builds it is now a GPU service without /dev/shm.
+    let cuda = "FROM nvcr.io/nvidia/pytorch:24.01-py3\n";
+    client.open(&dockerfile_uri, "dockerfile", "FROM python:3.12-slim\n");
+    client.diagnostics(&dockerfile_uri);
+    client.change(&dockerfile_uri, 2, full_change(cuda));
+    std::fs::write(&dockerfile, cuda).unwrap();
+    client.notify::<lsp::notification::DidSaveTextDocument>(json!({
+        "textDocument": {"uri": dockerfile_uri}
+    }));
+    let started = Instant::now();
+    let after = loop {
+        let diagnostics = client.diagnostics(&compose_uri);
+        if !diagnostics.is_empty() || started.elapsed() > Duration::from_secs(10) {
+            break diagnostics;
+        }
+    };
+    let shm = after
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["SHM001"])
+        .unwrap_or_else(|| panic!("{after:?}"));
+    let related = shm.related_information.as_ref().unwrap();
+    assert_eq!(related[0].location.uri, dockerfile_uri);
+    assert_eq!(related[0].location.range.start, lsp::Position::new(0, 5));
+}
+
+const GPU_DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: trainer\nspec:\n  selector:\n    matchLabels: {app: trainer}\n  template:\n    metadata:\n      labels: {app: trainer}\n    spec:\n      containers:\n        - name: trainer\n          image: nvcr.io/nvidia/pytorch:24.01-py3\n          resources:\n            limits:\n              nvidia.com/gpu: 8\n";
+
+#[test]
+fn quick_fix_mounts_shm_in_a_kubernetes_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "deploy.yaml", GPU_DEPLOYMENT);
+    let uri = uri(&dir.path().join("deploy.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", GPU_DEPLOYMENT);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["K8S004"])
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    // The container's `name: trainer` value on line 12 (0-based).
+    assert_eq!(shm.range.start, lsp::Position::new(12, 16));
+    let actions = client.code_actions(&uri, shm.range, Some("quickfix"));
+    let fix = actions
+        .iter()
+        .find(|a| a.is_preferred == Some(true) || a.title.contains("/dev/shm"))
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    let fixed = apply(fix, &uri, GPU_DEPLOYMENT);
+    assert!(fixed.contains("medium: Memory"), "{fixed}");
+    client.change(&uri, 2, full_change(&fixed));
+    let after = client.diagnostics(&uri);
+    assert!(!codes(&after).contains(&"K8S004".to_string()), "{after:?}");
+}
