@@ -88,13 +88,14 @@ build() {
   cargo install --locked --quiet --path "$action_path" --root "$dir" --bin gpulint
 }
 
+build_key=$(key)
+dir="$cache_root/$build_key"
 if [ "${1:-}" = key ]; then
-  echo "key=gpulint-$(key)" >>"${GITHUB_OUTPUT:-/dev/stdout}"
-  echo "dir=$cache_root/$(key)" >>"${GITHUB_OUTPUT:-/dev/stdout}"
+  echo "key=gpulint-$build_key" >>"${GITHUB_OUTPUT:-/dev/stdout}"
+  echo "dir=$dir" >>"${GITHUB_OUTPUT:-/dev/stdout}"
   exit 0
 fi
 
-dir="$cache_root/$(key)"
 if [ -x "$dir/bin/gpulint" ]; then
   echo "gpulint: using the cached build in $dir"
 elif [ -n "$version" ] && [ "$version" != source ] && [ -n "$target" ] && download "$dir"; then

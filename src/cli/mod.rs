@@ -523,7 +523,7 @@ fn check_one(
     };
     if action == FixAction::Diff {
         // The diff goes to stdout; report files still list the findings.
-        let report = engine::check_text(path, text.clone(), config);
+        let report = FileReport::new(path, text.clone(), outcome.found.clone());
         return Checked {
             report,
             fixing: Some(Fixing {

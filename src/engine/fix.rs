@@ -55,6 +55,8 @@ pub struct FailedFix {
 
 #[derive(Debug, Clone)]
 pub struct FixOutcome {
+    /// The findings in the original text, before any fix.
+    pub found: Vec<Diagnostic>,
     pub fixed_text: String,
     pub applied: Vec<AppliedFix>,
     pub failed: Vec<FailedFix>,
@@ -78,6 +80,7 @@ pub fn fix_text(
 ) -> Result<FixOutcome, FileError> {
     let mut current = text.to_string();
     let mut diagnostics = lint_text(&current, path, config)?;
+    let found = diagnostics.clone();
     let kind = FileKind::of(path);
     let mut resolved = Resolved::of_text(&current, kind);
     let mut applied = Vec::new();
@@ -132,6 +135,7 @@ pub fn fix_text(
         }
     }
     Ok(FixOutcome {
+        found,
         fixed_text: current,
         applied,
         failed,
@@ -212,24 +216,22 @@ impl Resolved {
     }
 }
 
-/// Checks the fix of the finding `code` starting at byte `start` of `text`
-/// as `--fix --unsafe-fixes` would before writing it, and returns the fixed
-/// text: how the language server decides which quick fixes to offer.
+/// Checks the fix of `target`, one of `diagnostics` (the findings of
+/// `text`), as `--fix --unsafe-fixes` would before writing it, and returns
+/// the fixed text: how the language server decides which quick fixes to offer.
 pub fn verify_fix(
     text: &str,
     path: &Path,
     config: &Config,
-    code: &str,
-    start: u32,
+    diagnostics: &[Diagnostic],
+    target: &Diagnostic,
 ) -> Result<String, String> {
-    let diagnostics = lint_text(text, path, config).map_err(|e| e.message)?;
-    let target = diagnostics
-        .iter()
-        .find(|d| d.code == code && d.range.start == start && d.fix.is_some())
-        .ok_or("the finding or its fix is gone")?;
+    if target.fix.is_none() {
+        return Err("the finding has no fix".into());
+    }
     let resolved = Resolved::of_text(text, FileKind::of(path));
     let mode = FixMode { unsafe_fixes: true };
-    verify(text, &resolved, &diagnostics, target, path, config, mode).map(|v| v.text)
+    verify(text, &resolved, diagnostics, target, path, config, mode).map(|v| v.text)
 }
 
 struct Verified {

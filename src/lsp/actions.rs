@@ -120,8 +120,8 @@ fn quick_fix(
         &document.text,
         &document.path,
         config,
-        d.code,
-        d.range.start,
+        &report.diagnostics,
+        d,
     )
     .ok()?;
     let safe = fix.applicability == Applicability::Safe;

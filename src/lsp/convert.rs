@@ -89,11 +89,7 @@ pub fn diagnostic(report: &FileReport, d: &Diagnostic) -> lsp::Diagnostic {
             })
         })
         .collect::<Vec<_>>();
-    let href = format!(
-        "{}/blob/main/rules/{}.md",
-        env!("CARGO_PKG_REPOSITORY"),
-        d.code
-    );
+    let href = crate::rules::doc_url(d.code);
     lsp::Diagnostic {
         range: range(&report.index, &report.text, d.range),
         severity: Some(match d.severity {

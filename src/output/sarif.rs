@@ -19,8 +19,6 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Where the rule docs live, for `helpUri`.
-const HOME: &str = env!("CARGO_PKG_REPOSITORY");
 const SRCROOT: &str = "%SRCROOT%";
 
 pub fn render(reports: &[FileReport]) -> String {
@@ -52,9 +50,7 @@ pub fn render(reports: &[FileReport]) -> String {
             results.push(result(report, d, rule_index[d.code], &fingerprint));
         }
     }
-    let failed = reports
-        .iter()
-        .any(|r| r.error.is_some() && r.skipped.is_none());
+    let failed = super::Summary::of(reports).failed_files > 0;
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -63,7 +59,7 @@ pub fn render(reports: &[FileReport]) -> String {
                 "name": "gpulint",
                 "version": env!("CARGO_PKG_VERSION"),
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "informationUri": HOME,
+                "informationUri": env!("CARGO_PKG_REPOSITORY"),
                 "rules": rules.iter().map(rule).collect::<Vec<_>>(),
             }},
             "originalUriBaseIds": { SRCROOT: { "uri": srcroot_uri() } },
@@ -88,7 +84,7 @@ fn rule(meta: &crate::rules::RuleMeta) -> Value {
         "shortDescription": { "text": meta.summary },
         "fullDescription": { "text": meta.summary },
         "help": { "text": body, "markdown": body },
-        "helpUri": format!("{HOME}/blob/main/rules/{}.md", meta.code),
+        "helpUri": crate::rules::doc_url(&meta.code),
         "defaultConfiguration": {
             "level": level(meta.severity),
             "enabled": !meta.opt_in,

@@ -182,6 +182,11 @@ pub fn rule(code: &str) -> Option<(&'static RuleInfo, &'static RuleMeta)> {
     Some((&RULES[index], &all_meta()[index]))
 }
 
+/// Where a rule's doc is published: `rules/<CODE>.md` in the repository.
+pub fn doc_url(code: &str) -> String {
+    format!("{}/blob/main/rules/{code}.md", env!("CARGO_PKG_REPOSITORY"))
+}
+
 pub fn meta(code: &str) -> &'static RuleMeta {
     rule(code).map(|(_, m)| m).expect("registered rule code")
 }
