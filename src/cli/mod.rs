@@ -31,6 +31,10 @@ pub struct Cli {
 enum Command {
     /// Lint compose files, Kubernetes manifests and Dockerfiles (directories are searched, honouring .gitignore).
     Check(CheckArgs),
+    /// Show the run-time settings gpulint derives for each compose service and
+    /// Kubernetes container: /dev/shm size and where it comes from, IPC mode,
+    /// GPUs, ulimits, NCCL/CUDA environment.
+    Inspect(InspectArgs),
     /// Run the language server on stdin/stdout (for editors).
     Server,
     /// Explain a rule, or list them all.
@@ -87,6 +91,24 @@ struct CheckArgs {
     /// Also apply unsafe fixes with `--fix` or `--diff`.
     #[arg(long)]
     unsafe_fixes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct InspectArgs {
+    /// Files or directories to inspect. Default: `.`.
+    paths: Vec<PathBuf>,
+    /// Use this configuration file instead of the nearest gpulint.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// `text` (a table) or `json` (schema version 1, see README).
+    #[arg(long, value_enum, default_value = "text")]
+    format: InspectFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum InspectFormat {
+    Text,
+    Json,
 }
 
 /// Where `--output-file` writes a report, and in which format (`None`:
@@ -175,6 +197,7 @@ pub fn run() -> u8 {
     match cli.command {
         Command::Check(args) => check(args),
         Command::Rule { code, all } => rule(code, all),
+        Command::Inspect(args) => inspect(args),
         Command::Server => match crate::lsp::run_stdio() {
             Ok(()) => EXIT_CLEAN,
             Err(e) => usage_error(format!("language server: {e}")),
@@ -494,6 +517,78 @@ fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
 
 /// Lints one file's text, fixing it first when asked. `write` is false for
 /// standard input, whose fixed text goes to stdout instead.
+fn inspect(args: InspectArgs) -> u8 {
+    use crate::output::inspect::{Inspected, render_json, render_text};
+    let fixed = match &args.config {
+        Some(path) => match Config::load(path) {
+            Ok(c) => Some(c),
+            Err(e) => return usage_error(e),
+        },
+        None => None,
+    };
+    let resolver = ConfigResolver::new(fixed, None, Vec::new());
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths
+    };
+    let (targets, errors) = discover(&paths, &resolver);
+    let mut failed = !errors.is_empty();
+    for e in &errors {
+        eprintln!("{}: error: {}", e.path.display(), e.message);
+    }
+    let files: Vec<Option<Inspected>> = targets
+        .par_iter()
+        .filter(|t| t.skip.is_none())
+        .map(|t| {
+            let outcome = match resolver.for_file(&t.path) {
+                Err(e) => Err(FileError::new(e.to_string())),
+                Ok(config) => match engine::read_source(&t.path) {
+                    Ok(text) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
+                        return None;
+                    }
+                    Err(_) if t.manifest_only => return None,
+                    Ok(text) => {
+                        let outcome =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                engine::inspect_text(&text, &t.path, &config)
+                            }))
+                            .unwrap_or_else(|_| {
+                                Err(FileError::new(
+                                    "internal error: gpulint crashed on this file",
+                                ))
+                            });
+                        return Some(Inspected {
+                            path: t.path.clone(),
+                            text,
+                            outcome,
+                        });
+                    }
+                    Err((error, _)) => Err(error),
+                },
+            };
+            Some(Inspected {
+                path: t.path.clone(),
+                text: String::new(),
+                outcome,
+            })
+        })
+        .collect();
+    let files: Vec<Inspected> = files.into_iter().flatten().collect();
+    failed |= files
+        .iter()
+        .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
+    let rendered = match args.format {
+        InspectFormat::Json => render_json(&files),
+        InspectFormat::Text => render_text(&files),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(rendered.as_bytes()).is_err() {
+        return EXIT_ERROR;
+    }
+    if failed { EXIT_ERROR } else { EXIT_CLEAN }
+}
+
 fn check_one(
     path: PathBuf,
     text: String,

@@ -13,6 +13,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
+use crate::model::runtime::{self, ContainerRuntime};
 use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
@@ -317,12 +318,8 @@ fn lint_dockerfile(text: &str, config: &Config, active: &ActiveRules) -> Vec<Dia
     diagnostics
 }
 
-fn lint_yaml(
-    text: &str,
-    path: &Path,
-    config: &Config,
-    active: &ActiveRules,
-) -> Result<(Vec<Diagnostic>, Yaml), FileError> {
+/// Parses a YAML file, telling a Helm/Go template (skipped) from broken YAML.
+fn parse_yaml(text: &str) -> Result<Yaml, FileError> {
     let has_braces = text.contains("{{");
     let yaml = Yaml::parse(text).map_err(|e| {
         match template_action(text, None).filter(|_| has_braces) {
@@ -333,43 +330,103 @@ fn lint_yaml(
     if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
         return Err(helm_skip(at));
     }
-    let mut diagnostics = Vec::new();
-    let editor = YamlEditor::new(&yaml, text);
-    for (document_index, document) in yaml.documents.iter().enumerate() {
-        let Some(root) = document.root else { continue };
-        if let Some(manifest) = Manifest::from_document(&yaml, root) {
-            let cx = KubeContext {
-                manifest: &manifest,
-                text,
-                settings: &config.rule_settings,
-                edit: &editor,
-                document: document_index,
-            };
-            for (info, meta) in active.iter() {
-                if let Some(check) = info.check.kubernetes {
-                    run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
-                }
+    Ok(yaml)
+}
+
+/// A YAML document read as what it deploys.
+enum Document<'y> {
+    Kubernetes(Manifest<'y>),
+    Compose(ComposeFile<'y>),
+}
+
+/// Each document of a YAML file as Kubernetes objects or a compose file
+/// (with the Dockerfiles it builds and the rest of its compose project
+/// merged in), with its index; other documents are passed over.
+fn documents<'y>(
+    yaml: &'y Yaml,
+    path: &'y Path,
+    config: &'y Config,
+) -> impl Iterator<Item = (usize, Document<'y>)> + 'y {
+    yaml.documents
+        .iter()
+        .enumerate()
+        .filter_map(move |(index, document)| {
+            let root = document.root?;
+            if let Some(manifest) = Manifest::from_document(yaml, root) {
+                return Some((index, Document::Kubernetes(manifest)));
             }
-        } else if let Some(mut file) = ComposeFile::from_document(&yaml, root) {
+            let mut file = ComposeFile::from_document(yaml, root)?;
             build::attach_built_images(&mut file, path);
             project::merge_project(&mut file, path, config);
             // Reservations merged from an override count too.
             file.settle_build_evidence();
-            let cx = ComposeContext {
-                file: &file,
-                text,
-                settings: &config.rule_settings,
-                edit: &editor,
-                document: document_index,
-            };
-            for (info, meta) in active.iter() {
-                if let Some(check) = info.check.compose {
-                    run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+            Some((index, Document::Compose(file)))
+        })
+}
+
+fn lint_yaml(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    active: &ActiveRules,
+) -> Result<(Vec<Diagnostic>, Yaml), FileError> {
+    let yaml = parse_yaml(text)?;
+    let mut diagnostics = Vec::new();
+    let editor = YamlEditor::new(&yaml, text);
+    for (document_index, document) in documents(&yaml, path, config) {
+        match document {
+            Document::Kubernetes(manifest) => {
+                let cx = KubeContext {
+                    manifest: &manifest,
+                    text,
+                    settings: &config.rule_settings,
+                    edit: &editor,
+                    document: document_index,
+                };
+                for (info, meta) in active.iter() {
+                    if let Some(check) = info.check.kubernetes {
+                        run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+                    }
+                }
+            }
+            Document::Compose(file) => {
+                let cx = ComposeContext {
+                    file: &file,
+                    text,
+                    settings: &config.rule_settings,
+                    edit: &editor,
+                    document: document_index,
+                };
+                for (info, meta) in active.iter() {
+                    if let Some(check) = info.check.compose {
+                        run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+                    }
                 }
             }
         }
     }
     Ok((diagnostics, yaml))
+}
+
+/// The run-time settings of every compose service and Kubernetes container
+/// in a text (none for a Dockerfile, which runs nothing by itself).
+pub fn inspect_text(
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Result<Vec<ContainerRuntime>, FileError> {
+    if FileKind::of(path) == FileKind::Dockerfile {
+        return Ok(Vec::new());
+    }
+    let yaml = parse_yaml(text)?;
+    let mut containers = Vec::new();
+    for (_, document) in documents(&yaml, path, config) {
+        containers.extend(match document {
+            Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
+            Document::Compose(file) => runtime::compose_runtimes(&file),
+        });
+    }
+    Ok(containers)
 }
 
 /// Lints text that is already in memory (a file or stdin). Never panics: a

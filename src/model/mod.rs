@@ -6,5 +6,6 @@ pub mod dockerfile;
 pub mod k8s;
 pub mod project;
 pub mod quantity;
+pub mod runtime;
 pub mod size;
 pub mod workload;

@@ -30,14 +30,14 @@ struct JsonSummary {
 }
 
 #[derive(Serialize)]
-struct Position {
+pub(crate) struct Position {
     line: usize,
     column: usize,
     offset: usize,
 }
 
 #[derive(Serialize)]
-struct Span {
+pub(crate) struct Span {
     start: Position,
     end: Position,
 }
@@ -94,7 +94,7 @@ fn span(report: &FileReport, range: TextRange) -> Span {
     span_in(&report.index, &report.text, range)
 }
 
-fn span_in(index: &crate::text::LineIndex, text: &str, range: TextRange) -> Span {
+pub(crate) fn span_in(index: &crate::text::LineIndex, text: &str, range: TextRange) -> Span {
     let pos = |offset: usize| {
         let lc = index.line_col(offset, text);
         Position {

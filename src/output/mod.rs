@@ -2,6 +2,7 @@
 
 pub mod github;
 pub mod gitlab;
+pub mod inspect;
 pub mod json;
 pub mod junit;
 pub mod sarif;

@@ -1,0 +1,531 @@
+//! What a container gets at run time from its config, as Docker Compose
+//! and the engine, or the API server and kubelet, would apply it: the size
+//! of `/dev/shm` and which setting decided it, the IPC mode, the GPUs, the
+//! ulimits and the GPU-related environment.
+//!
+//! It is what the rules reason over, reduced to plain values: `gpulint
+//! inspect` prints it, and the run-time test harness reproduces it around a
+//! real workload (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
+//! ulimits, the environment).
+
+use super::compose::{ComposeFile, EffectiveShm, GpuCount, IpcMode, Service, ShmMount};
+use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
+use super::quantity::QuantityValue;
+use super::size::{HumanBytes, SizeValue};
+use super::workload::detect_launcher;
+use crate::text::TextRange;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The `/dev/shm` Docker and the CRI runtimes give a container by default.
+pub const DEFAULT_SHM_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Environment variables that change how GPU jobs run.
+const GPU_ENV_PREFIXES: &[&str] = &["NCCL_", "TORCH_", "CUDA_", "NVIDIA_", "PYTORCH_", "UCX_"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Compose,
+    Kubernetes,
+}
+
+/// One compose service or Kubernetes container.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainerRuntime {
+    pub platform: Platform,
+    /// Stable within a file: the service name, or
+    /// `Kind/name/<pod path>/container` for Kubernetes.
+    pub id: String,
+    /// The service or container name.
+    pub name: String,
+    /// Where it is named (the service key, the container's mapping).
+    #[serde(skip)]
+    pub range: TextRange,
+    /// What findings about this container can be attached to: the service
+    /// mapping, or the whole pod spec (volumes live there).
+    #[serde(skip)]
+    pub scope: TextRange,
+    /// Why Compose, the engine or the API server would not create it at all.
+    pub refused: Option<String>,
+    /// gpulint treats it as a GPU workload (what its rules check).
+    pub gpu_workload: bool,
+    /// GPUs reserved or requested.
+    pub gpus: Option<Gpus>,
+    /// Processes the command launches in this container (`torchrun
+    /// --nproc_per_node 8`, `--tensor-parallel-size 4`), when it says.
+    pub ranks: Option<u64>,
+    pub shm: Shm,
+    /// The IPC namespace: `private`, `shareable`, `host`, `none`,
+    /// `service:X`, `container:X` (Kubernetes: `private` or `host`).
+    pub ipc: String,
+    /// Ulimits the config sets (`memlock`, `stack`); absent ones are the
+    /// engine's default. `-1` is unlimited.
+    pub ulimits: BTreeMap<&'static str, Ulimit>,
+    /// Capabilities added (compose `cap_add`).
+    pub cap_add: Vec<String>,
+    /// Uses InfiniBand/RDMA (NCCL_IB_* settings, `/dev/infiniband`).
+    pub rdma: bool,
+    /// `NCCL_*`, `TORCH_*`, `CUDA_*`, `NVIDIA_*`, `PYTORCH_*` and `UCX_*`
+    /// variables; `null` when the value is unknown (an unset variable).
+    pub env: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Gpus {
+    All,
+    Unknown,
+    #[serde(untagged)]
+    Count(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ulimit {
+    pub soft: Option<i64>,
+    pub hard: Option<i64>,
+}
+
+/// The container's `/dev/shm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shm {
+    pub kind: ShmKind,
+    /// The tmpfs size in bytes, when it is bounded and known.
+    pub bytes: Option<u64>,
+    /// The setting that decided it, in words.
+    pub from: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShmKind {
+    /// The 64 MiB default.
+    Default,
+    /// A tmpfs of `bytes`.
+    Sized,
+    /// The host's `/dev/shm` (`ipc: host`, `hostIPC`, a bind of `/dev/shm`).
+    Host,
+    /// A tmpfs with no size: up to half the host's memory (compose), or the
+    /// node's (a memory emptyDir with neither sizeLimit nor memory limits).
+    Unbounded,
+    /// A disk-backed volume at `/dev/shm`.
+    Disk,
+    /// No `/dev/shm` at all (`ipc: none`).
+    Missing,
+    /// The engine or the API server refuses the setting: the container
+    /// never starts.
+    Refused,
+    /// Decided by another file of the compose project.
+    Elsewhere,
+    /// Depends on a variable with no value, or on something gpulint cannot read.
+    Unknown,
+}
+
+impl Shm {
+    fn new(kind: ShmKind, bytes: Option<u64>, from: impl Into<String>) -> Shm {
+        Shm {
+            kind,
+            bytes,
+            from: from.into(),
+        }
+    }
+
+    fn default_of(runtime: &str) -> Shm {
+        Shm::new(
+            ShmKind::Default,
+            Some(DEFAULT_SHM_BYTES),
+            format!("{runtime}'s default"),
+        )
+    }
+}
+
+fn gpu_env(
+    vars: impl IntoIterator<Item = (String, Option<String>)>,
+) -> BTreeMap<String, Option<String>> {
+    vars.into_iter()
+        .filter(|(name, _)| GPU_ENV_PREFIXES.iter().any(|p| name.starts_with(p)))
+        .collect()
+}
+
+fn gpus_of(count: GpuCount) -> Gpus {
+    match count {
+        GpuCount::All => Gpus::All,
+        GpuCount::Exactly(n) => Gpus::Count(n),
+        GpuCount::Unknown => Gpus::Unknown,
+    }
+}
+
+/// The services of a compose file (after its project and builds were merged in).
+pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
+    file.services
+        .iter()
+        .map(|service| {
+            let yaml = file.yaml;
+            let mut ulimits = BTreeMap::new();
+            for (name, limit) in [
+                ("memlock", &service.ulimits.memlock),
+                ("stack", &service.ulimits.stack),
+            ] {
+                if let Some(limit) = limit {
+                    ulimits.insert(
+                        name,
+                        Ulimit {
+                            soft: limit.soft,
+                            hard: limit.hard,
+                        },
+                    );
+                }
+            }
+            let ipc = match service.ipc.as_ref().map(|i| &i.value) {
+                None | Some(IpcMode::Private) => "private".to_string(),
+                Some(IpcMode::Shareable) => "shareable".to_string(),
+                Some(IpcMode::Host) => "host".to_string(),
+                Some(IpcMode::None) => "none".to_string(),
+                Some(IpcMode::Service(s)) => format!("service:{s}"),
+                Some(IpcMode::Container(s)) => format!("container:{s}"),
+                Some(IpcMode::Unknown(v)) => format!("${{{v}}}"),
+                Some(IpcMode::Invalid(v)) => v.clone(),
+            };
+            ContainerRuntime {
+                platform: Platform::Compose,
+                refused: service
+                    .device_requests
+                    .iter()
+                    .find(|r| r.count.is_some() && r.device_ids.is_some())
+                    .map(|_| {
+                        "a device reservation sets both count and device_ids, which Compose rejects"
+                            .to_string()
+                    }),
+                id: service.name.clone(),
+                name: service.name.clone(),
+                range: yaml.range(service.key),
+                scope: yaml.range(service.key).cover(yaml.range(service.map)),
+                gpu_workload: service.own_gpu_evidence()
+                    || service
+                        .project
+                        .as_ref()
+                        .is_some_and(|p| p.gpu_elsewhere.is_some()),
+                gpus: service.gpu.count.map(gpus_of),
+                ranks: service.gpu.parallelism,
+                shm: compose_shm(file, service, 0),
+                ipc,
+                ulimits,
+                cap_add: service.cap_add.clone(),
+                rdma: service.gpu.rdma,
+                env: gpu_env(
+                    service
+                        .environment
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone())),
+                ),
+            }
+        })
+        .collect()
+}
+
+fn compose_size(size: &SizeValue, setting: &str) -> Shm {
+    match size {
+        SizeValue::Bytes { bytes: 0, .. } => Shm::new(
+            ShmKind::Default,
+            Some(DEFAULT_SHM_BYTES),
+            format!("{setting} 0: Docker's default"),
+        ),
+        SizeValue::Bytes { bytes, .. } => Shm::new(
+            ShmKind::Sized,
+            Some(*bytes),
+            format!("{setting} {}", HumanBytes(*bytes)),
+        ),
+        SizeValue::Negative(n) => Shm::new(
+            ShmKind::Refused,
+            None,
+            format!("{setting} {n}: the engine refuses a negative size"),
+        ),
+        SizeValue::Unknown { variable } => Shm::new(
+            ShmKind::Unknown,
+            None,
+            format!("{setting} depends on ${{{variable}}}"),
+        ),
+        SizeValue::Invalid { text, .. } => Shm::new(
+            ShmKind::Refused,
+            None,
+            format!("{setting} {text:?}: Compose cannot parse it"),
+        ),
+    }
+}
+
+/// A compose service's `/dev/shm`, following `ipc: service:` to its donor.
+pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
+    compose_shm(file, service, 0)
+}
+
+/// `depth` bounds `ipc: service:` chains (a cycle is refused by the engine).
+fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
+    match &service.effective_shm {
+        EffectiveShm::Default => match &service.shm_size {
+            Some(size) => compose_size(&size.value, "shm_size"),
+            None => Shm::default_of("Docker"),
+        },
+        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => match &service.shm_size {
+            Some(size)
+                if service
+                    .ipc
+                    .as_ref()
+                    .is_none_or(|i| i.value.honours_shm_size()) =>
+            {
+                compose_size(&size.value, "shm_size")
+            }
+            _ => match service.ipc.as_ref().map(|i| &i.value) {
+                Some(IpcMode::Invalid(v)) => Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!("ipc {v:?}: the engine refuses it"),
+                ),
+                _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
+            },
+        },
+        EffectiveShm::Host { .. } => Shm::new(ShmKind::Host, None, "ipc: host"),
+        EffectiveShm::Missing { .. } => Shm::new(ShmKind::Missing, None, "ipc: none"),
+        EffectiveShm::Elsewhere => {
+            match service.project.as_ref().and_then(|p| p.decided_shm.clone()) {
+                Some(shm) => shm,
+                None => Shm::new(
+                    ShmKind::Elsewhere,
+                    None,
+                    "another file of the compose project",
+                ),
+            }
+        }
+        EffectiveShm::Mount { mount, .. } => match mount {
+            ShmMount::HostBind => Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm"),
+            ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
+            ShmMount::Tmpfs(None) => {
+                Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+            }
+            ShmMount::Tmpfs(Some(size)) => match compose_size(size, "tmpfs size") {
+                // A tmpfs size of 0 means no limit, not the engine default.
+                Shm {
+                    kind: ShmKind::Default,
+                    ..
+                } => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with size 0"),
+                shm => shm,
+            },
+        },
+        EffectiveShm::Donor { donor, .. } => {
+            let Some(giver) = file.service(donor) else {
+                return Shm::new(
+                    ShmKind::Unknown,
+                    None,
+                    format!("the IPC namespace of `{donor}`, which is not in this file"),
+                );
+            };
+            let shares = matches!(
+                giver.ipc.as_ref().map(|i| &i.value),
+                Some(IpcMode::Shareable | IpcMode::Host)
+            );
+            if !shares {
+                return Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!(
+                        "ipc: service:{donor}, which does not share its IPC namespace (\"non-shareable IPC\")"
+                    ),
+                );
+            }
+            if depth > 8 {
+                return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
+            }
+            let shm = compose_shm(file, giver, depth + 1);
+            Shm {
+                from: format!("`{donor}`'s /dev/shm ({})", shm.from),
+                ..shm
+            }
+        }
+    }
+}
+
+/// The containers of every pod spec in a manifest document.
+pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
+    let yaml = manifest.yaml;
+    let mut out = Vec::new();
+    for object in &manifest.objects {
+        let object_name = format!("{}/{}", object.kind, object.name.as_deref().unwrap_or("-"));
+        for pod in &object.pods {
+            for container in pod.app_containers() {
+                let gpu = container.gpu();
+                let (_, parallelism) = detect_launcher(&container.command_line);
+                let env = gpu_env(
+                    container
+                        .env
+                        .iter()
+                        .map(|v| (v.name.clone(), v.value.clone())),
+                );
+                let rdma = env.iter().any(|(name, value)| {
+                    name.starts_with("NCCL_IB_")
+                        && !(name == "NCCL_IB_DISABLE" && value.as_deref() == Some("1"))
+                }) || container.limits.iter().any(|r| r.name.starts_with("rdma/"));
+                out.push(ContainerRuntime {
+                    platform: Platform::Kubernetes,
+                    refused: kubernetes_refusal(container),
+                    id: format!("{object_name}/{}/{}", pod.path.join("."), container.name),
+                    name: container.name.clone(),
+                    range: yaml.range(container.map),
+                    scope: yaml.range(pod.map),
+                    gpu_workload: gpu.is_some(),
+                    gpus: gpu.map(|g| match g.count {
+                        Some(n) => Gpus::Count(n.max(0) as u64),
+                        None => Gpus::Unknown,
+                    }),
+                    ranks: parallelism,
+                    shm: kubernetes_shm(pod, container),
+                    ipc: if pod.host_ipc.is_some() {
+                        "host"
+                    } else {
+                        "private"
+                    }
+                    .to_string(),
+                    ulimits: BTreeMap::new(),
+                    cap_add: Vec::new(),
+                    rdma,
+                    env,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What the API server rejects in a container's resources: a value that is
+/// not a quantity, a GPU request without an equal limit.
+fn kubernetes_refusal(container: &super::k8s::Container) -> Option<String> {
+    for (field, resources) in [
+        ("requests", &container.requests),
+        ("limits", &container.limits),
+    ] {
+        if let Some(r) = resources
+            .iter()
+            .find(|r| matches!(r.quantity, QuantityValue::Invalid(_)))
+        {
+            return Some(format!("`{field}.{}` is not a quantity", r.name));
+        }
+    }
+    for request in container
+        .requests
+        .iter()
+        .filter(|r| super::k8s::is_gpu_resource(&r.name))
+    {
+        let limit = container.limits.iter().find(|l| l.name == request.name);
+        match limit {
+            None => return Some(format!("`{}` is requested without a limit", request.name)),
+            Some(l) if l.quantity.quantity() != request.quantity.quantity() => {
+                return Some(format!(
+                    "the `{}` request differs from its limit",
+                    request.name
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+fn kubernetes_shm(pod: &PodSpec, container: &super::k8s::Container) -> Shm {
+    if let Some(operator) = pod.shm_managed_by {
+        return Shm::new(
+            ShmKind::Unbounded,
+            None,
+            format!("a memory-backed /dev/shm that {operator} mounts"),
+        );
+    }
+    match pod.shm_of(container) {
+        ContainerShm::Default => Shm::default_of("the container runtime"),
+        ContainerShm::HostIpc => Shm::new(ShmKind::Host, None, "hostIPC: true"),
+        ContainerShm::Mounted {
+            volume: None,
+            mount,
+        } => Shm::new(
+            ShmKind::Refused,
+            None,
+            format!(
+                "a mount of volume {:?}, which the pod does not define (the API server rejects it)",
+                mount.name.as_deref().unwrap_or("")
+            ),
+        ),
+        ContainerShm::Mounted {
+            volume: Some(volume),
+            ..
+        } => match &volume.source {
+            VolumeSource::EmptyDir { memory: false, .. } => {
+                Shm::new(ShmKind::Disk, None, "a disk-backed emptyDir")
+            }
+            VolumeSource::EmptyDir {
+                memory: true,
+                size_limit,
+                ..
+            } => {
+                // A memory emptyDir is bounded by the pod's memory limit
+                // (the sum of its containers', when every one has one).
+                let containers: Vec<_> = pod.app_containers().collect();
+                let memory_limit = containers
+                    .iter()
+                    .map(|c| {
+                        c.memory_limit()
+                            .and_then(|r| r.quantity.quantity())
+                            .map(|q| q.bytes_ceil())
+                    })
+                    .sum::<Option<u64>>()
+                    .filter(|_| !containers.is_empty());
+                match size_limit.as_ref().map(|(_, _, q)| q) {
+                    Some(QuantityValue::Parsed(q)) => {
+                        let limit = q.bytes_ceil();
+                        match memory_limit.filter(|&m| m < limit) {
+                            Some(m) => Shm::new(
+                                ShmKind::Sized,
+                                Some(m),
+                                format!(
+                                    "a memory emptyDir capped by the pod's memory limit of {}",
+                                    HumanBytes(m)
+                                ),
+                            ),
+                            None => Shm::new(
+                                ShmKind::Sized,
+                                Some(limit),
+                                format!("a memory emptyDir with sizeLimit {}", HumanBytes(limit)),
+                            ),
+                        }
+                    }
+                    Some(QuantityValue::Invalid(e)) => Shm::new(
+                        ShmKind::Refused,
+                        None,
+                        format!(
+                            "sizeLimit is not a quantity ({}): the API server rejects it",
+                            e.reason
+                        ),
+                    ),
+                    Some(QuantityValue::Placeholder(p)) => {
+                        Shm::new(ShmKind::Unknown, None, format!("sizeLimit {p}"))
+                    }
+                    None => match memory_limit {
+                        Some(m) => Shm::new(
+                            ShmKind::Sized,
+                            Some(m),
+                            format!(
+                                "a memory emptyDir with no sizeLimit, capped by the pod's memory limit of {}",
+                                HumanBytes(m)
+                            ),
+                        ),
+                        None => Shm::new(
+                            ShmKind::Unbounded,
+                            None,
+                            "a memory emptyDir with neither sizeLimit nor memory limits",
+                        ),
+                    },
+                }
+            }
+            VolumeSource::HostPath { path } if path.as_deref() == Some("/dev/shm") => {
+                Shm::new(ShmKind::Host, None, "a hostPath of the node's /dev/shm")
+            }
+            VolumeSource::HostPath { .. } => Shm::new(ShmKind::Disk, None, "a hostPath volume"),
+            VolumeSource::Other(kind) => Shm::new(ShmKind::Disk, None, format!("a {kind} volume")),
+        },
+    }
+}

@@ -1,0 +1,172 @@
+//! `gpulint inspect`: the run-time settings gpulint derives for each
+//! compose service and Kubernetes container, as JSON or a table.
+
+use super::json::{Span, span_in};
+use super::shown_path;
+use crate::engine::FileError;
+use crate::model::runtime::{ContainerRuntime, Gpus};
+use crate::model::size::HumanBytes;
+use crate::text::LineIndex;
+use serde::Serialize;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// One file's containers, or why it has none.
+pub struct Inspected {
+    pub path: PathBuf,
+    pub text: String,
+    pub outcome: Result<Vec<ContainerRuntime>, FileError>,
+}
+
+#[derive(Serialize)]
+struct JsonContainer<'a> {
+    path: String,
+    #[serde(flatten)]
+    span: Span,
+    /// The service mapping or pod spec: findings inside it are about this container.
+    scope: Span,
+    #[serde(flatten)]
+    runtime: &'a ContainerRuntime,
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    path: String,
+    message: &'a str,
+    offset: Option<usize>,
+    skipped: bool,
+}
+
+#[derive(Serialize)]
+struct JsonInspect<'a> {
+    version: u32,
+    containers: Vec<JsonContainer<'a>>,
+    errors: Vec<JsonError<'a>>,
+}
+
+pub fn render_json(files: &[Inspected]) -> String {
+    let mut containers = Vec::new();
+    let mut errors = Vec::new();
+    for file in files {
+        match &file.outcome {
+            Ok(runtimes) => {
+                let index = LineIndex::new(&file.text);
+                for runtime in runtimes {
+                    containers.push(JsonContainer {
+                        path: shown_path(&file.path),
+                        span: span_in(&index, &file.text, runtime.range),
+                        scope: span_in(&index, &file.text, runtime.scope),
+                        runtime,
+                    });
+                }
+            }
+            Err(e) => errors.push(JsonError {
+                path: shown_path(&file.path),
+                message: &e.message,
+                offset: e.offset,
+                skipped: e.skip.is_some(),
+            }),
+        }
+    }
+    let document = JsonInspect {
+        version: 1,
+        containers,
+        errors,
+    };
+    let mut out = serde_json::to_string_pretty(&document).expect("JSON");
+    out.push('\n');
+    out
+}
+
+/// A table for people: one row per container.
+pub fn render_text(files: &[Inspected]) -> String {
+    let mut rows = vec![[
+        "LOCATION".to_string(),
+        "CONTAINER".to_string(),
+        "GPUS".to_string(),
+        "/DEV/SHM".to_string(),
+        "FROM".to_string(),
+        "IPC".to_string(),
+        "ULIMITS".to_string(),
+        "ENV".to_string(),
+    ]];
+    let mut errors = String::new();
+    for file in files {
+        let runtimes = match &file.outcome {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(errors, "{}: {}", shown_path(&file.path), e.message);
+                continue;
+            }
+        };
+        let index = LineIndex::new(&file.text);
+        for r in runtimes {
+            let at = index.line_col(r.range.start as usize, &file.text);
+            let gpus = match r.gpus {
+                None if r.gpu_workload => "intended".to_string(),
+                None => "-".to_string(),
+                Some(Gpus::All) => "all".to_string(),
+                Some(Gpus::Count(n)) => n.to_string(),
+                Some(Gpus::Unknown) => "?".to_string(),
+            };
+            let shm = match r.shm.bytes {
+                Some(b) => HumanBytes(b).to_string(),
+                None => format!("{:?}", r.shm.kind).to_lowercase(),
+            };
+            let ulimits = r
+                .ulimits
+                .iter()
+                .map(|(name, l)| {
+                    let show = |v: Option<i64>| match v {
+                        Some(-1) => "unlimited".to_string(),
+                        Some(v) => v.to_string(),
+                        None => "?".to_string(),
+                    };
+                    format!("{name}={}", show(l.soft))
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            let env = r
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("?")))
+                .collect::<Vec<_>>()
+                .join(" ");
+            rows.push([
+                format!("{}:{}:{}", shown_path(&file.path), at.line, at.column),
+                r.id.clone(),
+                gpus,
+                shm,
+                r.shm.from.clone(),
+                r.ipc.clone(),
+                if ulimits.is_empty() {
+                    "-".into()
+                } else {
+                    ulimits
+                },
+                if env.is_empty() { "-".into() } else { env },
+            ]);
+        }
+    }
+    let mut widths = [0usize; 8];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let _ = write!(line, "{cell:<w$}  ");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push_str(&errors);
+    out
+}
