@@ -198,6 +198,9 @@ fn run_in_sandbox(container: &Value, script: &str, extra: &[String]) -> Outcome 
     let shm = &container["shm"];
     let from = shm["from"].as_str().unwrap_or("").to_string();
     let mount = match shm["kind"].as_str().unwrap() {
+        // Huge pages halve the time a run takes in a VM; sizes far from
+        // the boundary do not notice the 2 MiB rounding (the boundary test
+        // below uses 4 KiB pages).
         "default" | "sized" => format!(
             "mount -t tmpfs -o size={},mode=1777,huge=always tmpfs /dev/shm",
             shm["bytes"].as_u64().unwrap()
@@ -210,7 +213,16 @@ fn run_in_sandbox(container: &Value, script: &str, extra: &[String]) -> Outcome 
         "refused" => return Outcome::Refused(from),
         other => return Outcome::NotRunnable(format!("{other}: {from}")),
     };
-    let mut args: Vec<String> = vec!["--ranks".into(), ranks(container).to_string()];
+    let gpus = match &container["gpus"] {
+        Value::Number(n) => n.to_string(),
+        _ => "all".to_string(),
+    };
+    let mut args: Vec<String> = vec![
+        "--ranks".into(),
+        ranks(container).to_string(),
+        "--gpus".into(),
+        gpus,
+    ];
     if container["rdma"] == true {
         args.push("--rdma".into());
     }
@@ -619,4 +631,136 @@ fn flagged_corpus_files_run_once_fixed() {
         "only {fixed} flagged corpus containers were run"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The reference job's footprint in /dev/shm (workload.py computes the same).
+fn shm_needed(ranks: u64, workers: u64, prefetch: u64, batch: u64) -> u64 {
+    const IMAGE: u64 = 3 * 224 * 224 * 4;
+    const NCCL_SEGMENT: u64 = 9_637_888;
+    ranks * workers * prefetch * batch * IMAGE + ranks * (ranks - 1) * NCCL_SEGMENT
+}
+
+/// The largest per-GPU batch an 8-GPU job (8 workers, prefetch 2) fits in
+/// the default `[shm] fix-size`: the batch that fits runs, one more image
+/// per batch fails, measured with 4 KiB pages.
+#[test]
+fn default_fix_size_carries_the_reference_job() {
+    if !sandbox_available() {
+        return;
+    }
+    let fix_size = gpulint::model::size::parse_compose_size(
+        &gpulint::engine::config::Config::default()
+            .rule_settings
+            .fix_shm_size,
+    );
+    let gpulint::model::size::SizeValue::Bytes { bytes, .. } = fix_size else {
+        panic!("fix-size {fix_size:?}");
+    };
+    let largest = (1..1024)
+        .take_while(|&b| shm_needed(8, 8, 2, b) <= bytes)
+        .last()
+        .unwrap();
+    assert!(
+        largest >= 32,
+        "the reference batch of 32 images does not fit {bytes} bytes"
+    );
+    let run = |batch: u64| {
+        let _one_at_a_time = SANDBOX.lock().unwrap_or_else(|e| e.into_inner());
+        let output = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!(
+                "mount -t tmpfs -o size={bytes},mode=1777 tmpfs /dev/shm && exec \"$@\""
+            ))
+            .args([
+                "sh",
+                "python3",
+                &cpu_workload(),
+                "--ranks",
+                "8",
+                "--batch",
+                &batch.to_string(),
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        (output.status.success(), text)
+    };
+    let (fits, text) = run(largest);
+    assert!(fits, "batch {largest} should fit {bytes} bytes: {text}");
+    let (over, text) = run(largest + 1);
+    assert!(
+        !over,
+        "batch {} should not fit {bytes} bytes: {text}",
+        largest + 1
+    );
+    eprintln!(
+        "default fix-size {}: 8 ranks x 8 workers x 2 prefetch x {largest} images (3x224x224 fp32) run ({} needed), {} images do not; the reference 32-image job needs {}",
+        gpulint::model::size::HumanBytes(bytes),
+        gpulint::model::size::HumanBytes(shm_needed(8, 8, 2, largest)),
+        largest + 1,
+        gpulint::model::size::HumanBytes(shm_needed(8, 8, 2, 32)),
+    );
+}
+
+/// GPU mode: the same pairs with PyTorch on real GPUs. Run it with
+/// `cargo test --test runtime -- --ignored --nocapture` on a machine with
+/// an NVIDIA GPU and PyTorch; elsewhere it fails saying why it was skipped,
+/// so it never counts as passed without a GPU.
+#[test]
+#[ignore = "needs an NVIDIA GPU and PyTorch: cargo test --test runtime -- --ignored --nocapture"]
+fn gpu_mode_table() {
+    let smi = Command::new("nvidia-smi").arg("-L").output();
+    let gpus = match smi {
+        Ok(o) if o.status.success() && !o.stdout.is_empty() => {
+            String::from_utf8_lossy(&o.stdout).to_string()
+        }
+        Ok(o) => panic!(
+            "SKIPPED, not passed: nvidia-smi finds no GPU: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => panic!("SKIPPED, not passed: no NVIDIA GPU here (nvidia-smi: {e})"),
+    };
+    let torch = Command::new("python3")
+        .args([
+            "-c",
+            "import torch; print(torch.__version__, torch.cuda.is_available())",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        torch.status.success(),
+        "SKIPPED, not passed: PyTorch is not installed for python3"
+    );
+    assert!(sandbox_available(), "the GPU mode needs root and unshare");
+    eprintln!(
+        "GPUs:\n{gpus}torch: {}",
+        String::from_utf8_lossy(&torch.stdout)
+    );
+    let script = root()
+        .join("tests/runtime/gpu_workload.py")
+        .display()
+        .to_string();
+    let mut rows = Vec::new();
+    for pair in fixture_pairs() {
+        if pair
+            .rule
+            .as_deref()
+            .is_some_and(|r| RUNTIME_RULES.contains(&r))
+        {
+            rows.extend(run_pair(&pair, &script, &[]));
+        }
+    }
+    println!("{}", table(&rows));
+    let fixed = rows
+        .iter()
+        .filter(|r| r.before.fails() && r.after.runs())
+        .count();
+    let broken_after = rows
+        .iter()
+        .filter(|r| r.after.fails() && r.flagged_after.is_empty())
+        .count();
+    println!(
+        "{fixed} containers fail before their fix and run after it; {broken_after} fail after it unreported"
+    );
+    assert!(fixed > 0 && broken_after == 0);
 }

@@ -177,6 +177,7 @@ def main():
     parser.add_argument("--prefetch", type=int, default=2)
     parser.add_argument("--batch", type=int, default=32, help="images per batch")
     parser.add_argument("--rdma", action="store_true")
+    parser.add_argument("--gpus", help="what the config reserves (GPU mode checks it; no GPU here)")
     parser.add_argument("--memlock", type=limit, help="soft:hard bytes, -1 unlimited")
     parser.add_argument("--stack", type=limit, help="soft:hard bytes, -1 unlimited")
     args = parser.parse_args()
