@@ -43,7 +43,11 @@ pub struct ProjectView {
 fn shm_rank(service: &Service) -> u8 {
     if !service.shm_mounts.is_empty() {
         3
-    } else if service.ipc.as_ref().is_some_and(|i| !i.value.honours_shm_size()) {
+    } else if service
+        .ipc
+        .as_ref()
+        .is_some_and(|i| !i.value.honours_shm_size())
+    {
         // `ipc: private` or `shareable` keeps the last file's `shm_size`.
         2
     } else if service.shm_size.is_some() {
