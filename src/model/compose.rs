@@ -7,6 +7,7 @@
 
 use super::dockerfile::BuiltImage;
 use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
+use super::workload::selects_rdma;
 pub use super::workload::{EnvVar, detect_launcher};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use std::collections::HashMap;
@@ -282,8 +283,9 @@ pub enum EffectiveShm {
         node: NodeId,
     },
     /// Decided by a setting in another file of the compose project (an
-    /// override file): that file's findings are about it.
-    Elsewhere,
+    /// override file): that file's findings are about it. It holds what
+    /// that file gives the container, as `gpulint inspect` reports it.
+    Elsewhere(Box<super::runtime::Shm>),
     /// A mount at `/dev/shm` replaces the engine's.
     Mount {
         mount: ShmMount,
@@ -519,6 +521,16 @@ impl Service {
             || self.builds_gpu_image()
     }
 
+    /// The service runs on GPUs, by its own settings or, in a compose project
+    /// with override files, by another file's settings for it.
+    pub fn is_gpu_workload(&self) -> bool {
+        self.own_gpu_evidence()
+            || self
+                .project
+                .as_ref()
+                .is_some_and(|p| p.gpu_elsewhere.is_some())
+    }
+
     /// The service builds its image on a CUDA or ROCm base, and that makes
     /// it a GPU service.
     pub fn builds_gpu_image(&self) -> bool {
@@ -695,11 +707,7 @@ impl Service {
             if name.starts_with("NCCL_") || name.starts_with("TORCH_NCCL_") {
                 gpu.nccl_env = true;
             }
-            let value = env.value.as_deref().unwrap_or("");
-            if name == "NCCL_IB_HCA"
-                || (name == "NCCL_NET" && value.eq_ignore_ascii_case("ib"))
-                || (name == "UCX_NET_DEVICES" && value.contains("mlx"))
-            {
+            if selects_rdma(name, env.value.as_deref()) {
                 gpu.rdma = true;
             }
         }

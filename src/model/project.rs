@@ -34,9 +34,6 @@ pub struct ProjectView {
     /// This file's own settings for the service are GPU evidence (before
     /// merging in the other files').
     pub local_gpu_evidence: bool,
-    /// The `/dev/shm` another file decides (when `effective_shm` is
-    /// `Elsewhere`), as `gpulint inspect` reports it.
-    pub decided_shm: Option<super::runtime::Shm>,
 }
 
 /// Which layer decides `/dev/shm` and by which precedence.
@@ -122,14 +119,12 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
             Some((_, s)) => shm_rank(s),
             None => shm_rank(service),
         });
-        let mut decided_shm = None;
         if let Some((_, Some((layer, other)))) = decider
             && shm_rank(other) > 0
             // `shm_size: 0` there and nothing here is still the 64 MiB default.
             && !(other.effective_shm == EffectiveShm::Default
                 && service.effective_shm == EffectiveShm::Default)
         {
-            service.effective_shm = EffectiveShm::Elsewhere;
             let shm = super::runtime::service_shm(layer.file, other);
             let file = layer
                 .source
@@ -137,17 +132,16 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
                 .file_name()
                 .unwrap_or_default()
                 .to_string_lossy();
-            decided_shm = Some(super::runtime::Shm {
+            service.effective_shm = EffectiveShm::Elsewhere(Box::new(super::runtime::Shm {
                 from: format!("{} in {file}", shm.from),
                 ..shm
-            });
+            }));
         }
 
         service.project = Some(ProjectView {
             gpu_elsewhere,
             also_defined,
             local_gpu_evidence,
-            decided_shm,
         });
     }
 }

@@ -12,7 +12,7 @@ use super::compose::{ComposeFile, EffectiveShm, GpuCount, IpcMode, Service, ShmM
 use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
 use super::quantity::QuantityValue;
 use super::size::{HumanBytes, SizeValue};
-use super::workload::detect_launcher;
+use super::workload::{detect_launcher, selects_rdma};
 use crate::text::TextRange;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -115,8 +115,6 @@ pub enum ShmKind {
     /// The engine or the API server refuses the setting: the container
     /// never starts.
     Refused,
-    /// Decided by another file of the compose project.
-    Elsewhere,
     /// Depends on a variable with no value, or on something gpulint cannot read.
     Unknown,
 }
@@ -200,11 +198,7 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                 name: service.name.clone(),
                 range: yaml.range(service.key),
                 scope: yaml.range(service.key).cover(yaml.range(service.map)),
-                gpu_workload: service.own_gpu_evidence()
-                    || service
-                        .project
-                        .as_ref()
-                        .is_some_and(|p| p.gpu_elsewhere.is_some()),
+                gpu_workload: service.is_gpu_workload(),
                 gpus: service.gpu.count.map(gpus_of),
                 ranks: service.gpu.parallelism,
                 shm: compose_shm(file, service, 0),
@@ -285,16 +279,7 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
         },
         EffectiveShm::Host { .. } => Shm::new(ShmKind::Host, None, "ipc: host"),
         EffectiveShm::Missing { .. } => Shm::new(ShmKind::Missing, None, "ipc: none"),
-        EffectiveShm::Elsewhere => {
-            match service.project.as_ref().and_then(|p| p.decided_shm.clone()) {
-                Some(shm) => shm,
-                None => Shm::new(
-                    ShmKind::Elsewhere,
-                    None,
-                    "another file of the compose project",
-                ),
-            }
-        }
+        EffectiveShm::Elsewhere(shm) => (**shm).clone(),
         EffectiveShm::Mount { mount, .. } => match mount {
             ShmMount::HostBind => Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm"),
             ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
@@ -359,10 +344,11 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
                         .iter()
                         .map(|v| (v.name.clone(), v.value.clone())),
                 );
-                let rdma = env.iter().any(|(name, value)| {
-                    name.starts_with("NCCL_IB_")
-                        && !(name == "NCCL_IB_DISABLE" && value.as_deref() == Some("1"))
-                }) || container.limits.iter().any(|r| r.name.starts_with("rdma/"));
+                let rdma = container
+                    .env
+                    .iter()
+                    .any(|v| selects_rdma(&v.name, v.value.as_deref()))
+                    || container.limits.iter().any(|r| r.name.starts_with("rdma/"));
                 out.push(ContainerRuntime {
                     platform: Platform::Kubernetes,
                     refused: kubernetes_refusal(container),
@@ -416,7 +402,11 @@ fn kubernetes_refusal(container: &super::k8s::Container) -> Option<String> {
         let limit = container.limits.iter().find(|l| l.name == request.name);
         match limit {
             None => return Some(format!("`{}` is requested without a limit", request.name)),
-            Some(l) if l.quantity.quantity() != request.quantity.quantity() => {
+            // Compared by value (`1` and `1.0` agree), as the API server does.
+            Some(l)
+                if l.quantity.quantity().map(|q| q.nanos)
+                    != request.quantity.quantity().map(|q| q.nanos) =>
+            {
                 return Some(format!(
                     "the `{}` request differs from its limit",
                     request.name

@@ -36,6 +36,15 @@ pub struct EnvView<'a> {
     pub range: TextRange,
 }
 
+/// An environment variable that points NCCL or UCX at InfiniBand/RDMA
+/// devices (which then need `memlock` unlimited to register memory).
+pub fn selects_rdma(name: &str, value: Option<&str>) -> bool {
+    let value = value.unwrap_or("");
+    name == "NCCL_IB_HCA"
+        || (name == "NCCL_NET" && value.eq_ignore_ascii_case("ib"))
+        || (name == "UCX_NET_DEVICES" && value.contains("mlx"))
+}
+
 /// The GPU user space an image ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Accelerator {

@@ -11,16 +11,6 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
-/// The service runs on GPUs, by its own settings or, in a compose project
-/// with override files, by another file's settings for it.
-pub fn is_gpu_workload(service: &Service) -> bool {
-    service.own_gpu_evidence()
-        || service
-            .project
-            .as_ref()
-            .is_some_and(|p| p.gpu_elsewhere.is_some())
-}
-
 /// Several GPUs or ranks share this container's /dev/shm.
 pub fn needs_large_shm(service: &Service) -> bool {
     service.gpu.is_multi_gpu() || service.gpu.is_distributed()
@@ -68,7 +58,7 @@ pub fn shm_source(shm: &EffectiveShm) -> &'static str {
         EffectiveShm::Donor { .. } => "the `ipc` donor",
         EffectiveShm::Missing { .. } => "`ipc: none`",
         EffectiveShm::Mount { .. } => "a mount at /dev/shm",
-        EffectiveShm::Elsewhere => "another file of the compose project",
+        EffectiveShm::Elsewhere(_) => "another file of the compose project",
     }
 }
 

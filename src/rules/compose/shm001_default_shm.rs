@@ -4,7 +4,7 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
-use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, is_gpu_workload, launches_ranks, set_shm_size_fix};
+use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -12,7 +12,7 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        if service.effective_shm != EffectiveShm::Default || !is_gpu_workload(service) {
+        if service.effective_shm != EffectiveShm::Default || !service.is_gpu_workload() {
             continue;
         }
         // In a compose project, the file that asks for the GPUs reports it.

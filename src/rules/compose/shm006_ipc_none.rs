@@ -1,7 +1,7 @@
 //! SHM006: `ipc: none` on a GPU service (no /dev/shm at all).
 
 use crate::model::compose::EffectiveShm;
-use crate::rules::helpers::{add_shm_help, gpu_reason, is_gpu_workload};
+use crate::rules::helpers::{add_shm_help, gpu_reason};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::compose(check);
@@ -9,7 +9,7 @@ pub const CHECK: Check = Check::compose(check);
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let EffectiveShm::Missing { node } = service.effective_shm else { continue };
-        if !is_gpu_workload(service) {
+        if !service.is_gpu_workload() {
             continue;
         }
         out.report(

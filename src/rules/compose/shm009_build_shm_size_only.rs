@@ -4,7 +4,7 @@ use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
 use crate::syntax::yaml_edit::NewNode;
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, shm_threshold};
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::compose(check);
@@ -14,7 +14,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let Some(build_shm) = &service.build_shm_size else { continue };
         if service.shm_size.is_some()
             || service.effective_shm != EffectiveShm::Default
-            || !is_gpu_workload(service)
+            || !service.is_gpu_workload()
         {
             continue;
         }

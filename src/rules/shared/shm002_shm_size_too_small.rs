@@ -7,7 +7,7 @@ use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
 use crate::model::size::{HumanBytes, MIB, SizeValue};
 use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, is_gpu_workload, needs_large_shm, set_shm_size_fix};
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, needs_large_shm, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings};
 use crate::text::TextRange;
 
@@ -47,7 +47,7 @@ fn report<'r>(
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        if !is_gpu_workload(service) {
+        if !service.is_gpu_workload() {
             continue;
         }
         let (bytes, node) = match &service.effective_shm {
