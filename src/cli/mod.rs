@@ -1,7 +1,7 @@
 //! The command line: `gpulint check`, `gpulint rule`.
 
 use crate::engine::config::{Config, validate_selector};
-use crate::engine::discover::{ConfigResolver, discover};
+use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Skip};
 use crate::fix::Applicability;
@@ -216,19 +216,12 @@ fn check(args: CheckArgs) -> u8 {
             return usage_error(e);
         }
     }
-    let fixed = match &args.config {
-        Some(path) => match Config::load(path) {
-            Ok(c) => Some(c),
-            Err(e) => return usage_error(e),
-        },
-        None => None,
+    let fixed = match load_fixed_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
     };
     let resolver = ConfigResolver::new(fixed, args.select.clone(), args.ignore.clone());
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        args.paths.clone()
-    };
+    let paths = paths_or_current(args.paths.clone());
     let reads_stdin = paths.iter().any(|p| p.as_os_str() == "-");
     if reads_stdin && paths.len() > 1 {
         return usage_error("`-` (standard input) cannot be combined with other paths");
@@ -288,16 +281,13 @@ fn check(args: CheckArgs) -> u8 {
                     }));
                 }
                 let config = resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-                Ok(match engine::read_source(&t.path) {
-                    // Walked YAML that is not a manifest is not ours to lint.
-                    Ok(text) if t.manifest_only && !engine::is_manifest_candidate(&text) => None,
-                    Ok(text) => Some(check_one(t.path.clone(), text, &config, action, mode, true)),
-                    Err(_) if t.manifest_only => None,
-                    Err((error, text)) => Some(Checked {
+                Ok(read_target(t).map(|read| match read {
+                    Ok(text) => check_one(t.path.clone(), text, &config, action, mode, true),
+                    Err((error, text)) => Checked {
                         report: FileReport::failed(t.path.clone(), text, error),
                         fixing: None,
-                    }),
-                })
+                    },
+                }))
             })
             .collect();
         for r in results {
@@ -515,69 +505,40 @@ fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
     std::fs::write(path, report)
 }
 
-/// Lints one file's text, fixing it first when asked. `write` is false for
-/// standard input, whose fixed text goes to stdout instead.
 fn inspect(args: InspectArgs) -> u8 {
     use crate::output::inspect::{Inspected, render_json, render_text};
-    let fixed = match &args.config {
-        Some(path) => match Config::load(path) {
-            Ok(c) => Some(c),
-            Err(e) => return usage_error(e),
-        },
-        None => None,
+    let fixed = match load_fixed_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
     };
     let resolver = ConfigResolver::new(fixed, None, Vec::new());
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        args.paths
-    };
-    let (targets, errors) = discover(&paths, &resolver);
-    let mut failed = !errors.is_empty();
+    let (targets, errors) = discover(&paths_or_current(args.paths), &resolver);
     for e in &errors {
         eprintln!("{}: error: {}", e.path.display(), e.message);
     }
-    let files: Vec<Option<Inspected>> = targets
+    let files: Vec<Inspected> = targets
         .par_iter()
         .filter(|t| t.skip.is_none())
-        .map(|t| {
-            let outcome = match resolver.for_file(&t.path) {
-                Err(e) => Err(FileError::new(e.to_string())),
-                Ok(config) => match engine::read_source(&t.path) {
-                    Ok(text) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
-                        return None;
-                    }
-                    Err(_) if t.manifest_only => return None,
-                    Ok(text) => {
-                        let outcome =
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                engine::inspect_text(&text, &t.path, &config)
-                            }))
-                            .unwrap_or_else(|_| {
-                                Err(FileError::new(
-                                    "internal error: gpulint crashed on this file",
-                                ))
-                            });
-                        return Some(Inspected {
-                            path: t.path.clone(),
-                            text,
-                            outcome,
-                        });
-                    }
-                    Err((error, _)) => Err(error),
-                },
+        .filter_map(|t| {
+            let (text, outcome) = match (resolver.for_file(&t.path), read_target(t)?) {
+                (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
+                (Ok(_), Err((error, text))) => (text, Err(error)),
+                (Ok(config), Ok(text)) => {
+                    let outcome = engine::inspect_text(&text, &t.path, &config);
+                    (text, outcome)
+                }
             };
             Some(Inspected {
                 path: t.path.clone(),
-                text: String::new(),
+                text,
                 outcome,
             })
         })
         .collect();
-    let files: Vec<Inspected> = files.into_iter().flatten().collect();
-    failed |= files
-        .iter()
-        .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
+    let failed = !errors.is_empty()
+        || files
+            .iter()
+            .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
     let rendered = match args.format {
         InspectFormat::Json => render_json(&files),
         InspectFormat::Text => render_text(&files),
@@ -589,6 +550,33 @@ fn inspect(args: InspectArgs) -> u8 {
     if failed { EXIT_ERROR } else { EXIT_CLEAN }
 }
 
+/// `--config`: the one configuration for every file, if given.
+fn load_fixed_config(path: Option<&Path>) -> Result<Option<Config>, String> {
+    path.map(|p| Config::load(p).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+/// The command-line paths, or `.` when none are given.
+fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    if paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        paths
+    }
+}
+
+/// A discovered file's text, or why it cannot be read; `None` for walked
+/// YAML that is not a manifest (and so not ours), readable or not.
+fn read_target(target: &Target) -> Option<Result<String, (FileError, String)>> {
+    match engine::read_source(&target.path) {
+        Ok(text) if target.manifest_only && !engine::is_manifest_candidate(&text) => None,
+        Err(_) if target.manifest_only => None,
+        read => Some(read),
+    }
+}
+
+/// Lints one file's text, fixing it first when asked. `write` is false for
+/// standard input, whose fixed text goes to stdout instead.
 fn check_one(
     path: PathBuf,
     text: String,

@@ -409,8 +409,17 @@ fn lint_yaml(
 }
 
 /// The run-time settings of every compose service and Kubernetes container
-/// in a text (none for a Dockerfile, which runs nothing by itself).
+/// in a text (none for a Dockerfile, which runs nothing by itself). Never
+/// panics, like [`check_text`].
 pub fn inspect_text(
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Result<Vec<ContainerRuntime>, FileError> {
+    without_crashing(|| inspect_yaml(text, path, config))
+}
+
+fn inspect_yaml(
     text: &str,
     path: &Path,
     config: &Config,
@@ -432,20 +441,19 @@ pub fn inspect_text(
 /// Lints text that is already in memory (a file or stdin). Never panics: a
 /// bug in a rule becomes an error for this file.
 pub fn check_text(path: PathBuf, text: String, config: &Config) -> FileReport {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        lint_text(&text, &path, config)
-    }));
-    match outcome {
-        Ok(Ok(diagnostics)) => FileReport::new(path, text, diagnostics),
-        Ok(Err(error)) => FileReport::failed(path, text, error),
-        Err(_) => FileReport::failed(
-            path,
-            text,
-            FileError::new(
-                "internal error: gpulint crashed on this file; please report it with the file attached",
-            ),
-        ),
+    match without_crashing(|| lint_text(&text, &path, config)) {
+        Ok(diagnostics) => FileReport::new(path, text, diagnostics),
+        Err(error) => FileReport::failed(path, text, error),
     }
+}
+
+/// Runs `work` on one file, turning a panic (a bug) into an error for that file.
+fn without_crashing<T>(work: impl FnOnce() -> Result<T, FileError>) -> Result<T, FileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        Err(FileError::new(
+            "internal error: gpulint crashed on this file; please report it with the file attached",
+        ))
+    })
 }
 
 /// Whether a YAML file found by walking a directory (and not named like a
