@@ -4,26 +4,13 @@
 
 mod common;
 
-use common::{gpulint, stdout, write};
+use common::{copy_dir, gpulint, stdout, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const GPU_SERVICE: &str =
     "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// A repository with a finding whose second span is in another file, one
 /// whose names need escaping, and a file that is not YAML.

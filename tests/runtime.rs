@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{gpulint, root, stdout};
+use common::{copy_dir, fixtures, gpulint, root, stdout};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -90,6 +90,22 @@ fn sandbox_available() -> bool {
     ok
 }
 
+/// A reported path (relative to the checkout, where gpulint runs) as a key
+/// that is the same before and after the fix: relative to the linted
+/// directory, or the linted file's name.
+fn within(linted: &Path, reported: &str) -> String {
+    let base = if linted.is_dir() {
+        linted
+    } else {
+        linted.parent().unwrap()
+    };
+    let file = root().join(reported);
+    file.strip_prefix(base)
+        .unwrap_or(&file)
+        .display()
+        .to_string()
+}
+
 /// The GPU containers `gpulint inspect` finds under `path`, by file and id.
 fn inspect(path: &Path) -> BTreeMap<(String, String), Value> {
     let output = gpulint(
@@ -98,23 +114,13 @@ fn inspect(path: &Path) -> BTreeMap<(String, String), Value> {
     );
     let json: Value = serde_json::from_str(&stdout(&output))
         .unwrap_or_else(|e| panic!("inspect {}: {e}: {}", path.display(), stdout(&output)));
-    let base = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap()
-    };
     json["containers"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|c| c["gpu_workload"] == true)
         .map(|c| {
-            let file = root().join(c["path"].as_str().unwrap());
-            let file = file
-                .strip_prefix(base)
-                .unwrap_or(&file)
-                .display()
-                .to_string();
+            let file = within(path, c["path"].as_str().unwrap());
             ((file, c["id"].as_str().unwrap().to_string()), c.clone())
         })
         .collect()
@@ -134,23 +140,14 @@ fn findings(path: &Path) -> BTreeMap<String, Vec<(String, u64)>> {
         ],
     );
     let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let base = if path.is_dir() {
-        path
-    } else {
-        path.parent().unwrap()
-    };
     let mut out: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
     for d in json["diagnostics"].as_array().unwrap() {
-        let file = root().join(d["path"].as_str().unwrap());
-        let file = file
-            .strip_prefix(base)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
-        out.entry(file).or_default().push((
-            d["code"].as_str().unwrap().to_string(),
-            d["start"]["offset"].as_u64().unwrap(),
-        ));
+        out.entry(within(path, d["path"].as_str().unwrap()))
+            .or_default()
+            .push((
+                d["code"].as_str().unwrap().to_string(),
+                d["start"]["offset"].as_u64().unwrap(),
+            ));
     }
     out
 }
@@ -307,70 +304,52 @@ struct Pair {
     _dir: tempfile::TempDir,
 }
 
-/// Every compose and Kubernetes fixture pair: `invalid*.yaml` with its
-/// `.fixed` snapshot, or a repository fixture with the fixed file put in.
+/// Every compose and Kubernetes fixture with `.fixed` snapshots: the
+/// fixture as it is, and a copy with the fixed files put in.
 fn fixture_pairs() -> Vec<Pair> {
+    let is_yaml = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml");
     let mut pairs = Vec::new();
-    let mut codes: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('_'))
-        .collect();
-    codes.sort();
-    for dir in codes {
-        let code = dir.file_name().unwrap().to_string_lossy().to_string();
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for fixed in entries
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "fixed"))
-        {
-            let name = fixed.file_name().unwrap().to_string_lossy().to_string();
-            let stem = name.strip_suffix(".fixed").unwrap();
-            if !(stem.ends_with(".yaml") || stem.ends_with(".yml")) {
-                continue; // Dockerfiles run nothing by themselves
+    for rule in gpulint::rules::RULES {
+        for fixture in fixtures(rule.code) {
+            let fixed: Vec<(&PathBuf, PathBuf)> = fixture
+                .files
+                .iter()
+                .map(|file| (file, fixture.snapshot(file, ".fixed")))
+                .filter(|(_, fixed)| fixed.is_file())
+                .collect();
+            // Dockerfiles run nothing by themselves.
+            if !fixed.iter().any(|(file, _)| is_yaml(file)) {
+                continue;
             }
             let temp = tempfile::tempdir().unwrap();
-            let original = dir.join(stem);
-            let (before, after) = if original.is_file() {
-                let after = temp.path().join(stem);
-                std::fs::copy(fixed, &after).unwrap();
-                (original, after)
-            } else {
-                // `dir.inner__path.yml.fixed` belongs to repository fixture `dir`.
-                let (fixture, inner) = stem.split_once('.').unwrap();
-                let source = dir.join(fixture);
-                let copy = temp.path().join(fixture);
-                copy_dir(&source, &copy);
-                std::fs::copy(fixed, copy.join(inner.replace("__", "/"))).unwrap();
-                (source, copy)
-            };
+            let after = temp.path().join(fixture.name());
+            if fixture.path.is_dir() {
+                copy_dir(&fixture.path, &after);
+            }
+            for (file, fixed) in &fixed {
+                let inside = file.strip_prefix(&fixture.path).unwrap();
+                let target = if inside.as_os_str().is_empty() {
+                    after.clone()
+                } else {
+                    after.join(inside)
+                };
+                std::fs::copy(fixed, target).unwrap();
+            }
             pairs.push(Pair {
-                label: format!("fixtures/{code}/{stem}"),
-                rule: Some(code.clone()),
-                before,
+                label: fixture
+                    .path
+                    .strip_prefix(root())
+                    .unwrap()
+                    .display()
+                    .to_string(),
+                rule: Some(rule.code.to_string()),
+                before: fixture.path.clone(),
                 after,
                 _dir: temp,
             });
         }
     }
     pairs
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// The flagged compose and Kubernetes corpus files, each with a copy fixed

@@ -14,10 +14,11 @@ The last line printed is `RESULT {json}`; the exit status is 0 when the step ran
 """
 
 import argparse
-import json
 import os
 import sys
 import traceback
+
+from result import failures_of, finish
 
 
 def parse():
@@ -112,9 +113,7 @@ def main():
         os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(int(args.gpus)))
     import torch
     if not torch.cuda.is_available():
-        print("RESULT " + json.dumps({"passed": False, "failure": "no-gpu",
-                                      "message": "torch sees no CUDA device"}))
-        sys.exit(1)
+        finish([{"failure": "no-gpu", "message": "torch sees no CUDA device"}])
     visible = torch.cuda.device_count()
     wanted = visible if args.gpus == "all" else int(args.gpus)
     world = max(1, min(args.ranks, visible))
@@ -131,17 +130,8 @@ def main():
         for p in procs:
             p.join(600)
         reports = [results.get() for _ in range(sum(1 for _ in procs)) if not results.empty()]
-        failures = [r for r in reports if r["failure"]]
-        if len(reports) < world and not failures:
-            failures = [{"failure": "rank-died", "message": "a rank died without a report"}]
-    result = {"passed": not failures,
-              "failure": failures[0]["failure"] if failures else None,
-              "message": failures[0]["message"] if failures else None,
-              "world": world, "gpus_visible": visible, "gpu": torch.cuda.get_device_name(0)}
-    if failures:
-        print(failures[0]["message"], file=sys.stderr)
-    print("RESULT " + json.dumps(result))
-    sys.exit(0 if result["passed"] else 1)
+        failures = failures_of(reports, world)
+    finish(failures, world=world, gpus_visible=visible, gpu=torch.cuda.get_device_name(0))
 
 
 if __name__ == "__main__":

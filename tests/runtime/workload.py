@@ -26,8 +26,6 @@ The last line printed is `RESULT {json}`; the exit status is 0 when the step ran
 import argparse
 import ctypes
 import ctypes.util
-import errno
-import json
 import mmap
 import multiprocessing
 import os
@@ -35,6 +33,8 @@ import resource
 import secrets
 import signal
 import sys
+
+from result import failures_of, finish
 
 IMAGE_BYTES = 3 * 224 * 224 * 4
 NCCL_SEGMENT_BYTES = 9_637_888  # seen in NCCL logs of 8-GPU jobs (NVIDIA/nccl#342)
@@ -218,27 +218,18 @@ def main():
             break
     for pid in pids:
         os.waitpid(pid, 0)
-    failures = [r for r in reports if r["failure"]]
-    if len(reports) < args.ranks and not failures:
-        failures = [{"rank": None, "failure": "rank-died", "message": "a rank died without a report"}]
-    report_result(args, need, failures)
+    report_result(args, need, failures_of(reports, args.ranks))
 
 
 def report_result(args, need, failures):
     shm = os.statvfs("/dev/shm") if os.path.isdir("/dev/shm") else None
-    result = {
-        "passed": not failures,
-        "failure": failures[0]["failure"] if failures else None,
-        "message": failures[0]["message"] if failures else None,
-        "ranks": args.ranks,
-        "shape": f"{args.ranks} ranks x {args.workers} workers x {args.prefetch} prefetch x {args.batch} images",
-        "shm_needed": need,
-        "shm_size": shm.f_blocks * shm.f_frsize if shm else None,
-    }
-    if failures:
-        print(failures[0]["message"], file=sys.stderr)
-    print("RESULT " + json.dumps(result))
-    sys.exit(0 if result["passed"] else 1)
+    finish(
+        failures,
+        ranks=args.ranks,
+        shape=f"{args.ranks} ranks x {args.workers} workers x {args.prefetch} prefetch x {args.batch} images",
+        shm_needed=need,
+        shm_size=shm.f_blocks * shm.f_frsize if shm else None,
+    )
 
 
 if __name__ == "__main__":
