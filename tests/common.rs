@@ -23,6 +23,7 @@ fn is_lintable(path: &Path) -> bool {
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml")
     ) || gpulint::engine::discover::is_dockerfile_name(&name)
+        || gpulint::engine::discover::script_kind(path).is_some()
 }
 
 /// One fixture of a rule: a file (`invalid_cpu_wheel.Dockerfile`), or a

@@ -775,3 +775,43 @@ fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
         .collect();
     assert!(snapshot == after, "a second `check --fix` changed files");
 }
+
+/// What each SLURM batch script of the corpus must get, by number (codes,
+/// exactly). 085 is labelled INFO: a "torchrun without a GPU request" rule
+/// would fire there although `--exclusive` gives the job whole GPU nodes,
+/// so a correct linter says nothing.
+const EXPECTED_SLURM: &[(&str, &[&str])] = &[
+    ("085", &[]),
+    ("086", &["SLURM001"]), // `#SBATCH --nodes=$NUM_NODES`
+    ("087", &[]),
+];
+
+#[test]
+fn slurm_corpus_matches_its_labels() {
+    let Some(dir) = corpus_dir() else { return };
+    let config = Config::default();
+    let mut seen = 0;
+    for row in rows(&dir).iter().filter(|r| r.kind == "slurm") {
+        let number = &row.file["slurm/".len().."slurm/".len() + 3];
+        let (_, want) = EXPECTED_SLURM
+            .iter()
+            .find(|(n, _)| *n == number)
+            .unwrap_or_else(|| panic!("{}: no expectation recorded", row.file));
+        let path = dir.join(&row.file);
+        let report = check_text(
+            path.clone(),
+            std::fs::read_to_string(&path).unwrap(),
+            &config,
+        );
+        assert!(report.error.is_none(), "{}: {:?}", row.file, report.error);
+        let got: BTreeSet<&str> = report.diagnostics.iter().map(|d| d.code).collect();
+        let want: BTreeSet<&str> = want.iter().copied().collect();
+        assert_eq!(got, want, "{} ({})", row.file, row.class);
+        if row.class == "FLAG" {
+            assert!(!got.is_empty(), "{} is labelled FLAG", row.file);
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, EXPECTED_SLURM.len(), "SLURM scripts in the corpus");
+    println!("slurm corpus: {seen} scripts, every label matched");
+}

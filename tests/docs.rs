@@ -96,10 +96,14 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
 
 /// The doc's examples tagged `tag` (`bad`, `good`), each with the file
 /// name it is linted as (`yaml` blocks as YAML, `dockerfile` blocks as a
-/// Dockerfile).
+/// Dockerfile, `bash` blocks as a shell script).
 fn code_blocks(body: &str, tag: &str) -> Vec<(&'static str, String)> {
     let mut blocks = Vec::new();
-    for (language, file) in [("yaml", "example.yaml"), ("dockerfile", "Dockerfile")] {
+    for (language, file) in [
+        ("yaml", "example.yaml"),
+        ("dockerfile", "Dockerfile"),
+        ("bash", "script.sh"),
+    ] {
         let fence = format!("```{language} {tag}\n");
         blocks.extend(body.match_indices(&fence).map(|(i, _)| {
             let rest = &body[i + fence.len()..];

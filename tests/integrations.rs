@@ -187,6 +187,14 @@ fn pre_commit_file_patterns_match_gpulints_file_kinds() {
         "setup.sh",
         "sub/dir/Dockerfile.prod",
         "sub/dir/DOCKERFILE.sh",
+        "jobs/train.sbatch",
+        "jobs/train.SLURM",
+        "scripts/run.bash",
+        "Makefile",
+        "GNUmakefile",
+        "MAKEFILE",
+        "rules.mk",
+        "docs/guide.markdown",
     ];
     let work = tempfile::tempdir().unwrap();
     git(work.path(), &["init", "-q"]);
@@ -220,9 +228,13 @@ fn pre_commit_file_patterns_match_gpulints_file_kinds() {
     for name in names {
         let base = name.rsplit('/').next().unwrap();
         let lower = base.to_ascii_lowercase();
+        // Markdown is read only when asked for, when walking and here.
+        let script = gpulint::engine::discover::script_kind(std::path::Path::new(name))
+            .is_some_and(|k| k != gpulint::model::script::ScriptKind::Markdown);
         let linted = gpulint::engine::discover::is_dockerfile_name(base)
             || lower.ends_with(".yaml")
-            || lower.ends_with(".yml");
+            || lower.ends_with(".yml")
+            || script;
         assert_eq!(
             passed.contains(&name),
             linted,

@@ -491,3 +491,35 @@ fn quick_fix_mounts_shm_in_a_kubernetes_manifest() {
     let after = client.diagnostics(&uri);
     assert!(!codes(&after).contains(&"K8S004".to_string()), "{after:?}");
 }
+
+#[test]
+fn quick_fix_adds_shm_size_to_a_docker_run_in_a_shell_script() {
+    let script = "#!/bin/bash\nsudo docker run --gpus all --rm \\\n  nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n";
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "train.sh", script);
+    let uri = uri(&dir.path().join("train.sh"));
+    let mut client = Client::start();
+    client.open(&uri, "shellscript", script);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["SHM001"])
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    // `docker run` on line 2 (0-based 1), after `sudo `.
+    assert_eq!(
+        shm.range,
+        lsp::Range::new(lsp::Position::new(1, 5), lsp::Position::new(1, 15))
+    );
+    let actions = client.code_actions(&uri, shm.range, Some("quickfix"));
+    let fix = actions
+        .iter()
+        .find(|a| a.title == "Add `--shm-size=8gb`")
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    let fixed = apply(fix, &uri, script);
+    assert_eq!(
+        fixed,
+        "#!/bin/bash\nsudo docker run --shm-size=8gb --gpus all --rm \\\n  nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n"
+    );
+    client.change(&uri, 2, full_change(&fixed));
+    assert!(client.diagnostics(&uri).is_empty());
+}

@@ -304,10 +304,14 @@ struct Pair {
     _dir: tempfile::TempDir,
 }
 
-/// Every compose and Kubernetes fixture with `.fixed` snapshots: the
+/// Every compose, Kubernetes and script fixture with `.fixed` snapshots: the
 /// fixture as it is, and a copy with the fixed files put in.
 fn fixture_pairs() -> Vec<Pair> {
-    let is_yaml = |p: &Path| p.extension().is_some_and(|e| e == "yaml" || e == "yml");
+    // Compose files, manifests and scripts start containers; Dockerfiles
+    // run nothing by themselves.
+    let starts_containers = |p: &Path| {
+        !gpulint::engine::discover::is_dockerfile_name(&p.file_name().unwrap().to_string_lossy())
+    };
     let mut pairs = Vec::new();
     for rule in gpulint::rules::RULES {
         for fixture in fixtures(rule.code) {
@@ -317,8 +321,7 @@ fn fixture_pairs() -> Vec<Pair> {
                 .map(|file| (file, fixture.snapshot(file, ".fixed")))
                 .filter(|(_, fixed)| fixed.is_file())
                 .collect();
-            // Dockerfiles run nothing by themselves.
-            if !fixed.iter().any(|(file, _)| is_yaml(file)) {
+            if !fixed.iter().any(|(file, _)| starts_containers(file)) {
                 continue;
             }
             let temp = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ local M = {}
 M.config = {
   name = 'gpulint',
   cmd = { 'gpulint', 'server' },
-  filetypes = { 'yaml', 'yaml.docker-compose', 'dockerfile' },
+  filetypes = { 'yaml', 'yaml.docker-compose', 'dockerfile', 'sh', 'bash', 'make', 'markdown' },
   -- A gpulint.toml or the repository root decides the workspace.
   root_markers = { 'gpulint.toml', '.git' },
 }

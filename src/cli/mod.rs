@@ -3,7 +3,7 @@
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
-use crate::engine::{self, FileError, FileReport, Skip};
+use crate::engine::{self, FileError, FileReport, Scope, Skip};
 use crate::fix::Applicability;
 use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, text};
 use clap::{Parser, Subcommand};
@@ -254,7 +254,8 @@ fn check(args: CheckArgs) -> u8 {
             Err(e) => return usage_error(e),
         };
         checked.push(match engine::decode(bytes) {
-            Ok(text) => check_one(name, text, &config, action, mode, false),
+            Ok(text) => check_one(name, text, &config, action, mode, false, Scope::Any)
+                .expect("every file is in Scope::Any"),
             Err((error, text)) => Checked {
                 report: FileReport::failed(name, text, error),
                 fixing: None,
@@ -267,29 +268,39 @@ fn check(args: CheckArgs) -> u8 {
                 .into_iter()
                 .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
         );
-        let results: Vec<Result<Option<Checked>, String>> = targets
-            .par_iter()
-            .map(|t| {
-                if let Some(skip) = &t.skip {
-                    let error = FileError {
-                        skip: Some(skip.clone()),
-                        ..FileError::new("part of a kustomize overlay")
-                    };
-                    return Ok(Some(Checked {
-                        report: FileReport::failed(t.path.clone(), String::new(), error),
-                        fixing: None,
-                    }));
+        let check_target = |t: &Target| -> Result<Option<Checked>, String> {
+            if let Some(skip) = &t.skip {
+                let error = FileError {
+                    skip: Some(skip.clone()),
+                    ..FileError::new("part of a kustomize overlay")
+                };
+                return Ok(Some(Checked {
+                    report: FileReport::failed(t.path.clone(), String::new(), error),
+                    fixing: None,
+                }));
+            }
+            let config = resolver.for_file(&t.path).map_err(|e| e.to_string())?;
+            let Some(read) = read_target(t) else {
+                return Ok(None);
+            };
+            Ok(match read {
+                Ok(text) => {
+                    let scope = scope_of(t);
+                    check_one(t.path.clone(), text, &config, action, mode, true, scope)
                 }
-                let config = resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-                Ok(read_target(t).map(|read| match read {
-                    Ok(text) => check_one(t.path.clone(), text, &config, action, mode, true),
-                    Err((error, text)) => Checked {
-                        report: FileReport::failed(t.path.clone(), text, error),
-                        fixing: None,
-                    },
-                }))
+                Err((error, text)) => Some(Checked {
+                    report: FileReport::failed(t.path.clone(), text, error),
+                    fixing: None,
+                }),
             })
-            .collect();
+        };
+        // One file (what pre-commit and editors often pass) is not worth
+        // starting the thread pool for.
+        let results: Vec<Result<Option<Checked>, String>> = if targets.len() <= 1 {
+            targets.iter().map(check_target).collect()
+        } else {
+            targets.par_iter().map(check_target).collect()
+        };
         for r in results {
             match r {
                 Ok(Some(c)) => checked.push(c),
@@ -521,6 +532,9 @@ fn inspect(args: InspectArgs) -> u8 {
         .filter(|t| t.skip.is_none())
         .filter_map(|t| {
             let (text, outcome) = match (resolver.for_file(&t.path), read_target(t)?) {
+                (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
+                    return None;
+                }
                 (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
                 (Ok(_), Err((error, text))) => (text, Err(error)),
                 (Ok(config), Ok(text)) => {
@@ -566,31 +580,57 @@ fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 /// A discovered file's text, or why it cannot be read; `None` for walked
-/// YAML that is not a manifest (and so not ours), readable or not.
+/// YAML that cannot be read (and may not be ours).
 fn read_target(target: &Target) -> Option<Result<String, (FileError, String)>> {
     match engine::read_source(&target.path) {
-        Ok(text) if target.manifest_only && !engine::is_manifest_candidate(&text) => None,
         Err(_) if target.manifest_only => None,
         read => Some(read),
     }
 }
 
-/// Lints one file's text, fixing it first when asked. `write` is false for
-/// standard input, whose fixed text goes to stdout instead.
+/// Which files of its kind a discovered target is linted as.
+fn scope_of(target: &Target) -> Scope {
+    if target.manifest_only {
+        Scope::ManifestsOnly
+    } else {
+        Scope::Any
+    }
+}
+
+/// Lints one file's text, fixing it first when asked; `None` when it is
+/// outside `scope`. `write` is false for standard input, whose fixed text
+/// goes to stdout instead.
 fn check_one(
     path: PathBuf,
     text: String,
-    config: &crate::engine::config::Config,
+    config: &Config,
+    action: FixAction,
+    mode: FixMode,
+    write: bool,
+    scope: Scope,
+) -> Option<Checked> {
+    if action == FixAction::Report {
+        // Plain checking decides the scope on the parse it lints.
+        return engine::check_text_in_scope(path, text, config, scope).map(|report| Checked {
+            report,
+            fixing: None,
+        });
+    }
+    if scope == Scope::ManifestsOnly && !engine::is_manifest_candidate(&text) {
+        return None;
+    }
+    Some(fix_one(path, text, config, action, mode, write))
+}
+
+/// Fixes one file's text (or prints the diff), and reports what remains.
+fn fix_one(
+    path: PathBuf,
+    text: String,
+    config: &Config,
     action: FixAction,
     mode: FixMode,
     write: bool,
 ) -> Checked {
-    if action == FixAction::Report {
-        return Checked {
-            report: engine::check_text(path, text, config),
-            fixing: None,
-        };
-    }
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         fix::fix_text(&text, &path, config, mode)
     }));

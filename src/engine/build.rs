@@ -6,8 +6,10 @@
 
 use super::read_source;
 use crate::model::compose::{BuildSpec, ComposeFile};
-use crate::model::dockerfile::BuiltImage;
+use crate::model::dockerfile::{BuiltImage, DockerfileModel};
 use crate::text::SourceFile;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -43,18 +45,58 @@ fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
     let dockerfile = context_dir.join(build.dockerfile.as_deref().unwrap_or("Dockerfile"));
     let shown = normalize(&dockerfile);
     let text = read_source(&shown).ok()?;
+    let model = recalled(&shown, &text);
     let source = Arc::new(SourceFile::new(shown, text));
-    BuiltImage::from_dockerfile(
-        Some(source.clone()),
-        &source.text,
-        build.target.as_deref(),
-        &build.args,
-    )
+    match model {
+        Some(model) => {
+            BuiltImage::from_model(Some(source), &model, build.target.as_deref(), &build.args)
+        }
+        None => BuiltImage::from_dockerfile(
+            Some(source.clone()),
+            &source.text,
+            build.target.as_deref(),
+            &build.args,
+        ),
+    }
+}
+
+/// How many Dockerfiles each thread remembers.
+const RECENT_DOCKERFILES: usize = 16;
+
+thread_local! {
+    /// The Dockerfiles this thread parsed last, with the text they were
+    /// parsed from. Files are linted in path order, so a compose file is
+    /// usually linted right after the Dockerfile next to it that it builds:
+    /// its `build:` then reuses that parse. Bounded, and an entry is used only
+    /// when the file on disk still holds the same text.
+    static RECENT: RefCell<VecDeque<(PathBuf, String, Arc<DockerfileModel>)>> =
+        const { RefCell::new(VecDeque::new()) };
+}
+
+/// Keeps a Dockerfile's parse for a compose file that builds it.
+pub fn remember_dockerfile(path: &Path, text: &str, model: Arc<DockerfileModel>) {
+    RECENT.with_borrow_mut(|recent| {
+        if recent.len() == RECENT_DOCKERFILES {
+            recent.pop_front();
+        }
+        recent.push_back((normalize(path), text.to_string(), model));
+    });
+}
+
+/// The remembered parse of `path`, if it was parsed from `text`.
+fn recalled(path: &Path, text: &str) -> Option<Arc<DockerfileModel>> {
+    RECENT.with_borrow(|recent| {
+        recent
+            .iter()
+            .rev()
+            .find(|(p, t, _)| p == path && t == text)
+            .map(|(_, _, model)| model.clone())
+    })
 }
 
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
 /// stays the one users see).
-fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

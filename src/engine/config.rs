@@ -31,6 +31,16 @@ struct ConfigFile {
     shm: ShmConfig,
     #[serde(default)]
     compose: ComposeConfig,
+    #[serde(default)]
+    scripts: ScriptsConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ScriptsConfig {
+    /// Look for `docker run` lines in the code blocks of walked Markdown files.
+    #[serde(default)]
+    markdown: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,6 +76,9 @@ pub struct Config {
     /// `[compose] projects`: sets of compose files merged in this order
     /// (paths joined to `root`, canonical where the file exists).
     pub compose_projects: Vec<Vec<PathBuf>>,
+    /// `[scripts] markdown`: walked Markdown files are linted too (named
+    /// ones always are).
+    pub lint_markdown: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +233,7 @@ impl Config {
             per_file_ignores,
             rule_settings,
             compose_projects,
+            lint_markdown: file.scripts.markdown,
         };
         config.set_selection(&select, &file.ignore);
         Ok(config)
@@ -260,6 +274,11 @@ impl Config {
             .iter()
             .position(|r| r.code == code)
             .is_some_and(|i| self.enabled[i])
+    }
+
+    /// Whether each rule is enabled, in [`RULES`] order.
+    pub fn enabled(&self) -> &[bool] {
+        &self.enabled
     }
 
     pub fn severity_override(&self, code: &str) -> Option<Severity> {
@@ -304,19 +323,6 @@ impl Config {
             globs.is_match(&rel) && codes.iter().any(|c| selector_matches(c, code))
         })
     }
-}
-
-/// Finds the nearest `gpulint.toml` at or above `dir`.
-pub fn find_config(dir: &Path) -> Option<PathBuf> {
-    let mut current = Some(dir);
-    while let Some(d) = current {
-        let candidate = d.join(CONFIG_FILE_NAME);
-        if candidate.is_file() {
-            return Some(candidate);
-        }
-        current = d.parent();
-    }
-    None
 }
 
 #[cfg(test)]

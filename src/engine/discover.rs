@@ -1,9 +1,10 @@
 //! Finding the files to lint: explicit paths always, directories walked in
 //! parallel with `.gitignore` honoured, compose files recognised by name.
 
-use super::config::{Config, ConfigError, find_config};
+use super::config::{CONFIG_FILE_NAME, Config, ConfigError};
 use super::{Skip, kustomize};
-use std::collections::HashMap;
+use crate::model::script::ScriptKind;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -72,6 +73,7 @@ pub fn is_dockerfile_name(name: &str) -> bool {
 pub struct ConfigResolver {
     fixed: Option<Arc<Config>>,
     cache: Mutex<HashMap<PathBuf, Arc<Config>>>,
+    defaults: std::sync::OnceLock<Arc<Config>>,
     select: Option<Vec<String>>,
     ignore: Vec<String>,
 }
@@ -87,6 +89,7 @@ impl ConfigResolver {
         Self {
             fixed,
             cache: Mutex::new(HashMap::new()),
+            defaults: std::sync::OnceLock::new(),
             select,
             ignore,
         }
@@ -103,29 +106,53 @@ impl ConfigResolver {
         if let Some(c) = &self.fixed {
             return Ok(c.clone());
         }
-        let dir = file
+        let given = file
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        if let Some(c) = self.cache.lock().expect("config cache").get(&dir) {
+        if let Some(c) = self.cache.lock().expect("config cache").get(given) {
             return Ok(c.clone());
         }
-        let mut config = match find_config(&dir) {
-            Some(path) => Config::load(&path)?,
-            None => Config::default(),
-        };
-        // Globs in a config are relative to its directory; files are matched by
-        // their canonical path.
-        if config.path.is_none() {
-            config.root = dir.clone();
-        }
-        Self::override_selection(&mut config, &self.select, &self.ignore);
-        let config = Arc::new(config);
+        // The directory's ancestors as the user sees them: made absolute and
+        // normalized lexically, without a syscall per path component.
+        let absolute = std::path::absolute(given).unwrap_or_else(|_| given.to_path_buf());
+        let dir = super::build::normalize(&absolute);
+        let config = self.for_dir(&dir)?;
         self.cache
             .lock()
             .expect("config cache")
-            .insert(dir, config.clone());
+            .insert(given.to_path_buf(), config.clone());
+        Ok(config)
+    }
+
+    /// The config of an absolute directory: its own `gpulint.toml`, else its
+    /// parent's (so each file is read once per run, and each directory
+    /// looked at once), else the defaults, shared by every such directory.
+    fn for_dir(&self, dir: &Path) -> Result<Arc<Config>, ConfigError> {
+        if let Some(c) = self.cache.lock().expect("config cache").get(dir) {
+            return Ok(c.clone());
+        }
+        let candidate = dir.join(CONFIG_FILE_NAME);
+        let config = if candidate.is_file() {
+            let mut config = Config::load(&candidate)?;
+            Self::override_selection(&mut config, &self.select, &self.ignore);
+            Arc::new(config)
+        } else if let Some(parent) = dir.parent() {
+            self.for_dir(parent)?
+        } else {
+            self.defaults
+                .get_or_init(|| {
+                    // No globs or projects, so no directory to resolve them from.
+                    let mut config = Config::default();
+                    Self::override_selection(&mut config, &self.select, &self.ignore);
+                    Arc::new(config)
+                })
+                .clone()
+        };
+        self.cache
+            .lock()
+            .expect("config cache")
+            .insert(dir.to_path_buf(), config.clone());
         Ok(config)
     }
 }
@@ -144,9 +171,32 @@ pub struct Target {
 }
 
 /// `.yaml` / `.yml`, any case.
-fn is_yaml_file_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
+pub fn is_yaml_file_name(path: &Path) -> bool {
+    let lower = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
     lower.ends_with(".yaml") || lower.ends_with(".yml")
+}
+
+/// Files that run commands, by name: shell and batch scripts, Makefiles,
+/// Markdown, and GitHub Actions workflows (`.github/workflows/*.yml`).
+pub fn script_kind(path: &Path) -> Option<ScriptKind> {
+    let name = path.file_name()?.to_str()?;
+    let lower = name.to_ascii_lowercase();
+    let extension = lower.rsplit_once('.').map(|(_, e)| e);
+    if matches!(extension, Some("yml" | "yaml")) {
+        let mut parents = path.parent()?.components().rev().map(|c| c.as_os_str());
+        return (parents.next()? == "workflows" && parents.next()? == ".github")
+            .then_some(ScriptKind::Workflow);
+    }
+    match extension {
+        Some("sh" | "bash" | "zsh" | "sbatch" | "slurm") => Some(ScriptKind::Shell),
+        Some("mk") => Some(ScriptKind::Makefile),
+        Some("md" | "markdown") => Some(ScriptKind::Markdown),
+        _ if matches!(name, "Makefile" | "makefile" | "GNUmakefile") => Some(ScriptKind::Makefile),
+        _ => None,
+    }
 }
 
 /// A path that could not be walked.
@@ -163,6 +213,9 @@ pub fn discover(
 ) -> (Vec<Target>, Vec<DiscoveryError>) {
     let targets = Mutex::new(Vec::new());
     let errors = Mutex::new(Vec::new());
+    // Directories the walk saw a kustomization in: only those can hold an
+    // overlay, so no other walked directory needs looking at for one.
+    let kustomized = Mutex::new(HashSet::new());
     for path in paths {
         if !path.is_dir() {
             // Files, and paths that do not exist (reported when read).
@@ -186,15 +239,26 @@ pub fn discover(
                         if entry.file_type().is_some_and(|t| t.is_file()) {
                             let file = entry.into_path();
                             let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                            if kustomize::KUSTOMIZATION_NAMES.contains(&name) {
+                                let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+                                kustomized.lock().expect("kustomized").insert(dir);
+                            }
                             match resolver.for_file(&file) {
                                 Ok(config) => {
-                                    let canonical = std::fs::canonicalize(&file)
-                                        .unwrap_or_else(|_| file.clone());
+                                    // The globs resolve the path themselves, and
+                                    // only when there are globs.
+                                    let script = match script_kind(&file) {
+                                        Some(ScriptKind::Markdown) => config.lint_markdown,
+                                        kind => kind.is_some(),
+                                    };
                                     let named = is_compose_file_name(name)
                                         || is_dockerfile_name(name)
-                                        || config.is_included(&canonical);
-                                    let wanted = named || is_yaml_file_name(name);
-                                    if wanted && !config.is_excluded(&canonical) {
+                                        || script
+                                        || config.is_included(&file);
+                                    let wanted = named
+                                        || (is_yaml_file_name(&file)
+                                            && script_kind(&file).is_none());
+                                    if wanted && !config.is_excluded(&file) {
                                         targets.lock().expect("targets").push(Target {
                                             path: file,
                                             explicit: false,
@@ -228,12 +292,14 @@ pub fn discover(
     let mut targets = targets.into_inner().expect("targets");
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
-    mark_kustomize_overlays(&mut targets);
+    mark_kustomize_overlays(&mut targets, &kustomized.into_inner().expect("kustomized"));
     (targets, errors.into_inner().expect("errors"))
 }
 
 /// Marks kustomizations with patches, and the patches they apply, as skipped.
-fn mark_kustomize_overlays(targets: &mut [Target]) {
+/// `kustomized` holds the walked directories with a kustomization; a
+/// directory of an explicitly named file is looked at on disk.
+fn mark_kustomize_overlays(targets: &mut [Target], kustomized: &HashSet<PathBuf>) {
     let mut overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = HashMap::new();
     for target in targets.iter_mut() {
         let dir = target
@@ -242,6 +308,9 @@ fn mark_kustomize_overlays(targets: &mut [Target]) {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
             .to_path_buf();
+        if !target.explicit && !kustomized.contains(&dir) {
+            continue;
+        }
         let overlay = overlays
             .entry(dir.clone())
             .or_insert_with(|| kustomize::overlay_files(&dir));
@@ -259,7 +328,61 @@ fn mark_kustomize_overlays(targets: &mut [Target]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_compose_file_name, is_dockerfile_name};
+    use super::{ConfigResolver, is_compose_file_name, is_dockerfile_name};
+    use std::sync::Arc;
+
+    #[test]
+    fn one_config_per_directory_however_it_is_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("gpulint.toml"), "ignore = [\"SHM001\"]\n").unwrap();
+        let resolver = ConfigResolver::new(None, None, Vec::new());
+        let first = resolver
+            .for_file(&dir.path().join("sub/compose.yaml"))
+            .unwrap();
+        // Another spelling of a directory already resolved is a cache hit too.
+        let again = resolver
+            .for_file(&dir.path().join("sub/../sub/compose.yaml"))
+            .unwrap();
+        let same = resolver
+            .for_file(&dir.path().join("sub/Dockerfile"))
+            .unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(Arc::ptr_eq(&first, &same));
+        assert!(!first.is_enabled("SHM001"));
+    }
+
+    #[test]
+    fn the_nearest_config_wins_and_directories_without_one_share_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        for sub in ["sub/deeper", "other", "plain/a", "plain/b"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        std::fs::write(root.join("gpulint.toml"), "ignore = [\"SHM001\"]\n").unwrap();
+        std::fs::write(root.join("sub/gpulint.toml"), "ignore = [\"SHM002\"]\n").unwrap();
+        let resolver = ConfigResolver::new(None, None, Vec::new());
+        let deeper = resolver
+            .for_file(&root.join("sub/deeper/compose.yaml"))
+            .unwrap();
+        assert!(deeper.is_enabled("SHM001") && !deeper.is_enabled("SHM002"));
+        let other = resolver.for_file(&root.join("other/compose.yaml")).unwrap();
+        assert!(!other.is_enabled("SHM001") && other.is_enabled("SHM002"));
+        assert!(Arc::ptr_eq(
+            &other,
+            &resolver.for_file(&root.join("x.yaml")).unwrap()
+        ));
+        // Outside the repository: the defaults, one copy for every directory.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(outside.path().join("a")).unwrap();
+        let a = resolver
+            .for_file(&outside.path().join("a/compose.yaml"))
+            .unwrap();
+        let b = resolver
+            .for_file(&outside.path().join("compose.yaml"))
+            .unwrap();
+        assert!(a.is_enabled("SHM001") && Arc::ptr_eq(&a, &b));
+    }
 
     #[test]
     fn dockerfile_names() {

@@ -11,6 +11,7 @@ use super::{FileError, FileKind, lint_text};
 use crate::diagnostic::Diagnostic;
 use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
 use crate::model::dockerfile::DockerfileModel;
+use crate::model::script::{Script, ScriptKind};
 use crate::syntax::yaml::Yaml;
 use std::io::Write;
 use std::path::Path;
@@ -81,7 +82,7 @@ pub fn fix_text(
     let mut current = text.to_string();
     let mut diagnostics = lint_text(&current, path, config)?;
     let found = diagnostics.clone();
-    let kind = FileKind::of(path);
+    let kind = FileKind::of_text(path, text);
     let mut resolved = Resolved::of_text(&current, kind);
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
@@ -198,13 +199,23 @@ impl Resolved {
         }
     }
 
-    /// A Dockerfile's meaning is one document: its stages' leaves.
+    /// A Dockerfile's meaning is one document: its stages' leaves; a
+    /// script's, its commands' words.
     fn of_text(text: &str, kind: FileKind) -> Self {
-        if kind == FileKind::Dockerfile {
-            return Resolved {
-                documents: 1,
-                leaves: Some(vec![DockerfileModel::parse(text).leaves()]),
-            };
+        match kind {
+            FileKind::Dockerfile => {
+                return Resolved {
+                    documents: 1,
+                    leaves: Some(vec![DockerfileModel::parse(text).leaves()]),
+                };
+            }
+            FileKind::Script(kind) if kind != ScriptKind::Workflow => {
+                return Resolved {
+                    documents: 1,
+                    leaves: Some(vec![Script::read(text, kind, None).leaves()]),
+                };
+            }
+            _ => {}
         }
         match Yaml::parse(text) {
             Ok(yaml) => Resolved::of(&yaml),
@@ -229,7 +240,7 @@ pub fn verify_fix(
     if target.fix.is_none() {
         return Err("the finding has no fix".into());
     }
-    let resolved = Resolved::of_text(text, FileKind::of(path));
+    let resolved = Resolved::of_text(text, FileKind::of_text(path, text));
     let mode = FixMode { unsafe_fixes: true };
     verify(text, &resolved, diagnostics, target, path, config, mode).map(|v| v.text)
 }
@@ -288,13 +299,13 @@ fn verify(
         return Err("its edits overlap or fall outside the file".into());
     }
     let fixed = apply_edits(text, &fix.edits);
-    let new_resolved = match FileKind::of(path) {
-        FileKind::Dockerfile => Resolved::of_text(&fixed, FileKind::Dockerfile),
-        FileKind::Yaml => {
-            let new_yaml = Yaml::parse(&fixed)
-                .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
-            Resolved::of(&new_yaml)
-        }
+    let kind = FileKind::of_text(path, text);
+    let new_resolved = if kind.is_yaml() {
+        let new_yaml = Yaml::parse(&fixed)
+            .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
+        Resolved::of(&new_yaml)
+    } else {
+        Resolved::of_text(&fixed, kind)
     };
     if new_resolved.documents != resolved.documents {
         return Err(format!(

@@ -7,7 +7,8 @@
 use crate::syntax::yaml::{Value, Yaml};
 use std::path::{Path, PathBuf};
 
-const KUSTOMIZATION_NAMES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub const KUSTOMIZATION_NAMES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// The kustomization file in `dir` and the files it applies as patches,
 /// when it has patches. Paths are `dir` joined with what the file says.

@@ -14,7 +14,8 @@ use crate::model::compose::ComposeFile;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
 use crate::model::runtime::{self, ContainerRuntime};
-use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter};
+use crate::model::script::{Script, ScriptKind};
+use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
@@ -66,6 +67,7 @@ impl FileError {
 pub struct FileReport {
     /// The path as the user gave it (or `--stdin-filename`).
     pub path: PathBuf,
+    /// The text findings and errors are shown in: empty for a clean file.
     pub text: String,
     pub index: LineIndex,
     pub diagnostics: Vec<Diagnostic>,
@@ -105,31 +107,40 @@ impl FileReport {
 
 /// Reads a file as UTF-8 text, refusing binary and oversized files.
 pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
-    let metadata = std::fs::metadata(path).map_err(|e| {
+    use std::io::Read;
+    let cannot_read = |e: std::io::Error| {
         (
             FileError::new(format!("cannot read: {}", io_reason(&e))),
             String::new(),
         )
-    })?;
+    };
+    // One open and one fstat: the size check and the read see the same file.
+    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let metadata = file.metadata().map_err(cannot_read)?;
     if metadata.is_dir() {
         return Err((FileError::new("is a directory"), String::new()));
     }
     if metadata.len() > MAX_FILE_SIZE {
-        return Err((
-            FileError::new(format!(
-                "file is too large ({} bytes; gpulint reads at most {MAX_FILE_SIZE})",
-                metadata.len()
-            )),
-            String::new(),
-        ));
+        return Err(too_large(metadata.len()));
     }
-    let bytes = std::fs::read(path).map_err(|e| {
-        (
-            FileError::new(format!("cannot read: {}", io_reason(&e))),
-            String::new(),
-        )
-    })?;
+    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
+    // A file that grew since the fstat is still cut off at the limit.
+    file.take(MAX_FILE_SIZE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_large(bytes.len() as u64));
+    }
     decode(bytes)
+}
+
+fn too_large(size: u64) -> (FileError, String) {
+    (
+        FileError::new(format!(
+            "file is too large ({size} bytes; gpulint reads at most {MAX_FILE_SIZE})"
+        )),
+        String::new(),
+    )
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -211,6 +222,8 @@ pub enum FileKind {
     /// Compose files and Kubernetes manifests.
     Yaml,
     Dockerfile,
+    /// Files that run commands: scripts, Makefiles, Markdown, workflows.
+    Script(ScriptKind),
 }
 
 impl FileKind {
@@ -218,10 +231,41 @@ impl FileKind {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if discover::is_dockerfile_name(name) {
             FileKind::Dockerfile
+        } else if let Some(kind) = discover::script_kind(path) {
+            FileKind::Script(kind)
         } else {
             FileKind::Yaml
         }
     }
+
+    /// [`FileKind::of`], or a shell script when a file named like neither
+    /// starts with a shell's `#!` line.
+    pub fn of_text(path: &Path, text: &str) -> FileKind {
+        match FileKind::of(path) {
+            FileKind::Yaml if !discover::is_yaml_file_name(path) && is_shell_shebang(text) => {
+                FileKind::Script(ScriptKind::Shell)
+            }
+            kind => kind,
+        }
+    }
+
+    /// YAML text: parsed as YAML first (a workflow too).
+    pub fn is_yaml(self) -> bool {
+        matches!(
+            self,
+            FileKind::Yaml | FileKind::Script(ScriptKind::Workflow)
+        )
+    }
+}
+
+/// `#!/bin/bash`, `#!/usr/bin/env sh`, … on the first line.
+fn is_shell_shebang(text: &str) -> bool {
+    let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) else {
+        return false;
+    };
+    first
+        .split([' ', '/'])
+        .any(|part| matches!(part, "sh" | "bash" | "zsh" | "dash" | "ksh"))
 }
 
 /// Which rules apply to a file, decided once (per-file ignores normalise
@@ -233,7 +277,8 @@ impl ActiveRules {
         ActiveRules(
             rules::RULES
                 .iter()
-                .map(|r| config.is_enabled(r.code) && !config.is_ignored_for(path, r.code))
+                .zip(config.enabled())
+                .map(|(r, &enabled)| enabled && !config.is_ignored_for(path, r.code))
                 .collect(),
         )
     }
@@ -274,18 +319,65 @@ fn run_check(
 /// by the path's name. Errors are about the file as a whole (it is not
 /// YAML, or it is a template); Dockerfile syntax errors are findings.
 pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
+    Ok(lint_in_scope(text, path, config, Scope::Any)?.unwrap_or_default())
+}
+
+/// Which YAML files are linted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every file: it was named, or is named like a compose file.
+    Any,
+    /// Only files that hold Kubernetes objects (or do not parse, so that a
+    /// broken manifest is reported rather than dropped): YAML found by
+    /// walking a directory, which may be anybody's.
+    ManifestsOnly,
+}
+
+/// [`lint_text`], or `None` for a file outside `scope`. The file is parsed
+/// once for both questions.
+fn lint_in_scope(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    scope: Scope,
+) -> Result<Option<Vec<Diagnostic>>, FileError> {
     let active = ActiveRules::for_file(path, config);
-    let index = LineIndex::new(text);
-    let (diagnostics, suppressions, invalid) = match FileKind::of(path) {
+    let (diagnostics, index, suppressions, invalid) = match FileKind::of_text(path, text) {
         FileKind::Dockerfile => {
-            let diagnostics = lint_dockerfile(text, config, &active);
+            let diagnostics = lint_dockerfile(text, path, config, &active);
+            let index = suppression_index(text);
             let (s, i) = suppress::parse(text, suppress::Comments::WholeLine, &index);
-            (diagnostics, s, i)
+            (diagnostics, index, s, i)
         }
         FileKind::Yaml => {
-            let (diagnostics, yaml) = lint_yaml(text, path, config, &active)?;
+            if scope == Scope::ManifestsOnly && !mentions_manifest_keys(text) {
+                return Ok(None);
+            }
+            let Some(yaml) = parse_yaml(text, scope)? else {
+                return Ok(None);
+            };
+            let diagnostics = lint_yaml(text, &yaml, path, config, &active);
+            let index = suppression_index(text);
             let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
-            (diagnostics, s, i)
+            (diagnostics, index, s, i)
+        }
+        FileKind::Script(ScriptKind::Workflow) => {
+            // A workflow that is not YAML is GitHub's to report, not ours.
+            let Ok(Some(yaml)) = parse_yaml(text, Scope::Any) else {
+                return Ok(Some(Vec::new()));
+            };
+            let script = Script::read(text, ScriptKind::Workflow, Some(&yaml));
+            let diagnostics = lint_script(text, &script, config, &active);
+            let index = suppression_index(text);
+            let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
+            (diagnostics, index, s, i)
+        }
+        FileKind::Script(kind) => {
+            let script = Script::read(text, kind, None);
+            let diagnostics = lint_script(text, &script, config, &active);
+            let index = suppression_index(text);
+            let (s, i) = suppress::parse(text, suppress::Comments::WholeLine, &index);
+            (diagnostics, index, s, i)
         }
     };
     let is_active = |code: &str| active.contains(code);
@@ -299,11 +391,43 @@ pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnos
     }
     diagnostics.sort_by(|a, b| (a.range.start, a.code).cmp(&(b.range.start, b.code)));
     diagnostics.dedup();
-    Ok(diagnostics)
+    Ok(Some(diagnostics))
 }
 
-fn lint_dockerfile(text: &str, config: &Config, active: &ActiveRules) -> Vec<Diagnostic> {
-    let model = DockerfileModel::parse(text);
+fn lint_script(
+    text: &str,
+    script: &Script,
+    config: &Config,
+    active: &ActiveRules,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    if script.runs.is_empty() && script.batch.is_none() {
+        return diagnostics;
+    }
+    let cx = ScriptContext {
+        script,
+        text,
+        settings: &config.rule_settings,
+    };
+    for (info, meta) in active.iter() {
+        if let Some(check) = info.check.commands {
+            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+        }
+        if let Some(check) = info.check.slurm {
+            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+        }
+    }
+    diagnostics
+}
+
+fn lint_dockerfile(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    active: &ActiveRules,
+) -> Vec<Diagnostic> {
+    let model = std::sync::Arc::new(DockerfileModel::parse(text));
+    build::remember_dockerfile(path, text, model.clone());
     let cx = DockerfileContext {
         model: &model,
         text,
@@ -318,8 +442,19 @@ fn lint_dockerfile(text: &str, config: &Config, active: &ActiveRules) -> Vec<Dia
     diagnostics
 }
 
-/// Parses a YAML file, telling a Helm/Go template (skipped) from broken YAML.
-fn parse_yaml(text: &str) -> Result<Yaml, FileError> {
+/// The line index suppression comments are read with; an empty one (no
+/// scan of the text) when there cannot be any.
+fn suppression_index(text: &str) -> LineIndex {
+    if suppress::may_have_directives(text) {
+        LineIndex::new(text)
+    } else {
+        LineIndex::new("")
+    }
+}
+
+/// Parses a YAML file, telling a Helm/Go template (skipped) from broken
+/// YAML; `None` when it parses but is outside `scope`.
+fn parse_yaml(text: &str, scope: Scope) -> Result<Option<Yaml>, FileError> {
     let has_braces = text.contains("{{");
     let yaml = Yaml::parse(text).map_err(|e| {
         match template_action(text, None).filter(|_| has_braces) {
@@ -327,10 +462,26 @@ fn parse_yaml(text: &str) -> Result<Yaml, FileError> {
             None => FileError::at(format!("invalid YAML: {}", e.message), e.offset),
         }
     })?;
+    if scope == Scope::ManifestsOnly && !holds_manifest(&yaml) {
+        return Ok(None);
+    }
     if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
         return Err(helm_skip(at));
     }
-    Ok(yaml)
+    Ok(Some(yaml))
+}
+
+/// Whether any document of a parsed file is a Kubernetes object.
+fn holds_manifest(yaml: &Yaml) -> bool {
+    yaml.documents
+        .iter()
+        .filter_map(|d| d.root)
+        .any(|root| crate::model::k8s::is_object(yaml, root))
+}
+
+/// A manifest names both keys somewhere; most other YAML does not.
+fn mentions_manifest_keys(text: &str) -> bool {
+    text.contains("apiVersion") && text.contains("kind")
 }
 
 /// A YAML document read as what it deploys.
@@ -366,14 +517,14 @@ fn documents<'y>(
 
 fn lint_yaml(
     text: &str,
+    yaml: &Yaml,
     path: &Path,
     config: &Config,
     active: &ActiveRules,
-) -> Result<(Vec<Diagnostic>, Yaml), FileError> {
-    let yaml = parse_yaml(text)?;
+) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    let editor = YamlEditor::new(&yaml, text);
-    for (document_index, document) in documents(&yaml, path, config) {
+    let editor = YamlEditor::new(yaml, text);
+    for (document_index, document) in documents(yaml, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
                 let cx = KubeContext {
@@ -405,7 +556,7 @@ fn lint_yaml(
             }
         }
     }
-    Ok((diagnostics, yaml))
+    diagnostics
 }
 
 /// The run-time settings of every compose service and Kubernetes container
@@ -424,10 +575,24 @@ fn inspect_yaml(
     path: &Path,
     config: &Config,
 ) -> Result<Vec<ContainerRuntime>, FileError> {
-    if FileKind::of(path) == FileKind::Dockerfile {
-        return Ok(Vec::new());
+    match FileKind::of_text(path, text) {
+        FileKind::Yaml => {}
+        // Dockerfiles run nothing by themselves.
+        FileKind::Dockerfile => return Ok(Vec::new()),
+        FileKind::Script(ScriptKind::Workflow) => {
+            let Ok(Some(yaml)) = parse_yaml(text, Scope::Any) else {
+                return Ok(Vec::new());
+            };
+            let script = Script::read(text, ScriptKind::Workflow, Some(&yaml));
+            return Ok(runtime::command_runtimes(&script));
+        }
+        FileKind::Script(kind) => {
+            return Ok(runtime::command_runtimes(&Script::read(text, kind, None)));
+        }
     }
-    let yaml = parse_yaml(text)?;
+    let Some(yaml) = parse_yaml(text, Scope::Any)? else {
+        return Ok(Vec::new());
+    };
     let mut containers = Vec::new();
     for (_, document) in documents(&yaml, path, config) {
         containers.extend(match document {
@@ -447,6 +612,26 @@ pub fn check_text(path: PathBuf, text: String, config: &Config) -> FileReport {
     }
 }
 
+/// [`check_text`] for one file of many, or `None` for a file outside
+/// `scope`. A clean file's report does not keep its text (there is nothing
+/// to show in it), so a run over a big tree holds only the texts of the
+/// files with findings or errors.
+pub fn check_text_in_scope(
+    path: PathBuf,
+    text: String,
+    config: &Config,
+    scope: Scope,
+) -> Option<FileReport> {
+    match without_crashing(|| lint_in_scope(&text, &path, config, scope)) {
+        Ok(Some(diagnostics)) if diagnostics.is_empty() => {
+            Some(FileReport::new(path, String::new(), diagnostics))
+        }
+        Ok(Some(diagnostics)) => Some(FileReport::new(path, text, diagnostics)),
+        Ok(None) => None,
+        Err(error) => Some(FileReport::failed(path, text, error)),
+    }
+}
+
 /// Runs `work` on one file, turning a panic (a bug) into an error for that file.
 fn without_crashing<T>(work: impl FnOnce() -> Result<T, FileError>) -> Result<T, FileError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
@@ -460,17 +645,11 @@ fn without_crashing<T>(work: impl FnOnce() -> Result<T, FileError>) -> Result<T,
 /// compose file) holds Kubernetes objects. Text that does not parse counts,
 /// so that a broken manifest or a Helm template is reported, not dropped.
 pub fn is_manifest_candidate(text: &str) -> bool {
-    if !(text.contains("apiVersion") && text.contains("kind")) {
-        return false;
-    }
-    match Yaml::parse(text) {
-        Ok(yaml) => yaml
-            .documents
-            .iter()
-            .filter_map(|d| d.root)
-            .any(|root| crate::model::k8s::is_object(&yaml, root)),
-        Err(_) => true,
-    }
+    mentions_manifest_keys(text)
+        && match Yaml::parse(text) {
+            Ok(yaml) => holds_manifest(&yaml),
+            Err(_) => true,
+        }
 }
 
 /// Reads and lints one file.

@@ -29,23 +29,13 @@ const OVERRIDE_FILES: &[&str] = &[
 /// The files of the project `path` belongs to, in merge order, and its
 /// position among them; `None` when it is linted alone.
 pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usize)> {
-    let canonical = std::fs::canonicalize(path).ok()?;
-    for set in &config.compose_projects {
-        // The set's paths are canonical (see `Config::compose_projects`).
-        if let Some(here) = set.iter().position(|f| *f == canonical) {
-            // Shown next to the linted file when they share a directory.
-            let shown = set
-                .iter()
-                .map(|f| match (f.parent(), f.file_name()) {
-                    (Some(dir), Some(name)) if Some(dir) == canonical.parent() => {
-                        path.with_file_name(name)
-                    }
-                    _ => f.clone(),
-                })
-                .collect();
-            return Some((shown, here));
+    if !config.compose_projects.is_empty() {
+        let canonical = std::fs::canonicalize(path).ok()?;
+        if let Some(found) = configured_project(path, &canonical, config) {
+            return Some(found);
         }
     }
+    // A path that does not exist cannot be its own base or override below.
     let name = path.file_name()?.to_str()?;
     let first_existing = |names: &[&str]| {
         names
@@ -67,6 +57,31 @@ pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usiz
             return None;
         }
         return Some((vec![first_existing(BASE_FILES)?, path.to_path_buf()], 1));
+    }
+    None
+}
+
+/// The project `config` names that holds `path` (`canonical`), if any.
+fn configured_project(
+    path: &Path,
+    canonical: &Path,
+    config: &Config,
+) -> Option<(Vec<PathBuf>, usize)> {
+    for set in &config.compose_projects {
+        // The set's paths are canonical (see `Config::compose_projects`).
+        if let Some(here) = set.iter().position(|f| f == canonical) {
+            // Shown next to the linted file when they share a directory.
+            let shown = set
+                .iter()
+                .map(|f| match (f.parent(), f.file_name()) {
+                    (Some(dir), Some(name)) if Some(dir) == canonical.parent() => {
+                        path.with_file_name(name)
+                    }
+                    _ => f.clone(),
+                })
+                .collect();
+            return Some((shown, here));
+        }
     }
     None
 }

@@ -33,6 +33,12 @@ pub struct Suppression {
     pub codes: Vec<(&'static str, TextRange)>,
 }
 
+/// Whether `text` may hold a suppression comment: without one, neither
+/// [`parse`] nor [`apply`] needs the file's lines.
+pub fn may_have_directives(text: &str) -> bool {
+    text.contains("gpulint:")
+}
+
 /// Finds `# gpulint:` comments. Returns the valid suppressions and SUP002
 /// findings for the malformed ones.
 pub fn parse(
@@ -42,7 +48,7 @@ pub fn parse(
 ) -> (Vec<Suppression>, Vec<Diagnostic>) {
     let mut suppressions = Vec::new();
     let mut invalid = Vec::new();
-    if !text.contains("gpulint:") {
+    if !may_have_directives(text) {
         return (suppressions, invalid);
     }
     for line in 0..index.line_count() {

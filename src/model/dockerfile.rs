@@ -53,7 +53,21 @@ impl BuiltImage {
         target: Option<&str>,
         build_args: &HashMap<String, String>,
     ) -> Option<BuiltImage> {
-        let model = DockerfileModel::parse(text);
+        Self::from_model(
+            dockerfile,
+            &DockerfileModel::parse(text),
+            target,
+            build_args,
+        )
+    }
+
+    /// [`BuiltImage::from_dockerfile`] from a Dockerfile already parsed.
+    pub fn from_model(
+        dockerfile: Option<Arc<SourceFile>>,
+        model: &DockerfileModel,
+        target: Option<&str>,
+        build_args: &HashMap<String, String>,
+    ) -> Option<BuiltImage> {
         let stage = model.target_stage(target)?;
         let base = model.base(stage, build_args)?;
         let sets_visible_devices = model

@@ -2,10 +2,13 @@
 //! pod means at run time.
 
 pub mod compose;
+pub mod docker_run;
 pub mod dockerfile;
 pub mod k8s;
 pub mod project;
 pub mod quantity;
 pub mod runtime;
+pub mod script;
 pub mod size;
+pub mod slurm;
 pub mod workload;

@@ -9,8 +9,10 @@
 //! ulimits, the environment).
 
 use super::compose::{ComposeFile, EffectiveShm, GpuCount, IpcMode, Service, ShmMount};
+use super::docker_run::{DockerRun, RunShm};
 use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
 use super::quantity::QuantityValue;
+use super::script::Script;
 use super::size::{HumanBytes, SizeValue};
 use super::workload::{detect_launcher, selects_rdma};
 use crate::text::TextRange;
@@ -28,6 +30,9 @@ const GPU_ENV_PREFIXES: &[&str] = &["NCCL_", "TORCH_", "CUDA_", "NVIDIA_", "PYTO
 pub enum Platform {
     Compose,
     Kubernetes,
+    /// A `docker run` (or `podman run`, …) command line.
+    #[serde(rename = "docker-run")]
+    DockerRun,
 }
 
 /// One compose service or Kubernetes container.
@@ -517,5 +522,118 @@ fn kubernetes_shm(pod: &PodSpec, container: &super::k8s::Container) -> Shm {
             VolumeSource::HostPath { .. } => Shm::new(ShmKind::Disk, None, "a hostPath volume"),
             VolumeSource::Other(kind) => Shm::new(ShmKind::Disk, None, format!("a {kind} volume")),
         },
+    }
+}
+
+/// The containers the `docker run` lines of a script start. Ids count the
+/// runs in the file (`docker run #2`), so they survive fixes on the line.
+pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
+    script
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(n, site)| {
+            let run = &site.run;
+            let label = run.invocation();
+            let env: Vec<(String, Option<String>)> = run
+                .env()
+                .map(|(name, value, _)| (name.to_string(), value.map(str::to_string)))
+                .collect();
+            let shm = run_shm(run);
+            ContainerRuntime {
+                platform: Platform::DockerRun,
+                id: format!("{label} #{}", n + 1),
+                name: run.image.as_ref().map_or(label, |i| i.text.clone()),
+                range: run.program_range,
+                scope: run.range,
+                refused: (shm.kind == ShmKind::Refused).then(|| shm.from.clone()),
+                gpu_workload: run.gpu_request().is_some(),
+                gpus: run.gpu_request().map(|_| run.gpus()),
+                ranks: detect_launcher(&run.command).1,
+                ipc: run
+                    .option("--ipc")
+                    .and_then(|(_, o)| o.value.clone())
+                    .unwrap_or_else(|| "private".into()),
+                ulimits: run_ulimits(run),
+                cap_add: run
+                    .options_named("--cap-add")
+                    .filter_map(|(_, o)| o.value.clone())
+                    .collect(),
+                rdma: run.uses_rdma(),
+                env: gpu_env(env),
+                shm,
+            }
+        })
+        .collect()
+}
+
+/// `--ulimit memlock=-1`, `--ulimit stack=67108864:67108864`.
+fn run_ulimits(run: &DockerRun) -> BTreeMap<&'static str, Ulimit> {
+    let mut ulimits = BTreeMap::new();
+    for (_, option) in run.options_named("--ulimit") {
+        let Some((name, limits)) = option.value.as_deref().and_then(|v| v.split_once('=')) else {
+            continue;
+        };
+        let name = match name {
+            "memlock" => "memlock",
+            "stack" => "stack",
+            _ => continue,
+        };
+        let (soft, hard) = limits.split_once(':').unwrap_or((limits, limits));
+        ulimits.insert(
+            name,
+            Ulimit {
+                soft: soft.parse().ok(),
+                hard: hard.parse().ok(),
+            },
+        );
+    }
+    ulimits
+}
+
+/// The `/dev/shm` a `docker run` gives its container.
+fn run_shm(run: &DockerRun) -> Shm {
+    let ipc = run.option("--ipc").and_then(|(_, o)| o.value.as_deref());
+    match ipc {
+        Some("host") => return Shm::new(ShmKind::Host, None, "--ipc host"),
+        Some("none") => return Shm::new(ShmKind::Missing, None, "--ipc none"),
+        Some(other) if other.starts_with("container:") => {
+            return Shm::new(
+                ShmKind::Unknown,
+                None,
+                format!("the IPC namespace of {other}"),
+            );
+        }
+        _ => {}
+    }
+    if let Some(mount) = run.dev_shm_mount() {
+        let value = mount.value.as_deref().unwrap_or("");
+        return match mount.name.as_str() {
+            "--volume" if value.starts_with("/dev/shm") => {
+                Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
+            }
+            "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
+            "--tmpfs" => match value
+                .split_once(':')
+                .and_then(|(_, opts)| opts.split(',').find_map(|o| o.strip_prefix("size=")))
+            {
+                Some(size) => compose_size(&super::size::parse_compose_size(size), "--tmpfs size"),
+                None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
+            },
+            _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {
+                Some(size) => {
+                    compose_size(&super::size::parse_compose_size(size), "--mount tmpfs-size")
+                }
+                None if value.contains("type=tmpfs") => {
+                    Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+                }
+                None => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
+            },
+        };
+    }
+    match run.shm() {
+        RunShm::Default => Shm::default_of("Docker"),
+        RunShm::Sized { value, .. } => compose_size(&value, "--shm-size"),
+        RunShm::Elsewhere => Shm::new(ShmKind::Unknown, None, "options only known at run time"),
     }
 }

@@ -9,6 +9,10 @@ pub enum Target {
     Compose,
     Kubernetes,
     Dockerfile,
+    /// `docker run` command lines in scripts, Makefiles, Markdown, workflows.
+    Commands,
+    /// SLURM batch scripts.
+    Slurm,
     Suppression,
 }
 
@@ -19,6 +23,8 @@ impl Target {
             Target::Compose => "compose",
             Target::Kubernetes => "kubernetes",
             Target::Dockerfile => "dockerfile",
+            Target::Commands => "commands",
+            Target::Slurm => "slurm",
             Target::Suppression => "suppression",
         }
     }

@@ -9,23 +9,28 @@ pub mod docker_context;
 pub mod helpers;
 pub mod kube_context;
 mod meta;
+pub mod script_context;
 
 pub use context::{ComposeContext, Reporter, RuleSettings};
 pub use docker_context::DockerfileContext;
 pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
+pub use script_context::ScriptContext;
 
 use std::sync::OnceLock;
 
-/// How a rule is run: once per compose document, Kubernetes document or
-/// Dockerfile, or for several of them (one rule, one implementation of its
-/// logic, an adapter per target); or by the engine itself (suppression
-/// comments).
+/// How a rule is run: once per compose document, Kubernetes document,
+/// Dockerfile or file that runs commands (its `docker run` lines, or its
+/// SLURM directives and launches), or for several of them (one rule, one
+/// implementation of its logic, an adapter per target); or by the engine
+/// itself (suppression comments).
 #[derive(Clone, Copy)]
 pub struct Check {
     pub compose: Option<fn(&ComposeContext, &mut Reporter)>,
     pub kubernetes: Option<fn(&KubeContext, &mut Reporter)>,
     pub dockerfile: Option<fn(&DockerfileContext, &mut Reporter)>,
+    pub commands: Option<fn(&ScriptContext, &mut Reporter)>,
+    pub slurm: Option<fn(&ScriptContext, &mut Reporter)>,
 }
 
 impl Check {
@@ -34,6 +39,8 @@ impl Check {
         compose: None,
         kubernetes: None,
         dockerfile: None,
+        commands: None,
+        slurm: None,
     };
 
     pub const fn compose(check: fn(&ComposeContext, &mut Reporter)) -> Check {
@@ -57,7 +64,7 @@ impl Check {
         Check {
             compose: Some(compose),
             kubernetes: Some(kubernetes),
-            dockerfile: None,
+            ..Check::ENGINE
         }
     }
 
@@ -65,6 +72,21 @@ impl Check {
         Check {
             dockerfile: Some(check),
             ..Check::ENGINE
+        }
+    }
+
+    pub const fn slurm(check: fn(&ScriptContext, &mut Reporter)) -> Check {
+        Check {
+            slurm: Some(check),
+            ..Check::ENGINE
+        }
+    }
+
+    /// The same check for `docker run` command lines too.
+    pub const fn and_commands(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
+        Check {
+            commands: Some(check),
+            ..self
         }
     }
 
@@ -87,6 +109,12 @@ impl Check {
         }
         if self.dockerfile.is_some() {
             targets.push(Target::Dockerfile);
+        }
+        if self.commands.is_some() {
+            targets.push(Target::Commands);
+        }
+        if self.slurm.is_some() {
+            targets.push(Target::Slurm);
         }
         targets
     }
@@ -154,6 +182,13 @@ declare_rules! {
         NCCL002 => nccl002_p2p_disabled,
         NCCL003 => nccl003_debugging_variable,
         SHM002 => shm002_shm_size_too_small,
+    }
+    slurm {
+        SLURM001 => slurm001_unexpanded_variable,
+        SLURM002 => slurm002_directive_after_command,
+        SLURM003 => slurm003_gpus_per_node_mismatch,
+        SLURM004 => slurm004_multi_node_without_rendezvous,
+        SLURM005 => slurm005_container_without_nv,
     }
     suppression {
         SUP001 => sup001_unused_suppression,

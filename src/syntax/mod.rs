@@ -1,5 +1,7 @@
 //! Parsers that keep exact byte spans. They know nothing about compose files or rules.
 
 pub mod dockerfile;
+pub mod embedded;
+pub mod shell;
 pub mod yaml;
 pub mod yaml_edit;

@@ -167,7 +167,8 @@ impl FileStyle {
 pub struct YamlEditor<'a> {
     pub yaml: &'a Yaml,
     pub text: &'a str,
-    pub style: FileStyle,
+    /// Detected on the first edit: most files linted need none.
+    style: std::cell::OnceCell<FileStyle>,
 }
 
 impl<'a> YamlEditor<'a> {
@@ -175,13 +176,19 @@ impl<'a> YamlEditor<'a> {
         Self {
             yaml,
             text,
-            style: FileStyle::detect(yaml, text),
+            style: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The file's indentation, quotes and line endings.
+    pub fn style(&self) -> &FileStyle {
+        self.style
+            .get_or_init(|| FileStyle::detect(self.yaml, self.text))
     }
 
     /// `value` as a quoted scalar in the file's preferred quotes.
     pub fn quoted(&self, value: &str) -> String {
-        quote(value, self.style.quote)
+        quote(value, self.style().quote)
     }
 
     /// `value` written the way `like` was written: same quotes, or plain
@@ -256,14 +263,14 @@ impl<'a> YamlEditor<'a> {
             let start = self.yaml.range(first_key).start;
             Edit::insert(
                 start,
-                format!("{rendered}{}{}", self.style.newline, " ".repeat(col)),
+                format!("{rendered}{}{}", self.style().newline, " ".repeat(col)),
             )
         } else {
             let (k, v) = pairs[at - 1];
             let end = self.entry_end(k, v);
             Edit::insert(
                 line_end(self.text, end) as u32,
-                format!("{}{}{rendered}", self.style.newline, " ".repeat(col)),
+                format!("{}{}{rendered}", self.style().newline, " ".repeat(col)),
             )
         })
     }
@@ -412,7 +419,7 @@ impl<'a> YamlEditor<'a> {
         self.render_block_item(&mut rendered, item, col + 2);
         Ok(Edit::insert(
             line_end(self.text, self.yaml.range(last).end as usize) as u32,
-            format!("{}{}- {rendered}", self.style.newline, " ".repeat(col)),
+            format!("{}{}- {rendered}", self.style().newline, " ".repeat(col)),
         ))
     }
 
@@ -556,21 +563,21 @@ impl<'a> YamlEditor<'a> {
                 out.push_str(s);
             }
             NewNode::Map(entries) => {
-                let child = col + self.style.indent;
+                let child = col + self.style().indent;
                 for (k, v) in entries {
-                    out.push_str(self.style.newline);
+                    out.push_str(self.style().newline);
                     out.push_str(&" ".repeat(child));
                     self.render_block_entry(out, k, v, child);
                 }
             }
             NewNode::Seq(items) => {
-                let dash = if self.style.indent_sequences {
-                    col + self.style.indent
+                let dash = if self.style().indent_sequences {
+                    col + self.style().indent
                 } else {
                     col
                 };
                 for item in items {
-                    out.push_str(self.style.newline);
+                    out.push_str(self.style().newline);
                     out.push_str(&" ".repeat(dash));
                     out.push_str("- ");
                     self.render_block_item(out, item, dash + 2);
@@ -586,7 +593,7 @@ impl<'a> YamlEditor<'a> {
             NewNode::Map(entries) => {
                 for (i, (k, v)) in entries.iter().enumerate() {
                     if i > 0 {
-                        out.push_str(self.style.newline);
+                        out.push_str(self.style().newline);
                         out.push_str(&" ".repeat(col));
                     }
                     self.render_block_entry(out, k, v, col);

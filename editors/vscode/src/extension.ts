@@ -34,11 +34,15 @@ async function start(): Promise<void> {
       { scheme: "file", language: "dockercompose" },
       { scheme: "file", language: "dockerfile" },
       { scheme: "untitled", language: "dockerfile" },
+      // `docker run` lines and SLURM batch scripts.
+      { scheme: "file", language: "shellscript" },
+      { scheme: "file", language: "makefile" },
+      { scheme: "file", language: "markdown" },
     ],
     synchronize: {
       // Findings depend on these files even when they are not open.
       fileEvents: vscode.workspace.createFileSystemWatcher(
-        "**/{gpulint.toml,*.yml,*.yaml,*Dockerfile*,*Containerfile*}",
+        "**/{gpulint.toml,*.yml,*.yaml,*Dockerfile*,*Containerfile*,*.sh,*.sbatch,*.slurm,Makefile,*.mk,*.md}",
       ),
     },
   };

@@ -5,10 +5,11 @@ use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix};
-use crate::rules::{Check, ComposeContext, Reporter};
+use crate::model::docker_run::RunShm;
+use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 
-pub const CHECK: Check = Check::compose(check);
+pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
@@ -76,5 +77,35 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .note(SHM_FAILURES)
             .help(add_shm_help(cx.settings))
             .fix(fix);
+    }
+}
+
+/// `docker run --gpus …` (or `--runtime=nvidia`, an NVIDIA device,
+/// `nvidia-docker`) with no `--shm-size`, `--ipc` or /dev/shm mount.
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for site in &cx.script.runs {
+        let run = &site.run;
+        let Some(request) = run.gpu_request() else { continue };
+        if !matches!(run.shm(), RunShm::Default) {
+            continue;
+        }
+        let severity = if run.launches_ranks() { Severity::Error } else { Severity::Warning };
+        let size = &cx.settings.fix_shm_size;
+        let option = format!("--shm-size={size}");
+        let fix = cx.run_fix(
+            site,
+            format!("Add `{option}`"),
+            Applicability::Safe,
+            vec![ScriptContext::insert_option(site, &option)],
+        );
+        out.report(
+            run.program_range,
+            format!("GPU container started by `{}` runs with the default 64 MiB /dev/shm", run.invocation()),
+        )
+        .label(format!("{request}, but sets no `--shm-size`, `--ipc` or /dev/shm mount"))
+        .severity(severity)
+        .note(SHM_FAILURES)
+        .help(format!("add `{option}` (or `--ipc=host`); `fix-size` in gpulint.toml's [shm] sets the size the fix adds"))
+        .fix(fix);
     }
 }

@@ -2,9 +2,9 @@
 
 use crate::diagnostic::Severity;
 use crate::model::size::{HumanBytes, MIB, SizeValue};
-use crate::rules::{Check, ComposeContext, Reporter};
+use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
-pub const CHECK: Check = Check::compose(check);
+pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
@@ -39,6 +39,36 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 .severity(Severity::Warning)
                 .note("a /dev/shm this small makes every shared-memory user fail with `No space left on device` or `Bus error`")
                 .help(format!("add the unit you meant: \"{bytes}mb\" or \"{bytes}gb\""));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `docker run --shm-size=2gigs` (the CLI refuses it) or `--shm-size 2`
+/// (two bytes), on any container: the size is wrong whatever runs in it.
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for site in &cx.script.runs {
+        let Some((_, shm)) = site.run.option("--shm-size") else { continue };
+        let (Some(raw), false) = (shm.value.as_deref(), shm.dynamic) else { continue };
+        match crate::model::size::parse_compose_size(raw) {
+            SizeValue::Invalid { reason, .. } => {
+                out.report(shm.range, format!("`--shm-size {raw}` is not a valid size: {reason}"))
+                    .severity(Severity::Error)
+                    .note("the Docker CLI refuses the command: `invalid argument ... for \"--shm-size\" flag`")
+                    .help("write a number with a unit: `--shm-size=8gb`");
+            }
+            SizeValue::Negative(n) => {
+                out.report(shm.range, format!("`--shm-size {n}` is negative"))
+                    .severity(Severity::Error)
+                    .note("the engine refuses to create the container: `SHM size can not be less than 0`")
+                    .help("write a positive size with a unit: `--shm-size=8gb`");
+            }
+            SizeValue::Bytes { bytes, bare_number: true } if bytes > 0 && bytes < MIB => {
+                out.report(shm.range, format!("`--shm-size {raw}` is {}: a number without a unit counts bytes", HumanBytes(bytes)))
+                    .severity(Severity::Warning)
+                    .note("a /dev/shm this small makes every shared-memory user fail with `No space left on device` or `Bus error`")
+                    .help(format!("add the unit you meant: `--shm-size={bytes}mb` or `--shm-size={bytes}gb`"));
             }
             _ => {}
         }

@@ -4,9 +4,9 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::rules::helpers::{gpu_reason, set_ulimit_edits};
 use crate::syntax::yaml_edit::NewNode;
-use crate::rules::{Check, ComposeContext, Reporter};
+use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
-pub const CHECK: Check = Check::compose(check);
+pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
@@ -39,6 +39,42 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .label(format!("the service {why}"))
             .note("Docker containers default to a small locked-memory limit; NCCL's docs ask for `--ulimit memlock=-1`, and registering RDMA buffers fails with `NCCL WARN Call to ibv_reg_mr failed` or `ibv_create_cq ... Cannot allocate memory`")
             .help("add `ulimits: {memlock: -1}` (or `memlock: {soft: -1, hard: -1}`)")
+            .fix(fix);
+    }
+}
+
+/// `docker run` with several GPUs and a distributed launcher, or RDMA, and
+/// no `--ulimit memlock=-1`.
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for site in &cx.script.runs {
+        let run = &site.run;
+        let rdma = run.uses_rdma();
+        let multi_gpu_training = run.gpu_request().is_some() && run.multi_gpu() && run.launcher().is_some();
+        if !(rdma || multi_gpu_training) || run.uncertain {
+            continue;
+        }
+        let memlock = run
+            .options_named("--ulimit")
+            .filter(|(_, o)| o.value.as_deref().is_some_and(|v| v.starts_with("memlock=")))
+            .last();
+        if memlock.is_some_and(|(_, o)| o.dynamic || o.value.as_deref().is_some_and(|v| v == "memlock=-1" || v == "memlock=-1:-1")) {
+            continue;
+        }
+        let why = if rdma { "uses RDMA/InfiniBand".to_string() } else { run.gpu_request().unwrap_or_default() };
+        let title = "Add `--ulimit memlock=-1`";
+        // A limited `--ulimit memlock=…` is replaced when written plainly.
+        let fix = match memlock {
+            None => Some(cx.run_fix(site, title, Applicability::Safe, vec![ScriptContext::insert_option(site, "--ulimit memlock=-1")])),
+            Some((_, o)) => o.value_range.filter(|r| cx.text.get(r.as_range()) == o.value.as_deref()).map(|r| {
+                cx.run_fix(site, "Set `--ulimit memlock=-1`", Applicability::Safe, vec![crate::fix::Edit { range: r, content: "memlock=-1".into() }])
+            }),
+        };
+        let range = memlock.map_or(run.program_range, |(_, o)| o.range);
+        out.report(range, format!("{} does not lift the locked-memory limit (`memlock`)", ScriptContext::describe_run(site)))
+            .severity(if rdma { Severity::Warning } else { Severity::Info })
+            .label(format!("the container {why}"))
+            .note("Docker containers default to a small locked-memory limit; NCCL's docs ask for `--ulimit memlock=-1`, and registering RDMA buffers fails with `NCCL WARN Call to ibv_reg_mr failed` or `ibv_create_cq ... Cannot allocate memory`")
+            .help("add `--ulimit memlock=-1`")
             .fix(fix);
     }
 }

@@ -4,9 +4,11 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 
-pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
+pub const CHECK: Check = Check::both(compose, kubernetes)
+    .and_dockerfile(dockerfile)
+    .and_commands(commands);
 
 const NAME: &str = "NCCL_SHM_DISABLE";
 
@@ -44,5 +46,12 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
         let owner = cx.describe_stage(setting.stage);
         report(out, setting.view(), &owner, "`shm_size` or `ipc: host` at run time")
             .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
+    }
+}
+
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_shm(*v)) {
+        report(out, var, &ScriptContext::describe_run(site), "`--shm-size` or `--ipc=host`")
+            .fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
     }
 }

@@ -5,9 +5,11 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 
-pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
+pub const CHECK: Check = Check::both(compose, kubernetes)
+    .and_dockerfile(dockerfile)
+    .and_commands(commands);
 
 fn disables_p2p(var: EnvView) -> bool {
     let value = var.value.map(str::trim).unwrap_or("");
@@ -47,5 +49,12 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
     for setting in cx.model.env_settings().iter().filter(|s| disables_p2p(s.view())) {
         report(out, setting.view(), &cx.describe_stage(setting.stage))
             .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
+    }
+}
+
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_p2p(*v)) {
+        report(out, var, &ScriptContext::describe_run(site))
+            .fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
     }
 }

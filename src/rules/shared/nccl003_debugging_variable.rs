@@ -5,9 +5,11 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter};
+use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 
-pub const CHECK: Check = Check::both(compose, kubernetes).and_dockerfile(dockerfile);
+pub const CHECK: Check = Check::both(compose, kubernetes)
+    .and_dockerfile(dockerfile)
+    .and_commands(commands);
 
 /// Variables from the "Debugging" section of NCCL's environment documentation
 /// (the SHM and P2P switches have their own rules).
@@ -74,6 +76,14 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
         let owner = cx.describe_stage(setting.stage);
         if let Some(finding) = report(out, setting.view(), &owner) {
             finding.fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
+        }
+    }
+}
+
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for (site, option, var) in cx.run_env() {
+        if let Some(finding) = report(out, var, &ScriptContext::describe_run(site)) {
+            finding.fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
         }
     }
 }

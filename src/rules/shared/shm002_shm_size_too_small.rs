@@ -8,10 +8,12 @@ use crate::model::quantity::QuantityValue;
 use crate::model::size::{HumanBytes, MIB, SizeValue};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, needs_large_shm, set_shm_size_fix};
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings};
+use crate::fix::Edit;
+use crate::model::docker_run::RunShm;
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings, ScriptContext};
 use crate::text::TextRange;
 
-pub const CHECK: Check = Check::both(compose, kubernetes);
+pub const CHECK: Check = Check::both(compose, kubernetes).and_commands(commands);
 
 /// The finding, when `bytes` is below the threshold for the workload.
 fn report<'r>(
@@ -112,5 +114,38 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             );
             finding.label("the emptyDir's `sizeLimit` caps /dev/shm").fix(fix);
         }
+    }
+}
+
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for site in &cx.script.runs {
+        let run = &site.run;
+        if run.gpu_request().is_none() {
+            continue;
+        }
+        let RunShm::Sized { option, value: SizeValue::Bytes { bytes, bare_number } } = run.shm() else {
+            continue;
+        };
+        if bare_number && bytes < MIB {
+            continue;
+        }
+        let shm = &run.options[option];
+        let Some(value_range) = shm.value_range else { continue };
+        let multi = run.needs_large_shm();
+        let size = &cx.settings.fix_shm_size;
+        let subject = format!("container started by `{}`", run.invocation());
+        let Some(finding) = report(out, cx.settings, shm.range, bytes, multi, &subject, &format!("`{size}`")) else {
+            continue;
+        };
+        // Only a value written on its own (`--shm-size=1g`, `--shm-size 1g`)
+        // is replaced; a quoted one would need its quotes kept.
+        let written = &cx.text[value_range.as_range()];
+        let fix = (Some(written) == shm.value.as_deref()).then(|| {
+            cx.run_fix(site, format!("Raise `--shm-size` to {size}"), Applicability::Unsafe, vec![Edit {
+                range: value_range,
+                content: size.clone(),
+            }])
+        });
+        finding.label("`--shm-size` caps /dev/shm").fix(fix);
     }
 }

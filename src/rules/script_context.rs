@@ -1,0 +1,83 @@
+//! What a rule sees of a file that runs commands (a shell or batch script, a
+//! Makefile, Markdown, a workflow) and how it builds fixes: text edits
+//! inside one `docker run`, whose intended change is that command (or, in a
+//! workflow, the `run:` step holding it).
+
+use super::RuleSettings;
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::model::docker_run::RunOption;
+use crate::model::script::{RunSite, Script};
+use crate::model::workload::EnvView;
+use crate::text::TextRange;
+
+pub struct ScriptContext<'a> {
+    pub script: &'a Script,
+    pub text: &'a str,
+    pub settings: &'a RuleSettings,
+}
+
+impl<'a> ScriptContext<'a> {
+    /// A fix made of `edits` to the command of `site`.
+    pub fn run_fix(
+        &self,
+        site: &RunSite,
+        title: impl Into<String>,
+        applicability: Applicability,
+        edits: Vec<Edit>,
+    ) -> Fix {
+        let path = match &self.script.snippets[site.snippet].yaml_path {
+            Some(path) => ModelPath(path.clone()),
+            None => ModelPath::new(["command".to_string(), site.command.to_string()]),
+        };
+        Fix::new(title, applicability, edits, vec![path])
+    }
+
+    /// An option inserted right after `run` (`docker run --shm-size=8gb …`).
+    pub fn insert_option(site: &RunSite, option: &str) -> Edit {
+        Edit::insert(site.run.subcommand.range.end, format!(" {option}"))
+    }
+
+    /// A fix that deletes one option and the blanks after it.
+    pub fn remove_option_fix(
+        &self,
+        site: &RunSite,
+        option: &RunOption,
+        title: impl Into<String>,
+        applicability: Applicability,
+    ) -> Fix {
+        let (start, end) = (option.range.start as usize, option.range.end as usize);
+        let after = &self.text[end..];
+        let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
+        let line_start = self.text[..start].rfind('\n').map_or(0, |n| n + 1);
+        let alone = self.text[line_start..start].trim().is_empty();
+        let continued = ["\\\n", "\\\r\n"]
+            .iter()
+            .find(|c| after[blanks..].starts_with(**c));
+        // An option on a continued line of its own goes with its line.
+        let range = match continued {
+            Some(c) if alone => TextRange::new(line_start, end + blanks + c.len()),
+            _ => TextRange::new(start, end + blanks),
+        };
+        self.run_fix(site, title, applicability, vec![Edit::delete(range)])
+    }
+
+    /// Each `-e NAME=value` of every `docker run`, as rules read environment
+    /// variables, with its run and option.
+    pub fn run_env(&self) -> impl Iterator<Item = (&'a RunSite, &'a RunOption, EnvView<'a>)> + 'a {
+        self.script.runs.iter().flat_map(|site| {
+            site.run.env().map(move |(name, value, option)| {
+                let view = EnvView {
+                    name,
+                    value,
+                    range: option.range,
+                };
+                (site, option, view)
+            })
+        })
+    }
+
+    /// "the container started by `docker run`", for messages.
+    pub fn describe_run(site: &RunSite) -> String {
+        format!("the container started by `{}`", site.run.invocation())
+    }
+}

@@ -1,0 +1,26 @@
+//! SLURM001: an `#SBATCH` line that uses a shell variable or command
+//! substitution, which sbatch passes on literally.
+
+use crate::rules::{Check, Reporter, ScriptContext};
+
+pub const CHECK: Check = Check::slurm(check);
+
+fn check(cx: &ScriptContext, out: &mut Reporter) {
+    let Some(batch) = &cx.script.batch else { return };
+    for directive in &batch.directives {
+        let written = &cx.text[directive.range.as_range()];
+        if !(written.contains('$') || written.contains('`')) {
+            continue;
+        }
+        out.report(
+            directive.range,
+            format!("sbatch does not expand shell variables in #SBATCH lines: `{written}` is read literally"),
+        )
+        .label("sbatch reads this before any shell runs")
+        .note("#SBATCH lines are comments to the shell; sbatch parses them itself and never expands `$VAR`, `${VAR}` or `$(...)`, so the job is rejected or gets a literal value")
+        .help(format!(
+            "write the value itself, or pass the option when submitting: `sbatch {} script`",
+            written.replace('\'', "")
+        ));
+    }
+}

@@ -1,0 +1,386 @@
+//! Shell command lines, as far as linting needs them: simple commands made
+//! of words with their quotes removed and their byte ranges. Commands end at
+//! newlines, `;`, `&`, `|`, `&&`, `||`, `(` and `)`; a backslash-newline
+//! continues a line; comments and here-documents are skipped. Nothing is
+//! expanded: a word that holds `$`, `${…}`, `$(…)` or backticks is marked
+//! `dynamic`, and rules treat its value as unknown.
+//!
+//! Shell text is often embedded in another file (a Makefile recipe, a
+//! Markdown code block, a workflow's `run:`). A [`Snippet`] is that text
+//! with a map from its offsets back to the host file's, so every range this
+//! module returns is already in the host file.
+
+use crate::text::TextRange;
+
+/// Shell text taken from a host file, with where each piece came from.
+#[derive(Debug, Clone)]
+pub struct Snippet {
+    pub text: String,
+    /// `(offset in text, offset in the host file)`, sorted: text from each
+    /// start on is the host's text from the matching offset on.
+    pieces: Vec<(usize, usize)>,
+    /// The YAML path of the scalar it came from (a workflow's `run:`).
+    pub yaml_path: Option<Vec<String>>,
+}
+
+impl Snippet {
+    /// A whole file, or a contiguous part of one starting at `offset`.
+    pub fn verbatim(text: &str, offset: usize) -> Self {
+        Snippet {
+            text: text.to_string(),
+            pieces: vec![(0, offset)],
+            yaml_path: None,
+        }
+    }
+
+    /// Built line by line: each `(line, host offset)` is appended with a
+    /// newline after it.
+    pub fn from_lines<'a>(lines: impl IntoIterator<Item = (&'a str, usize)>) -> Self {
+        let mut snippet = Snippet {
+            text: String::new(),
+            pieces: Vec::new(),
+            yaml_path: None,
+        };
+        for (line, offset) in lines {
+            snippet.pieces.push((snippet.text.len(), offset));
+            snippet.text.push_str(line);
+            snippet.text.push('\n');
+        }
+        snippet
+    }
+
+    /// The host offset of an offset in the snippet's text.
+    pub fn host_offset(&self, offset: usize) -> usize {
+        let i = self.pieces.partition_point(|&(start, _)| start <= offset);
+        match i.checked_sub(1).map(|i| self.pieces[i]) {
+            Some((start, host)) => host + (offset - start),
+            None => offset,
+        }
+    }
+
+    fn host_range(&self, start: usize, end: usize) -> TextRange {
+        let host_start = self.host_offset(start);
+        // The end is mapped from the last byte in, so that a range ending at
+        // a line end does not jump to the next piece.
+        let host_end = if end > start {
+            self.host_offset(end - 1) + 1
+        } else {
+            host_start
+        };
+        TextRange::new(host_start, host_end.max(host_start))
+    }
+}
+
+/// A word of a command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Quotes and escapes removed; expansions kept as written.
+    pub text: String,
+    /// In the host file.
+    pub range: TextRange,
+    /// Holds an expansion, so its value is only known at run time.
+    pub dynamic: bool,
+}
+
+/// A simple command: its words, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub words: Vec<Word>,
+}
+
+impl Command {
+    /// From its first word to its last, in the host file.
+    pub fn range(&self) -> TextRange {
+        match (self.words.first(), self.words.last()) {
+            (Some(a), Some(b)) => a.range.cover(b.range),
+            _ => TextRange::default(),
+        }
+    }
+}
+
+/// The simple commands of a snippet, in order.
+pub fn commands(snippet: &Snippet) -> Vec<Command> {
+    Lexer {
+        text: snippet.text.as_bytes(),
+        source: &snippet.text,
+        snippet,
+        at: 0,
+        commands: Vec::new(),
+        words: Vec::new(),
+        heredocs: Vec::new(),
+    }
+    .run()
+}
+
+struct Lexer<'a> {
+    text: &'a [u8],
+    source: &'a str,
+    snippet: &'a Snippet,
+    at: usize,
+    commands: Vec<Command>,
+    words: Vec<Word>,
+    /// Delimiters of here-documents whose bodies start on the next line,
+    /// and whether their lines may be indented with tabs (`<<-`).
+    heredocs: Vec<(String, bool)>,
+}
+
+impl Lexer<'_> {
+    fn run(mut self) -> Vec<Command> {
+        while self.at < self.text.len() {
+            let c = self.text[self.at];
+            match c {
+                b' ' | b'\t' | b'\r' => self.at += 1,
+                b'\\' if self.peek(1) == Some(b'\n') => self.at += 2,
+                b'\n' => {
+                    self.at += 1;
+                    self.end_command();
+                    self.skip_heredoc_bodies();
+                }
+                b'#' => {
+                    while self.at < self.text.len() && self.text[self.at] != b'\n' {
+                        self.at += 1;
+                    }
+                }
+                // `&>file` redirects; any other `&` ends a command.
+                b'&' if self.peek(1) == Some(b'>') => self.word(),
+                b';' | b'&' | b'|' | b'(' | b')' => {
+                    self.at += 1;
+                    self.end_command();
+                }
+                _ => self.word(),
+            }
+        }
+        self.end_command();
+        self.commands
+    }
+
+    fn peek(&self, ahead: usize) -> Option<u8> {
+        self.text.get(self.at + ahead).copied()
+    }
+
+    fn end_command(&mut self) {
+        if !self.words.is_empty() {
+            let words = std::mem::take(&mut self.words);
+            self.commands.push(Command { words });
+        }
+    }
+
+    /// Reads one word starting at a non-blank, non-operator byte.
+    fn word(&mut self) {
+        let start = self.at;
+        let mut text = String::new();
+        let mut dynamic = false;
+        let mut quoted = false;
+        while self.at < self.text.len() {
+            let c = self.text[self.at];
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'(' | b')' => break,
+                // `2>&1`, `&>file`: part of a redirection, not a separator.
+                b'&' if !(text.ends_with(['>', '<']) || self.peek(1) == Some(b'>')) => break,
+                b'\\' => match self.peek(1) {
+                    Some(b'\n') => self.at += 2,
+                    Some(_) => {
+                        let next = self.char_len(self.at + 1);
+                        text.push_str(&self.source[self.at + 1..self.at + 1 + next]);
+                        self.at += 1 + next;
+                    }
+                    None => {
+                        text.push('\\');
+                        self.at += 1;
+                    }
+                },
+                b'\'' => {
+                    quoted = true;
+                    self.at += 1;
+                    let end = self.find(b'\'');
+                    text.push_str(&self.source[self.at..end]);
+                    self.at = (end + 1).min(self.text.len());
+                }
+                b'"' => {
+                    quoted = true;
+                    self.at += 1;
+                    while self.at < self.text.len() && self.text[self.at] != b'"' {
+                        match self.text[self.at] {
+                            b'\\' if matches!(self.peek(1), Some(b'"' | b'\\' | b'$' | b'`')) => {
+                                text.push(self.text[self.at + 1] as char);
+                                self.at += 2;
+                            }
+                            b'\\' if self.peek(1) == Some(b'\n') => self.at += 2,
+                            b'$' | b'`' => {
+                                dynamic = true;
+                                self.expansion(&mut text);
+                            }
+                            _ => self.copy_char(&mut text),
+                        }
+                    }
+                    self.at = (self.at + 1).min(self.text.len());
+                }
+                b'$' | b'`' => {
+                    dynamic = true;
+                    self.expansion(&mut text);
+                }
+                _ => self.copy_char(&mut text),
+            }
+        }
+        if !quoted && let Some(rest) = text.strip_prefix("<<") {
+            let (strip_tabs, delimiter) = match rest.strip_prefix('-') {
+                Some(d) => (true, d),
+                None => (false, rest),
+            };
+            let delimiter = delimiter.trim_matches(['\'', '"']);
+            if !delimiter.is_empty() && !delimiter.starts_with('<') {
+                self.heredocs.push((delimiter.to_string(), strip_tabs));
+            }
+        }
+        self.words.push(Word {
+            text,
+            range: self.snippet.host_range(start, self.at),
+            dynamic,
+        });
+    }
+
+    /// Copies `$name`, `${…}`, `$(…)` or `` `…` `` as written.
+    fn expansion(&mut self, text: &mut String) {
+        let start = self.at;
+        let c = self.text[self.at];
+        self.at += 1;
+        if c == b'`' {
+            self.at = (self.find(b'`') + 1).min(self.text.len());
+        } else {
+            match self.peek(0) {
+                Some(open @ (b'(' | b'{')) => {
+                    let close = if open == b'(' { b')' } else { b'}' };
+                    let mut depth = 0usize;
+                    while self.at < self.text.len() {
+                        let b = self.text[self.at];
+                        self.at += 1;
+                        if b == open {
+                            depth += 1;
+                        } else if b == close {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Some(b) if b.is_ascii_alphabetic() || b == b'_' => {
+                    while self
+                        .peek(0)
+                        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    {
+                        self.at += 1;
+                    }
+                }
+                // `$1`, `$@`, `$?` and the other one-character parameters.
+                Some(b) if b.is_ascii_digit() || b"@*#?$!-".contains(&b) => self.at += 1,
+                _ => {}
+            }
+        }
+        text.push_str(&self.source[start..self.at]);
+    }
+
+    /// The offset of the next `byte`, or the end of the text.
+    fn find(&self, byte: u8) -> usize {
+        self.text[self.at..]
+            .iter()
+            .position(|&b| b == byte)
+            .map_or(self.text.len(), |p| self.at + p)
+    }
+
+    /// Copies the character at the cursor into `text` and moves past it.
+    fn copy_char(&mut self, text: &mut String) {
+        let n = self.char_len(self.at);
+        text.push_str(&self.source[self.at..self.at + n]);
+        self.at += n;
+    }
+
+    fn char_len(&self, at: usize) -> usize {
+        self.source[at..].chars().next().map_or(1, char::len_utf8)
+    }
+
+    /// After a newline: skips the bodies of pending here-documents.
+    fn skip_heredoc_bodies(&mut self) {
+        for (delimiter, strip_tabs) in std::mem::take(&mut self.heredocs) {
+            while self.at < self.text.len() {
+                let end = self.find(b'\n');
+                let line = &self.source[self.at..end];
+                self.at = (end + 1).min(self.text.len());
+                let line = if strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line
+                };
+                if line.trim_end_matches('\r') == delimiter {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Vec<String>> {
+        commands(&Snippet::verbatim(text, 0))
+            .into_iter()
+            .map(|c| c.words.into_iter().map(|w| w.text).collect())
+            .collect()
+    }
+
+    #[test]
+    fn splits_commands_and_removes_quotes() {
+        assert_eq!(
+            words("docker run --gpus all -e 'A=b c' \"x y\" img\necho hi; ls | wc && true"),
+            vec![
+                vec![
+                    "docker", "run", "--gpus", "all", "-e", "A=b c", "x y", "img"
+                ],
+                vec!["echo", "hi"],
+                vec!["ls"],
+                vec!["wc"],
+                vec!["true"],
+            ]
+        );
+    }
+
+    #[test]
+    fn continues_lines_and_skips_comments_and_heredocs() {
+        let text = "docker run \\\n  --shm-size=8g \\\n  img # a comment\ncat <<EOF\ndocker run x\nEOF\nnext 2>&1 &>/dev/null";
+        assert_eq!(
+            words(text),
+            vec![
+                vec!["docker", "run", "--shm-size=8g", "img"],
+                vec!["cat", "<<EOF"],
+                vec!["next", "2>&1", "&>/dev/null"],
+            ]
+        );
+    }
+
+    #[test]
+    fn marks_expansions_dynamic_and_keeps_ranges() {
+        let text = "run --shm-size=$SHM \"${A:-1}\" $(date +%s) plain";
+        let command = &commands(&Snippet::verbatim(text, 10))[0];
+        let dynamic: Vec<bool> = command.words.iter().map(|w| w.dynamic).collect();
+        assert_eq!(dynamic, [false, true, true, true, false]);
+        assert_eq!(command.words[3].text, "$(date +%s)");
+        let plain = &command.words[4];
+        assert_eq!(
+            &text[plain.range.start as usize - 10..plain.range.end as usize - 10],
+            "plain"
+        );
+    }
+
+    #[test]
+    fn maps_snippet_lines_back_to_the_host() {
+        let host = "x:\n    docker run \\\n      img\n";
+        let lines = [("docker run \\", 7), ("  img", 24)];
+        let snippet = Snippet::from_lines(lines);
+        let command = &commands(&snippet)[0];
+        let img = &command.words[2];
+        assert_eq!(&host[img.range.as_range()], "img");
+        assert_eq!(&host[command.words[1].range.as_range()], "run");
+    }
+}
