@@ -1,5 +1,6 @@
 //! The command line: `gpulint check`, `gpulint rule`.
 
+use crate::engine::build::{DiskStamp, linting_text_read_from_disk};
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
@@ -254,7 +255,7 @@ fn check(args: CheckArgs) -> u8 {
             Err(e) => return usage_error(e),
         };
         checked.push(match engine::decode(bytes) {
-            Ok(text) => check_one(name, text, &config, action, mode, false, Scope::Any)
+            Ok(text) => check_one(name, text, &config, action, mode, Source::Stdin, Scope::Any)
                 .expect("every file is in Scope::Any"),
             Err((error, text)) => Checked {
                 report: FileReport::failed(name, text, error),
@@ -284,9 +285,10 @@ fn check(args: CheckArgs) -> u8 {
                 return Ok(None);
             };
             Ok(match read {
-                Ok(text) => {
+                Ok((text, stamp)) => {
                     let scope = scope_of(t);
-                    check_one(t.path.clone(), text, &config, action, mode, true, scope)
+                    let from = Source::Disk(stamp);
+                    check_one(t.path.clone(), text, &config, action, mode, from, scope)
                 }
                 Err((error, text)) => Some(Checked {
                     report: FileReport::failed(t.path.clone(), text, error),
@@ -531,7 +533,8 @@ fn inspect(args: InspectArgs) -> u8 {
         .par_iter()
         .filter(|t| t.skip.is_none())
         .filter_map(|t| {
-            let (text, outcome) = match (resolver.for_file(&t.path), read_target(t)?) {
+            let read = read_target(t)?.map(|(text, _)| text);
+            let (text, outcome) = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
                     return None;
                 }
@@ -581,8 +584,8 @@ fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// A discovered file's text, or why it cannot be read; `None` for walked
 /// YAML that cannot be read (and may not be ours).
-fn read_target(target: &Target) -> Option<Result<String, (FileError, String)>> {
-    match engine::read_source(&target.path) {
+fn read_target(target: &Target) -> Option<Result<(String, DiskStamp), (FileError, String)>> {
+    match engine::read_source_stamped(&target.path) {
         Err(_) if target.manifest_only => None,
         read => Some(read),
     }
@@ -597,21 +600,36 @@ fn scope_of(target: &Target) -> Scope {
     }
 }
 
+/// Where a linted text came from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// A file, as it was on disk at this stamp.
+    Disk(DiskStamp),
+    /// Standard input: its fixed text goes to stdout, not to a file.
+    Stdin,
+}
+
 /// Lints one file's text, fixing it first when asked; `None` when it is
-/// outside `scope`. `write` is false for standard input, whose fixed text
-/// goes to stdout instead.
+/// outside `scope`.
 fn check_one(
     path: PathBuf,
     text: String,
     config: &Config,
     action: FixAction,
     mode: FixMode,
-    write: bool,
+    from: Source,
     scope: Scope,
 ) -> Option<Checked> {
     if action == FixAction::Report {
-        // Plain checking decides the scope on the parse it lints.
-        return engine::check_text_in_scope(path, text, config, scope).map(|report| Checked {
+        // Plain checking decides the scope on the parse it lints. Only a
+        // text that is the file on disk may stand in for it when a compose
+        // file builds it (fixing lints texts that are not on disk).
+        let check = || engine::check_text_in_scope(path, text, config, scope);
+        let report = match from {
+            Source::Disk(stamp) => linting_text_read_from_disk(stamp, check),
+            Source::Stdin => check(),
+        };
+        return report.map(|report| Checked {
             report,
             fixing: None,
         });
@@ -619,6 +637,7 @@ fn check_one(
     if scope == Scope::ManifestsOnly && !engine::is_manifest_candidate(&text) {
         return None;
     }
+    let write = matches!(from, Source::Disk(_));
     Some(fix_one(path, text, config, action, mode, write))
 }
 

@@ -8,7 +8,7 @@ use super::read_source;
 use crate::model::compose::{BuildSpec, ComposeFile};
 use crate::model::dockerfile::{BuiltImage, DockerfileModel};
 use crate::text::SourceFile;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -44,8 +44,14 @@ fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
     let context_dir = compose_dir.join(context);
     let dockerfile = context_dir.join(build.dockerfile.as_deref().unwrap_or("Dockerfile"));
     let shown = normalize(&dockerfile);
-    let text = read_source(&shown).ok()?;
-    let model = recalled(&shown, &text);
+    let (text, model) = match recalled_unchanged(&shown) {
+        Some((text, model)) => (text, Some(model)),
+        None => {
+            let text = read_source(&shown).ok()?;
+            let model = recalled(&shown, &text);
+            (text, model)
+        }
+    };
     let source = Arc::new(SourceFile::new(shown, text));
     match model {
         Some(model) => {
@@ -60,8 +66,70 @@ fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
     }
 }
 
+/// What a file on disk was when it was read: its identity, size and
+/// modification and change times. Equal stamps mean the same contents
+/// unless the file was rewritten to the same size within one tick of the
+/// file system's clock, the race any two reads of a changing file have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    identity: (u64, u64, i64, i64),
+}
+
+impl DiskStamp {
+    pub fn of(metadata: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        DiskStamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            #[cfg(unix)]
+            identity: (
+                metadata.dev(),
+                metadata.ino(),
+                metadata.ctime(),
+                metadata.ctime_nsec(),
+            ),
+        }
+    }
+}
+
+thread_local! {
+    /// The stamp of the file whose text this thread is linting, when that
+    /// text was read from disk (see [`linting_text_read_from_disk`]).
+    static LINTING_FROM_DISK: Cell<Option<DiskStamp>> = const { Cell::new(None) };
+}
+
+/// Runs `lint` knowing that the text it lints is what the file held at
+/// `stamp`: a Dockerfile linted so can then be reused by the compose files
+/// that build it without reading it again, as long as its stamp is the
+/// same. Text from anywhere else (an editor's buffer, stdin) is never
+/// reused without a read.
+pub fn linting_text_read_from_disk<T>(stamp: DiskStamp, lint: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            LINTING_FROM_DISK.set(None);
+        }
+    }
+    LINTING_FROM_DISK.set(Some(stamp));
+    let _reset = Reset;
+    lint()
+}
+
 /// How many Dockerfiles each thread remembers.
 const RECENT_DOCKERFILES: usize = 16;
+
+/// A Dockerfile this thread parsed.
+struct Remembered {
+    path: PathBuf,
+    text: String,
+    /// Set when `text` was read from disk.
+    stamp: Option<DiskStamp>,
+    model: Arc<DockerfileModel>,
+}
 
 thread_local! {
     /// The Dockerfiles this thread parsed last, with the text they were
@@ -69,17 +137,22 @@ thread_local! {
     /// usually linted right after the Dockerfile next to it that it builds:
     /// its `build:` then reuses that parse. Bounded, and an entry is used only
     /// when the file on disk still holds the same text.
-    static RECENT: RefCell<VecDeque<(PathBuf, String, Arc<DockerfileModel>)>> =
-        const { RefCell::new(VecDeque::new()) };
+    static RECENT: RefCell<VecDeque<Remembered>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// Keeps a Dockerfile's parse for a compose file that builds it.
 pub fn remember_dockerfile(path: &Path, text: &str, model: Arc<DockerfileModel>) {
+    let stamp = LINTING_FROM_DISK.get();
     RECENT.with_borrow_mut(|recent| {
         if recent.len() == RECENT_DOCKERFILES {
             recent.pop_front();
         }
-        recent.push_back((normalize(path), text.to_string(), model));
+        recent.push_back(Remembered {
+            path: normalize(path),
+            text: text.to_string(),
+            stamp,
+            model,
+        });
     });
 }
 
@@ -89,9 +162,21 @@ fn recalled(path: &Path, text: &str) -> Option<Arc<DockerfileModel>> {
         recent
             .iter()
             .rev()
-            .find(|(p, t, _)| p == path && t == text)
-            .map(|(_, _, model)| model.clone())
+            .find(|r| r.path == path && r.text == text)
+            .map(|r| r.model.clone())
     })
+}
+
+/// The remembered text and parse of `path`, without reading it, when it was
+/// read from disk and its stamp has not changed since: one `stat` instead
+/// of an open, reads and a close.
+fn recalled_unchanged(path: &Path) -> Option<(String, Arc<DockerfileModel>)> {
+    let (stamp, text, model) = RECENT.with_borrow(|recent| {
+        let r = recent.iter().rev().find(|r| r.path == path)?;
+        Some((r.stamp?, r.text.clone(), r.model.clone()))
+    })?;
+    let now = DiskStamp::of(&std::fs::metadata(path).ok()?);
+    (now == stamp).then_some((text, model))
 }
 
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
@@ -118,7 +203,50 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::normalize;
+    use crate::engine::config::Config;
+    use crate::engine::{check_file, lint_text};
     use std::path::Path;
+
+    const COMPOSE: &str = "services:\n  trainer:\n    build: .\n    command: python train.py\n";
+    const CUDA: &str = "FROM nvcr.io/nvidia/pytorch:24.01-py3\n";
+    const CPU: &str = "FROM python:3.12-slim\n";
+
+    /// The codes the compose file gets, with its Dockerfile as it is now.
+    fn compose_codes(dir: &Path) -> Vec<&'static str> {
+        let report = check_file(dir.join("compose.yaml"), &Config::default());
+        assert!(report.error.is_none(), "{:?}", report.error);
+        report.diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn a_built_dockerfile_is_reused_only_while_it_is_unchanged_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("compose.yaml"), COMPOSE).unwrap();
+        let dockerfile = dir.path().join("Dockerfile");
+        std::fs::write(&dockerfile, CUDA).unwrap();
+        let config = Config::default();
+
+        // Linted from disk, then reused as it is: a CUDA build, so a GPU service.
+        assert!(check_file(dockerfile.clone(), &config).error.is_none());
+        assert!(compose_codes(dir.path()).contains(&"SHM001"));
+
+        // Changed on disk after it was linted: the compose file reads it again.
+        assert!(check_file(dockerfile.clone(), &config).error.is_none());
+        std::fs::write(&dockerfile, CPU).unwrap();
+        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+    }
+
+    #[test]
+    fn a_text_not_read_from_disk_never_stands_in_for_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("compose.yaml"), COMPOSE).unwrap();
+        let dockerfile = dir.path().join("Dockerfile");
+        std::fs::write(&dockerfile, CPU).unwrap();
+        // An editor's unsaved buffer, here on a CUDA base, is linted...
+        lint_text(CUDA, &dockerfile, &Config::default()).unwrap();
+        // ...but the compose file builds what is on disk.
+        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+    }
 
     #[test]
     fn paths_are_normalized_lexically() {

@@ -76,6 +76,9 @@ pub struct ConfigResolver {
     defaults: std::sync::OnceLock<Arc<Config>>,
     select: Option<Vec<String>>,
     ignore: Vec<String>,
+    /// The working directory relative paths are resolved against, read once
+    /// (`std::path::absolute` asks the kernel for it on every call).
+    cwd: Option<PathBuf>,
 }
 
 impl ConfigResolver {
@@ -92,6 +95,7 @@ impl ConfigResolver {
             defaults: std::sync::OnceLock::new(),
             select,
             ignore,
+            cwd: std::env::current_dir().ok(),
         }
     }
 
@@ -115,7 +119,10 @@ impl ConfigResolver {
         }
         // The directory's ancestors as the user sees them: made absolute and
         // normalized lexically, without a syscall per path component.
-        let absolute = std::path::absolute(given).unwrap_or_else(|_| given.to_path_buf());
+        let absolute = match &self.cwd {
+            Some(cwd) => cwd.join(given),
+            None => given.to_path_buf(),
+        };
         let dir = super::build::normalize(&absolute);
         let config = self.for_dir(&dir)?;
         self.cache

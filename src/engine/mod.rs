@@ -107,6 +107,12 @@ impl FileReport {
 
 /// Reads a file as UTF-8 text, refusing binary and oversized files.
 pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
+    read_source_stamped(path).map(|(text, _)| text)
+}
+
+/// [`read_source`], and the stamp of the file it read (see
+/// [`build::DiskStamp`]), taken from the same open file.
+pub fn read_source_stamped(path: &Path) -> Result<(String, build::DiskStamp), (FileError, String)> {
     use std::io::Read;
     let cannot_read = |e: std::io::Error| {
         (
@@ -131,7 +137,8 @@ pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
     if bytes.len() as u64 > MAX_FILE_SIZE {
         return Err(too_large(bytes.len() as u64));
     }
-    decode(bytes)
+    let stamp = build::DiskStamp::of(&metadata);
+    decode(bytes).map(|text| (text, stamp))
 }
 
 fn too_large(size: u64) -> (FileError, String) {
@@ -652,10 +659,15 @@ pub fn is_manifest_candidate(text: &str) -> bool {
         }
 }
 
-/// Reads and lints one file.
+/// Reads and lints one file, as `gpulint check` does: a Dockerfile read
+/// here stands in for itself when a compose file builds it, while unchanged.
 pub fn check_file(path: PathBuf, config: &Config) -> FileReport {
-    match read_source(&path) {
-        Ok(text) => check_text(path, text, config),
+    match read_source_stamped(&path) {
+        Ok((text, stamp)) => build::linting_text_read_from_disk(stamp, || {
+            let report = check_text_in_scope(path.clone(), text, config, Scope::Any);
+            // Every file is in `Scope::Any`.
+            report.unwrap_or_else(|| FileReport::new(path, String::new(), Vec::new()))
+        }),
         Err((error, text)) => FileReport::failed(path, text, error),
     }
 }
