@@ -97,6 +97,26 @@ pub struct DockerRun {
     pub uncertain: bool,
 }
 
+/// Whether an expansion where the image would be may hold options instead:
+/// an array (`"${ARGS[@]}"`) or a variable named as an option list
+/// (`$EXTRA_FLAGS`, `${DOCKER_OPTS}`, `$RUN_ARGS`), which by convention is
+/// put in front of the image. A plain `$IMAGE` is taken as the image.
+fn holds_options(word: &str) -> bool {
+    let Some(name) = word.strip_prefix('$') else {
+        return false;
+    };
+    let name = name.trim_start_matches('{');
+    let name = &name[..name
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(name.len())];
+    let upper = name.to_ascii_uppercase();
+    word.contains("[@]")
+        || word.contains("[*]")
+        || ["ARGS", "FLAGS", "OPTS", "OPTIONS"]
+            .iter()
+            .any(|suffix| upper.ends_with(suffix))
+}
+
 fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
@@ -184,7 +204,7 @@ impl DockerRun {
         }
         if let Some(image) = words.get(k) {
             if image.dynamic {
-                run.uncertain |= image.text.starts_with('$') && image.text.contains("[@]");
+                run.uncertain |= holds_options(&image.text);
             }
             run.image = (!image.dynamic).then(|| image.clone());
             run.command = words[k + 1..]
@@ -497,5 +517,20 @@ mod tests {
             shm("docker run \"${ARGS[@]}\" x"),
             RunShm::Elsewhere
         ));
+        // A variable named as an option list, where the image would be.
+        for options in [
+            "$EXTRA_FLAGS",
+            "${DOCKER_OPTS}",
+            "$run_args",
+            "\"$OPTIONS\"",
+        ] {
+            let line = format!("docker run --gpus all {options} x");
+            assert!(matches!(shm(&line), RunShm::Elsewhere), "{line}");
+        }
+        // The image from a variable: the run is still checked.
+        for image in ["$IMAGE", "${IMAGE}:latest", "\"$IMG\""] {
+            let line = format!("docker run --gpus all {image} python train.py");
+            assert!(matches!(shm(&line), RunShm::Default), "{line}");
+        }
     }
 }
