@@ -254,7 +254,8 @@ pub fn discover(
                                 Ok(config) => {
                                     // The globs resolve the path themselves, and
                                     // only when there are globs.
-                                    let script = match script_kind(&file) {
+                                    let kind = script_kind(&file);
+                                    let script = match kind {
                                         Some(ScriptKind::Markdown) => config.lint_markdown,
                                         kind => kind.is_some(),
                                     };
@@ -262,9 +263,8 @@ pub fn discover(
                                         || is_dockerfile_name(name)
                                         || script
                                         || config.is_included(&file);
-                                    let wanted = named
-                                        || (is_yaml_file_name(&file)
-                                            && script_kind(&file).is_none());
+                                    let wanted =
+                                        named || (kind.is_none() && is_yaml_file_name(&file));
                                     if wanted && !config.is_excluded(&file) {
                                         targets.lock().expect("targets").push(Target {
                                             path: file,

@@ -368,22 +368,19 @@ fn lint_in_scope(
             let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
             (diagnostics, index, s, i)
         }
-        FileKind::Script(ScriptKind::Workflow) => {
+        FileKind::Script(kind) => {
             // A workflow that is not YAML is GitHub's to report, not ours.
-            let Ok(Some(yaml)) = parse_yaml(text, Scope::Any) else {
+            let Some((script, yaml)) = read_script(text, kind) else {
                 return Ok(Some(Vec::new()));
             };
-            let script = Script::read(text, ScriptKind::Workflow, Some(&yaml));
             let diagnostics = lint_script(text, &script, config, &active);
             let index = suppression_index(text);
-            let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
-            (diagnostics, index, s, i)
-        }
-        FileKind::Script(kind) => {
-            let script = Script::read(text, kind, None);
-            let diagnostics = lint_script(text, &script, config, &active);
-            let index = suppression_index(text);
-            let (s, i) = suppress::parse(text, suppress::Comments::WholeLine, &index);
+            // A workflow's comments are YAML's; a script's are whole lines.
+            let comments = match &yaml {
+                Some(yaml) => suppress::Comments::Yaml(yaml),
+                None => suppress::Comments::WholeLine,
+            };
+            let (s, i) = suppress::parse(text, comments, &index);
             (diagnostics, index, s, i)
         }
     };
@@ -399,6 +396,16 @@ fn lint_in_scope(
     diagnostics.sort_by(|a, b| (a.range.start, a.code).cmp(&(b.range.start, b.code)));
     diagnostics.dedup();
     Ok(Some(diagnostics))
+}
+
+/// The commands of a file of `kind`, and for a workflow the YAML they were
+/// read from; `None` for a workflow that is not YAML.
+fn read_script(text: &str, kind: ScriptKind) -> Option<(Script, Option<Yaml>)> {
+    if kind != ScriptKind::Workflow {
+        return Some((Script::read(text, kind, None), None));
+    }
+    let yaml = parse_yaml(text, Scope::Any).ok()??;
+    Some((Script::read(text, kind, Some(&yaml)), Some(yaml)))
 }
 
 fn lint_script(
@@ -586,15 +593,10 @@ fn inspect_yaml(
         FileKind::Yaml => {}
         // Dockerfiles run nothing by themselves.
         FileKind::Dockerfile => return Ok(Vec::new()),
-        FileKind::Script(ScriptKind::Workflow) => {
-            let Ok(Some(yaml)) = parse_yaml(text, Scope::Any) else {
-                return Ok(Vec::new());
-            };
-            let script = Script::read(text, ScriptKind::Workflow, Some(&yaml));
-            return Ok(runtime::command_runtimes(&script));
-        }
         FileKind::Script(kind) => {
-            return Ok(runtime::command_runtimes(&Script::read(text, kind, None)));
+            return Ok(read_script(text, kind)
+                .map(|(script, _)| runtime::command_runtimes(&script))
+                .unwrap_or_default());
         }
     }
     let Some(yaml) = parse_yaml(text, Scope::Any)? else {
