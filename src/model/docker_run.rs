@@ -136,9 +136,7 @@ impl DockerRun {
                 program = Some(i);
                 break;
             }
-            let assignment = word.text.split_once('=').is_some_and(|(k, _)| {
-                !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
+            let assignment = word.assigned_name().is_some();
             let wrapper_argument = wrapped
                 && (word.text.starts_with('-')
                     || words[i - 1].text.starts_with('-')

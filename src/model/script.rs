@@ -91,10 +91,7 @@ impl Script {
                 script.launches.push(launch);
             }
             for word in &command.words {
-                if let Some((name, _)) = word.text.split_once('=')
-                    && !name.is_empty()
-                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                {
+                if let Some(name) = word.assigned_name() {
                     script.assigned.push(name.to_string());
                 }
             }

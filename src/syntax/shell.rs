@@ -82,6 +82,15 @@ pub struct Word {
     pub dynamic: bool,
 }
 
+impl Word {
+    /// The variable a word assigns (`NAME=value`, `export`'s argument too).
+    pub fn assigned_name(&self) -> Option<&str> {
+        let (name, _) = self.text.split_once('=')?;
+        (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+            .then_some(name)
+    }
+}
+
 /// A simple command: its words, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
