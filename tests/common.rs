@@ -142,6 +142,22 @@ pub fn assert_snapshot(path: &Path, actual: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// `../shared/<relative>`, beside the checkout, when it is there. When it is
+/// missing the test is skipped, saying so, except under CI, which must have
+/// it.
+pub fn shared(relative: &str) -> Option<PathBuf> {
+    let path = root().join("../shared").join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "../shared/{relative} is missing; CI must have it"
+    );
+    eprintln!("SKIPPED: ../shared/{relative} is not beside the checkout");
+    None
+}
+
 /// A real tool a test drives (a validator, pre-commit): `$env_var` if set,
 /// else `name` if it runs from the PATH. When it is missing the test is
 /// skipped, saying so, except under CI, which must have it (`.ci/run`

@@ -358,15 +358,7 @@ fn fixture_pairs() -> Vec<Pair> {
 /// The flagged compose and Kubernetes corpus files, each with a copy fixed
 /// by `gpulint check --fix --unsafe-fixes`.
 fn corpus_pairs() -> Option<Vec<Pair>> {
-    let corpus = root().join("../shared/corpus");
-    if !corpus.is_dir() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must have ../shared/corpus"
-        );
-        eprintln!("SKIPPED: ../shared/corpus is not beside the checkout");
-        return None;
-    }
+    let corpus = common::shared("corpus")?;
     let mut pairs = Vec::new();
     for kind in ["compose", "k8s"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(corpus.join(kind))

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::root;
+use common::write;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
 use gpulint::engine::{check_text, lint_text};
@@ -13,15 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn seed(name: &str) -> Option<String> {
-    let path = root().join("../shared/seeds").join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(_) if std::env::var_os("CI").is_some() => panic!("{} is missing", path.display()),
-        Err(_) => {
-            eprintln!("SKIPPED: {} not found", path.display());
-            None
-        }
-    }
+    let path = common::shared(&format!("seeds/{name}"))?;
+    Some(std::fs::read_to_string(path).unwrap())
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -156,19 +149,9 @@ fn seed_004_example_3_is_a_healthy_job() {
     assert_eq!(report.diagnostics.len(), 0, "{:?}", report.diagnostics);
 }
 
-fn write(dir: &Path, file: &str, text: &str) {
-    let path = dir.join(file);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 /// `(file, code)` of each finding `gpulint check --output-format json` reports.
 fn findings(dir: &Path) -> Vec<(String, String)> {
-    let output = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args(["check", "--output-format", "json", "."])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+    let output = common::gpulint(dir, &["check", "--output-format", "json", "."]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let mut found: Vec<(String, String)> = report["diagnostics"]
         .as_array()
@@ -194,26 +177,26 @@ fn scripts_makefiles_and_workflows_are_discovered_and_markdown_when_asked() {
     let dir = tempfile::tempdir().unwrap();
     let run =
         "docker run --gpus all --ulimit memlock=-1 img torchrun --nproc_per_node=8 train.py\n";
-    write(dir.path(), "scripts/train.sh", &format!("#!/bin/sh\n{run}"));
+    write(dir.path(), "scripts/train.sh", format!("#!/bin/sh\n{run}"));
     write(
         dir.path(),
         "jobs/train.sbatch",
         "#!/bin/bash\n#SBATCH --nodes=$N\nsrun python t.py\n",
     );
-    write(dir.path(), "Makefile", &format!("train:\n\t{run}"));
+    write(dir.path(), "Makefile", format!("train:\n\t{run}"));
     write(
         dir.path(),
         ".github/workflows/gpu.yml",
-        &format!("jobs:\n  a:\n    steps:\n      - run: {run}"),
+        format!("jobs:\n  a:\n    steps:\n      - run: {run}"),
     );
-    write(dir.path(), "README.md", &format!("```bash\n{run}```\n"));
+    write(dir.path(), "README.md", format!("```bash\n{run}```\n"));
     // An extension-less script is linted when named, not when walked.
-    write(dir.path(), "bin/train", &format!("#!/bin/bash\n{run}"));
+    write(dir.path(), "bin/train", format!("#!/bin/bash\n{run}"));
     // Not a workflow: YAML elsewhere is only read for Kubernetes objects.
     write(
         dir.path(),
         "ci/steps.yml",
-        &format!("steps:\n  - run: {run}"),
+        format!("steps:\n  - run: {run}"),
     );
     let expected = |markdown: bool| {
         let mut v = vec![
