@@ -214,6 +214,25 @@ impl DeviceRequest {
         }
     }
 
+    /// The capabilities of a request for NVIDIA's driver (named, or picked
+    /// by capability) that the driver does not answer to: the engine matches
+    /// a request's capability set as a whole (moby daemon/devices.go), so one
+    /// unknown capability makes the container fail to start. `None` when the
+    /// set matches, or when the request is for another driver.
+    pub fn unmatched_capabilities(&self) -> Option<Vec<String>> {
+        let caps = &self.capabilities.as_ref()?.value;
+        let nvidia = match self.driver.as_ref().map(|d| d.value.to_ascii_lowercase()) {
+            Some(driver) => driver == "nvidia",
+            None => true,
+        };
+        let unknown: Vec<String> = caps
+            .iter()
+            .filter(|c| !NVIDIA_CAPABILITIES.contains(&c.as_str()))
+            .cloned()
+            .collect();
+        (nvidia && !caps.is_empty() && !unknown.is_empty()).then_some(caps.clone())
+    }
+
     pub fn gpu_count(&self) -> GpuCount {
         if let Some(ids) = &self.device_ids {
             if ids.value.iter().any(|id| id.ends_with("=all")) {
@@ -239,6 +258,9 @@ pub struct Ulimits {
     pub node: Option<NodeId>,
     pub memlock: Option<Ulimit>,
     pub stack: Option<Ulimit>,
+    /// Every other ulimit (`nofile`, `nproc`, ...), by name: the engine
+    /// gets them all.
+    pub others: Vec<(String, Ulimit)>,
 }
 
 #[derive(Debug, Clone)]
@@ -572,7 +594,9 @@ impl Service {
         match &self.shm_size {
             None => EffectiveShm::Default,
             Some(s) => match s.value {
-                SizeValue::Bytes { bytes: 0, .. } => EffectiveShm::Default,
+                SizeValue::Bytes { bytes: 0, .. } | SizeValue::Dropped { .. } => {
+                    EffectiveShm::Default
+                }
                 SizeValue::Bytes { bytes, .. } => EffectiveShm::Sized {
                     bytes,
                     node: s.node,
@@ -763,16 +787,11 @@ fn size_entry(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<SizeValue>>
         return None;
     }
     let value = match yaml.value(e.value) {
-        Value::Scalar { text, .. } => {
-            if yaml.is_plain(e.value) && text.contains('.') && text.parse::<f64>().is_ok() {
-                SizeValue::Invalid {
-                    text: text.clone(),
-                    reason: "a fractional number is not a byte count".into(),
-                }
-            } else {
-                parse_compose_size(text)
-            }
-        }
+        Value::Scalar { text, .. } => super::size::parse_compose_yaml_size(
+            text,
+            yaml.is_plain(e.value),
+            yaml.node(e.value).tag.as_deref(),
+        ),
         _ => SizeValue::Invalid {
             text: String::new(),
             reason: "expected a size such as \"8gb\", not a list or mapping".into(),
@@ -1006,10 +1025,22 @@ fn read_ulimits(yaml: &Yaml, map: NodeId) -> Ulimits {
             hard,
         })
     };
+    let others = yaml
+        .entries(ulimits.value)
+        .iter()
+        .filter_map(|e| {
+            let name = yaml.str(e.key)?;
+            if matches!(name, "memlock" | "stack") {
+                return None;
+            }
+            Some((name.to_string(), read(name)?))
+        })
+        .collect();
     Ulimits {
         node: Some(ulimits.key),
         memlock: read("memlock"),
         stack: read("stack"),
+        others,
     }
 }
 

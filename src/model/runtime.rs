@@ -66,7 +66,7 @@ pub struct ContainerRuntime {
     pub ipc: String,
     /// Ulimits the config sets (`memlock`, `stack`); absent ones are the
     /// engine's default. `-1` is unlimited.
-    pub ulimits: BTreeMap<&'static str, Ulimit>,
+    pub ulimits: BTreeMap<String, Ulimit>,
     /// Capabilities added (compose `cap_add`).
     pub cap_add: Vec<String>,
     /// Uses InfiniBand/RDMA (NCCL_IB_* settings, `/dev/infiniband`).
@@ -165,13 +165,19 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
         .map(|service| {
             let yaml = file.yaml;
             let mut ulimits = BTreeMap::new();
-            for (name, limit) in [
-                ("memlock", &service.ulimits.memlock),
-                ("stack", &service.ulimits.stack),
-            ] {
+            let named = [
+                ("memlock", service.ulimits.memlock.as_ref()),
+                ("stack", service.ulimits.stack.as_ref()),
+            ];
+            let others = service
+                .ulimits
+                .others
+                .iter()
+                .map(|(name, limit)| (name.as_str(), Some(limit)));
+            for (name, limit) in named.into_iter().chain(others) {
                 if let Some(limit) = limit {
                     ulimits.insert(
-                        name,
+                        name.to_string(),
                         Ulimit {
                             soft: limit.soft,
                             hard: limit.hard,
@@ -191,14 +197,20 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
             };
             ContainerRuntime {
                 platform: Platform::Compose,
-                refused: service
-                    .device_requests
-                    .iter()
-                    .find(|r| r.count.is_some() && r.device_ids.is_some())
-                    .map(|_| {
-                        "a device reservation sets both count and device_ids, which Compose rejects"
-                            .to_string()
-                    }),
+                refused: service.device_requests.iter().find_map(|r| {
+                    if r.count.is_some() && r.device_ids.is_some() {
+                        return Some(
+                            "a device reservation sets both count and device_ids, which Compose rejects"
+                                .to_string(),
+                        );
+                    }
+                    r.unmatched_capabilities().map(|caps| {
+                        format!(
+                            "no device driver answers to capabilities [{}]: the engine fails to start it (`could not select device driver`)",
+                            caps.join(", ")
+                        )
+                    })
+                }),
                 id: service.name.clone(),
                 name: service.name.clone(),
                 range: yaml.range(service.key),
@@ -248,6 +260,11 @@ fn compose_size(size: &SizeValue, setting: &str) -> Shm {
             ShmKind::Refused,
             None,
             format!("{setting} {text:?}: Compose cannot parse it"),
+        ),
+        SizeValue::Dropped { text, .. } => Shm::new(
+            ShmKind::Default,
+            Some(DEFAULT_SHM_BYTES),
+            format!("{setting} {text}, which Compose drops: Docker's default"),
         ),
     }
 }
@@ -323,6 +340,17 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             }
             if depth > 8 {
                 return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
+            }
+            // A donor that mounts its own /dev/shm has no IPC /dev/shm for
+            // the engine to share (moby: "non-shareable IPC").
+            if matches!(giver.effective_shm, EffectiveShm::Mount { .. }) {
+                return Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!(
+                        "ipc: service:{donor}, which mounts its own /dev/shm: the engine cannot share it (\"non-shareable IPC\")"
+                    ),
+                );
             }
             let shm = compose_shm(file, giver, depth + 1);
             Shm {
@@ -568,23 +596,19 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
 }
 
 /// `--ulimit memlock=-1`, `--ulimit stack=67108864:67108864`.
-fn run_ulimits(run: &DockerRun) -> BTreeMap<&'static str, Ulimit> {
+fn run_ulimits(run: &DockerRun) -> BTreeMap<String, Ulimit> {
     let mut ulimits = BTreeMap::new();
     for (_, option) in run.options_named("--ulimit") {
         let Some((name, limits)) = option.value.as_deref().and_then(|v| v.split_once('=')) else {
             continue;
         };
-        let name = match name {
-            "memlock" => "memlock",
-            "stack" => "stack",
-            _ => continue,
-        };
+        let limit = |v: &str| v.parse().ok();
         let (soft, hard) = limits.split_once(':').unwrap_or((limits, limits));
         ulimits.insert(
-            name,
+            name.to_string(),
             Ulimit {
-                soft: soft.parse().ok(),
-                hard: hard.parse().ok(),
+                soft: limit(soft),
+                hard: limit(hard),
             },
         );
     }

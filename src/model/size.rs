@@ -28,6 +28,212 @@ pub enum SizeValue {
         text: String,
         reason: String,
     },
+    /// Compose drops the value without a word (a YAML float, an integer
+    /// too large for `int`), so the container gets the engine's default.
+    Dropped {
+        text: String,
+        reason: String,
+    },
+}
+
+/// Parses `shm_size` as Compose 2.26 reads its YAML value (measured against
+/// it by tests/engine.rs). A plain scalar is typed first, as go-yaml v3
+/// resolves it: an integer (underscores removed; `0x`, `0o`, `0b` and a
+/// leading `0` for octal; a sign) is bytes; a float (`1e9`, `1.5`, `.5`,
+/// `!!float`) reaches compose-go's `UnitBytes` as a type it ignores, so the
+/// value is dropped. A string (quoted, `!!str`, or plain text that is not a
+/// number) is interpolated and read by go-units `RAMInBytes`.
+pub fn parse_compose_yaml_size(text: &str, plain: bool, tag: Option<&str>) -> SizeValue {
+    let typed = match tag {
+        Some("!!str" | "tag:yaml.org,2002:str") => false,
+        Some("!!int" | "tag:yaml.org,2002:int" | "!!float" | "tag:yaml.org,2002:float") => true,
+        _ => plain,
+    };
+    if typed {
+        let float_tag = matches!(tag, Some("!!float" | "tag:yaml.org,2002:float"));
+        if !float_tag && let Some(n) = yaml_int(text) {
+            return match n {
+                Ok(n) if n < 0 => SizeValue::Negative(n),
+                Ok(n) => SizeValue::Bytes {
+                    bytes: n as u64,
+                    bare_number: true,
+                },
+                Err(()) => SizeValue::Dropped {
+                    text: text.to_string(),
+                    reason: "an integer too large for Compose, which drops it".into(),
+                },
+            };
+        }
+        if float_tag || is_yaml_float(text) {
+            return SizeValue::Dropped {
+                text: text.to_string(),
+                reason: "a YAML float, which Compose drops without a word".into(),
+            };
+        }
+    }
+    let value = match interpolate(text) {
+        Interpolated::Text(t) => t,
+        Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
+        Interpolated::Invalid(reason) => {
+            return SizeValue::Invalid {
+                text: text.to_string(),
+                reason,
+            };
+        }
+    };
+    match compose_ram_in_bytes(&value) {
+        Some(bytes) => SizeValue::Bytes {
+            bytes,
+            bare_number: value.bytes().all(|b| b.is_ascii_digit()),
+        },
+        None => SizeValue::Invalid {
+            reason: match ram_in_bytes(&value) {
+                Err(reason) => reason,
+                Ok(_) => format!(
+                    "`{value}` is not a size Compose accepts (no sign, no space around it, at most one space before the unit)"
+                ),
+            },
+            text: value,
+        },
+    }
+}
+
+/// An integer as go-yaml v3 resolves a plain scalar: `Some(Ok(n))`,
+/// `Some(Err(()))` for one that only fits an unsigned 64-bit integer, or
+/// `None` when it is not an integer.
+fn yaml_int(text: &str) -> Option<Result<i64, ()>> {
+    let first = text.bytes().next()?;
+    if !(first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.')) {
+        return None;
+    }
+    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let (negative, unsigned) = match plain.as_bytes().first() {
+        Some(b'-') => (true, &plain[1..]),
+        Some(b'+') => (false, &plain[1..]),
+        _ => (false, &plain[..]),
+    };
+    let lower = unsigned.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, &lower[..])
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(digits, radix).ok()?;
+    let value = if negative {
+        (magnitude <= i64::MIN.unsigned_abs()).then(|| (magnitude as i64).wrapping_neg())
+    } else {
+        i64::try_from(magnitude).ok()
+    };
+    Some(value.ok_or(()))
+}
+
+/// go-yaml v3's float: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`,
+/// or `.inf` and `.nan` in their spellings.
+fn is_yaml_float(text: &str) -> bool {
+    if matches!(
+        text,
+        ".inf"
+            | ".Inf"
+            | ".INF"
+            | "+.inf"
+            | "+.Inf"
+            | "+.INF"
+            | "-.inf"
+            | "-.Inf"
+            | "-.INF"
+            | ".nan"
+            | ".NaN"
+            | ".NAN"
+    ) {
+        return true;
+    }
+    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let s = plain.strip_prefix(['+', '-']).unwrap_or(&plain);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", frac)) => !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()),
+        Some((int, frac)) => {
+            !int.is_empty()
+                && int.bytes().all(|b| b.is_ascii_digit())
+                && frac.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => !mantissa.is_empty() && mantissa.bytes().all(|b| b.is_ascii_digit()),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    mantissa_ok && exponent_ok
+}
+
+/// go-units `RAMInBytes` as Compose 2.26 links it: the whole text must match
+/// `^(\d+(\.\d+)*) ?([kKmMgGtTpP])?[iI]?[bB]?$` (no sign, no leading or
+/// trailing space, one optional space before the unit), the number is parsed
+/// as a float, and the unit's multiplier is binary.
+fn compose_ram_in_bytes(s: &str) -> Option<u64> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while *i < bytes.len() && bytes[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i > start
+    };
+    if !digits(&mut i) {
+        return None;
+    }
+    while i < bytes.len() && bytes[i] == b'.' {
+        let dot = i;
+        i += 1;
+        if !digits(&mut i) {
+            i = dot;
+            break;
+        }
+    }
+    let number = &s[..i];
+    if i < bytes.len() && bytes[i] == b' ' {
+        i += 1;
+    }
+    let mut multiplier = 1u64;
+    if i < bytes.len() {
+        let m = match bytes[i].to_ascii_lowercase() {
+            b'k' => Some(KIB),
+            b'm' => Some(MIB),
+            b'g' => Some(GIB),
+            b't' => Some(GIB * KIB),
+            b'p' => Some(GIB * MIB),
+            _ => None,
+        };
+        if let Some(m) = m {
+            multiplier = m;
+            i += 1;
+        }
+    }
+    if i < bytes.len() && bytes[i].eq_ignore_ascii_case(&b'i') {
+        i += 1;
+    }
+    if i < bytes.len() && bytes[i].eq_ignore_ascii_case(&b'b') {
+        i += 1;
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    // `1.5.5` matches the pattern but is not a float: Compose refuses it.
+    let size: f64 = number.parse().ok()?;
+    Some((size * multiplier as f64) as u64)
 }
 
 /// Parses a size the way `docker compose` does, after interpolation.
@@ -298,6 +504,71 @@ mod tests {
         );
         assert_eq!(interpolate("a$$b"), Interpolated::Text("a$b".into()));
         assert!(matches!(interpolate("${A"), Interpolated::Invalid(_)));
+    }
+
+    fn yaml(text: &str, plain: bool) -> SizeValue {
+        parse_compose_yaml_size(text, plain, None)
+    }
+
+    /// Each spelling with what Compose 2.26 gave the container, as
+    /// tests/engine.rs measured it.
+    #[test]
+    fn compose_yaml_sizes_as_the_engine_measured_them() {
+        let bytes = |v: SizeValue| match v {
+            SizeValue::Bytes { bytes, .. } => Some(bytes),
+            _ => None,
+        };
+        for (text, expected) in [
+            ("1073741824", GIB),
+            ("0x10", 16),
+            ("0o1000", 512),
+            ("017", 15),
+            ("1_000", 1000),
+            ("0b1000000000", 512),
+            ("+1073741824", GIB),
+        ] {
+            assert_eq!(bytes(yaml(text, true)), Some(expected), "{text}");
+        }
+        for text in ["1e9", "1.5", "2.0", ".5", "1E3", ".inf"] {
+            assert!(
+                matches!(yaml(text, true), SizeValue::Dropped { .. }),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            parse_compose_yaml_size("4096", true, Some("!!float")),
+            SizeValue::Dropped { .. }
+        ));
+        assert_eq!(yaml("-1", true), SizeValue::Negative(-1));
+        for (text, expected) in [
+            ("1g", GIB),
+            ("1 g", GIB),
+            ("1.5g", GIB + GIB / 2),
+            ("1kib", KIB),
+            ("1Gb", GIB),
+            ("1073741824", GIB),
+            ("${S:-1024}", 1024),
+        ] {
+            assert_eq!(bytes(yaml(text, false)), Some(expected), "{text}");
+        }
+        for text in [
+            "1  g", "+1g", "1g ", " 1g", "10%", "1gig", "1.5.5g", "0x10", "1_000", "-1", "", ".5g",
+            "1.g", "1e3",
+        ] {
+            assert!(
+                matches!(yaml(text, false), SizeValue::Invalid { .. }),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            bytes(parse_compose_yaml_size("1g", true, None)),
+            Some(GIB),
+            "plain text that is not a number is a string"
+        );
+        assert_eq!(
+            bytes(parse_compose_yaml_size("4096", true, Some("!!str"))),
+            Some(4096)
+        );
     }
 
     #[test]

@@ -17,6 +17,12 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     .note("`docker compose` refuses to load the file")
                     .help("write a number with a unit: \"512mb\", \"8gb\"");
             }
+            SizeValue::Dropped { text, reason } => {
+                out.report(range, format!("`shm_size: {text}` of service `{}` is {reason}", service.name))
+                    .severity(Severity::Error)
+                    .note("the container gets Docker's default 64 MiB /dev/shm (measured with Compose 2.26)")
+                    .help("write a quoted size with a unit: \"8gb\"");
+            }
             SizeValue::Negative(n) => {
                 out.report(range, format!("`shm_size: {n}` of service `{}` is negative", service.name))
                     .severity(Severity::Error)

@@ -1,0 +1,1174 @@
+//! The engine side of tests/engine.rs: load a Compose project with the real
+//! `docker compose`, create its containers, read them back with `docker
+//! inspect`, start them and look at `/dev/shm` from inside, and compare each
+//! fact with what `gpulint inspect` says.
+//!
+//! Known differences between gpulint (which follows the current Compose
+//! specification) and the pinned Compose 2.26 are listed in
+//! [`known_difference`], each with its reason; everything else that differs
+//! is a disagreement and fails the test.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const MIB: u64 = 1024 * 1024;
+const PAGE: u64 = 4096;
+
+/// The run phase's entrypoint: what /dev/shm is, then sleep (IPC donors
+/// must stay up for the containers that join them).
+const PROBE: &str = "echo PROBE $$(stat -f -c %T /dev/shm 2>/dev/null || echo absent) $$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1); exec sleep infinity";
+
+static PROJECTS: AtomicUsize = AtomicUsize::new(0);
+
+/// A Compose project to judge.
+pub struct Case {
+    pub label: String,
+    /// The project directory: Compose runs there.
+    pub dir: PathBuf,
+    /// Compose files given with `-f`, in order; empty means Compose's own
+    /// discovery (`compose.yaml` and its `compose.override.yaml`).
+    pub files: Vec<String>,
+    /// What `gpulint inspect` is pointed at: the directory, or the file.
+    pub target: PathBuf,
+    /// Removed when the case is dropped.
+    pub cleanup: Option<PathBuf>,
+    /// Many generated cases in one project: when Compose refuses it, the
+    /// caller judges them one by one instead of recording the refusal.
+    pub batch: bool,
+    /// The generated cases in the project, by number.
+    pub members: Vec<usize>,
+}
+
+impl Drop for Case {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.cleanup {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+const DEFAULT_FILES: [&str; 4] = [
+    "compose.yaml",
+    "compose.yml",
+    "docker-compose.yml",
+    "docker-compose.yaml",
+];
+const DEFAULT_OVERRIDES: [&str; 4] = [
+    "compose.override.yml",
+    "compose.override.yaml",
+    "docker-compose.override.yml",
+    "docker-compose.override.yaml",
+];
+
+impl Case {
+    /// The default project of `dir`, as Compose discovers it.
+    pub fn project(label: &str, dir: &Path) -> Case {
+        Case {
+            label: label.to_string(),
+            dir: dir.to_path_buf(),
+            files: Vec::new(),
+            target: dir.to_path_buf(),
+            cleanup: None,
+            batch: false,
+            members: Vec::new(),
+        }
+    }
+
+    /// The projects in `dir`: Compose's default project when it has one
+    /// (its first default file and first override, as Compose picks them),
+    /// and every other compose file alone. A lone file that Compose would
+    /// not discover (`invalid.yaml`) is given with `-f`. `cleanup` is
+    /// removed when the last case is dropped.
+    pub fn from_dir(label: &str, dir: &Path, cleanup: &Path) -> Vec<Case> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().to_string();
+                let yaml = name.ends_with(".yaml") || name.ends_with(".yml");
+                (e.file_type().unwrap().is_file() && yaml).then_some(name)
+            })
+            .collect();
+        names.sort();
+        let mut cases = Vec::new();
+        let base = DEFAULT_FILES.iter().find(|n| names.iter().any(|m| m == *n));
+        let mut used: Vec<&str> = Vec::new();
+        if let Some(base) = base {
+            used.push(base);
+            if let Some(o) = DEFAULT_OVERRIDES
+                .iter()
+                .find(|n| names.iter().any(|m| m == *n))
+            {
+                used.push(o);
+            }
+            cases.push(Case {
+                label: label.to_string(),
+                dir: dir.to_path_buf(),
+                files: Vec::new(),
+                target: dir.to_path_buf(),
+                cleanup: None,
+                batch: false,
+                members: Vec::new(),
+            });
+        }
+        for name in &names {
+            if used.contains(&name.as_str())
+                || DEFAULT_FILES.contains(&name.as_str())
+                || DEFAULT_OVERRIDES.contains(&name.as_str())
+            {
+                continue;
+            }
+            let shown = if label.ends_with(name.as_str()) {
+                label.to_string()
+            } else {
+                format!("{label}/{name}")
+            };
+            cases.push(Case {
+                label: shown,
+                dir: dir.to_path_buf(),
+                files: vec![name.clone()],
+                target: dir.join(name),
+                cleanup: None,
+                batch: false,
+                members: Vec::new(),
+            });
+        }
+        if let Some(last) = cases.last_mut() {
+            last.cleanup = Some(cleanup.to_path_buf());
+        }
+        cases
+    }
+}
+
+/// What was judged, and every disagreement.
+#[derive(Default)]
+pub struct Tally {
+    pub projects: usize,
+    /// Services compared with a created container.
+    pub services: usize,
+    /// Containers started and looked at from inside.
+    pub ran: usize,
+    /// Projects that Compose refused to load or create, and gpulint flagged.
+    pub refused: Vec<String>,
+    /// Projects gpulint has nothing to say about (no compose service).
+    pub skipped: Vec<String>,
+    /// Projects whose services name no image (fixtures show only the
+    /// settings under test): given the workload image to load.
+    pub imageless: Vec<String>,
+    /// Known differences met, by kind.
+    pub known: BTreeMap<&'static str, Vec<String>>,
+    /// Settings the sandbox cannot give, and how they were handled.
+    pub sandbox: Vec<String>,
+    pub disagreements: Vec<String>,
+}
+
+impl Tally {
+    pub fn report(&self) -> String {
+        let mut out = format!(
+            "  {} projects, {} services compared with `docker inspect`, {} containers run and read with df; {} refused by Compose and flagged by gpulint; {} without compose services\n",
+            self.projects,
+            self.services,
+            self.ran,
+            self.refused.len(),
+            self.skipped.len()
+        );
+        if !self.imageless.is_empty() {
+            out.push_str(&format!(
+                "  {} projects name no image for some service (Compose refuses that); each was given the workload image\n",
+                self.imageless.len()
+            ));
+        }
+        for r in &self.refused {
+            out.push_str(&format!("  refused: {r}\n"));
+        }
+        for (kind, cases) in &self.known {
+            out.push_str(&format!(
+                "  known difference ({} cases): {kind}\n",
+                cases.len()
+            ));
+            for c in cases.iter().take(3) {
+                out.push_str(&format!("    e.g. {c}\n"));
+            }
+        }
+        for s in &self.sandbox {
+            out.push_str(&format!("  sandbox: {s}\n"));
+        }
+        out.push_str(&format!("  {} disagreements\n", self.disagreements.len()));
+        for d in &self.disagreements {
+            out.push_str(&format!("  DISAGREE {d}\n"));
+        }
+        out
+    }
+
+    pub fn merge(&mut self, other: Tally) {
+        self.projects += other.projects;
+        self.services += other.services;
+        self.ran += other.ran;
+        self.refused.extend(other.refused);
+        self.skipped.extend(other.skipped);
+        self.imageless.extend(other.imageless);
+        for (k, v) in other.known {
+            self.known.entry(k).or_default().extend(v);
+        }
+        self.sandbox.extend(other.sandbox);
+        self.disagreements.extend(other.disagreements);
+    }
+}
+
+/// A connection to the engine, with the facts of the host it runs on.
+pub struct Engine {
+    image: String,
+    /// The host's /dev/shm size, which `ipc: host` gives.
+    host_shm: u64,
+    /// The size of a tmpfs mounted with no size: half the memory.
+    unsized_tmpfs: u64,
+    /// Hard limits (bytes or counts) the sandbox cannot raise, by ulimit name.
+    hard_limits: BTreeMap<String, i64>,
+}
+
+fn run(command: &mut Command) -> Output {
+    command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"))
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn docker(args: &[&str]) -> Output {
+    run(Command::new("docker").args(args))
+}
+
+impl Engine {
+    /// Judges `cases` on `threads` threads (the engine works while the
+    /// harness waits on it), each case's work in the order given.
+    pub fn judge_all(
+        &self,
+        cases: &[Case],
+        threads: usize,
+        on_refused: impl Fn(&Case) -> Vec<Case> + Sync,
+    ) -> Tally {
+        let next = AtomicUsize::new(0);
+        let tallies: Vec<Tally> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut tally = Tally::default();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(case) = cases.get(i) else { break };
+                            if !self.judge(case, &mut tally) {
+                                // Refused batches are split until each
+                                // refusal is a case of its own.
+                                let mut stack = on_refused(case);
+                                while let Some(part) = stack.pop() {
+                                    if !self.judge(&part, &mut tally) {
+                                        stack.extend(on_refused(&part));
+                                    }
+                                }
+                            }
+                        }
+                        tally
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        let mut total = Tally::default();
+        for t in tallies {
+            total.merge(t);
+        }
+        total.refused.sort();
+        total.disagreements.sort();
+        total
+    }
+
+    pub fn connect() -> Result<Engine, String> {
+        let info = Command::new("docker")
+            .args(["info", "--format", "{{.ServerVersion}}"])
+            .output();
+        if !info.as_ref().is_ok_and(|o| o.status.success()) {
+            return Err(
+                "no Docker Engine answers `docker info`: run `eval \"$(bash .ci/engine start)\"`"
+                    .into(),
+            );
+        }
+        let compose = docker(&["compose", "version", "--short"]);
+        if !compose.status.success() {
+            return Err(format!(
+                "`docker compose` (v2) is missing: {}",
+                text(&compose)
+            ));
+        }
+        let image = std::env::var("GPULINT_ENGINE_IMAGE").map_err(|_| {
+            "GPULINT_ENGINE_IMAGE is not set: run `eval \"$(bash .ci/engine start)\"`".to_string()
+        })?;
+        if !docker(&["image", "inspect", &image]).status.success() {
+            return Err(format!(
+                "the workload image {image} is missing: run .ci/engine start"
+            ));
+        }
+        let host_shm = df_bytes(&run(Command::new("df").args([
+            "-B1",
+            "--output=size",
+            "/dev/shm",
+        ])));
+        let unsized_probe = docker(&[
+            "run",
+            "--rm",
+            "--tmpfs",
+            "/probe",
+            &image,
+            "df",
+            "-B1",
+            "--output=size",
+            "/probe",
+        ]);
+        assert!(
+            unsized_probe.status.success(),
+            "probe: {}",
+            text(&unsized_probe)
+        );
+        let mut hard_limits = BTreeMap::new();
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        for (name, label) in [
+            ("memlock", "Max locked memory"),
+            ("nofile", "Max open files"),
+            ("stack", "Max stack size"),
+            ("nproc", "Max processes"),
+            ("core", "Max core file size"),
+        ] {
+            let line = limits.lines().find(|l| l.starts_with(label)).unwrap();
+            let hard = line[label.len()..].split_whitespace().nth(1).unwrap();
+            let hard = if hard == "unlimited" {
+                -1
+            } else {
+                hard.parse().unwrap()
+            };
+            hard_limits.insert(name.to_string(), hard);
+        }
+        eprintln!(
+            "engine {}, compose {}, image {image}",
+            String::from_utf8_lossy(&info.unwrap().stdout).trim(),
+            String::from_utf8_lossy(&compose.stdout).trim()
+        );
+        Ok(Engine {
+            image,
+            host_shm,
+            unsized_tmpfs: df_bytes(&unsized_probe),
+            hard_limits,
+        })
+    }
+
+    fn compose(&self, case: &Case, project: &str, extra_files: &[&str], args: &[&str]) -> Output {
+        let mut command = Command::new("docker");
+        command
+            .current_dir(&case.dir)
+            .args(["compose", "-p", project, "--profile", "*"]);
+        // Compose's own discovery unless the case names its files; an
+        // extra file needs the discovered ones named too.
+        let mut files = case.files.clone();
+        if files.is_empty() && !extra_files.is_empty() {
+            files = discovered_files(&case.dir);
+        }
+        for f in files
+            .iter()
+            .map(String::as_str)
+            .chain(extra_files.iter().copied())
+        {
+            command.args(["-f", f]);
+        }
+        command.args(args);
+        // The project's own .env is Compose's business; the caller's
+        // environment must not leak into interpolation.
+        command
+            .env_remove("COMPOSE_FILE")
+            .env_remove("COMPOSE_PROFILES");
+        run(&mut command)
+    }
+
+    /// Judges one project: load, create, inspect, run; every fact compared.
+    /// `false` when a batch was refused and nothing was recorded.
+    pub fn judge(&self, case: &Case, tally: &mut Tally) -> bool {
+        let gpulint = gpulint_containers(&case.target);
+        if gpulint.is_empty() {
+            tally.skipped.push(case.label.clone());
+            return true;
+        }
+        let project = format!(
+            "gljudge{}-{}",
+            std::process::id(),
+            PROJECTS.fetch_add(1, Ordering::Relaxed)
+        );
+        let config = self.compose(case, &project, &[], &["config", "--format", "json"]);
+        // Nothing can be pulled or built here: every service runs the
+        // workload image, named in one more file (the only change made to
+        // the project as written, with `container_name` dropped so that
+        // projects judged side by side do not clash). A fixture often names no image at all,
+        // which Compose refuses; it gets the image too, and says so.
+        let (config, named) = if config.status.success() {
+            let config: Value = serde_json::from_slice(&config.stdout).unwrap();
+            let names: Vec<String> = config["services"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect();
+            (Ok(config), names)
+        } else if text(&config).contains("has neither an image nor a build context") {
+            let names: Vec<String> = gpulint
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect();
+            tally.imageless.push(case.label.clone());
+            (Err(config), names)
+        } else {
+            (Err(config), Vec::new())
+        };
+        let image_file = format!(".{project}-image.yaml");
+        let mut yaml = String::from("services:\n");
+        for name in &named {
+            yaml.push_str(&format!(
+                "  {}: {{image: {}, container_name: !reset null}}\n",
+                serde_json::to_string(name).unwrap(),
+                self.image
+            ));
+        }
+        std::fs::write(case.dir.join(&image_file), yaml).unwrap();
+        let with_image = [image_file.as_str()];
+        let config = match config {
+            Ok(config) => config,
+            Err(first) => {
+                let retried =
+                    self.compose(case, &project, &with_image, &["config", "--format", "json"]);
+                if named.is_empty() || !retried.status.success() {
+                    let _ = std::fs::remove_file(case.dir.join(&image_file));
+                    if case.batch {
+                        return false;
+                    }
+                    let why = if named.is_empty() {
+                        text(&first)
+                    } else {
+                        text(&retried)
+                    };
+                    self.refused(case, &gpulint, "load", &why, tally);
+                    return true;
+                }
+                serde_json::from_slice(&retried.stdout).unwrap()
+            }
+        };
+        let created = self.compose(
+            case,
+            &project,
+            &with_image,
+            &["create", "--pull", "never", "--no-build"],
+        );
+        let recorded = created.status.success() || !case.batch;
+        if created.status.success() {
+            let containers = project_containers(&project);
+            self.compare_created(case, &config, &gpulint, &containers, tally);
+            self.run_and_compare(case, &project, &image_file, &config, &gpulint, tally);
+        } else if !case.batch {
+            self.refused(case, &gpulint, "create", &text(&created), tally);
+        }
+        let _ = self.compose(
+            case,
+            &project,
+            &with_image,
+            &["down", "-v", "-t", "0", "--remove-orphans"],
+        );
+        let _ = std::fs::remove_file(case.dir.join(&image_file));
+        if recorded {
+            tally.projects += 1;
+        }
+        recorded
+    }
+
+    /// Compose (or the engine) refused the project: gpulint must refuse or
+    /// report an error for it.
+    fn refused(&self, case: &Case, gpulint: &[Value], step: &str, why: &str, tally: &mut Tally) {
+        let why = why
+            .lines()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        let flagged = gpulint.iter().any(claims_refusal) || has_error(&case.target);
+        if let Some(kind) = known_refusal(why) {
+            tally
+                .known
+                .entry(kind)
+                .or_default()
+                .push(format!("{}: {why}", case.label));
+        } else if flagged {
+            tally
+                .refused
+                .push(format!("{} ({step}): {why}", case.label));
+        } else {
+            tally.disagreements.push(format!(
+                "{}: Compose refuses to {step} it ({why}) but gpulint reports no error",
+                case.label
+            ));
+        }
+    }
+
+    fn compare_created(
+        &self,
+        case: &Case,
+        config: &Value,
+        gpulint: &[Value],
+        containers: &BTreeMap<String, Value>,
+        tally: &mut Tally,
+    ) {
+        let by_id: BTreeMap<String, &Value> = containers
+            .values()
+            .map(|c| (c["Id"].as_str().unwrap().to_string(), c))
+            .collect();
+        for claim in gpulint {
+            let service = claim["id"].as_str().unwrap();
+            let at = format!("{} {}", case.label, service);
+            let Some(container) = containers.get(service) else {
+                if !claims_refusal(claim) {
+                    tally.disagreements.push(format!(
+                        "{at}: gpulint lists it but Compose created no container"
+                    ));
+                }
+                continue;
+            };
+            tally.services += 1;
+            let host = &container["HostConfig"];
+            let written = &config["services"][service];
+            let layers = project_files(container);
+            let mut differ = |what: &str, gpulint: String, engine: String| {
+                if gpulint == engine {
+                    return;
+                }
+                match known_difference(what, claim, written, layers) {
+                    Some(kind) => tally
+                        .known
+                        .entry(kind)
+                        .or_default()
+                        .push(format!("{at}: {what} gpulint {gpulint}, engine {engine}")),
+                    None => tally.disagreements.push(format!(
+                        "{at}: {what}: gpulint says {gpulint}, the engine has {engine}"
+                    )),
+                }
+            };
+            // IPC mode; a service donor is a container id to the engine.
+            let engine_ipc = host["IpcMode"].as_str().unwrap_or("").to_string();
+            let engine_ipc = match engine_ipc.strip_prefix("container:") {
+                Some(id) => match by_id.get(id) {
+                    Some(c) => format!("service:{}", service_of(c)),
+                    None => engine_ipc.clone(),
+                },
+                None => engine_ipc,
+            };
+            if let Some(ipc) = claim["ipc"].as_str() {
+                differ("ipc", ipc.to_string(), engine_ipc);
+            }
+            // /dev/shm, derived from the HostConfig.
+            if let Some(claimed) = claimed_shm(claim) {
+                let given = created_shm(container, &by_id);
+                differ("/dev/shm", claimed.to_string(), given.to_string());
+            }
+            // Ulimits.
+            differ(
+                "ulimits",
+                format!("{:?}", claimed_ulimits(claim)),
+                format!("{:?}", engine_ulimits(host)),
+            );
+            // GPUs, where gpulint can tell.
+            // A request gpulint says the engine refuses is not compared:
+            // this engine has no NVIDIA device driver to refuse it with.
+            if claim["gpus"] != "unknown" && claim["refused"].is_null() {
+                let (claimed, given) = (claimed_gpus(claim), engine_gpus(container));
+                let given = if given == claimed {
+                    given
+                } else {
+                    format!(
+                        "{given} (DeviceRequests {}, Devices {})",
+                        host["DeviceRequests"], host["Devices"]
+                    )
+                };
+                differ("gpus", claimed, given);
+            }
+        }
+    }
+
+    /// Starts every container (GPU requests removed, ulimits the sandbox
+    /// cannot raise lowered, both said in the report) and compares
+    /// `/dev/shm` from inside with gpulint's claim.
+    fn run_and_compare(
+        &self,
+        case: &Case,
+        project: &str,
+        image_file: &str,
+        config: &Value,
+        gpulint: &[Value],
+        tally: &mut Tally,
+    ) {
+        let run_project = format!("{project}run");
+        let override_path = case.dir.join(format!(".{run_project}.yaml"));
+        let mut services = serde_json::Map::new();
+        for (name, service) in config["services"].as_object().unwrap() {
+            let mut ov = serde_json::json!({
+                // The image's `sleep infinity`: the service's own command
+                // is for an image that is not here.
+                // `$$` is a `$` to Compose.
+                "entrypoint": ["sh", "-c", PROBE],
+                "command": [],
+                "user": "root",
+                "healthcheck": {"disable": true},
+                "restart": "no",
+            });
+            let mut lowered = Vec::new();
+            if let Some(ulimits) = service["ulimits"].as_object() {
+                let mut capped = serde_json::Map::new();
+                for (limit, value) in ulimits {
+                    let (soft, hard) = match value {
+                        Value::Number(n) => (n.as_i64().unwrap(), n.as_i64().unwrap()),
+                        v => (
+                            v["soft"].as_i64().unwrap_or(0),
+                            v["hard"].as_i64().unwrap_or(0),
+                        ),
+                    };
+                    let Some(&max) = self.hard_limits.get(limit.as_str()) else {
+                        continue;
+                    };
+                    let over = |v: i64| max != -1 && (v == -1 || v > max);
+                    if over(soft) || over(hard) {
+                        capped.insert(limit.clone(), serde_json::json!({"soft": max, "hard": max}));
+                        lowered.push(format!("{limit} {soft}:{hard} lowered to {max}"));
+                    }
+                }
+                if !capped.is_empty() {
+                    ov["ulimits"] = Value::Object(capped);
+                }
+            }
+            if !lowered.is_empty() {
+                tally.sandbox.push(format!(
+                    "{} {name}: {} to start it (no CAP_SYS_RESOURCE here; the engine's Ulimits were compared as created)",
+                    case.label,
+                    lowered.join(", ")
+                ));
+            }
+            services.insert(name.clone(), ov);
+        }
+        // `!reset` cannot be written in JSON: append the resets as YAML.
+        let mut yaml = String::from("services:\n");
+        for (name, ov) in &services {
+            yaml.push_str(&format!("  {}:\n", serde_json::to_string(name).unwrap()));
+            for (key, value) in ov.as_object().unwrap() {
+                yaml.push_str(&format!(
+                    "    {key}: {}\n",
+                    serde_json::to_string(value).unwrap()
+                ));
+            }
+            // No GPUs or host devices here: the engine refuses the requests.
+            yaml.push_str("    devices: !reset []\n    gpus: !reset []\n    ports: !reset []\n");
+            yaml.push_str("    deploy: {resources: {reservations: {devices: !reset []}}}\n");
+        }
+        std::fs::write(&override_path, yaml).unwrap();
+        let ov = override_path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let created = self.compose(
+            case,
+            &run_project,
+            &[image_file, &ov],
+            &["create", "--pull", "never", "--no-build"],
+        );
+        if !created.status.success() {
+            tally.disagreements.push(format!(
+                "{}: created as written but not with GPUs removed: {}",
+                case.label,
+                text(&created)
+            ));
+            let _ = std::fs::remove_file(&override_path);
+            return;
+        }
+        // `up` starts them in dependency order (IPC donors first); one that
+        // fails to start is started again alone below to learn why.
+        let _ = self.compose(
+            case,
+            &run_project,
+            &[image_file, &ov],
+            &["up", "-d", "--no-build", "--pull", "never", "--no-recreate"],
+        );
+        let containers = project_containers(&run_project);
+        for container in containers.values() {
+            let service = service_of(container);
+            let at = format!("{} {}", case.label, service);
+            let Some(claim) = gpulint.iter().find(|c| c["id"] == service) else {
+                continue;
+            };
+            let id = container["Id"].as_str().unwrap();
+            if container["State"]["Running"] != true {
+                let started = docker(&["start", id]);
+                if !started.status.success() {
+                    let why = text(&started);
+                    if let Some(kind) = known_refusal(&why) {
+                        tally
+                            .known
+                            .entry(kind)
+                            .or_default()
+                            .push(format!("{at}: {}", why.trim()));
+                    } else if !claims_refusal(claim) {
+                        tally.disagreements.push(format!(
+                            "{at}: the engine will not start it ({}) but gpulint does not say it is refused",
+                            why.trim()
+                        ));
+                    }
+                    continue;
+                }
+            }
+            // The entrypoint printed what it saw before sleeping.
+            let mut probe = String::new();
+            for _ in 0..50 {
+                probe = String::from_utf8_lossy(&docker(&["logs", id]).stdout).to_string();
+                if probe.contains("PROBE") {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            let Some(line) = probe.lines().find_map(|l| l.strip_prefix("PROBE ")) else {
+                tally
+                    .disagreements
+                    .push(format!("{at}: the probe printed nothing: {probe}"));
+                continue;
+            };
+            let mut words = line.split_whitespace();
+            let fstype = words.next().unwrap_or("absent").to_string();
+            let size: Option<u64> = words.next().and_then(|w| w.parse().ok());
+            tally.ran += 1;
+            // The GPU requests were removed to start it here; any other
+            // refusal gpulint claims is wrong when it runs.
+            if claim["shm"]["kind"] == "refused" {
+                tally.disagreements.push(format!(
+                    "{at}: gpulint says the engine refuses it ({}), but it runs with /dev/shm {fstype} {size:?}",
+                    claim["shm"]["from"]
+                ));
+                continue;
+            }
+            let Some(claimed) = claimed_shm(claim) else {
+                continue;
+            };
+            let seen = match (fstype.as_str(), size) {
+                ("tmpfs", Some(size)) if size == self.host_shm && claimed == Shm::Host => Shm::Host,
+                ("tmpfs", Some(size))
+                    if size == self.unsized_tmpfs && claimed == Shm::Unbounded =>
+                {
+                    Shm::Unbounded
+                }
+                ("tmpfs", Some(size)) => Shm::Bytes(size),
+                ("absent", _) => Shm::Missing,
+                _ => Shm::Disk,
+            };
+            let expected = match claimed {
+                Shm::Bytes(b) => Shm::Bytes(b.div_ceil(PAGE) * PAGE),
+                other => other,
+            };
+            if seen != expected {
+                match known_difference(
+                    "/dev/shm",
+                    claim,
+                    &config["services"][service],
+                    project_files(container),
+                ) {
+                    Some(kind) => tally.known.entry(kind).or_default().push(format!(
+                        "{at}: df gpulint {claimed}, container {seen}"
+                    )),
+                    None => tally.disagreements.push(format!(
+                        "{at}: inside the container /dev/shm is {seen} ({fstype}), gpulint says {claimed}"
+                    )),
+                }
+            }
+        }
+        let _ = self.compose(
+            case,
+            &run_project,
+            &[image_file, &ov],
+            &["down", "-v", "-t", "0"],
+        );
+        let _ = std::fs::remove_file(&override_path);
+    }
+}
+
+/// The files Compose discovers in `dir`.
+fn discovered_files(dir: &Path) -> Vec<String> {
+    let first = |names: &[&str]| {
+        names
+            .iter()
+            .find(|n| dir.join(n).is_file())
+            .map(|n| n.to_string())
+    };
+    first(&DEFAULT_FILES)
+        .into_iter()
+        .chain(first(&DEFAULT_OVERRIDES))
+        .collect()
+}
+
+fn df_bytes(output: &Output) -> u64 {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("df: {}", text(output)))
+}
+
+/// The compose containers `gpulint inspect` reports for `target`.
+fn gpulint_containers(target: &Path) -> Vec<Value> {
+    let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["inspect", "--format", "json"])
+        .arg(target)
+        .env("NO_COLOR", "1"));
+    let json: Value = match serde_json::from_slice(&output.stdout) {
+        Ok(json) => json,
+        Err(_) => return Vec::new(),
+    };
+    json["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["platform"] == "compose")
+        .cloned()
+        .collect()
+}
+
+fn has_error(target: &Path) -> bool {
+    let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--output-format", "json", "--select", "ALL"])
+        .arg(target)
+        .env("NO_COLOR", "1"));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    json["diagnostics"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|d| d["severity"] == "error")
+        || output.status.code() == Some(2)
+}
+
+/// The project's containers as `docker inspect` shows them, by service.
+fn project_containers(project: &str) -> BTreeMap<String, Value> {
+    let ids = docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=com.docker.compose.project={project}"),
+    ]);
+    let ids: Vec<String> = String::from_utf8_lossy(&ids.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    if ids.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut args = vec!["inspect"];
+    args.extend(ids.iter().map(String::as_str));
+    let inspected: Value = serde_json::from_slice(&docker(&args).stdout).unwrap();
+    inspected
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (service_of(c).to_string(), c.clone()))
+        .collect()
+}
+
+/// How many of the user's compose files made the container (the workload
+/// image file this harness adds is not one).
+fn project_files(container: &Value) -> usize {
+    container["Config"]["Labels"]["com.docker.compose.project.config_files"]
+        .as_str()
+        .unwrap_or("")
+        .split(',')
+        .filter(|f| !f.contains("/.gljudge"))
+        .count()
+}
+
+fn service_of(container: &Value) -> &str {
+    container["Config"]["Labels"]["com.docker.compose.service"]
+        .as_str()
+        .unwrap_or("?")
+}
+
+/// The effective /dev/shm, as gpulint claims it or the engine gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shm {
+    Bytes(u64),
+    Host,
+    /// A tmpfs with no size: half the memory.
+    Unbounded,
+    /// Disk, not memory: a volume or bind mount.
+    Disk,
+    /// No /dev/shm at all (`ipc: none`).
+    Missing,
+}
+
+impl std::fmt::Display for Shm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Shm::Bytes(b) => write!(f, "{b} bytes"),
+            Shm::Host => write!(f, "the host's"),
+            Shm::Unbounded => write!(f, "an unsized tmpfs"),
+            Shm::Disk => write!(f, "disk"),
+            Shm::Missing => write!(f, "none"),
+        }
+    }
+}
+
+/// gpulint says the engine will not create or start the container.
+fn claims_refusal(claim: &Value) -> bool {
+    !claim["refused"].is_null() || claim["shm"]["kind"] == "refused"
+}
+
+/// gpulint's claim; `None` where it makes none (a variable with no default).
+fn claimed_shm(claim: &Value) -> Option<Shm> {
+    let shm = &claim["shm"];
+    Some(match shm["kind"].as_str()? {
+        "default" | "sized" => Shm::Bytes(shm["bytes"].as_u64()?),
+        "host" => Shm::Host,
+        "unbounded" => Shm::Unbounded,
+        "disk" => Shm::Disk,
+        "missing" => Shm::Missing,
+        _ => return None,
+    })
+}
+
+/// What the engine's HostConfig gives: a mount at /dev/shm wins, then the
+/// IPC mode, then ShmSize (0 is the engine's 64 MiB).
+fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
+    let host = &container["HostConfig"];
+    if let Some(options) = host["Tmpfs"].get("/dev/shm").and_then(Value::as_str) {
+        return tmpfs_size(options).map_or(Shm::Unbounded, Shm::Bytes);
+    }
+    for mount in host["Mounts"].as_array().into_iter().flatten() {
+        if mount["Target"] == "/dev/shm" {
+            return match mount["Type"].as_str() {
+                Some("bind") if mount["Source"] == "/dev/shm" => Shm::Host,
+                Some("tmpfs") => match mount["TmpfsOptions"]["SizeBytes"].as_u64() {
+                    Some(b) if b > 0 => Shm::Bytes(b),
+                    _ => Shm::Unbounded,
+                },
+                _ => Shm::Disk,
+            };
+        }
+    }
+    for mount in container["Mounts"].as_array().into_iter().flatten() {
+        if mount["Destination"] == "/dev/shm" {
+            return if mount["Type"] == "bind" && mount["Source"] == "/dev/shm" {
+                Shm::Host
+            } else {
+                Shm::Disk
+            };
+        }
+    }
+    let ipc = host["IpcMode"].as_str().unwrap_or("");
+    if ipc == "host" {
+        return Shm::Host;
+    }
+    if ipc == "none" {
+        return Shm::Missing;
+    }
+    if let Some(donor) = ipc.strip_prefix("container:").and_then(|id| by_id.get(id)) {
+        return created_shm(donor, by_id);
+    }
+    match host["ShmSize"].as_u64() {
+        Some(0) | None => Shm::Bytes(64 * MIB),
+        Some(b) => Shm::Bytes(b),
+    }
+}
+
+/// The `size=` of tmpfs mount options, as the kernel reads it (memparse:
+/// k, m, g, t suffixes, binary).
+fn tmpfs_size(options: &str) -> Option<u64> {
+    let size = options.split(',').find_map(|o| o.strip_prefix("size="))?;
+    let digits = size.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let n: u64 = digits.parse().ok()?;
+    let mul = match size[digits.len()..].to_ascii_lowercase().as_str() {
+        "" => 1,
+        "k" => 1024,
+        "m" => MIB,
+        "g" => 1024 * MIB,
+        "t" => 1024 * 1024 * MIB,
+        _ => return None,
+    };
+    Some(n * mul)
+}
+
+fn claimed_ulimits(claim: &Value) -> BTreeMap<String, (i64, i64)> {
+    claim["ulimits"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, l)| {
+            let soft = l["soft"].as_i64().unwrap_or(i64::MIN);
+            (name.clone(), (soft, l["hard"].as_i64().unwrap_or(soft)))
+        })
+        .collect()
+}
+
+fn engine_ulimits(host: &Value) -> BTreeMap<String, (i64, i64)> {
+    host["Ulimits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| {
+            (
+                l["Name"].as_str().unwrap().to_string(),
+                (l["Soft"].as_i64().unwrap(), l["Hard"].as_i64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn claimed_gpus(claim: &Value) -> String {
+    match &claim["gpus"] {
+        Value::Null => "none".into(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// The NVIDIA GPUs the engine was asked for: `all`, a count, or `none`.
+/// A device request is NVIDIA's when its driver is `nvidia`, or when no
+/// driver is named and one of its capability sets is within the NVIDIA
+/// driver's (moby daemon/nvidia_linux.go, matched as daemon/devices.go
+/// does). A CDI device name (`nvidia.com/gpu=all`) in `devices:` is what
+/// Docker 25+ hands to CDI; this engine only records it.
+fn engine_gpus(container: &Value) -> String {
+    let host = &container["HostConfig"];
+    const NVIDIA_CAPS: [&str; 8] = [
+        "gpu", "nvidia", "compute", "compat32", "graphics", "utility", "video", "display",
+    ];
+    let mut total: i64 = 0;
+    let mut any = false;
+    for request in host["DeviceRequests"].as_array().into_iter().flatten() {
+        let sets = request["Capabilities"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let within = sets.iter().any(|set| {
+            set.as_array().is_some_and(|caps| {
+                caps.iter()
+                    .all(|c| NVIDIA_CAPS.contains(&c.as_str().unwrap_or("")))
+            })
+        });
+        let ids: Vec<&str> = request["DeviceIDs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let nvidia = match request["Driver"].as_str().unwrap_or("") {
+            "" => within,
+            // CDI requests (Docker 25+) name their devices.
+            "cdi" => ids.iter().any(|id| id.starts_with("nvidia.com/gpu=")),
+            driver => driver == "nvidia",
+        };
+        if ids.contains(&"nvidia.com/gpu=all") {
+            return "all".into();
+        }
+        if !nvidia {
+            continue;
+        }
+        any = true;
+        let ids = request["DeviceIDs"].as_array().map_or(0, Vec::len) as i64;
+        match request["Count"].as_i64().unwrap_or(0) {
+            -1 => return "all".into(),
+            n => total += n.max(ids),
+        }
+    }
+    for device in host["Devices"].as_array().into_iter().flatten() {
+        let path = device["PathOnHost"].as_str().unwrap_or("");
+        if let Some(name) = path.strip_prefix("nvidia.com/gpu=") {
+            if name == "all" {
+                return "all".into();
+            }
+            any = true;
+            total += 1;
+        }
+    }
+    if any {
+        return total.to_string();
+    }
+    // The legacy `runtime: nvidia` takes its GPUs from the environment.
+    if host["Runtime"] == "nvidia" {
+        let env = container["Config"]["Env"].as_array().into_iter().flatten();
+        for var in env.filter_map(Value::as_str) {
+            if let Some(v) = var.strip_prefix("NVIDIA_VISIBLE_DEVICES=") {
+                return match v {
+                    "all" => "all".into(),
+                    "" | "void" | "none" => "none".into(),
+                    list => list.split(',').count().to_string(),
+                };
+            }
+        }
+    }
+    "none".into()
+}
+
+/// A difference between the pinned Compose 2.26 and the current Compose
+/// specification that gpulint follows, named; `None` for a real disagreement.
+fn known_difference(
+    what: &str,
+    claim: &Value,
+    written: &Value,
+    layers: usize,
+) -> Option<&'static str> {
+    let _ = claim;
+    // Compose merges every key of a service across the project's files,
+    // with `!reset` and `!override`; gpulint merges only the /dev/shm
+    // decision and the GPU evidence so far (issue 22 takes the rest).
+    if layers > 1 && matches!(what, "ipc" | "ulimits" | "gpus" | "/dev/shm") {
+        return Some(
+            "a setting merged across the project's files (ipc, ulimits, mounts, device reservations, `!reset`, `!override`): gpulint merges only the /dev/shm decision and GPU evidence (issue 22)",
+        );
+    }
+    // `gpus:` on a service came with Compose 2.30 (compose-go 2.4.0,
+    // "introduce service.gpus", 2024-10-04); 2.26 keeps the key in its
+    // model but creates no device request from it.
+    if what == "gpus" && !written["gpus"].is_null() {
+        return Some(
+            "`gpus:` is ignored by Compose before 2.30; gpulint follows the current specification",
+        );
+    }
+    None
+}
+
+/// A refusal that is this sandbox's, not the config's, named.
+fn known_refusal(why: &str) -> Option<&'static str> {
+    // An unset variable with no default is an empty string to Compose;
+    // gpulint does not guess the caller's environment and makes no claim.
+    if why.contains("invalid size: ''") {
+        return Some(
+            "a size from a variable with no value and no default (gpulint makes no claim)",
+        );
+    }
+    if why.contains("Unknown runtime specified") {
+        return Some(
+            "a runtime this sandbox does not have (it has runc, and `nvidia` as an alias of runc)",
+        );
+    }
+    if why.contains("No such container") {
+        return Some(
+            "`ipc: container:NAME` joins a container outside the project, which is not running here",
+        );
+    }
+    if why.contains("Range of CPUs is from") {
+        return Some("the sandbox has 2 CPUs, fewer than the config's `cpus`");
+    }
+    if why.contains("error setting rlimit") {
+        return Some("the sandbox lacks CAP_SYS_RESOURCE to raise a hard rlimit");
+    }
+    None
+}
