@@ -165,3 +165,15 @@ fn alias_bomb_in_a_manifest_is_linted_quickly() {
         "{diagnostics:?}"
     );
 }
+
+#[test]
+fn non_ascii_run_line_on_a_cuda_base_is_linted() {
+    // DF003 scanned the RUN text byte by byte and sliced it at each byte.
+    let text = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN echo \"→ done\" && pip install torch --index-url https://download.pytorch.org/whl/cpu\n";
+    lint_dockerfile(text);
+    let diagnostics = lint_text(text, Path::new("Dockerfile"), &Config::default()).unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d.code == "DF003"),
+        "{diagnostics:?}"
+    );
+}
