@@ -694,3 +694,82 @@ fn walking_lints_dockerfiles_by_name_and_a_syntax_error_stops_nothing() {
     );
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
+
+/// Runs gpulint, killing it if it has not finished within a minute, so a
+/// regression that blocks fails the test instead of hanging the suite.
+#[cfg(unix)]
+fn gpulint_or_kill(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    panic!("`gpulint {}` blocked (on a FIFO?)", args.join(" "));
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_never_opened_for_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let mkfifo = |path: &str| {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        let status = Command::new("mkfifo")
+            .arg(dir.path().join(path))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    mkfifo("named/docker-compose.yml");
+    // Found by the walk, and the Dockerfile a compose `build:` reads.
+    mkfifo("walked/docker-compose.yml");
+    mkfifo("walked/app/Dockerfile");
+    write(
+        dir.path(),
+        "walked/app/compose.yaml",
+        b"services:\n  t:\n    build: .\n    gpus: all\n",
+    );
+
+    let out = gpulint_or_kill(dir.path(), &["check", "named/docker-compose.yml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("named/docker-compose.yml: error: not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gpulint_or_kill(dir.path(), &["inspect", "named/docker-compose.yml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // `inspect` prints a file's error in its table, on stdout.
+    assert!(
+        stdout(&out).contains("named/docker-compose.yml: not a regular file"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = gpulint_or_kill(dir.path(), &["check", "walked"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("SHM001"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("in 1 file of 1 checked"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint_or_kill(dir.path(), &["inspect", "walked"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("compose.yaml:2:3"),
+        "{}",
+        stdout(&out)
+    );
+}

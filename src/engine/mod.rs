@@ -121,10 +121,17 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, build::DiskStamp), (F
         )
     };
     // One open and one fstat: the size check and the read see the same file.
-    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let file = open_nonblocking(path).map_err(cannot_read)?;
     let metadata = file.metadata().map_err(cannot_read)?;
     if metadata.is_dir() {
         return Err((FileError::new("is a directory"), String::new()));
+    }
+    if !metadata.is_file() {
+        // A FIFO, socket or device: reading it could wait forever or never end.
+        return Err((
+            FileError::new("not a regular file (a FIFO, socket or device)"),
+            String::new(),
+        ));
     }
     if metadata.len() > MAX_FILE_SIZE {
         return Err(too_large(metadata.len()));
@@ -139,6 +146,23 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, build::DiskStamp), (F
     }
     let stamp = build::DiskStamp::of(&metadata);
     decode(bytes).map(|text| (text, stamp))
+}
+
+/// Opens for reading without waiting for a writer: opening a FIFO blocks
+/// until one comes, which may be never. The flag changes nothing for a
+/// regular file.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 fn too_large(size: u64) -> (FileError, String) {
