@@ -406,6 +406,135 @@ fn fix_writes_atomically_keeping_permissions_and_symlinks() {
     assert_eq!(leftovers.len(), 1, "temporary files left behind");
 }
 
+/// Sets an extended attribute; `false` when the file system has none.
+#[cfg(target_os = "linux")]
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: NUL-terminated strings and a buffer of the length given.
+    let done = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if done != 0 {
+        let error = std::io::Error::last_os_error();
+        assert_eq!(error.raw_os_error(), Some(libc::ENOTSUP), "{error}");
+    }
+    done == 0
+}
+
+#[cfg(target_os = "linux")]
+fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    let mut buffer = vec![0u8; 4096];
+    // SAFETY: NUL-terminated strings and a buffer of the length given.
+    let got = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+        )
+    };
+    (got >= 0).then(|| buffer[..got as usize].to_vec())
+}
+
+/// `--fix` keeps what the file was beyond its text: its owner, group, mode,
+/// extended attributes and ACL, and its other hard-linked names.
+#[cfg(target_os = "linux")]
+#[test]
+fn fix_keeps_owner_xattrs_acls_and_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "owned/compose.yaml", GPU_SERVICE.as_bytes());
+    let owned = dir.path().join("owned/compose.yaml");
+    // Someone else's file (the test runs as root where it can chown).
+    let chowned = std::os::unix::fs::chown(&owned, Some(4321), Some(4322)).is_ok();
+    std::fs::set_permissions(&owned, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let user_xattr = set_xattr(&owned, "user.origin", b"kept");
+    // A POSIX ACL as the kernel stores it: version 2, then (tag, permissions,
+    // id) entries: owner rw-, user 1234 r--, group r--, mask r--, other ---.
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, u32::MAX),
+        (0x02, 4, 1234),
+        (0x04, 4, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 0, u32::MAX),
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    let has_acl = set_xattr(&owned, "system.posix_acl_access", &acl);
+    let before = std::fs::metadata(&owned).unwrap();
+
+    // Two names for one file, with CRLF line endings.
+    let crlf = GPU_SERVICE.replace('\n', "\r\n");
+    write(dir.path(), "linked/compose.yaml", crlf.as_bytes());
+    let linked = dir.path().join("linked/compose.yaml");
+    let other_name = dir.path().join("elsewhere.yaml");
+    std::fs::hard_link(&linked, &other_name).unwrap();
+    let inode = std::fs::metadata(&linked).unwrap().ino();
+
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--fix",
+            "owned/compose.yaml",
+            "linked/compose.yaml",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("Fixed 2 findings in 2 files."),
+        "{}",
+        stdout(&out)
+    );
+
+    let fixed = std::fs::read_to_string(&owned).unwrap();
+    assert_eq!(fixed, format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"));
+    let after = std::fs::metadata(&owned).unwrap();
+    if chowned {
+        assert_eq!((after.uid(), after.gid()), (4321, 4322));
+    }
+    assert_eq!(after.mode(), before.mode());
+    if user_xattr {
+        assert_eq!(
+            get_xattr(&owned, "user.origin").as_deref(),
+            Some(&b"kept"[..])
+        );
+    }
+    if has_acl {
+        assert_eq!(get_xattr(&owned, "system.posix_acl_access"), Some(acl));
+    }
+
+    let fixed = std::fs::read_to_string(&linked).unwrap();
+    assert_eq!(fixed, format!("{crlf}    shm_size: \"8gb\"\r\n"));
+    assert_eq!(std::fs::read_to_string(&other_name).unwrap(), fixed);
+    let after = std::fs::metadata(&linked).unwrap();
+    assert_eq!((after.ino(), after.nlink()), (inode, 2));
+    for sub in ["owned", "linked"] {
+        let left = std::fs::read_dir(dir.path().join(sub)).unwrap().count();
+        assert_eq!(left, 1, "temporary files left behind in {sub}");
+    }
+}
+
 #[test]
 fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     let dir = tempfile::tempdir().unwrap();
