@@ -902,3 +902,43 @@ fn fifos_are_never_opened_for_reading() {
         stdout(&out)
     );
 }
+
+#[test]
+fn explicit_files_with_other_names_are_sniffed_as_dockerfile_or_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpu_wheel =
+        "RUN pip install torch --index-url https://download.pytorch.org/whl/cpu && echo a: b\n";
+    write(
+        dir.path(),
+        "gpu.build",
+        format!(
+            "# syntax=docker/dockerfile:1\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n{cpu_wheel}"
+        ),
+    );
+    write(
+        dir.path(),
+        "mydockerfile",
+        format!(
+            "# the trainer\nARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${{BASE}}\n{cpu_wheel}"
+        ),
+    );
+    // And the other way: a compose file under a name of neither kind.
+    write(dir.path(), "stack.conf", GPU_SERVICE);
+
+    let out = gpulint(
+        dir.path(),
+        &["check", "gpu.build", "mydockerfile", "stack.conf"],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(!stderr(&out).contains("invalid YAML"), "{}", stderr(&out));
+    for located in [
+        "--> gpu.build:3:",
+        "--> mydockerfile:4:",
+        "--> stack.conf:2:3",
+    ] {
+        assert!(text.contains(located), "{located}:\n{text}");
+    }
+    assert_eq!(text.matches("warning[DF003]").count(), 2, "{text}");
+    assert!(text.contains("warning[SHM001]"), "{text}");
+}

@@ -269,12 +269,19 @@ impl FileKind {
         }
     }
 
-    /// [`FileKind::of`], or a shell script when a file named like neither
-    /// starts with a shell's `#!` line.
+    /// [`FileKind::of`], or, for a file named like none of them (given on
+    /// the command line), what its text shows: a shell script when it
+    /// starts with a shell's `#!` line, a Dockerfile when it starts like one
+    /// (`gpu.build`, `mydockerfile`).
     pub fn of_text(path: &Path, text: &str) -> FileKind {
         match FileKind::of(path) {
             FileKind::Yaml if !discover::is_yaml_file_name(path) && is_shell_shebang(text) => {
                 FileKind::Script(ScriptKind::Shell)
+            }
+            FileKind::Yaml
+                if !discover::is_yaml_file_name(path) && starts_like_dockerfile(text) =>
+            {
+                FileKind::Dockerfile
             }
             kind => kind,
         }
@@ -287,6 +294,43 @@ impl FileKind {
             FileKind::Yaml | FileKind::Script(ScriptKind::Workflow)
         )
     }
+}
+
+/// A `# syntax=` or `# escape=` parser directive first, or `FROM` or `ARG`
+/// as the first instruction (after comments and blank lines). Such a line
+/// is no YAML mapping's first key (`FROM image` has no `: `), so YAML with
+/// an unusual name is still read as YAML.
+fn starts_like_dockerfile(text: &str) -> bool {
+    let mut lines = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let directive = |line: &str| {
+        line.strip_prefix('#').is_some_and(|rest| {
+            let rest = rest.trim_start().to_ascii_lowercase();
+            rest.starts_with("syntax=") || rest.starts_with("escape=")
+        })
+    };
+    if directive(first) {
+        return true;
+    }
+    let Some(instruction) = std::iter::once(first)
+        .chain(lines)
+        .find(|l| !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let (keyword, rest) = instruction
+        .split_once(char::is_whitespace)
+        .unwrap_or((instruction, ""));
+    (keyword.eq_ignore_ascii_case("FROM") || keyword.eq_ignore_ascii_case("ARG"))
+        && !rest.trim().is_empty()
+        && !instruction.contains(": ")
+        && !instruction.ends_with(':')
 }
 
 /// `#!/bin/bash`, `#!/usr/bin/env sh`, … on the first line.

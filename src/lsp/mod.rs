@@ -368,7 +368,7 @@ fn lints_as_gpulint_file(document: &Document) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    FileKind::of(&document.path) == FileKind::Dockerfile
+    FileKind::of_text(&document.path, &document.text) == FileKind::Dockerfile
         || matches!(document.language.as_str(), "dockerfile" | "dockercompose")
         || crate::engine::discover::is_compose_file_name(name)
         || (document.text.contains("apiVersion") && document.text.contains("kind"))
