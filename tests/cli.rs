@@ -535,6 +535,50 @@ fn fix_keeps_owner_xattrs_acls_and_hard_links() {
     }
 }
 
+/// A user who may write someone else's file, but not give a new file that
+/// owner, gets the fix written into the file itself: the owner stays.
+#[cfg(target_os = "linux")]
+#[test]
+fn fix_by_another_user_keeps_the_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: no arguments, no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: needs root, to run gpulint as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE.as_bytes());
+    let path = dir.path().join("compose.yaml");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--fix", "compose.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{GPU_SERVICE}    shm_size: \"8gb\"\n")
+    );
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.uid(), after.gid(), after.mode() & 0o777),
+        (0, 0, 0o666)
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
 #[test]
 fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     let dir = tempfile::tempdir().unwrap();
