@@ -406,6 +406,179 @@ fn fix_writes_atomically_keeping_permissions_and_symlinks() {
     assert_eq!(leftovers.len(), 1, "temporary files left behind");
 }
 
+/// Sets an extended attribute; `false` when the file system has none.
+#[cfg(target_os = "linux")]
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    // SAFETY: NUL-terminated strings and a buffer of the length given.
+    let done = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if done != 0 {
+        let error = std::io::Error::last_os_error();
+        assert_eq!(error.raw_os_error(), Some(libc::ENOTSUP), "{error}");
+    }
+    done == 0
+}
+
+#[cfg(target_os = "linux")]
+fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    let name = std::ffi::CString::new(name).unwrap();
+    let mut buffer = vec![0u8; 4096];
+    // SAFETY: NUL-terminated strings and a buffer of the length given.
+    let got = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            buffer.as_mut_ptr().cast(),
+            buffer.len(),
+        )
+    };
+    (got >= 0).then(|| buffer[..got as usize].to_vec())
+}
+
+/// `--fix` keeps what the file was beyond its text: its owner, group, mode,
+/// extended attributes and ACL, and its other hard-linked names.
+#[cfg(target_os = "linux")]
+#[test]
+fn fix_keeps_owner_xattrs_acls_and_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "owned/compose.yaml", GPU_SERVICE.as_bytes());
+    let owned = dir.path().join("owned/compose.yaml");
+    // Someone else's file (the test runs as root where it can chown).
+    let chowned = std::os::unix::fs::chown(&owned, Some(4321), Some(4322)).is_ok();
+    std::fs::set_permissions(&owned, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let user_xattr = set_xattr(&owned, "user.origin", b"kept");
+    // A POSIX ACL as the kernel stores it: version 2, then (tag, permissions,
+    // id) entries: owner rw-, user 1234 r--, group r--, mask r--, other ---.
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, u32::MAX),
+        (0x02, 4, 1234),
+        (0x04, 4, u32::MAX),
+        (0x10, 4, u32::MAX),
+        (0x20, 0, u32::MAX),
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    let has_acl = set_xattr(&owned, "system.posix_acl_access", &acl);
+    let before = std::fs::metadata(&owned).unwrap();
+
+    // Two names for one file, with CRLF line endings.
+    let crlf = GPU_SERVICE.replace('\n', "\r\n");
+    write(dir.path(), "linked/compose.yaml", crlf.as_bytes());
+    let linked = dir.path().join("linked/compose.yaml");
+    let other_name = dir.path().join("elsewhere.yaml");
+    std::fs::hard_link(&linked, &other_name).unwrap();
+    let inode = std::fs::metadata(&linked).unwrap().ino();
+
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--fix",
+            "owned/compose.yaml",
+            "linked/compose.yaml",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("Fixed 2 findings in 2 files."),
+        "{}",
+        stdout(&out)
+    );
+
+    let fixed = std::fs::read_to_string(&owned).unwrap();
+    assert_eq!(fixed, format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"));
+    let after = std::fs::metadata(&owned).unwrap();
+    if chowned {
+        assert_eq!((after.uid(), after.gid()), (4321, 4322));
+    }
+    assert_eq!(after.mode(), before.mode());
+    if user_xattr {
+        assert_eq!(
+            get_xattr(&owned, "user.origin").as_deref(),
+            Some(&b"kept"[..])
+        );
+    }
+    if has_acl {
+        assert_eq!(get_xattr(&owned, "system.posix_acl_access"), Some(acl));
+    }
+
+    let fixed = std::fs::read_to_string(&linked).unwrap();
+    assert_eq!(fixed, format!("{crlf}    shm_size: \"8gb\"\r\n"));
+    assert_eq!(std::fs::read_to_string(&other_name).unwrap(), fixed);
+    let after = std::fs::metadata(&linked).unwrap();
+    assert_eq!((after.ino(), after.nlink()), (inode, 2));
+    for sub in ["owned", "linked"] {
+        let left = std::fs::read_dir(dir.path().join(sub)).unwrap().count();
+        assert_eq!(left, 1, "temporary files left behind in {sub}");
+    }
+}
+
+/// A user who may write someone else's file, but not give a new file that
+/// owner, gets the fix written into the file itself: the owner stays.
+#[cfg(target_os = "linux")]
+#[test]
+fn fix_by_another_user_keeps_the_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: no arguments, no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: needs root, to run gpulint as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE.as_bytes());
+    let path = dir.path().join("compose.yaml");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--fix", "compose.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        format!("{GPU_SERVICE}    shm_size: \"8gb\"\n")
+    );
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        (after.uid(), after.gid(), after.mode() & 0o777),
+        (0, 0, 0o666)
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
 #[test]
 fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     let dir = tempfile::tempdir().unwrap();
@@ -693,4 +866,123 @@ fn walking_lints_dockerfiles_by_name_and_a_syntax_error_stops_nothing() {
         "{text}"
     );
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// Runs gpulint, killing it if it has not finished within a minute, so a
+/// regression that blocks fails the test instead of hanging the suite.
+#[cfg(unix)]
+fn gpulint_or_kill(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    panic!("`gpulint {}` blocked (on a FIFO?)", args.join(" "));
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_are_never_opened_for_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let mkfifo = |path: &str| {
+        std::fs::create_dir_all(dir.path().join(path).parent().unwrap()).unwrap();
+        let status = Command::new("mkfifo")
+            .arg(dir.path().join(path))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    mkfifo("named/docker-compose.yml");
+    // Found by the walk, and the Dockerfile a compose `build:` reads.
+    mkfifo("walked/docker-compose.yml");
+    mkfifo("walked/app/Dockerfile");
+    write(
+        dir.path(),
+        "walked/app/compose.yaml",
+        b"services:\n  t:\n    build: .\n    gpus: all\n",
+    );
+
+    let out = gpulint_or_kill(dir.path(), &["check", "named/docker-compose.yml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("named/docker-compose.yml: error: not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = gpulint_or_kill(dir.path(), &["inspect", "named/docker-compose.yml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // `inspect` prints a file's error in its table, on stdout.
+    assert!(
+        stdout(&out).contains("named/docker-compose.yml: not a regular file"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = gpulint_or_kill(dir.path(), &["check", "walked"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("SHM001"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("in 1 file of 1 checked"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint_or_kill(dir.path(), &["inspect", "walked"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("compose.yaml:2:3"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn explicit_files_with_other_names_are_sniffed_as_dockerfile_or_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpu_wheel =
+        "RUN pip install torch --index-url https://download.pytorch.org/whl/cpu && echo a: b\n";
+    write(
+        dir.path(),
+        "gpu.build",
+        format!(
+            "# syntax=docker/dockerfile:1\nFROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n{cpu_wheel}"
+        ),
+    );
+    write(
+        dir.path(),
+        "mydockerfile",
+        format!(
+            "# the trainer\nARG BASE=nvidia/cuda:12.4.1-runtime-ubuntu22.04\nFROM ${{BASE}}\n{cpu_wheel}"
+        ),
+    );
+    // And the other way: a compose file under a name of neither kind.
+    write(dir.path(), "stack.conf", GPU_SERVICE);
+
+    let out = gpulint(
+        dir.path(),
+        &["check", "gpu.build", "mydockerfile", "stack.conf"],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(!stderr(&out).contains("invalid YAML"), "{}", stderr(&out));
+    for located in [
+        "--> gpu.build:3:",
+        "--> mydockerfile:4:",
+        "--> stack.conf:2:3",
+    ] {
+        assert!(text.contains(located), "{located}:\n{text}");
+    }
+    assert_eq!(text.matches("warning[DF003]").count(), 2, "{text}");
+    assert!(text.contains("warning[SHM001]"), "{text}");
 }

@@ -523,3 +523,92 @@ fn quick_fix_adds_shm_size_to_a_docker_run_in_a_shell_script() {
     client.change(&uri, 2, full_change(&fixed));
     assert!(client.diagnostics(&uri).is_empty());
 }
+
+/// Reads one `Content-Length` framed message from the server's stdout.
+fn read_framed(out: &mut impl std::io::BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(value) = line.strip_prefix("Content-Length: ") {
+            length = Some(value.parse::<usize>().unwrap());
+        }
+    }
+    let mut body = vec![0; length?];
+    out.read_exact(&mut body).ok()?;
+    Some(serde_json::from_slice(&body).unwrap())
+}
+
+fn frame(body: &str) -> String {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len())
+}
+
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .arg("server")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let stdout = server.stdout.take().unwrap();
+    // A reader thread and a receive timeout: a server that died or hangs
+    // fails the test instead of blocking it.
+    let (sender, replies) = crossbeam_channel::unbounded();
+    std::thread::spawn(move || {
+        let mut stdout = std::io::BufReader::new(stdout);
+        while let Some(message) = read_framed(&mut stdout) {
+            if sender.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |sent: &str, stdin: &mut std::process::ChildStdin| -> Value {
+        stdin.write_all(sent.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        replies
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no reply to {sent:?}"))
+    };
+
+    let reply = next(&frame("{bad}"), &mut stdin);
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    let reply = next(&frame("[]"), &mut stdin);
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    let reply = next("Content-Type: application/json\r\n\r\n", &mut stdin);
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"capabilities": {}, "processId": null, "rootUri": null},
+    });
+    let reply = next(&frame(&initialize.to_string()), &mut stdin);
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert_eq!(reply["result"]["serverInfo"]["name"], "gpulint", "{reply}");
+    stdin
+        .write_all(frame(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).as_bytes())
+        .unwrap();
+    // Bad input after initialization too.
+    let reply = next(&frame("{\"jsonrpc\": \"2.0\", \"id\": 2,"), &mut stdin);
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    let shutdown = json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"});
+    let reply = next(&frame(&shutdown.to_string()), &mut stdin);
+    assert_eq!(reply["id"], 3, "{reply}");
+    stdin
+        .write_all(frame(r#"{"jsonrpc":"2.0","method":"exit"}"#).as_bytes())
+        .unwrap();
+    drop(stdin);
+    assert!(server.wait().unwrap().success());
+}

@@ -165,3 +165,43 @@ fn alias_bomb_in_a_manifest_is_linted_quickly() {
         "{diagnostics:?}"
     );
 }
+
+#[test]
+fn non_ascii_run_line_on_a_cuda_base_is_linted() {
+    // DF003 scanned the RUN text byte by byte and sliced it at each byte.
+    let text = "FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN echo \"→ done\" && pip install torch --index-url https://download.pytorch.org/whl/cpu\n";
+    lint_dockerfile(text);
+    let diagnostics = lint_text(text, Path::new("Dockerfile"), &Config::default()).unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d.code == "DF003"),
+        "{diagnostics:?}"
+    );
+}
+
+#[test]
+fn merge_key_chain_is_linted_in_linear_time() {
+    // Each level merges the one before twice (`<<: [*m, *m]`): expanding
+    // merges naively costs 2^60 here and never ends.
+    // `ipc: host` at the bottom of the chain gives the service the host's
+    // /dev/shm, so SHM001 stays quiet only if all 60 levels are resolved.
+    let mut text = String::from("x-m0: &m0 {ipc: host}\n");
+    for i in 1..60 {
+        text.push_str(&format!(
+            "x-m{i}: &m{i}\n  <<: [*m{p}, *m{p}]\n  labels: {{l{i}: v}}\n",
+            p = i - 1
+        ));
+    }
+    text.push_str("services:\n  t:\n    <<: *m59\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    gpus: all\n");
+    let diagnostics = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap();
+    assert!(
+        !diagnostics.iter().any(|d| d.code == "SHM001"),
+        "{diagnostics:?}"
+    );
+    let without_host = text.replace("{ipc: host}", "{ipc: private}");
+    let diagnostics =
+        lint_text(&without_host, Path::new("compose.yaml"), &Config::default()).unwrap();
+    assert!(
+        diagnostics.iter().any(|d| d.code == "SHM001"),
+        "{diagnostics:?}"
+    );
+}

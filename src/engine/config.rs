@@ -140,8 +140,9 @@ impl Default for Config {
 impl Config {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError(format!("{}: cannot read: {e}", path.display())))?;
+        // `read_source` refuses a FIFO instead of waiting on it forever.
+        let text = super::read_source(path)
+            .map_err(|(e, _)| ConfigError(format!("{}: {}", path.display(), e.message)))?;
         let file: ConfigFile = toml::from_str(&text).map_err(|e| {
             let location = e
                 .span()

@@ -121,10 +121,17 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, build::DiskStamp), (F
         )
     };
     // One open and one fstat: the size check and the read see the same file.
-    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let file = open_nonblocking(path).map_err(cannot_read)?;
     let metadata = file.metadata().map_err(cannot_read)?;
     if metadata.is_dir() {
         return Err((FileError::new("is a directory"), String::new()));
+    }
+    if !metadata.is_file() {
+        // A FIFO, socket or device: reading it could wait forever or never end.
+        return Err((
+            FileError::new("not a regular file (a FIFO, socket or device)"),
+            String::new(),
+        ));
     }
     if metadata.len() > MAX_FILE_SIZE {
         return Err(too_large(metadata.len()));
@@ -139,6 +146,23 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, build::DiskStamp), (F
     }
     let stamp = build::DiskStamp::of(&metadata);
     decode(bytes).map(|text| (text, stamp))
+}
+
+/// Opens for reading without waiting for a writer: opening a FIFO blocks
+/// until one comes, which may be never. The flag changes nothing for a
+/// regular file.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
 }
 
 fn too_large(size: u64) -> (FileError, String) {
@@ -245,12 +269,19 @@ impl FileKind {
         }
     }
 
-    /// [`FileKind::of`], or a shell script when a file named like neither
-    /// starts with a shell's `#!` line.
+    /// [`FileKind::of`], or, for a file named like none of them (given on
+    /// the command line), what its text shows: a shell script when it
+    /// starts with a shell's `#!` line, a Dockerfile when it starts like one
+    /// (`gpu.build`, `mydockerfile`).
     pub fn of_text(path: &Path, text: &str) -> FileKind {
         match FileKind::of(path) {
             FileKind::Yaml if !discover::is_yaml_file_name(path) && is_shell_shebang(text) => {
                 FileKind::Script(ScriptKind::Shell)
+            }
+            FileKind::Yaml
+                if !discover::is_yaml_file_name(path) && starts_like_dockerfile(text) =>
+            {
+                FileKind::Dockerfile
             }
             kind => kind,
         }
@@ -263,6 +294,43 @@ impl FileKind {
             FileKind::Yaml | FileKind::Script(ScriptKind::Workflow)
         )
     }
+}
+
+/// A `# syntax=` or `# escape=` parser directive first, or `FROM` or `ARG`
+/// as the first instruction (after comments and blank lines). Such a line
+/// is no YAML mapping's first key (`FROM image` has no `: `), so YAML with
+/// an unusual name is still read as YAML.
+fn starts_like_dockerfile(text: &str) -> bool {
+    let mut lines = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let directive = |line: &str| {
+        line.strip_prefix('#').is_some_and(|rest| {
+            let rest = rest.trim_start().to_ascii_lowercase();
+            rest.starts_with("syntax=") || rest.starts_with("escape=")
+        })
+    };
+    if directive(first) {
+        return true;
+    }
+    let Some(instruction) = std::iter::once(first)
+        .chain(lines)
+        .find(|l| !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let (keyword, rest) = instruction
+        .split_once(char::is_whitespace)
+        .unwrap_or((instruction, ""));
+    (keyword.eq_ignore_ascii_case("FROM") || keyword.eq_ignore_ascii_case("ARG"))
+        && !rest.trim().is_empty()
+        && !instruction.contains(": ")
+        && !instruction.ends_with(':')
 }
 
 /// `#!/bin/bash`, `#!/usr/bin/env sh`, … on the first line.

@@ -15,6 +15,7 @@
 
 mod actions;
 mod convert;
+mod transport;
 
 use crate::engine::config::Config;
 use crate::engine::discover::ConfigResolver;
@@ -34,7 +35,8 @@ pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
 /// Serves one client on stdin/stdout until it exits.
 pub fn run_stdio() -> anyhow::Result<()> {
-    let (connection, io_threads) = Connection::stdio();
+    // Our own transport: lsp-server's stops at the first malformed message.
+    let (connection, io_threads) = transport::stdio();
     serve(connection)?;
     io_threads.join()?;
     Ok(())
@@ -366,7 +368,7 @@ fn lints_as_gpulint_file(document: &Document) -> bool {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    FileKind::of(&document.path) == FileKind::Dockerfile
+    FileKind::of_text(&document.path, &document.text) == FileKind::Dockerfile
         || matches!(document.language.as_str(), "dockerfile" | "dockercompose")
         || crate::engine::discover::is_compose_file_name(name)
         || (document.text.contains("apiVersion") && document.text.contains("kind"))

@@ -72,8 +72,10 @@ pub struct Yaml {
     scalar_ranges: Vec<TextRange>,
 }
 
-/// Guards recursion through aliases and merge chains.
-const MAX_MERGE_DEPTH: usize = 32;
+/// Guards recursion through aliases and merge chains. Merges are walked
+/// once per mapping (see `collect_entries`), so this bounds only the stack,
+/// not the work; Compose itself has no limit.
+const MAX_MERGE_DEPTH: usize = 256;
 
 impl Yaml {
     pub fn parse(text: &str) -> Result<Yaml, YamlError> {
@@ -196,15 +198,28 @@ impl Yaml {
     /// are dropped, as Compose does.
     pub fn entries(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, 0);
+        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
         out.retain(|e| self.node(e.value).tag.as_deref() != Some("!reset"));
         out
     }
 
-    fn collect_entries(&self, map: NodeId, merged: bool, out: &mut Vec<Entry>, depth: usize) {
-        if depth > MAX_MERGE_DEPTH {
+    /// `visited` holds the mappings already collected: a mapping merged in a
+    /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
+    /// its keys are all in `out` by then, and walking it again would make a
+    /// chain of such merges cost 2^depth.
+    fn collect_entries(
+        &self,
+        map: NodeId,
+        merged: bool,
+        out: &mut Vec<Entry>,
+        visited: &mut Vec<NodeId>,
+        depth: usize,
+    ) {
+        let map = self.resolve(map);
+        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
             return;
         }
+        visited.push(map);
         let Value::Mapping(pairs) = self.value(map) else {
             return;
         };
@@ -228,10 +243,10 @@ impl Yaml {
             match self.value(source) {
                 Value::Sequence(items) => {
                     for &item in items {
-                        self.collect_entries(item, true, out, depth + 1);
+                        self.collect_entries(item, true, out, visited, depth + 1);
                     }
                 }
-                _ => self.collect_entries(source, true, out, depth + 1),
+                _ => self.collect_entries(source, true, out, visited, depth + 1),
             }
         }
     }
@@ -275,16 +290,25 @@ impl Yaml {
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
     pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
-        self.merges_from_depth(self.resolve(map), self.resolve(target), 0)
+        self.merges_from_depth(self.resolve(map), self.resolve(target), &mut Vec::new(), 0)
     }
 
-    fn merges_from_depth(&self, map: NodeId, target: NodeId, depth: usize) -> bool {
+    /// `visited` holds the mappings already searched, so a mapping reached
+    /// twice through merges is searched once.
+    fn merges_from_depth(
+        &self,
+        map: NodeId,
+        target: NodeId,
+        visited: &mut Vec<NodeId>,
+        depth: usize,
+    ) -> bool {
         if map == target {
             return true;
         }
-        if depth > MAX_MERGE_DEPTH {
+        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
             return false;
         }
+        visited.push(map);
         let Value::Mapping(pairs) = &self.node(map).value else {
             return false;
         };
@@ -294,8 +318,8 @@ impl Yaml {
             .any(|&(_, source)| match self.value(source) {
                 Value::Sequence(items) => items
                     .iter()
-                    .any(|&i| self.merges_from_depth(self.resolve(i), target, depth + 1)),
-                _ => self.merges_from_depth(self.resolve(source), target, depth + 1),
+                    .any(|&i| self.merges_from_depth(self.resolve(i), target, visited, depth + 1)),
+                _ => self.merges_from_depth(self.resolve(source), target, visited, depth + 1),
             })
     }
 
@@ -719,6 +743,33 @@ mod tests {
         let yaml = Yaml::parse("a: &a\n  <<: *a\n  k: 1\n").unwrap();
         let a = yaml.get(root(&yaml), "a").unwrap().value;
         assert!(yaml.get(a, "missing").is_none());
+    }
+
+    #[test]
+    fn merge_chains_are_resolved_once_per_mapping() {
+        // Each level merges the one before twice: walked naively, level 60
+        // costs 2^60 visits (the test would never finish).
+        let mut text = String::from("m0: &m0 {a: 1}\n");
+        for i in 1..60 {
+            text.push_str(&format!(
+                "m{i}: &m{i}\n  <<: [*m{}, *m{}]\n  k{i}: v\n",
+                i - 1,
+                i - 1
+            ));
+        }
+        let yaml = Yaml::parse(&text).unwrap();
+        let last = yaml.get(root(&yaml), "m59").unwrap().value;
+        let first = yaml.get(root(&yaml), "m0").unwrap().value;
+        let entries = yaml.entries(last);
+        assert_eq!(entries.len(), 60);
+        assert_eq!(yaml.str(yaml.get(last, "a").unwrap().value), Some("1"));
+        assert_eq!(yaml.str(yaml.get(last, "k1").unwrap().value), Some("v"));
+        assert!(yaml.get(last, "missing").is_none());
+        assert!(yaml.merges_from(last, first));
+        assert!(!yaml.merges_from(first, last));
+        assert!(!yaml.merges_from(last, root(&yaml)));
+        let leaves = yaml.leaves(last, 1000).unwrap();
+        assert_eq!(leaves.len(), 60);
     }
 
     #[test]

@@ -68,7 +68,8 @@ fn markers(script: &str) -> Vec<Marker> {
     while i <= script.len() {
         let boundary = i == script.len()
             || matches!(bytes[i], b'\n' | b';' | b'|')
-            || script[i..].starts_with("&&");
+            // Bytes, not `script[i..]`: `i` steps through multi-byte characters.
+            || bytes[i..].starts_with(b"&&");
         if boundary {
             scan_command(script, segment_start, i, &mut found);
             segment_start = i + 1;
@@ -247,5 +248,14 @@ mod tests {
     fn ignores_urls_outside_install_commands() {
         assert!(builds("echo https://download.pytorch.org/whl/cpu > note; pip install numpy").is_empty());
         assert!(builds("pip install torch").is_empty());
+    }
+
+    #[test]
+    fn non_ascii_text_is_scanned_without_panicking() {
+        // `→` is three bytes; the boundary scan steps byte by byte through it.
+        assert_eq!(
+            builds("echo \"→ done\" && pip install torch --index-url https://download.pytorch.org/whl/cpu"),
+            [(Build::Cpu, "https://download.pytorch.org/whl/cpu")]
+        );
     }
 }
