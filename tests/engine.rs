@@ -66,11 +66,11 @@ fn corpus_cases() -> Vec<Case> {
         let dir = temp.path().join("project");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::copy(&file, dir.join(&name)).unwrap();
-        cases.extend(Case::from_dir(
-            &format!("corpus/compose/{name}"),
-            &dir,
-            temp.path(),
-        ));
+        let mut found = Case::from_dir(&format!("corpus/compose/{name}"), &dir, temp.path());
+        for case in &mut found {
+            case.alone = true;
+        }
+        cases.extend(found);
         std::mem::forget(temp);
     }
     cases

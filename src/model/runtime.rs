@@ -197,7 +197,18 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
             };
             ContainerRuntime {
                 platform: Platform::Compose,
-                refused: service.device_requests.iter().find_map(|r| {
+                refused: service
+                    .ipc
+                    .as_ref()
+                    .and_then(|i| match &i.value {
+                        // Whatever else decides /dev/shm, the engine
+                        // refuses the mode when it starts the container.
+                        IpcMode::Invalid(v) => {
+                            Some(format!("ipc {v:?}: the engine refuses it (`Invalid IPC mode`)"))
+                        }
+                        _ => None,
+                    })
+                    .or_else(|| service.device_requests.iter().find_map(|r| {
                     if r.count.is_some() && r.device_ids.is_some() {
                         return Some(
                             "a device reservation sets both count and device_ids, which Compose rejects"
@@ -210,7 +221,7 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                             caps.join(", ")
                         )
                     })
-                }),
+                })),
                 id: service.name.clone(),
                 name: service.name.clone(),
                 range: yaml.range(service.key),

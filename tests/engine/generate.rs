@@ -290,6 +290,8 @@ pub fn write_project(dir: &Path, cases: &[(usize, &Generated)]) {
             over.push_str(&format!("  c{i}:\n    {o}\n"));
         }
     }
+    // The named volume some mounts use.
+    base.push_str("volumes:\n  shmvol: {}\n");
     std::fs::write(dir.join("compose.yaml"), base).unwrap();
     if has_override {
         std::fs::write(dir.join("compose.override.yaml"), over).unwrap();

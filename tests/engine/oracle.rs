@@ -40,6 +40,11 @@ pub struct Case {
     pub batch: bool,
     /// The generated cases in the project, by number.
     pub members: Vec<usize>,
+    /// A file taken out of its repository (the corpus): when Compose
+    /// cannot load or create it without its siblings (`.env`, `env_file`,
+    /// the base it extends, bind sources, variables), it is listed as not
+    /// loadable here instead of judged.
+    pub alone: bool,
 }
 
 impl Drop for Case {
@@ -74,6 +79,7 @@ impl Case {
             cleanup: None,
             batch: false,
             members: Vec::new(),
+            alone: false,
         }
     }
 
@@ -112,6 +118,7 @@ impl Case {
                 cleanup: None,
                 batch: false,
                 members: Vec::new(),
+                alone: false,
             });
         }
         for name in &names {
@@ -134,6 +141,7 @@ impl Case {
                 cleanup: None,
                 batch: false,
                 members: Vec::new(),
+                alone: false,
             });
         }
         if let Some(last) = cases.last_mut() {
@@ -155,6 +163,8 @@ pub struct Tally {
     pub refused: Vec<String>,
     /// Projects gpulint has nothing to say about (no compose service).
     pub skipped: Vec<String>,
+    /// Files Compose cannot load or create without their repository, and why.
+    pub unloadable: Vec<String>,
     /// Projects whose services name no image (fixtures show only the
     /// settings under test): given the workload image to load.
     pub imageless: Vec<String>,
@@ -184,6 +194,9 @@ impl Tally {
         for r in &self.refused {
             out.push_str(&format!("  refused: {r}\n"));
         }
+        for r in &self.unloadable {
+            out.push_str(&format!("  not loadable without its repository: {r}\n"));
+        }
         for (kind, cases) in &self.known {
             out.push_str(&format!(
                 "  known difference ({} cases): {kind}\n",
@@ -210,6 +223,7 @@ impl Tally {
         self.refused.extend(other.refused);
         self.skipped.extend(other.skipped);
         self.imageless.extend(other.imageless);
+        self.unloadable.extend(other.unloadable);
         for (k, v) in other.known {
             self.known.entry(k).or_default().extend(v);
         }
@@ -507,6 +521,10 @@ impl Engine {
                 .entry(kind)
                 .or_default()
                 .push(format!("{}: {why}", case.label));
+        } else if case.alone && !flagged {
+            tally
+                .unloadable
+                .push(format!("{} ({step}): {why}", case.label));
         } else if flagged {
             tally
                 .refused
