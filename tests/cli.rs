@@ -694,3 +694,37 @@ fn walking_lints_dockerfiles_by_name_and_a_syntax_error_stops_nothing() {
     );
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_fix_into_an_anchor_another_key_aliases_is_display_only() {
+    // SHM002 would raise `shm_size`, but `c.mem_limit` reads the same anchored
+    // scalar: the edit would change it too, so it must not be offered as a fix.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  b:\n    image: x\n    gpus: all\n    shm_size: &sz 1gb\n  c:\n    image: x\n    mem_limit: *sz\n";
+    write(dir.path(), "compose.yaml", text);
+    let out = gpulint(dir.path(), &["check", "--output-format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &json["diagnostics"][0];
+    assert_eq!(d["code"], "SHM002");
+    assert_eq!(d["fixable"], false, "{d}");
+    assert_eq!(d["fix"]["applicability"], "display-only");
+    assert!(
+        d["fix"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("`services.c.mem_limit`"),
+        "{d}"
+    );
+    let fixed = gpulint(dir.path(), &["check", "--fix", "--unsafe-fixes"]);
+    assert_eq!(fixed.status.code(), Some(1), "{}", stderr(&fixed));
+    assert!(
+        !stderr(&fixed).contains("internal error"),
+        "{}",
+        stderr(&fixed)
+    );
+    assert!(!stdout(&fixed).contains("fixable"), "{}", stdout(&fixed));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        text
+    );
+}

@@ -227,6 +227,22 @@ impl Resolved {
     }
 }
 
+/// The first path of `fix`'s YAML document that applying it would change
+/// without declaring it (`changes` or `may_change`): an alias elsewhere
+/// reading the anchored node it edits. `None` when there is none, or when the
+/// fixed text does not parse (verification reports that).
+pub fn undeclared_change(text: &str, fix: &Fix) -> Option<ModelPath> {
+    let old = Resolved::of_text(text, FileKind::Yaml).leaves?;
+    let new = Resolved::of_text(&apply_edits(text, &fix.edits), FileKind::Yaml).leaves?;
+    let (old, new) = (old.get(fix.document)?, new.get(fix.document)?);
+    changed_paths(old, new).into_iter().find(|c| {
+        !fix.changes
+            .iter()
+            .chain(&fix.may_change)
+            .any(|d| d.overlaps(c))
+    })
+}
+
 /// Checks the fix of `target`, one of `diagnostics` (the findings of
 /// `text`), as `--fix --unsafe-fixes` would before writing it, and returns
 /// the fixed text: how the language server decides which quick fixes to offer.
