@@ -728,3 +728,43 @@ fn a_fix_into_an_anchor_another_key_aliases_is_display_only() {
         text
     );
 }
+
+#[test]
+fn fixes_insert_after_the_blank_lines_of_a_keep_chomped_scalar() {
+    // `|+` keeps its trailing blank lines: `shm_size` goes after them, and
+    // `command` keeps its value.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  t:\n    image: x\n    gpus: all\n    command: |+\n      python train.py\n\n\nvolumes:\n  d: {}\n";
+    write(dir.path(), "compose.yaml", text);
+    let fixed = gpulint(dir.path(), &["check", "--fix"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(stderr(&fixed).is_empty(), "{}", stderr(&fixed));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        "services:\n  t:\n    image: x\n    gpus: all\n    command: |+\n      python train.py\n\n\n    shm_size: \"8gb\"\nvolumes:\n  d: {}\n"
+    );
+}
+
+#[test]
+fn a_fix_that_fails_verification_is_not_counted_as_fixable() {
+    // An alias bomb is too large to verify a fix in: the finding stays,
+    // with a plain warning instead of an "internal error", and the summary
+    // does not offer `--fix` for it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("x-a: &a [1,1,1,1,1,1,1,1,1,1]\n");
+    for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+        let items = vec![format!("*{prev}"); 10].join(",");
+        text.push_str(&format!("x-{name}: &{name} [{items}]\n"));
+    }
+    text.push_str("services:\n  t:\n    image: x\n    gpus: all\n");
+    write(dir.path(), "compose.yaml", &text);
+    let out = gpulint(dir.path(), &["check", "--fix"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: the SHM001 fix \"Add `shm_size: \"8gb\"`\" was not applied: the file is too large to verify the fix"),
+        "{err}"
+    );
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(!stdout(&out).contains("fixable"), "{}", stdout(&out));
+}

@@ -44,7 +44,8 @@ pub struct AppliedFix {
     pub title: String,
 }
 
-/// A fix that failed verification and was not applied: a bug in gpulint.
+/// A fix that failed verification and was not applied (a bug in gpulint's
+/// fix; the finding is left for the user).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedFix {
     pub code: &'static str,
@@ -133,6 +134,13 @@ pub fn fix_text(
                     offset: original_offset(&history, diagnostic.range.start),
                 });
             }
+        }
+    }
+    // A fix that failed verification is not a fix: what is left must not
+    // count it as fixable.
+    for d in &mut diagnostics {
+        if rejected.contains(&(d.code, d.range.start)) {
+            d.fix = None;
         }
     }
     Ok(FixOutcome {
@@ -227,20 +235,27 @@ impl Resolved {
     }
 }
 
-/// The first path of `fix`'s YAML document that applying it would change
-/// without declaring it (`changes` or `may_change`): an alias elsewhere
-/// reading the anchored node it edits. `None` when there is none, or when the
-/// fixed text does not parse (verification reports that).
-pub fn undeclared_change(text: &str, fix: &Fix) -> Option<ModelPath> {
+/// Why applying `fix` would change its YAML document beyond what it declares
+/// (`changes` or `may_change`): an alias elsewhere reads the anchored node it
+/// edits, or loses the anchor it removes. `None` when it would not.
+pub fn undeclared_change(text: &str, fix: &Fix) -> Option<String> {
     let old = Resolved::of_text(text, FileKind::Yaml).leaves?;
-    let new = Resolved::of_text(&apply_edits(text, &fix.edits), FileKind::Yaml).leaves?;
+    let Ok(new) = Yaml::parse(&apply_edits(text, &fix.edits)) else {
+        return Some("an alias reads the anchor it would remove".into());
+    };
+    let new = Resolved::of(&new).leaves?;
     let (old, new) = (old.get(fix.document)?, new.get(fix.document)?);
-    changed_paths(old, new).into_iter().find(|c| {
-        !fix.changes
-            .iter()
-            .chain(&fix.may_change)
-            .any(|d| d.overlaps(c))
-    })
+    changed_paths(old, new)
+        .into_iter()
+        .find(|c| {
+            !fix.changes
+                .iter()
+                .chain(&fix.may_change)
+                .any(|d| d.overlaps(c))
+        })
+        .map(|c| {
+            format!("`{c}` reads the same anchored value through an alias and would change too")
+        })
 }
 
 /// Checks the fix of `target`, one of `diagnostics` (the findings of

@@ -268,9 +268,8 @@ impl<'a> ComposeContext<'a> {
             && let Some(reader) = crate::engine::fix::undeclared_change(self.text, &fix)
         {
             fix.applicability = Applicability::DisplayOnly;
-            fix.title.push_str(&format!(
-                " (not applied automatically: `{reader}` reads the same anchored value through an alias and would change too)"
-            ));
+            fix.title
+                .push_str(&format!(" (not applied automatically: {reader})"));
         }
         fix
     }
