@@ -111,9 +111,12 @@ impl IpcMode {
             "host" => IpcMode::Host,
             "none" => IpcMode::None,
             other => {
-                if let Some(name) = other.strip_prefix("service:") {
+                // A donor needs a name: `service:` alone is refused too.
+                if let Some(name) = other.strip_prefix("service:").filter(|n| !n.is_empty()) {
                     IpcMode::Service(name.to_string())
-                } else if let Some(name) = other.strip_prefix("container:") {
+                } else if let Some(name) =
+                    other.strip_prefix("container:").filter(|n| !n.is_empty())
+                {
                     IpcMode::Container(name.to_string())
                 } else {
                     IpcMode::Invalid(other.to_string())
