@@ -768,3 +768,86 @@ fn a_fix_that_fails_verification_is_not_counted_as_fixable() {
     assert!(!err.contains("internal error"), "{err}");
     assert!(!stdout(&out).contains("fixable"), "{}", stdout(&out));
 }
+
+/// Runs `git apply --check` on `patch` in `dir`, which is made a git repository.
+fn git_apply_check(dir: &Path, patch: &str) -> Result<(), String> {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join(".check.patch"), patch).unwrap();
+    let out = git(&["apply", "--check", ".check.patch"]);
+    std::fs::remove_file(dir.join(".check.patch")).unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}\n{patch}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_and_absolute_paths_make_diff_headers_git_applies() {
+    // A backslash is part of a Unix name, not a separator; a newline must
+    // not split the header (git quotes both); an absolute path under the
+    // working directory is shown relative to it.
+    for (dir_name, header) in [
+        ("back\\slash", "--- \"a/back\\\\slash/compose.yaml\"\n"),
+        ("new\nline", "--- \"a/new\\nline/compose.yaml\"\n"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &format!("{dir_name}/compose.yaml"), GPU_SERVICE);
+        let out = gpulint(dir.path(), &["check", "--diff", "."]);
+        let patch = stdout(&out);
+        assert!(patch.starts_with(header), "{patch}");
+        git_apply_check(dir.path(), &patch).unwrap();
+        if dir_name.contains('\\') {
+            let github = gpulint(dir.path(), &["check", "--output-format", "github"]);
+            assert!(
+                stdout(&github).contains("file=back\\slash/compose.yaml"),
+                "{}",
+                stdout(&github)
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "sub/compose.yaml", GPU_SERVICE);
+    let absolute = dir.path().join("sub/compose.yaml");
+    let out = gpulint(dir.path(), &["check", "--diff", absolute.to_str().unwrap()]);
+    let patch = stdout(&out);
+    assert!(patch.starts_with("--- a/sub/compose.yaml\n"), "{patch}");
+    git_apply_check(dir.path(), &patch).unwrap();
+
+    // Outside the working directory: the path without its leading `/`, as
+    // `git diff --no-index` writes it, applies from `/`.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = gpulint(
+        elsewhere.path(),
+        &["check", "--diff", absolute.to_str().unwrap()],
+    );
+    let patch = stdout(&out);
+    let expected = format!("--- a{}\n", absolute.display());
+    assert!(patch.starts_with(&expected), "{patch}");
+    let check = Command::new("git")
+        .args(["apply", "--check", "-"])
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(patch.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}\n{patch}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
