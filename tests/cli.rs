@@ -224,6 +224,31 @@ fn json_output_has_the_documented_fields() {
 }
 
 #[test]
+fn the_summary_says_when_files_could_not_be_checked() {
+    // Exit code 2 must not come with "All checks passed".
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok/compose.yaml", CLEAN.as_bytes());
+    write(dir.path(), "broken/compose.yaml", b"a: [\n");
+    let out = gpulint(dir.path(), &["check", ".", "missing.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stdout(&out);
+    assert!(!text.contains("All checks passed"), "{text}");
+    assert!(
+        text.contains(
+            "No problems found in 1 file. 2 files could not be checked (see errors above)."
+        ),
+        "{text}"
+    );
+    write(dir.path(), "gpu/compose.yaml", GPU_SERVICE.as_bytes());
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("1 file could not be checked (see errors above)."),
+        "{text}"
+    );
+}
+
+#[test]
 fn config_is_found_upward_and_applied() {
     let dir = tempfile::tempdir().unwrap();
     write(
@@ -290,6 +315,22 @@ fn rule_command_prints_docs() {
     assert!(text.contains("## Why is this bad?"));
     let all = stdout(&gpulint(dir.path(), &["rule", "--all"]));
     assert_eq!(all.lines().count(), gpulint::rules::RULES.len());
+    // Columns line up: each starts at the same character on every line.
+    let starts = |cell: &dyn Fn(&gpulint::rules::RuleMeta) -> String| {
+        let mut starts: Vec<usize> = all
+            .lines()
+            .zip(gpulint::rules::all_meta())
+            .map(|(line, meta)| {
+                let byte = line.find(&format!(" {}", cell(meta))).unwrap() + 1;
+                line[..byte].chars().count()
+            })
+            .collect();
+        starts.dedup();
+        starts
+    };
+    assert_eq!(starts(&|m| m.severity.to_string()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.name.clone()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.summary.clone()).len(), 1, "{all}");
     assert_eq!(
         gpulint(dir.path(), &["rule", "XYZ999"]).status.code(),
         Some(2)
