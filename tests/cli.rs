@@ -249,6 +249,26 @@ fn the_summary_says_when_files_could_not_be_checked() {
 }
 
 #[test]
+fn exclude_names_match_at_any_depth_like_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gpulint.toml", "exclude = [\"vendor\"]\n");
+    write(dir.path(), "vendor/compose.yaml", GPU_SERVICE.as_bytes());
+    write(
+        dir.path(),
+        "third/party/vendor/lib/compose.yaml",
+        GPU_SERVICE.as_bytes(),
+    );
+    write(dir.path(), "app/compose.yaml", CLEAN.as_bytes());
+    let out = gpulint(dir.path(), &["check", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("All checks passed (1 file checked)."),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn config_is_found_upward_and_applied() {
     let dir = tempfile::tempdir().unwrap();
     write(
