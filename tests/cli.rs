@@ -224,6 +224,51 @@ fn json_output_has_the_documented_fields() {
 }
 
 #[test]
+fn the_summary_says_when_files_could_not_be_checked() {
+    // Exit code 2 must not come with "All checks passed".
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok/compose.yaml", CLEAN.as_bytes());
+    write(dir.path(), "broken/compose.yaml", b"a: [\n");
+    let out = gpulint(dir.path(), &["check", ".", "missing.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = stdout(&out);
+    assert!(!text.contains("All checks passed"), "{text}");
+    assert!(
+        text.contains(
+            "No problems found in 1 file. 2 files could not be checked (see errors above)."
+        ),
+        "{text}"
+    );
+    write(dir.path(), "gpu/compose.yaml", GPU_SERVICE.as_bytes());
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("1 file could not be checked (see errors above)."),
+        "{text}"
+    );
+}
+
+#[test]
+fn exclude_names_match_at_any_depth_like_gitignore() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gpulint.toml", "exclude = [\"vendor\"]\n");
+    write(dir.path(), "vendor/compose.yaml", GPU_SERVICE.as_bytes());
+    write(
+        dir.path(),
+        "third/party/vendor/lib/compose.yaml",
+        GPU_SERVICE.as_bytes(),
+    );
+    write(dir.path(), "app/compose.yaml", CLEAN.as_bytes());
+    let out = gpulint(dir.path(), &["check", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("All checks passed (1 file checked)."),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn config_is_found_upward_and_applied() {
     let dir = tempfile::tempdir().unwrap();
     write(
@@ -290,6 +335,22 @@ fn rule_command_prints_docs() {
     assert!(text.contains("## Why is this bad?"));
     let all = stdout(&gpulint(dir.path(), &["rule", "--all"]));
     assert_eq!(all.lines().count(), gpulint::rules::RULES.len());
+    // Columns line up: each starts at the same character on every line.
+    let starts = |cell: &dyn Fn(&gpulint::rules::RuleMeta) -> String| {
+        let mut starts: Vec<usize> = all
+            .lines()
+            .zip(gpulint::rules::all_meta())
+            .map(|(line, meta)| {
+                let byte = line.find(&format!(" {}", cell(meta))).unwrap() + 1;
+                line[..byte].chars().count()
+            })
+            .collect();
+        starts.dedup();
+        starts
+    };
+    assert_eq!(starts(&|m| m.severity.to_string()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.name.clone()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.summary.clone()).len(), 1, "{all}");
     assert_eq!(
         gpulint(dir.path(), &["rule", "XYZ999"]).status.code(),
         Some(2)
@@ -985,4 +1046,161 @@ fn explicit_files_with_other_names_are_sniffed_as_dockerfile_or_yaml() {
     }
     assert_eq!(text.matches("warning[DF003]").count(), 2, "{text}");
     assert!(text.contains("warning[SHM001]"), "{text}");
+}
+
+#[test]
+fn a_fix_into_an_anchor_another_key_aliases_is_display_only() {
+    // SHM002 would raise `shm_size`, but `c.mem_limit` reads the same anchored
+    // scalar: the edit would change it too, so it must not be offered as a fix.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  b:\n    image: x\n    gpus: all\n    shm_size: &sz 1gb\n  c:\n    image: x\n    mem_limit: *sz\n";
+    write(dir.path(), "compose.yaml", text);
+    let out = gpulint(dir.path(), &["check", "--output-format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &json["diagnostics"][0];
+    assert_eq!(d["code"], "SHM002");
+    assert_eq!(d["fixable"], false, "{d}");
+    assert_eq!(d["fix"]["applicability"], "display-only");
+    assert!(
+        d["fix"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("`services.c.mem_limit`"),
+        "{d}"
+    );
+    let fixed = gpulint(dir.path(), &["check", "--fix", "--unsafe-fixes"]);
+    assert_eq!(fixed.status.code(), Some(1), "{}", stderr(&fixed));
+    assert!(
+        !stderr(&fixed).contains("internal error"),
+        "{}",
+        stderr(&fixed)
+    );
+    assert!(!stdout(&fixed).contains("fixable"), "{}", stdout(&fixed));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn fixes_insert_after_the_blank_lines_of_a_keep_chomped_scalar() {
+    // `|+` keeps its trailing blank lines: `shm_size` goes after them, and
+    // `command` keeps its value.
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  t:\n    image: x\n    gpus: all\n    command: |+\n      python train.py\n\n\nvolumes:\n  d: {}\n";
+    write(dir.path(), "compose.yaml", text);
+    let fixed = gpulint(dir.path(), &["check", "--fix"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(stderr(&fixed).is_empty(), "{}", stderr(&fixed));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        "services:\n  t:\n    image: x\n    gpus: all\n    command: |+\n      python train.py\n\n\n    shm_size: \"8gb\"\nvolumes:\n  d: {}\n"
+    );
+}
+
+#[test]
+fn a_fix_that_fails_verification_is_not_counted_as_fixable() {
+    // An alias bomb is too large to verify a fix in: the finding stays,
+    // with a plain warning instead of an "internal error", and the summary
+    // does not offer `--fix` for it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("x-a: &a [1,1,1,1,1,1,1,1,1,1]\n");
+    for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+        let items = vec![format!("*{prev}"); 10].join(",");
+        text.push_str(&format!("x-{name}: &{name} [{items}]\n"));
+    }
+    text.push_str("services:\n  t:\n    image: x\n    gpus: all\n");
+    write(dir.path(), "compose.yaml", &text);
+    let out = gpulint(dir.path(), &["check", "--fix"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: the SHM001 fix \"Add `shm_size: \"8gb\"`\" was not applied: the file is too large to verify the fix"),
+        "{err}"
+    );
+    assert!(!err.contains("internal error"), "{err}");
+    assert!(!stdout(&out).contains("fixable"), "{}", stdout(&out));
+}
+
+/// Runs `git apply --check` on `patch` in `dir`, which is made a git repository.
+fn git_apply_check(dir: &Path, patch: &str) -> Result<(), String> {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join(".check.patch"), patch).unwrap();
+    let out = git(&["apply", "--check", ".check.patch"]);
+    std::fs::remove_file(dir.join(".check.patch")).unwrap();
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{}\n{patch}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn odd_and_absolute_paths_make_diff_headers_git_applies() {
+    // A backslash is part of a Unix name, not a separator; a newline must
+    // not split the header (git quotes both); an absolute path under the
+    // working directory is shown relative to it.
+    for (dir_name, header) in [
+        ("back\\slash", "--- \"a/back\\\\slash/compose.yaml\"\n"),
+        ("new\nline", "--- \"a/new\\nline/compose.yaml\"\n"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &format!("{dir_name}/compose.yaml"), GPU_SERVICE);
+        let out = gpulint(dir.path(), &["check", "--diff", "."]);
+        let patch = stdout(&out);
+        assert!(patch.starts_with(header), "{patch}");
+        git_apply_check(dir.path(), &patch).unwrap();
+        if dir_name.contains('\\') {
+            let github = gpulint(dir.path(), &["check", "--output-format", "github"]);
+            assert!(
+                stdout(&github).contains("file=back\\slash/compose.yaml"),
+                "{}",
+                stdout(&github)
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "sub/compose.yaml", GPU_SERVICE);
+    let absolute = dir.path().join("sub/compose.yaml");
+    let out = gpulint(dir.path(), &["check", "--diff", absolute.to_str().unwrap()]);
+    let patch = stdout(&out);
+    assert!(patch.starts_with("--- a/sub/compose.yaml\n"), "{patch}");
+    git_apply_check(dir.path(), &patch).unwrap();
+
+    // Outside the working directory: the path without its leading `/`, as
+    // `git diff --no-index` writes it, applies from `/`.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = gpulint(
+        elsewhere.path(),
+        &["check", "--diff", absolute.to_str().unwrap()],
+    );
+    let patch = stdout(&out);
+    let expected = format!("--- a{}\n", absolute.display());
+    assert!(patch.starts_with(&expected), "{patch}");
+    let check = Command::new("git")
+        .args(["apply", "--check", "-"])
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(patch.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}\n{patch}",
+        String::from_utf8_lossy(&check.stderr)
+    );
 }

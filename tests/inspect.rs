@@ -172,3 +172,36 @@ fn text_table_and_errors() {
         "{text}"
     );
 }
+
+#[test]
+fn an_anonymous_volume_at_dev_shm_is_disk() {
+    // `volumes: ["/dev/shm"]` (and its long form without a source) puts an
+    // anonymous, disk-backed volume at /dev/shm, like a named one.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  short:\n    gpus: all\n    volumes: [\"/dev/shm\"]\n  long:\n    gpus: all\n    volumes:\n      - type: volume\n        target: /dev/shm\n",
+    );
+    write(
+        dir.path(),
+        "run.sh",
+        "docker run --gpus all -v /dev/shm img\n",
+    );
+    let output = gpulint(dir.path(), &["inspect", "--format", "json", "."]);
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    for id in ["short", "long"] {
+        assert_eq!(
+            container(&doc, id)["shm"],
+            json!({"kind": "disk", "bytes": null, "from": "a volume mounted at /dev/shm"}),
+            "{id}"
+        );
+    }
+    let run = doc["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["start"]["line"] == 1 && c["path"].as_str().unwrap().ends_with("run.sh"))
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(run["shm"]["kind"], "disk", "{run:#}");
+}

@@ -261,3 +261,67 @@ fn fix_on_disk_keeps_a_makefile_runnable_and_is_idempotent() {
         }
     }
 }
+
+#[test]
+fn command_substitutions_and_quoted_workflow_steps_are_scanned() {
+    // `$(…)` and backticks run commands too; a double-quoted `run:` maps
+    // back through its escapes; each finding points at its `docker run`.
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        "#!/bin/sh\nCID=$(docker run -d --gpus all img)\nOTHER=`docker run --gpus all img`\n";
+    write(dir.path(), "train.sh", script);
+    let workflow =
+        "jobs:\n  a:\n    steps:\n      - run: \"echo \\\"go\\\"; docker run --gpus all img\"\n";
+    write(dir.path(), ".github/workflows/gpu.yml", workflow);
+    let output = common::gpulint(dir.path(), &["check", "--output-format", "json", "."]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut found: Vec<(String, u64, u64)> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "SHM001")
+        .map(|d| {
+            (
+                d["path"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("./")
+                    .to_string(),
+                d["start"]["offset"].as_u64().unwrap(),
+                d["end"]["offset"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    found.sort();
+    let at = |text: &str, from: usize| text[from..].find("docker run").unwrap() + from;
+    let first = at(script, 0);
+    let second = at(script, first + 1);
+    let step = at(workflow, 0);
+    let starts: Vec<(&str, u64)> = found.iter().map(|(p, s, _)| (p.as_str(), *s)).collect();
+    assert_eq!(
+        starts,
+        [
+            (".github/workflows/gpu.yml", step as u64),
+            ("train.sh", first as u64),
+            ("train.sh", second as u64)
+        ],
+        "{report:#}"
+    );
+
+    // Their fixes apply where the command is written.
+    let fixed = common::gpulint(dir.path(), &["check", "--fix", "."]);
+    assert!(
+        fixed.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&fixed.stdout),
+        String::from_utf8_lossy(&fixed.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("train.sh")).unwrap(),
+        "#!/bin/sh\nCID=$(docker run --shm-size=8gb -d --gpus all img)\nOTHER=`docker run --shm-size=8gb --gpus all img`\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".github/workflows/gpu.yml")).unwrap(),
+        "jobs:\n  a:\n    steps:\n      - run: \"echo \\\"go\\\"; docker run --shm-size=8gb --gpus all img\"\n"
+    );
+}

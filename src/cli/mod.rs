@@ -241,6 +241,8 @@ fn check(args: CheckArgs) -> u8 {
 
     let mut checked: Vec<Checked> = Vec::new();
     let mut config_errors = Vec::new();
+    // Paths that could not be read or configured: never linted, not in `checked`.
+    let mut unchecked = 0usize;
     if reads_stdin {
         let name = args
             .stdin_filename
@@ -264,6 +266,7 @@ fn check(args: CheckArgs) -> u8 {
         });
     } else {
         let (targets, errors) = discover(&paths, &resolver);
+        unchecked += errors.len();
         config_errors.extend(
             errors
                 .into_iter()
@@ -307,7 +310,10 @@ fn check(args: CheckArgs) -> u8 {
             match r {
                 Ok(Some(c)) => checked.push(c),
                 Ok(None) => {}
-                Err(e) => config_errors.push(format!("gpulint: error: {e}")),
+                Err(e) => {
+                    unchecked += 1;
+                    config_errors.push(format!("gpulint: error: {e}"));
+                }
             }
         }
     }
@@ -330,19 +336,17 @@ fn check(args: CheckArgs) -> u8 {
     for note in skip_notes(checked.iter().map(|c| &c.report)) {
         let _ = writeln!(stderr, "{note}");
     }
-    let mut failed_fixes = 0usize;
     for c in &checked {
         if let Some(error) = &c.report.error {
             let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
         }
         if let Some(fixing) = &c.fixing {
             for failed in &fixing.outcome.failed {
-                failed_fixes += 1;
                 let original =
                     FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
                 let _ = writeln!(
                     stderr,
-                    "{}: error: internal error: the {} fix \"{}\" failed verification ({}); it was not applied. Please report this with the file attached",
+                    "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
                     text::location(&original, failed.offset),
                     failed.code,
                     failed.title,
@@ -391,6 +395,7 @@ fn check(args: CheckArgs) -> u8 {
         mode,
         applied,
         fixed_files,
+        unchecked,
         quiet: args.quiet,
     };
     for file in &args.output_file {
@@ -438,7 +443,9 @@ fn check(args: CheckArgs) -> u8 {
         let _ = writeln!(stderr, "gpulint: error: cannot write output: {e}");
         return EXIT_ERROR;
     }
-    if summary.failed_files > 0 || !config_errors.is_empty() || failed_fixes > 0 {
+    // A fix that could not be applied leaves its finding, which sets the
+    // status like any other; the file itself was checked.
+    if summary.failed_files > 0 || !config_errors.is_empty() {
         EXIT_ERROR
     } else if action == FixAction::Diff {
         if fixed_files > 0 && args.fail_on != FailOn::Never {
@@ -461,6 +468,8 @@ struct Outcome<'a> {
     mode: FixMode,
     applied: usize,
     fixed_files: usize,
+    /// Paths that were never linted (not found, bad configuration).
+    unchecked: usize,
     quiet: bool,
 }
 
@@ -501,7 +510,12 @@ impl Outcome<'_> {
                             plural(self.fixed_files, "file")
                         ));
                     }
-                    out.push_str(&summary_line(self.summary, reports, self.mode));
+                    out.push_str(&summary_line(
+                        self.summary,
+                        reports,
+                        self.mode,
+                        self.unchecked,
+                    ));
                     out.push('\n');
                 }
                 out
@@ -762,9 +776,17 @@ fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
-    let mut line = if s.findings() == 0 {
+/// `unchecked`: paths that were never linted, besides `s.failed_files`.
+fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode, unchecked: usize) -> String {
+    let failed = s.failed_files + unchecked;
+    let mut line = if s.findings() == 0 && failed == 0 {
         format!("All checks passed ({} checked).", plural(s.files, "file"))
+    } else if s.findings() == 0 {
+        // Not "all passed": some files were never checked.
+        format!(
+            "No problems found in {}.",
+            plural(s.files - s.failed_files, "file")
+        )
     } else {
         format!(
             "Found {} ({} error{}, {}, {} info) in {} of {} checked.",
@@ -802,10 +824,10 @@ fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
             ));
         }
     }
-    if s.failed_files > 0 {
+    if failed > 0 {
         line.push_str(&format!(
-            " {} could not be linted (see errors above).",
-            plural(s.failed_files, "file")
+            " {} could not be checked (see errors above).",
+            plural(failed, "file")
         ));
     }
     if s.skipped_files > 0 {
@@ -815,6 +837,30 @@ fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode) -> String {
         ));
     }
     line
+}
+
+/// Rows as text columns, each padded to its widest cell in characters (a
+/// `Display` value's own formatting may ignore `{:<8}`); the last is not padded.
+fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> String {
+    let width = |column: usize| {
+        rows.iter()
+            .map(|r| r[column].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..N).map(width).collect();
+    let mut out = String::new();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            out.push_str(cell);
+            if i + 1 < N {
+                let pad = widths[i] - cell.chars().count() + 1;
+                out.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn rule(code: Option<String>, all: bool) -> u8 {
@@ -834,12 +880,18 @@ fn rule(code: Option<String>, all: bool) -> u8 {
             ));
         }
         _ => {
-            for meta in crate::rules::all_meta() {
-                out.push_str(&format!(
-                    "{:<8} {:<8} {:<40} {}\n",
-                    meta.code, meta.severity, meta.name, meta.summary
-                ));
-            }
+            let rows: Vec<[String; 4]> = crate::rules::all_meta()
+                .iter()
+                .map(|m| {
+                    [
+                        m.code.clone(),
+                        m.severity.to_string(),
+                        m.name.clone(),
+                        m.summary.clone(),
+                    ]
+                })
+                .collect();
+            out.push_str(&aligned_columns(&rows));
         }
     }
     let _ = std::io::stdout().lock().write_all(out.as_bytes());

@@ -7,6 +7,7 @@ use crate::diagnostic::Severity;
 use crate::model::size::{SizeValue, parse_compose_size};
 use crate::rules::{RULES, RuleSettings, all_meta};
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ pub struct Config {
     enabled: Vec<bool>,
     severity: BTreeMap<&'static str, Severity>,
     include: GlobSet,
-    exclude: GlobSet,
+    exclude: Gitignore,
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
     pub rule_settings: RuleSettings,
     /// `[compose] projects`: sets of compose files merged in this order
@@ -116,6 +117,20 @@ fn glob_set(patterns: &[String], origin: &str) -> Result<GlobSet, String> {
         }
     }
     builder.build().map_err(|e| e.to_string())
+}
+
+/// `exclude` patterns read as `.gitignore` lines relative to the config's
+/// directory, as ruff reads them: a bare name (`vendor`) matches a file or
+/// directory at any depth, a pattern with a `/` (`vendor/**`, `/build`) is
+/// anchored there, and `!` re-includes.
+fn exclude_patterns(root: &Path, patterns: &[String]) -> Result<Gitignore, String> {
+    let mut builder = GitignoreBuilder::new(root);
+    for p in patterns {
+        builder
+            .add_line(None, p)
+            .map_err(|e| format!("exclude: bad pattern `{p}`: {e}"))?;
+    }
+    builder.build().map_err(|e| format!("exclude: {e}"))
 }
 
 fn size_setting(value: &Option<String>, key: &str, default: u64) -> Result<u64, String> {
@@ -224,13 +239,14 @@ impl Config {
                     .collect()
             })
             .collect();
+        let exclude = exclude_patterns(&root, &file.exclude)?;
         let mut config = Config {
             path,
             root,
             enabled: Vec::new(),
             severity,
             include: glob_set(&file.include, "include")?,
-            exclude: glob_set(&file.exclude, "exclude")?,
+            exclude,
             per_file_ignores,
             rule_settings,
             compose_projects,
@@ -306,7 +322,16 @@ impl Config {
 
     /// Whether a discovered (not explicitly named) file is excluded.
     pub fn is_excluded(&self, path: &Path) -> bool {
-        !self.exclude.is_empty() && self.exclude.is_match(self.relative(path))
+        if self.exclude.is_empty() {
+            return false;
+        }
+        let relative = self.relative(path);
+        // A file outside the config's directory is not its to exclude.
+        !relative.has_root()
+            && self
+                .exclude
+                .matched_path_or_any_parents(&relative, false)
+                .is_ignore()
     }
 
     /// Extra files to lint as compose files.
@@ -378,6 +403,28 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown rule")
         );
+    }
+
+    #[test]
+    fn exclude_matches_like_gitignore() {
+        let c = config(
+            "exclude = [\"vendor\", \"/build\", \"gen/**\", \"*.tmp.yml\", \"!keep.tmp.yml\"]\n",
+        )
+        .unwrap();
+        let excluded = |p: &str| c.is_excluded(Path::new(p));
+        // A bare name, at any depth, and everything under it.
+        assert!(excluded("/repo/vendor/compose.yml"));
+        assert!(excluded("/repo/a/b/vendor/x/compose.yml"));
+        assert!(!excluded("/repo/vendors/compose.yml"));
+        // A leading or inner `/` anchors to the config's directory.
+        assert!(excluded("/repo/build/compose.yml"));
+        assert!(!excluded("/repo/a/build/compose.yml"));
+        assert!(excluded("/repo/gen/deep/compose.yml"));
+        assert!(!excluded("/repo/a/gen/compose.yml"));
+        assert!(excluded("/repo/a/x.tmp.yml"));
+        assert!(!excluded("/repo/a/keep.tmp.yml"));
+        // Outside the config's directory nothing is excluded.
+        assert!(!excluded("/elsewhere/vendor/compose.yml"));
     }
 
     #[test]

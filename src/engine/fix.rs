@@ -44,7 +44,8 @@ pub struct AppliedFix {
     pub title: String,
 }
 
-/// A fix that failed verification and was not applied: a bug in gpulint.
+/// A fix that failed verification and was not applied (a bug in gpulint's
+/// fix; the finding is left for the user).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedFix {
     pub code: &'static str,
@@ -133,6 +134,13 @@ pub fn fix_text(
                     offset: original_offset(&history, diagnostic.range.start),
                 });
             }
+        }
+    }
+    // A fix that failed verification is not a fix: what is left must not
+    // count it as fixable.
+    for d in &mut diagnostics {
+        if rejected.contains(&(d.code, d.range.start)) {
+            d.fix = None;
         }
     }
     Ok(FixOutcome {
@@ -225,6 +233,29 @@ impl Resolved {
             },
         }
     }
+}
+
+/// Why applying `fix` would change its YAML document beyond what it declares
+/// (`changes` or `may_change`): an alias elsewhere reads the anchored node it
+/// edits, or loses the anchor it removes. `None` when it would not.
+pub fn undeclared_change(text: &str, fix: &Fix) -> Option<String> {
+    let old = Resolved::of_text(text, FileKind::Yaml).leaves?;
+    let Ok(new) = Yaml::parse(&apply_edits(text, &fix.edits)) else {
+        return Some("an alias reads the anchor it would remove".into());
+    };
+    let new = Resolved::of(&new).leaves?;
+    let (old, new) = (old.get(fix.document)?, new.get(fix.document)?);
+    changed_paths(old, new)
+        .into_iter()
+        .find(|c| {
+            !fix.changes
+                .iter()
+                .chain(&fix.may_change)
+                .any(|d| d.overlaps(c))
+        })
+        .map(|c| {
+            format!("`{c}` reads the same anchored value through an alias and would change too")
+        })
 }
 
 /// Checks the fix of `target`, one of `diagnostics` (the findings of
@@ -386,10 +417,48 @@ pub fn unified_diff(display_path: &str, old: &str, new: &str) -> String {
     }
     let diff = similar::TextDiff::from_lines(old, new);
     let mut out = String::new();
-    out.push_str(&format!("--- a/{display_path}\n+++ b/{display_path}\n"));
+    // An absolute path (a file outside the working directory) is written as
+    // `git diff --no-index` writes it, without its leading `/`: `a//tmp/x`
+    // is refused by `git apply`.
+    let path = display_path.trim_start_matches('/');
+    out.push_str(&format!(
+        "--- {}\n+++ {}\n",
+        git_quoted(&format!("a/{path}")),
+        git_quoted(&format!("b/{path}"))
+    ));
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
         out.push_str(&hunk.to_string());
     }
+    out
+}
+
+/// A diff header's path as git writes it: in double quotes with C-style
+/// escapes when it holds a quote, a backslash or a control character (a
+/// newline would otherwise split the header), else as it is.
+fn git_quoted(path: &str) -> String {
+    if !path
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_ascii_control())
+    {
+        return path.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in path.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\{:03o}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
     out
 }
 
@@ -635,6 +704,17 @@ mod tests {
             "--- a/dir/c.yml\n+++ b/dir/c.yml\n@@ -1,2 +1,3 @@\n a: 1\r\n+c: 3\r\n b: 2\r\n"
         );
         assert_eq!(unified_diff("x", "same", "same"), "");
+        // Quoted as git quotes them; absolute paths lose their leading `/`.
+        let header = |p: &str| {
+            unified_diff(p, "a\n", "b\n")
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(header("d\nx/c\"\\.yml"), r#"--- "a/d\nx/c\"\\.yml""#);
+        assert_eq!(header("d\x01/c.yml"), r#"--- "a/d\001/c.yml""#);
+        assert_eq!(header("/tmp/é c.yml"), "--- a/tmp/é c.yml");
     }
 
     /// Lints a GPU service without shm, then swaps the SHM001 fix for `bad`.

@@ -111,9 +111,12 @@ impl IpcMode {
             "host" => IpcMode::Host,
             "none" => IpcMode::None,
             other => {
-                if let Some(name) = other.strip_prefix("service:") {
+                // A donor needs a name: `service:` alone is refused too.
+                if let Some(name) = other.strip_prefix("service:").filter(|n| !n.is_empty()) {
                     IpcMode::Service(name.to_string())
-                } else if let Some(name) = other.strip_prefix("container:") {
+                } else if let Some(name) =
+                    other.strip_prefix("container:").filter(|n| !n.is_empty())
+                {
                     IpcMode::Container(name.to_string())
                 } else {
                     IpcMode::Invalid(other.to_string())
@@ -132,7 +135,7 @@ impl IpcMode {
 pub enum ShmMount {
     /// `/dev/shm:/dev/shm`: the host's shared memory, without sharing the IPC namespace.
     HostBind,
-    /// A named volume or host directory other than `/dev/shm`.
+    /// A named or anonymous volume, or a host directory other than `/dev/shm`.
     Volume,
     /// A tmpfs at `/dev/shm`; `None` size means unbounded (half the host RAM).
     Tmpfs(Option<SizeValue>),
@@ -816,7 +819,14 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
             if let Some(text) = yaml.str(item) {
                 let text = interpolated(text).unwrap_or_else(|| text.to_string());
                 let parts: Vec<&str> = text.split(':').collect();
-                if parts.len() >= 2 && is_dev_shm(parts[1]) {
+                // `/dev/shm` alone is an anonymous volume there: disk, like a named one.
+                if parts.len() == 1 && is_dev_shm(parts[0]) {
+                    mounts.push(Spanned {
+                        value: ShmMount::Volume,
+                        node: item,
+                        key: None,
+                    });
+                } else if parts.len() >= 2 && is_dev_shm(parts[1]) {
                     let mount = if is_dev_shm(parts[0]) {
                         ShmMount::HostBind
                     } else {
@@ -1110,6 +1120,28 @@ mod tests {
                 ..
             }
         ));
+        // An anonymous volume, short or long form, is disk at /dev/shm.
+        for volumes in [
+            "[\"/dev/shm\"]",
+            "[\"/dev/shm/\"]",
+            "[{type: volume, target: /dev/shm}]",
+        ] {
+            let s = service(
+                &format!("services:\n  a:\n    shm_size: 8g\n    volumes: {volumes}\n"),
+                "a",
+            );
+            assert!(
+                matches!(
+                    s.effective_shm,
+                    EffectiveShm::Mount {
+                        mount: ShmMount::Volume,
+                        ..
+                    }
+                ),
+                "{volumes}: {:?}",
+                s.effective_shm
+            );
+        }
         let s = service(
             "services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n",
             "a",

@@ -413,7 +413,11 @@ impl DockerRun {
                 return false;
             };
             match o.name.as_str() {
-                "--volume" => value.split(':').nth(1).is_some_and(at_dev_shm),
+                // `-v /dev/shm` alone is an anonymous volume mounted there.
+                "--volume" => match value.split_once(':') {
+                    Some((_, rest)) => rest.split(':').next().is_some_and(at_dev_shm),
+                    None => at_dev_shm(value),
+                },
                 "--tmpfs" => at_dev_shm(value.split(':').next().unwrap_or("")),
                 "--mount" => value.split(',').any(|part| {
                     part.split_once('=').is_some_and(|(k, v)| {
@@ -497,6 +501,11 @@ mod tests {
         ));
         assert!(matches!(
             shm("docker run -v /dev/shm:/dev/shm x"),
+            RunShm::Elsewhere
+        ));
+        // An anonymous volume at /dev/shm.
+        assert!(matches!(
+            shm("docker run -v /dev/shm --gpus all x"),
             RunShm::Elsewhere
         ));
         assert!(matches!(

@@ -644,7 +644,7 @@ fn run_shm(run: &DockerRun) -> Shm {
     if let Some(mount) = run.dev_shm_mount() {
         let value = mount.value.as_deref().unwrap_or("");
         return match mount.name.as_str() {
-            "--volume" if value.starts_with("/dev/shm") => {
+            "--volume" if value.starts_with("/dev/shm:") => {
                 Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
             }
             "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),

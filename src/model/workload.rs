@@ -90,32 +90,19 @@ pub fn image_accelerator(image: &str) -> Option<Accelerator> {
 }
 
 /// Finds a distributed launcher and the ranks per container it starts.
+/// Only a command's program counts as its launcher (`echo torchrun` launches
+/// nothing): after `NAME=value` assignments and wrappers that run the rest
+/// of the line (`env`, `exec`, `nohup`, ...), as `python -m MODULE`, or in
+/// the script of `bash -c` / `sh -c`.
 pub fn detect_launcher(command: &str) -> (Option<&'static str>, Option<u64>) {
     if command.is_empty() {
         return (None, None);
     }
+    let launcher = launcher_in(command, 0);
     let tokens: Vec<&str> = command
         .split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ';' || c == '&')
         .filter(|t| !t.is_empty())
         .collect();
-    let base = |t: &str| t.rsplit('/').next().unwrap_or(t).to_string();
-    let mut launcher = None;
-    for (i, t) in tokens.iter().enumerate() {
-        let b = base(t);
-        let found = match b.as_str() {
-            "torchrun" => Some("torchrun"),
-            "torch.distributed.run" | "torch.distributed.launch" => Some("torch.distributed.run"),
-            "deepspeed" => Some("deepspeed"),
-            "horovodrun" => Some("horovodrun"),
-            "mpirun" | "mpiexec" => Some("mpirun"),
-            "launch" if i > 0 && base(tokens[i - 1]) == "accelerate" => Some("accelerate launch"),
-            _ => None,
-        };
-        if found.is_some() {
-            launcher = found;
-            break;
-        }
-    }
     let flags: &[&str] = &[
         "--nproc_per_node",
         "--nproc-per-node",
@@ -146,4 +133,129 @@ pub fn detect_launcher(command: &str) -> (Option<&'static str>, Option<u64>) {
         }
     }
     (launcher, parallelism)
+}
+
+/// `bash -c` scripts nest at most this deep.
+const MAX_SHELL_DEPTH: usize = 4;
+
+/// The launcher that is the program of one of the shell commands in `line`.
+fn launcher_in(line: &str, depth: usize) -> Option<&'static str> {
+    let snippet = crate::syntax::shell::Snippet::verbatim(line, 0);
+    crate::syntax::shell::commands(&snippet)
+        .iter()
+        .find_map(|command| {
+            let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
+            program_launcher(&words, depth)
+        })
+}
+
+/// The launcher a simple command's words run, if its program is one.
+fn program_launcher(words: &[&str], depth: usize) -> Option<&'static str> {
+    let base = |w: &str| w.rsplit('/').next().unwrap_or(w).to_string();
+    let is_assignment = |w: &str| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    let mut i = 0;
+    loop {
+        let word = *words.get(i)?;
+        let program = base(word);
+        match program.as_str() {
+            _ if is_assignment(word) => i += 1,
+            // Wrappers that run the rest of the line, after their options
+            // and (for `env`) assignments.
+            "env" | "exec" | "nohup" | "time" | "command" | "sudo" | "srun" | "nice" => {
+                i += 1;
+                while let Some(w) = words.get(i) {
+                    if w.starts_with('-') {
+                        // `nice -n 10`, `env -u NAME`: an option's value.
+                        let takes_value = matches!(*w, "-n" | "-u" | "--unset" | "-C");
+                        i += if takes_value { 2 } else { 1 };
+                    } else if is_assignment(w) {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            "bash" | "sh" | "dash" | "zsh" | "ash" => {
+                // `bash -c SCRIPT` (also `-lc`, `-ec`): the script's commands.
+                let mut j = i + 1;
+                while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+                    if !w.starts_with("--") && w.contains('c') {
+                        if depth >= MAX_SHELL_DEPTH {
+                            return None;
+                        }
+                        return launcher_in(&words[j + 1..].join(" "), depth + 1);
+                    }
+                    j += 1;
+                }
+                return None;
+            }
+            p if p.starts_with("python") => {
+                // `python [options] -m MODULE`; a script is not a launcher.
+                let mut j = i + 1;
+                while let Some(w) = words.get(j).filter(|w| w.starts_with('-')) {
+                    if *w == "-m" {
+                        return match *words.get(j + 1)? {
+                            "torch.distributed.run" | "torch.distributed.launch" => {
+                                Some("torch.distributed.run")
+                            }
+                            "deepspeed" | "deepspeed.launcher.runner" => Some("deepspeed"),
+                            "horovod.runner.launch" => Some("horovodrun"),
+                            _ => None,
+                        };
+                    }
+                    j += 1;
+                }
+                return None;
+            }
+            "torchrun" => return Some("torchrun"),
+            "deepspeed" => return Some("deepspeed"),
+            "horovodrun" => return Some("horovodrun"),
+            "mpirun" | "mpiexec" => return Some("mpirun"),
+            "accelerate" if words.get(i + 1) == Some(&"launch") => {
+                return Some("accelerate launch");
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_program_is_a_launcher() {
+        for (line, launcher) in [
+            ("torchrun --nproc_per_node=8 train.py", Some("torchrun")),
+            ("/opt/conda/bin/torchrun train.py", Some("torchrun")),
+            (
+                "NCCL_DEBUG=INFO env A=1 -u B nohup torchrun t.py",
+                Some("torchrun"),
+            ),
+            (
+                "python3 -u -m torch.distributed.run t.py",
+                Some("torch.distributed.run"),
+            ),
+            (
+                "bash -c \"pip install -e . && deepspeed t.py\"",
+                Some("deepspeed"),
+            ),
+            (
+                "sh -lc 'cd /w; accelerate launch t.py'",
+                Some("accelerate launch"),
+            ),
+            ("mpirun -np 4 python t.py", Some("mpirun")),
+            ("echo torchrun", None),
+            ("python train.py --launcher torchrun", None),
+            ("python -c 'import torch.distributed.run'", None),
+            ("bash run_torchrun.sh", None),
+            ("cat deepspeed.json", None),
+        ] {
+            assert_eq!(detect_launcher(line).0, launcher, "{line}");
+        }
+    }
 }

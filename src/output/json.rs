@@ -137,7 +137,11 @@ fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'
                 },
             })
             .collect(),
-        fixable: d.fix.is_some(),
+        // A display-only fix is advice, not something `--fix` applies.
+        fixable: d
+            .fix
+            .as_ref()
+            .is_some_and(|f| f.applicability != crate::fix::Applicability::DisplayOnly),
         fix: d.fix.as_ref().map(|f| JsonFix {
             title: &f.title,
             applicability: f.applicability,

@@ -106,22 +106,36 @@ pub fn related_locations<'a>(
 /// A path as CI systems want it: relative to the working directory when it
 /// lies under it, with `/` separators and no leading `./`.
 pub fn shown_path(path: &Path) -> String {
-    let relative = std::env::current_dir()
-        .ok()
-        .and_then(|cwd| {
-            std::path::absolute(path)
-                .ok()?
-                .strip_prefix(cwd)
-                .ok()
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| path.to_path_buf());
-    let shown = relative.to_string_lossy().replace('\\', "/");
+    let relative = relative_to_cwd(path).unwrap_or_else(|| path.to_path_buf());
+    let shown = relative.to_string_lossy();
+    // Only Windows separates with `\`; elsewhere it is part of a name.
+    let shown = if cfg!(windows) {
+        shown.replace('\\', "/")
+    } else {
+        shown.into_owned()
+    };
     let mut shown = shown.as_str();
     while let Some(rest) = shown.strip_prefix("./") {
         shown = rest;
     }
     shown.to_string()
+}
+
+/// `path` relative to the working directory, when it lies under it, also
+/// when one of them is reached through a symlink (`/tmp` on macOS).
+fn relative_to_cwd(path: &Path) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let absolute = std::path::absolute(path).ok()?;
+    if let Ok(relative) = absolute.strip_prefix(&cwd) {
+        return Some(relative.to_path_buf());
+    }
+    let real = match absolute.parent() {
+        Some(dir) => dir.canonicalize().ok()?.join(absolute.file_name()?),
+        None => absolute.clone(),
+    };
+    real.strip_prefix(cwd.canonicalize().ok()?)
+        .ok()
+        .map(Path::to_path_buf)
 }
 
 /// A fingerprint per finding of `report`, in order: a hash of the code, the

@@ -4,7 +4,7 @@ use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::{ComposeFile, Service, Spanned};
 use crate::model::size::{GIB, MIB};
-use crate::syntax::yaml::{NodeId, Yaml};
+use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
 
@@ -261,7 +261,32 @@ impl<'a> ComposeContext<'a> {
         let mut fix =
             Fix::new(title, applicability, edits, paths(service)).in_document(self.document);
         fix.may_change = others.iter().flat_map(|s| paths(s)).collect();
+        // An alias elsewhere may read the anchored node the fix edits
+        // (`mem_limit: *sz` reading `shm_size: &sz 1gb`), and would change
+        // with it; verification would refuse such a fix, so it is only shown.
+        if self.edits_reach_aliased_anchor(&fix.edits)
+            && let Some(reader) = crate::engine::fix::undeclared_change(self.text, &fix)
+        {
+            fix.applicability = Applicability::DisplayOnly;
+            fix.title
+                .push_str(&format!(" (not applied automatically: {reader})"));
+        }
         fix
+    }
+
+    /// Whether an edit falls in or at the edge of an anchored node that some
+    /// alias reads: the only way a fix can change more than where it writes.
+    fn edits_reach_aliased_anchor(&self, edits: &[Edit]) -> bool {
+        let yaml = self.yaml();
+        yaml.nodes.iter().any(|n| {
+            let Value::Alias(Some(target)) = n.value else {
+                return false;
+            };
+            let anchored = yaml.node(target);
+            edits
+                .iter()
+                .any(|e| e.range.start <= anchored.range.end && e.range.end >= anchored.props_start)
+        })
     }
 }
 

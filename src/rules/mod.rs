@@ -154,6 +154,7 @@ declare_rules! {
         SHM006 => shm006_ipc_none,
         SHM007 => shm007_ipc_donor_not_shareable,
         SHM009 => shm009_build_shm_size_only,
+        SHM011 => shm011_invalid_ipc_mode,
         ULIM001 => ulim001_memlock_not_unlimited,
         ULIM003 => ulim003_unlimited_stack,
         DF004 => df004_legacy_runtime_without_visible_devices,

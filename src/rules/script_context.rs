@@ -25,11 +25,25 @@ impl<'a> ScriptContext<'a> {
         applicability: Applicability,
         edits: Vec<Edit>,
     ) -> Fix {
-        let path = match &self.script.snippets[site.snippet].yaml_path {
-            Some(path) => ModelPath(path.clone()),
-            None => ModelPath::new(["command".to_string(), site.command.to_string()]),
+        let paths = match &self.script.snippets[site.snippet].yaml_path {
+            Some(path) => vec![ModelPath(path.clone())],
+            None => {
+                // The command, and those whose words hold it in a command
+                // substitution (`CID=$(docker run …)`): they change with it.
+                let own = self.script.commands[site.command].1.range();
+                self.script
+                    .commands
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (snippet, command))| {
+                        let range = command.range();
+                        *snippet == site.snippet && range.start <= own.start && own.end <= range.end
+                    })
+                    .map(|(n, _)| ModelPath::new(["command".to_string(), n.to_string()]))
+                    .collect()
+            }
         };
-        Fix::new(title, applicability, edits, vec![path])
+        Fix::new(title, applicability, edits, paths)
     }
 
     /// An option inserted right after `run` (`docker run --shm-size=8gb …`).

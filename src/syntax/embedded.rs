@@ -25,7 +25,7 @@ pub fn makefile_recipes(text: &str) -> Vec<Snippet> {
         let in_recipe = line.starts_with('\t') || (continued && !recipe.is_empty());
         if !in_recipe {
             if !recipe.is_empty() {
-                snippets.push(Snippet::from_lines(recipe.drain(..)));
+                snippets.push(recipe_snippet(recipe.drain(..)));
             }
             continued = false;
             continue;
@@ -41,9 +41,15 @@ pub fn makefile_recipes(text: &str) -> Vec<Snippet> {
         continued = line.ends_with('\\');
     }
     if !recipe.is_empty() {
-        snippets.push(Snippet::from_lines(recipe));
+        snippets.push(recipe_snippet(recipe));
     }
     snippets
+}
+
+fn recipe_snippet<'a>(lines: impl IntoIterator<Item = (&'a str, usize)>) -> Snippet {
+    let mut snippet = Snippet::from_lines(lines);
+    snippet.make_variables = true;
+    snippet
 }
 
 /// Info strings of fenced blocks that may hold shell commands (an untagged
@@ -191,7 +197,165 @@ fn scalar_snippet(yaml: &Yaml, node: super::yaml::NodeId, text: &str) -> Option<
             }
             Some(snippet)
         }
+        Style::DoubleQuoted | Style::SingleQuoted => {
+            let Value::Scalar { text: value, .. } = yaml.value(node) else {
+                return None;
+            };
+            let snippet = quoted_snippet(written, range.start as usize, *style);
+            // Only when every character maps back to where it is written.
+            snippet.filter(|s| s.text == *value)
+        }
         _ => None,
+    }
+}
+
+/// A quoted scalar's value (escapes and line folding undone), each
+/// character mapped to where it is written, starting at `base`; `None` for
+/// an escape it does not know.
+fn quoted_snippet(written: &str, base: usize, style: Style) -> Option<Snippet> {
+    let double = style == Style::DoubleQuoted;
+    let inner = written.get(1..written.len().checked_sub(1)?)?;
+    let base = base + 1;
+    let mut out = MappedText::default();
+    let mut i = 0;
+    while i < inner.len() {
+        let rest = &inner[i..];
+        let c = rest.chars().next()?;
+        match c {
+            '\\' if double => {
+                let next = rest[1..].chars().next()?;
+                let (decoded, len) = match next {
+                    '\n' | '\r' => {
+                        // An escaped line break joins the lines.
+                        i = skip_line_break_and_indent(inner, i + 1);
+                        continue;
+                    }
+                    'x' | 'u' | 'U' => {
+                        let digits = match next {
+                            'x' => 2,
+                            'u' => 4,
+                            _ => 8,
+                        };
+                        let hex = rest.get(2..2 + digits)?;
+                        (
+                            char::from_u32(u32::from_str_radix(hex, 16).ok()?)?,
+                            2 + digits,
+                        )
+                    }
+                    _ => (unescape(next)?, 1 + next.len_utf8()),
+                };
+                out.push(decoded, base + i, len);
+                i += len;
+            }
+            '\'' if !double && rest.starts_with("''") => {
+                out.push('\'', base + i, 2);
+                i += 2;
+            }
+            '\n' | '\r' => {
+                // Folding: trailing blanks go, a line break becomes a space,
+                // and each empty line after it a newline.
+                out.trim_end_blanks();
+                let mut j = skip_line_break_and_indent(inner, i);
+                let mut empty = 0;
+                while j < inner.len() && matches!(inner.as_bytes()[j], b'\n' | b'\r') {
+                    empty += 1;
+                    j = skip_line_break_and_indent(inner, j);
+                }
+                if empty == 0 {
+                    out.push(' ', base + i, j - i);
+                }
+                for _ in 0..empty {
+                    out.push('\n', base + i, j - i);
+                }
+                i = j;
+            }
+            c => {
+                out.push(c, base + i, c.len_utf8());
+                i += c.len_utf8();
+            }
+        }
+    }
+    Some(out.into_snippet())
+}
+
+/// The character a YAML double-quoted `\c` escape stands for.
+fn unescape(c: char) -> Option<char> {
+    Some(match c {
+        '0' => '\0',
+        'a' => '\x07',
+        'b' => '\x08',
+        't' | '\t' => '\t',
+        'n' => '\n',
+        'v' => '\x0b',
+        'f' => '\x0c',
+        'r' => '\r',
+        'e' => '\x1b',
+        ' ' => ' ',
+        '"' => '"',
+        '/' => '/',
+        '\\' => '\\',
+        'N' => '\u{85}',
+        '_' => '\u{a0}',
+        'L' => '\u{2028}',
+        'P' => '\u{2029}',
+        _ => return None,
+    })
+}
+
+/// Past the line break at `at` and the next line's leading blanks.
+fn skip_line_break_and_indent(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut j = at;
+    if bytes.get(j) == Some(&b'\r') {
+        j += 1;
+    }
+    if bytes.get(j) == Some(&b'\n') {
+        j += 1;
+    }
+    while matches!(bytes.get(j), Some(b' ' | b'\t')) {
+        j += 1;
+    }
+    j
+}
+
+/// Text built character by character, each with its offset in the host.
+#[derive(Default)]
+struct MappedText {
+    text: String,
+    hosts: Vec<(usize, usize)>,
+    /// After each character written as more or other bytes than it has.
+    ends: Vec<(usize, usize)>,
+}
+
+impl MappedText {
+    /// `c`, written as the `written` bytes at `host`.
+    fn push(&mut self, c: char, host: usize, written: usize) {
+        self.hosts.push((self.text.len(), host));
+        self.text.push(c);
+        if written != c.len_utf8() {
+            self.ends.push((self.text.len(), host + written));
+        }
+    }
+
+    fn trim_end_blanks(&mut self) {
+        let kept = self.text.trim_end_matches([' ', '\t']).len();
+        self.text.truncate(kept);
+        self.hosts.retain(|&(at, _)| at < kept);
+        self.ends.retain(|&(at, _)| at <= kept);
+    }
+
+    /// One piece per run of characters written one after another.
+    fn into_snippet(self) -> Snippet {
+        let mut pieces: Vec<(usize, usize)> = Vec::new();
+        let mut expected = None;
+        for (i, &(at, host)) in self.hosts.iter().enumerate() {
+            if expected != Some(host) {
+                pieces.push((at, host));
+            }
+            let len = self.hosts.get(i + 1).map_or(self.text.len(), |n| n.0) - at;
+            expected = Some(host + len);
+        }
+        Snippet::mapped(self.text, pieces, self.ends)
     }
 }
 
@@ -258,5 +422,25 @@ mod tests {
         );
         let b = &commands(&snippets[1])[1].words[4];
         assert_eq!(&text[b.range.as_range()], "b");
+    }
+
+    #[test]
+    fn quoted_run_steps_map_through_escapes_and_folding() {
+        let text = "jobs:\n  gpu:\n    steps:\n      - run: \"docker run --gpus all -e \\\"A=1\\\" \\x69mg\"\n      - run: 'docker run --gpus all -e ''B=2''\n          img2'\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let snippets = workflow_runs(&yaml, text);
+        assert_eq!(
+            first_words(&snippets),
+            [
+                "docker run --gpus all -e A=1 img",
+                "docker run --gpus all -e B=2 img2"
+            ]
+        );
+        let first = &commands(&snippets[0])[0].words;
+        assert_eq!(&text[first[3].range.as_range()], "all");
+        assert_eq!(&text[first[5].range.as_range()], "\\\"A=1\\\"");
+        let second = &commands(&snippets[1])[0].words;
+        assert_eq!(&text[second[5].range.as_range()], "''B=2''");
+        assert_eq!(&text[second[6].range.as_range()], "img2");
     }
 }

@@ -3,7 +3,9 @@
 //! newlines, `;`, `&`, `|`, `&&`, `||`, `(` and `)`; a backslash-newline
 //! continues a line; comments and here-documents are skipped. Nothing is
 //! expanded: a word that holds `$`, `${…}`, `$(…)` or backticks is marked
-//! `dynamic`, and rules treat its value as unknown.
+//! `dynamic`, and rules treat its value as unknown. The commands inside a
+//! command substitution (`CID=$(docker run …)`, `` `docker run …` ``) are
+//! commands too, listed before the one that holds them (they run first).
 //!
 //! Shell text is often embedded in another file (a Makefile recipe, a
 //! Markdown code block, a workflow's `run:`). A [`Snippet`] is that text
@@ -19,8 +21,15 @@ pub struct Snippet {
     /// `(offset in text, offset in the host file)`, sorted: text from each
     /// start on is the host's text from the matching offset on.
     pieces: Vec<(usize, usize)>,
+    /// `(offset in text, host offset)`, sorted: where a range ending at that
+    /// offset ends in the host, when it is not one past its last byte's
+    /// host offset (a character written as an escape, `\"`).
+    ends: Vec<(usize, usize)>,
     /// The YAML path of the scalar it came from (a workflow's `run:`).
     pub yaml_path: Option<Vec<String>>,
+    /// A Makefile recipe, where `$(NAME)` is a make variable, not a
+    /// command substitution.
+    pub make_variables: bool,
 }
 
 impl Snippet {
@@ -29,7 +38,22 @@ impl Snippet {
         Snippet {
             text: text.to_string(),
             pieces: vec![(0, offset)],
+            ends: Vec::new(),
             yaml_path: None,
+            make_variables: false,
+        }
+    }
+
+    /// Text whose pieces come from anywhere in the host: `pieces` are
+    /// `(offset in text, host offset)`, sorted.
+    /// `ends` as in [`Snippet::ends`].
+    pub fn mapped(text: String, pieces: Vec<(usize, usize)>, ends: Vec<(usize, usize)>) -> Self {
+        Snippet {
+            text,
+            pieces,
+            ends,
+            yaml_path: None,
+            make_variables: false,
         }
     }
 
@@ -39,7 +63,9 @@ impl Snippet {
         let mut snippet = Snippet {
             text: String::new(),
             pieces: Vec::new(),
+            ends: Vec::new(),
             yaml_path: None,
+            make_variables: false,
         };
         for (line, offset) in lines {
             snippet.pieces.push((snippet.text.len(), offset));
@@ -62,7 +88,9 @@ impl Snippet {
         let host_start = self.host_offset(start);
         // The end is mapped from the last byte in, so that a range ending at
         // a line end does not jump to the next piece.
-        let host_end = if end > start {
+        let host_end = if let Ok(i) = self.ends.binary_search_by_key(&end, |e| e.0) {
+            self.ends[i].1
+        } else if end > start {
             self.host_offset(end - 1) + 1
         } else {
             host_start
@@ -117,9 +145,13 @@ pub fn commands(snippet: &Snippet) -> Vec<Command> {
         commands: Vec::new(),
         words: Vec::new(),
         heredocs: Vec::new(),
+        depth: 0,
     }
     .run()
 }
+
+/// Command substitutions nest at most this deep (deeper ones stay words).
+const MAX_SUBSTITUTION_DEPTH: usize = 8;
 
 struct Lexer<'a> {
     text: &'a [u8],
@@ -131,6 +163,8 @@ struct Lexer<'a> {
     /// Delimiters of here-documents whose bodies start on the next line,
     /// and whether their lines may be indented with tabs (`<<-`).
     heredocs: Vec<(String, bool)>,
+    /// How many command substitutions this lexer is inside.
+    depth: usize,
 }
 
 impl Lexer<'_> {
@@ -287,6 +321,41 @@ impl Lexer<'_> {
             }
         }
         text.push_str(&self.source[start..self.at]);
+        // `$(…)` and `` `…` `` run commands of their own (not `$((…))`,
+        // arithmetic); the closing `)` or `` ` `` is not part of them.
+        let inner = match (c, self.text.get(start + 1)) {
+            (b'`', _) => Some(start + 1),
+            (b'$', Some(b'('))
+                if self.text.get(start + 2) != Some(&b'(') && !self.snippet.make_variables =>
+            {
+                Some(start + 2)
+            }
+            _ => None,
+        };
+        if let Some(inner) = inner {
+            let closed = self.at > inner && matches!(self.text[self.at - 1], b')' | b'`');
+            let end = if closed { self.at - 1 } else { self.at };
+            self.substitution(inner, end);
+        }
+    }
+
+    /// Lexes `start..end`, the inside of a command substitution, into
+    /// commands of their own (ranges stay in the host file).
+    fn substitution(&mut self, start: usize, end: usize) {
+        if self.depth >= MAX_SUBSTITUTION_DEPTH || start >= end {
+            return;
+        }
+        let inner = Lexer {
+            text: &self.text[..end],
+            source: &self.source[..end],
+            snippet: self.snippet,
+            at: start,
+            commands: Vec::new(),
+            words: Vec::new(),
+            heredocs: Vec::new(),
+            depth: self.depth + 1,
+        };
+        self.commands.extend(inner.run());
     }
 
     /// The offset of the next `byte`, or the end of the text.
@@ -371,7 +440,8 @@ mod tests {
     #[test]
     fn marks_expansions_dynamic_and_keeps_ranges() {
         let text = "run --shm-size=$SHM \"${A:-1}\" $(date +%s) plain";
-        let command = &commands(&Snippet::verbatim(text, 10))[0];
+        // The last: `date +%s` in the substitution comes first.
+        let command = commands(&Snippet::verbatim(text, 10)).pop().unwrap();
         let dynamic: Vec<bool> = command.words.iter().map(|w| w.dynamic).collect();
         assert_eq!(dynamic, [false, true, true, true, false]);
         assert_eq!(command.words[3].text, "$(date +%s)");
@@ -380,6 +450,30 @@ mod tests {
             &text[plain.range.start as usize - 10..plain.range.end as usize - 10],
             "plain"
         );
+    }
+
+    #[test]
+    fn command_substitutions_are_commands_too() {
+        let text = "CID=$(docker run -d --gpus all img)\nX=\"`podman run b`\" && echo $((1+2))";
+        let all = commands(&Snippet::verbatim(text, 0));
+        let listed: Vec<Vec<&str>> = all
+            .iter()
+            .map(|c| c.words.iter().map(|w| w.text.as_str()).collect())
+            .collect();
+        assert_eq!(
+            listed,
+            vec![
+                vec!["docker", "run", "-d", "--gpus", "all", "img"],
+                vec!["CID=$(docker run -d --gpus all img)"],
+                vec!["podman", "run", "b"],
+                vec!["X=`podman run b`"],
+                vec!["echo", "$((1+2))"],
+            ]
+        );
+        let img = &all[0].words[5];
+        assert_eq!(&text[img.range.as_range()], "img");
+        let b = &all[2].words[2];
+        assert_eq!(&text[b.range.as_range()], "b");
     }
 
     #[test]

@@ -417,8 +417,9 @@ impl<'a> YamlEditor<'a> {
         let col = column(self.text, dash);
         let mut rendered = String::new();
         self.render_block_item(&mut rendered, item, col + 2);
+        let last_end = self.keep_chomped_end(last, self.yaml.range(last).end as usize);
         Ok(Edit::insert(
-            line_end(self.text, self.yaml.range(last).end as usize) as u32,
+            line_end(self.text, last_end) as u32,
             format!("{}{}- {rendered}", self.style().newline, " ".repeat(col)),
         ))
     }
@@ -514,7 +515,63 @@ impl<'a> YamlEditor<'a> {
 
     /// Where an entry's text ends: its value's end, or its key's for an empty value.
     fn entry_end(&self, key: NodeId, value: NodeId) -> usize {
-        (self.yaml.range(key).end.max(self.yaml.range(value).end)) as usize
+        let end = self.yaml.range(key).end.max(self.yaml.range(value).end) as usize;
+        self.keep_chomped_end(value, end)
+    }
+
+    /// Where the text of `node`, whose span ends at `end`, really ends. The
+    /// span of a block scalar stops at its last non-blank line, but with
+    /// keep chomping (`|+`, `>+`) the blank lines after it are part of its
+    /// value: text inserted after `end` must go after them, or they would
+    /// leave the scalar. Follows the last entry or item down to the scalar
+    /// the node ends with.
+    fn keep_chomped_end(&self, mut node: NodeId, end: usize) -> usize {
+        loop {
+            match &self.yaml.node(node).value {
+                Value::Mapping(pairs) if !self.yaml.node(node).flow => match pairs.last() {
+                    Some(&(_, v)) => node = v,
+                    None => return end,
+                },
+                Value::Sequence(items) if !self.yaml.node(node).flow => match items.last() {
+                    Some(&i) => node = i,
+                    None => return end,
+                },
+                Value::Scalar {
+                    style: Style::Literal | Style::Folded,
+                    ..
+                } => break,
+                _ => return end,
+            }
+        }
+        // The span starts at the content; the header (`|+ # note`) ends the
+        // last non-blank line before it.
+        let range = self.yaml.range(node);
+        let header_line = self.text[..line_start(self.text, range.start as usize)]
+            .trim_end()
+            .rsplit('\n')
+            .next()
+            .unwrap_or("");
+        let header = header_line
+            .split(" #")
+            .next()
+            .and_then(|l| l.split_whitespace().last())
+            .unwrap_or("");
+        if range.end as usize != end || !header.starts_with(['|', '>']) || !header.contains('+') {
+            return end;
+        }
+        // Take in every following whitespace-only line.
+        let mut end = line_end(self.text, end);
+        loop {
+            let next = after_newline(self.text, end);
+            if next == end || next == self.text.len() {
+                return end;
+            }
+            let next_end = line_end(self.text, next);
+            if !self.text[next..next_end].trim().is_empty() {
+                return end;
+            }
+            end = next_end;
+        }
     }
 
     fn anchor_name(&self, node: NodeId) -> String {
@@ -822,6 +879,48 @@ mod tests {
             out,
             "services:\r\n   gpu:   # the trainer\r\n      image: x   # pinned\r\n\r\n      command: [a]\r\n      shm_size: \"8gb\"\r\n"
         );
+    }
+
+    #[test]
+    fn inserts_after_the_blank_lines_a_keep_chomped_block_scalar_keeps() {
+        // The blank lines after `|+` / `>+` are part of the value; a key
+        // inserted before them would take them away from it.
+        for (text, expected) in [
+            (
+                "s:\n  c: |+\n    x\n\n\nv: 1\n",
+                "s:\n  c: |+\n    x\n\n\n  k: 1\nv: 1\n",
+            ),
+            (
+                "s:\n  l:\n    a: >2+ # c\n      x\n  \n\n# after\n",
+                "s:\n  l:\n    a: >2+ # c\n      x\n  \n\n  k: 1\n# after\n",
+            ),
+            ("s:\n  c: |+\n    x\n\n", "s:\n  c: |+\n    x\n\n  k: 1\n"),
+            (
+                "s:\n  c: |\n    x\n\nv: 1\n",
+                "s:\n  c: |\n    x\n  k: 1\n\nv: 1\n",
+            ),
+        ] {
+            let out = edit_with(text, |e, r| {
+                let s = at(e.yaml, r, &["s"]);
+                e.insert_entry(s, "k", &NewNode::scalar("1"), KeyOrder::Append)
+                    .unwrap()
+            });
+            assert_eq!(out, expected, "{text:?}");
+            let before = Yaml::parse(text).unwrap();
+            let after = Yaml::parse(&out).unwrap();
+            let leaves = |y: &Yaml| {
+                let mut l = y.leaves(root(y), 100).unwrap();
+                l.retain(|(p, _)| p.last().is_none_or(|k| k != "k"));
+                l
+            };
+            assert_eq!(leaves(&before), leaves(&after), "{text:?}");
+        }
+        let text = "e:\n  - a: |+\n      x\n\nv: 1\n";
+        let out = edit_with(text, |e, r| {
+            e.append_item(at(e.yaml, r, &["e"]), &NewNode::scalar("y"))
+                .unwrap()
+        });
+        assert_eq!(out, "e:\n  - a: |+\n      x\n\n  - y\nv: 1\n");
     }
 
     #[test]
