@@ -6,6 +6,7 @@
 
 use gpulint::engine::config::Config;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// A directory that does not exist: linting never reads a neighbour
 /// (compose override, built Dockerfile, gpulint.toml) from disk.
@@ -38,20 +39,25 @@ pub fn kind_name(byte: u8) -> &'static str {
 
 /// Every rule, opt-in ones too, except for a known bug: DF003 panics on
 /// non-ASCII RUN text (fixed on branch rel-a/rel-b), so it is off for
-/// non-ASCII text.
-pub fn config_for(text: &str) -> Config {
-    let mut config = Config::default();
-    let every: Vec<String> = gpulint::rules::RULES
-        .iter()
-        .map(|r| r.code.to_string())
-        .collect();
-    let ignore = if text.is_ascii() {
-        Vec::new()
-    } else {
-        vec!["DF003".to_string()]
+/// non-ASCII text. Built once per process: a configuration is not cheap.
+pub fn config_for(text: &str) -> &'static Config {
+    static ASCII: OnceLock<Config> = OnceLock::new();
+    static NON_ASCII: OnceLock<Config> = OnceLock::new();
+    let build = |ignore: &[&str]| {
+        let mut config = Config::default();
+        let every: Vec<String> = gpulint::rules::RULES
+            .iter()
+            .map(|r| r.code.to_string())
+            .collect();
+        let ignore: Vec<String> = ignore.iter().map(|c| c.to_string()).collect();
+        config.set_selection(&every, &ignore);
+        config
     };
-    config.set_selection(&every, &ignore);
-    config
+    if text.is_ascii() {
+        ASCII.get_or_init(|| build(&[]))
+    } else {
+        NON_ASCII.get_or_init(|| build(&["DF003"]))
+    }
 }
 
 /// Known bug: YAML merge keys (`<<: [*a, *a]`) chained through aliases

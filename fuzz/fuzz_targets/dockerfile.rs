@@ -21,6 +21,6 @@ fuzz_target!(|data: &[u8]| {
     let model = DockerfileModel::from_syntax(syntax);
     let _ = model.leaves();
     let config = common::config_for(text);
-    let _ = gpulint::engine::lint_text(text, &common::path("Dockerfile"), &config);
-    let _ = gpulint::engine::inspect_text(text, &common::path("Dockerfile"), &config);
+    let _ = gpulint::engine::lint_text(text, &common::path("Dockerfile"), config);
+    let _ = gpulint::engine::inspect_text(text, &common::path("Dockerfile"), config);
 });

@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
     let config = common::config_for(text);
     let mode = FixMode { unsafe_fixes: true };
     // Text the linter rejects as a whole (not YAML, a template) has no fixes.
-    let Ok(outcome) = fix_text(text, &path, &config, mode) else {
+    let Ok(outcome) = fix_text(text, &path, config, mode) else {
         return;
     };
     let failed: Vec<_> = outcome
@@ -53,7 +53,7 @@ fuzz_target!(|data: &[u8]| {
             );
         }
     }
-    if let Err(error) = lint_text(&outcome.fixed_text, &path, &config) {
+    if let Err(error) = lint_text(&outcome.fixed_text, &path, config) {
         panic!(
             "the fixed text no longer lints: {}\n--- fixed ---\n{}",
             error.message, outcome.fixed_text

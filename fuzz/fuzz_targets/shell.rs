@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     let config = common::config_for(text);
     for name in ["run.sh", "job.sbatch", "Makefile", "README.md"] {
         let path = common::path(name);
-        let _ = gpulint::engine::lint_text(text, &path, &config);
-        let _ = gpulint::engine::inspect_text(text, &path, &config);
+        let _ = gpulint::engine::lint_text(text, &path, config);
+        let _ = gpulint::engine::inspect_text(text, &path, config);
     }
 });

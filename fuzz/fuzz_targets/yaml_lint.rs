@@ -18,11 +18,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let config = common::config_for(text);
     let compose = common::path("compose.yaml");
-    let _ = engine::lint_text(text, &compose, &config);
-    let _ = engine::inspect_text(text, &compose, &config);
+    let _ = engine::lint_text(text, &compose, config);
+    let _ = engine::inspect_text(text, &compose, config);
     let manifest = common::path("k8s/deployment.yaml");
     let _ = engine::is_manifest_candidate(text);
-    let _ = engine::check_text_in_scope(manifest, text.to_string(), &config, Scope::ManifestsOnly);
+    let _ = engine::check_text_in_scope(manifest, text.to_string(), config, Scope::ManifestsOnly);
     let workflow = common::path(".github/workflows/ci.yml");
-    let _ = engine::lint_text(text, &workflow, &config);
+    let _ = engine::lint_text(text, &workflow, config);
 });
