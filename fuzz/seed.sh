@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/<target>/ from the repository's fixtures and
+# ../shared/corpus (when present), plus a few hand-written LSP messages.
+# Idempotent: files are named by their content's hash, so running it again
+# adds nothing twice and keeps what the fuzzer has found since.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT="$(cd .. && pwd)"
+SHARED="${GPULINT_SHARED_CORPUS:-$ROOT/../shared/corpus}"
+CORPUS="${FUZZ_CORPUS:-$PWD/corpus}"
+TARGETS=(yaml_lint dockerfile shell fix lsp)
+for t in "${TARGETS[@]}"; do mkdir -p "$CORPUS/$t"; done
+
+# put TARGET PREFIX FILE: FILE's bytes after PREFIX (a kind byte, or none).
+put() {
+  local target=$1 prefix=$2 file=$3 tmp
+  tmp="$(mktemp)"
+  { printf '%s' "$prefix"; cat "$file"; } >"$tmp"
+  mv "$tmp" "$CORPUS/$target/$(sha1sum <"$tmp" | cut -c1-40)"
+}
+
+# The kind byte of fuzz_targets/common.rs KINDS for a file, or nothing.
+kind_of() {
+  local path=${1%.fixed} name
+  name=$(basename "$path")
+  case "$path" in
+    *.diff | *.snap) return ;;
+    *Dockerfile* | *Containerfile* | *dockerfile*) echo d ;;
+    */.github/workflows/*.yml | */.github/workflows/*.yaml | *..github__workflows__*) echo w ;;
+    *.yaml | *.yml)
+      if grep -q '^apiVersion' "$1"; then echo k; else echo c; fi ;;
+    *.sh | *.bash) echo s ;;
+    *.sbatch | *.slurm) echo b ;;
+    *.mk | */Makefile) echo m ;;
+    *.md) echo r ;;
+    *) [ "$name" = Makefile ] && echo m ;;
+  esac
+  return 0
+}
+
+sources() {
+  find "$ROOT/fixtures" -type f
+  [ -d "$SHARED" ] && find "$SHARED" -type f ! -name '*.tsv'
+  return 0
+}
+
+count=0
+while IFS= read -r file; do
+  kind=$(kind_of "$file")
+  [ -n "$kind" ] || continue
+  [ "$(stat -c %s "$file")" -le 65536 ] || continue
+  case $kind in
+    c | k | w) put yaml_lint "" "$file" ;;
+    d) put dockerfile "" "$file" ;;
+    s | b | m | r) put shell "" "$file" ;;
+  esac
+  put fix "$kind" "$file"
+  put lsp "$kind" "$file"
+  count=$((count + 1))
+done < <(sources)
+
+# Hand-written LSP streams: framed (F) and raw JSON (J), a malformed one too.
+lsp_seed() { printf '%s' "$1" >"$CORPUS/lsp/$(printf '%s' "$1" | sha1sum | cut -c1-40)"; }
+frame() { printf 'Content-Length: %d\r\n\r\n%s' "${#1}" "$1"; }
+open='{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///nonexistent-gpulint-fuzz/compose.yaml","languageId":"yaml","version":1,"text":"services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [gpu]\n"}}}'
+change='{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///nonexistent-gpulint-fuzz/compose.yaml","version":2},"contentChanges":[{"range":{"start":{"line":2,"character":4},"end":{"line":2,"character":9}},"text":"shm_size: 64m\n    image"}]}}'
+action='{"jsonrpc":"2.0","id":7,"method":"textDocument/codeAction","params":{"textDocument":{"uri":"file:///nonexistent-gpulint-fuzz/compose.yaml"},"range":{"start":{"line":0,"character":0},"end":{"line":9,"character":0}},"context":{"diagnostics":[]}}}'
+hover='{"jsonrpc":"2.0","id":8,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///nonexistent-gpulint-fuzz/compose.yaml"},"position":{"line":1,"character":3}}}'
+lsp_seed "F$(frame "$open")$(frame "$action")$(frame "$change")$(frame "$hover")$(frame "$action")"
+lsp_seed "J$open$change$action$hover"
+lsp_seed "J$open{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"textDocument/hover\",\"params\":{\"bogus\":1}}"
+lsp_seed "F$(frame "$open")Content-Length: 5\r\n\r\n{\"a\":"
+
+for t in "${TARGETS[@]}"; do
+  echo "seeded $t: $(find "$CORPUS/$t" -type f | wc -l) inputs"
+done
+echo "from $count fixture and corpus files"
