@@ -1204,3 +1204,117 @@ fn odd_and_absolute_paths_make_diff_headers_git_applies() {
         String::from_utf8_lossy(&check.stderr)
     );
 }
+
+/// `--add-noqa` suppresses every finding with a verified comment that has a
+/// reason to fill in; the files still lint clean and a second run is a no-op.
+#[test]
+fn add_noqa_suppresses_every_finding_and_a_second_run_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_dir(&common::root().join("fixtures/_examples"), dir.path());
+    // A continued shell line cannot take a comment above it: the finding on
+    // it is suppressed for the whole file, after the `#!` line.
+    write(
+        dir.path(),
+        "run.sh",
+        "#!/bin/bash\ndocker run --gpus all \\\n  -e NCCL_SHM_DISABLE=1 img torchrun --nproc_per_node=8 train.py\n",
+    );
+    // Parser directives stay first in a Dockerfile.
+    write(
+        dir.path(),
+        "train/Dockerfile",
+        "# syntax=docker/dockerfile:1\nFROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=0\n",
+    );
+    let before = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    assert_eq!(before.status.code(), Some(1), "{}", stdout(&before));
+    let findings = stdout(&before).lines().count();
+    assert!(findings >= 5, "{}", stdout(&before));
+
+    let added = gpulint(dir.path(), &["check", "--add-noqa"]);
+    assert_eq!(
+        added.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&added),
+        stderr(&added)
+    );
+    assert!(
+        stderr(&added).contains(&format!("for {findings} findings in 5 files.")),
+        "{}",
+        stderr(&added)
+    );
+    assert!(
+        stdout(&added).contains("All checks passed"),
+        "{}",
+        stdout(&added)
+    );
+
+    let compose = std::fs::read_to_string(dir.path().join("docker-compose.yml")).unwrap();
+    assert!(
+        compose.contains(
+            "services:\n  # gpulint: ignore[SHM001, ULIM001] TODO: say why this is safe, or fix it\n  trainer:\n"
+        ),
+        "{compose}"
+    );
+    let script = std::fs::read_to_string(dir.path().join("run.sh")).unwrap();
+    assert!(
+        script.starts_with("#!/bin/bash\n# gpulint: ignore-file[NCCL001] TODO: say why this is safe, or fix it\n# gpulint: ignore[SHM001, ULIM001] "),
+        "{script}"
+    );
+    let dockerfile = std::fs::read_to_string(dir.path().join("train/Dockerfile")).unwrap();
+    assert!(
+        dockerfile.starts_with("# syntax=docker/dockerfile:1\nFROM"),
+        "{dockerfile}"
+    );
+    assert!(dockerfile.contains("\n# gpulint: ignore["), "{dockerfile}");
+
+    // Every comment is needed (no SUP001) and well formed (no SUP002).
+    let again = gpulint(dir.path(), &["check"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    let texts = |dir: &Path| {
+        let mut all = Vec::new();
+        for name in [
+            "docker-compose.yml",
+            "k8s/pytorchjob.yaml",
+            "run.sh",
+            "train/Dockerfile",
+        ] {
+            all.push(std::fs::read_to_string(dir.join(name)).unwrap());
+        }
+        all
+    };
+    let first = texts(dir.path());
+    let second = gpulint(dir.path(), &["check", "--add-noqa"]);
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("Added 0 suppression comments for 0 findings in 0 files."),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(texts(dir.path()), first);
+
+    let conflict = gpulint(dir.path(), &["check", "--add-noqa", "--fix"]);
+    assert_eq!(conflict.status.code(), Some(2));
+}
+
+#[test]
+fn statistics_count_findings_per_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "b/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "c/compose.yaml", CLEAN);
+    let out = gpulint(dir.path(), &["check", "--statistics"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap();
+    let fields: Vec<&str> = first.split('\t').collect();
+    assert_eq!(fields[0].trim(), "2", "{text}");
+    assert_eq!(fields[1].trim(), "SHM001", "{text}");
+    assert!(fields[2].starts_with("[*] "), "{text}");
+    // Not the findings themselves.
+    assert!(!text.contains("-->"), "{text}");
+    assert!(text.contains("Found "), "{text}");
+
+    let clean = gpulint(dir.path(), &["check", "--statistics", "c"]);
+    assert_eq!(clean.status.code(), Some(0));
+    assert_eq!(stdout(&clean), "All checks passed (1 file checked).\n");
+}

@@ -258,10 +258,9 @@ fn checks_pass_on_ordinary_input() {
     lsp(&raw);
 }
 
-/// Known: DF003 slices a RUN line's text at a byte inside a non-ASCII
-/// character (fuzz/fuzz_targets/common.rs keeps the fuzzers off it).
+/// DF003 sliced a RUN line's text at a byte inside a non-ASCII character
+/// and panicked; found by the dockerfile target.
 #[test]
-#[ignore = "fixed on branch rel-a/rel-b"]
 fn dockerfile_df003_non_ascii_run() {
     dockerfile(&input("dockerfile/df003_non_ascii_run"));
 }

@@ -10,7 +10,7 @@
 mod common;
 
 use gpulint::engine::fix::{FixMode, fix_text};
-use gpulint::engine::{FileKind, lint_text};
+use gpulint::engine::lint_text;
 use libfuzzer_sys::fuzz_target;
 
 /// Refusals that are not bugs: verification needs the file's expansion.
@@ -24,10 +24,6 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let path = common::path(common::kind_name(kind));
-    let yaml = FileKind::of_text(&path, text).is_yaml();
-    if yaml && common::is_merge_alias_chain(text) {
-        return;
-    }
     let config = common::config_for(text);
     let mode = FixMode { unsafe_fixes: true };
     // Text the linter rejects as a whole (not YAML, a template) has no fixes.
@@ -40,18 +36,11 @@ fuzz_target!(|data: &[u8]| {
         .filter(|f| f.reason != TOO_LARGE)
         .collect();
     if !failed.is_empty() {
-        // Known bugs, fixed on branch rel-a/rel-b: `|+` block scalars break
-        // fix insertion; a fix editing an anchor an alias reads fails
-        // verification.
-        let known =
-            yaml && (common::has_keep_block_scalar(text) || common::has_anchor_and_alias(text));
-        if !known {
-            panic!(
-                "{} fix(es) offered for {} failed verification: {failed:#?}\n--- text ---\n{text}",
-                failed.len(),
-                path.display()
-            );
-        }
+        panic!(
+            "{} fix(es) offered for {} failed verification: {failed:#?}\n--- text ---\n{text}",
+            failed.len(),
+            path.display()
+        );
     }
     if let Err(error) = lint_text(&outcome.fixed_text, &path, config) {
         panic!(

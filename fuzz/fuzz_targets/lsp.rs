@@ -126,11 +126,10 @@ fn notification(method: &str, params: Value) -> Message {
     Notification::new(method.to_string(), params).into()
 }
 
-/// Known bugs the fuzzer should not spend its time on (see `common`).
-fn known_bug(message: &Message) -> bool {
-    let text = serde_json::to_string(message).unwrap_or_default();
-    let dockerfile = text.contains("ockerfile") || text.contains("ontainerfile");
-    (dockerfile && !text.is_ascii()) || common::is_merge_alias_chain(&text)
+/// Known bugs the fuzzer should not spend its time on (see `common`):
+/// none at the moment.
+fn known_bug(_message: &Message) -> bool {
+    false
 }
 
 /// One server from `initialize` to `exit`, given `messages` between.

@@ -13,9 +13,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if common::is_merge_alias_chain(text) {
-        return;
-    }
     let config = common::config_for(text);
     let compose = common::path("compose.yaml");
     let _ = engine::lint_text(text, &compose, config);

@@ -92,6 +92,15 @@ struct CheckArgs {
     /// Also apply unsafe fixes with `--fix` or `--diff`.
     #[arg(long)]
     unsafe_fixes: bool,
+    /// Suppress every current finding with a `# gpulint: ignore[CODE]`
+    /// comment whose reason is a TODO, then report what is left (to adopt
+    /// gpulint now and fix the findings later). Each file is verified before
+    /// it is written.
+    #[arg(long, conflicts_with_all = ["fix", "diff"])]
+    add_noqa: bool,
+    /// Print how many findings each rule has, instead of the findings.
+    #[arg(long)]
+    statistics: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -228,6 +237,14 @@ fn check(args: CheckArgs) -> u8 {
         return usage_error("`-` (standard input) cannot be combined with other paths");
     }
 
+    let mut noqa_errors = Vec::new();
+    if args.add_noqa {
+        if reads_stdin {
+            return usage_error("`--add-noqa` edits files; it cannot read standard input");
+        }
+        noqa_errors = add_noqa(&paths, &resolver);
+    }
+
     let action = if args.fix {
         FixAction::Apply
     } else if args.diff {
@@ -330,7 +347,7 @@ fn check(args: CheckArgs) -> u8 {
     let style = text::Style { color };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
-    for line in &config_errors {
+    for line in config_errors.iter().chain(&noqa_errors) {
         let _ = writeln!(stderr, "{line}");
     }
     for note in skip_notes(checked.iter().map(|c| &c.report)) {
@@ -397,6 +414,7 @@ fn check(args: CheckArgs) -> u8 {
         fixed_files,
         unchecked,
         quiet: args.quiet,
+        statistics: args.statistics,
     };
     for file in &args.output_file {
         let format = file.format.unwrap_or(args.output_format);
@@ -445,7 +463,7 @@ fn check(args: CheckArgs) -> u8 {
     }
     // A fix that could not be applied leaves its finding, which sets the
     // status like any other; the file itself was checked.
-    if summary.failed_files > 0 || !config_errors.is_empty() {
+    if summary.failed_files > 0 || !config_errors.is_empty() || !noqa_errors.is_empty() {
         EXIT_ERROR
     } else if action == FixAction::Diff {
         if fixed_files > 0 && args.fail_on != FailOn::Never {
@@ -471,6 +489,7 @@ struct Outcome<'a> {
     /// Paths that were never linted (not found, bad configuration).
     unchecked: usize,
     quiet: bool,
+    statistics: bool,
 }
 
 impl Outcome<'_> {
@@ -490,6 +509,19 @@ impl Outcome<'_> {
                         .map(move |d| text::concise(r, d) + "\n")
                 })
                 .collect(),
+            OutputFormat::Text if self.statistics => {
+                let mut out = statistics(reports);
+                if !self.quiet {
+                    out.push_str(&summary_line(
+                        self.summary,
+                        reports,
+                        self.mode,
+                        self.unchecked,
+                    ));
+                    out.push('\n');
+                }
+                out
+            }
             OutputFormat::Text => {
                 let mut out = String::new();
                 for report in reports {
@@ -522,6 +554,89 @@ impl Outcome<'_> {
             }
         }
     }
+}
+
+/// `--statistics`: one line per rule code, most findings first, as
+/// `COUNT  CODE  [*] summary` (`[*]`: some are fixable with `--fix`).
+fn statistics(reports: &[FileReport]) -> String {
+    use std::collections::BTreeMap;
+    let mut counts: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+    for d in reports.iter().flat_map(|r| &r.diagnostics) {
+        let entry = counts.entry(d.code).or_default();
+        entry.0 += 1;
+        entry.1 |= d.fix.is_some();
+    }
+    let mut rows: Vec<(&str, usize, bool)> = counts
+        .into_iter()
+        .map(|(code, (n, fixable))| (code, n, fixable))
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let width = rows
+        .iter()
+        .map(|r| r.1.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let code_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (code, n, fixable) in rows {
+        let marker = if fixable { "[*]" } else { "[ ]" };
+        let summary = crate::rules::rule(code).map_or("", |(_, m)| m.summary.as_str());
+        out.push_str(&format!(
+            "{n:>width$}\t{code:<code_width$}\t{marker} {summary}\n"
+        ));
+    }
+    out
+}
+
+/// `--add-noqa`: adds suppression comments to every file under `paths`
+/// that has findings, verified (see [`crate::engine::noqa`]), and says how
+/// many on stderr. Returns the errors, one line each.
+fn add_noqa(paths: &[PathBuf], resolver: &ConfigResolver) -> Vec<String> {
+    let (targets, _) = discover(paths, resolver);
+    let results: Vec<(PathBuf, Result<Option<crate::engine::noqa::Added>, String>)> = targets
+        .par_iter()
+        .filter(|t| t.skip.is_none())
+        .filter_map(|t| {
+            let config = match resolver.for_file(&t.path) {
+                Ok(c) => c,
+                // `check` reports it when it lints the file.
+                Err(_) => return None,
+            };
+            let (text, _) = read_target(t)?.ok()?;
+            if t.manifest_only && !engine::is_manifest_candidate(&text) {
+                return None;
+            }
+            let added = crate::engine::noqa::add_noqa(&text, &t.path, &config).and_then(|a| {
+                if let Some(a) = &a {
+                    fix::write_fixed(&t.path, &text, &a.text)
+                        .map_err(|e| format!("cannot write the comments: {e}"))?;
+                }
+                Ok(a)
+            });
+            Some((t.path.clone(), added))
+        })
+        .collect();
+    let mut errors = Vec::new();
+    let (mut comments, mut findings, mut files) = (0, 0, 0);
+    for (path, result) in results {
+        match result {
+            Ok(Some(a)) => {
+                comments += a.comments;
+                findings += a.findings;
+                files += 1;
+            }
+            Ok(None) => {}
+            Err(e) => errors.push(format!("{}: error: {e}", path.display())),
+        }
+    }
+    errors.sort();
+    eprintln!(
+        "Added {} for {} in {}.",
+        plural(comments, "suppression comment"),
+        plural(findings, "finding"),
+        plural(files, "file")
+    );
+    errors
 }
 
 /// Writes a report file, creating its directory.

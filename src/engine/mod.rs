@@ -6,6 +6,7 @@ pub mod config;
 pub mod discover;
 pub mod fix;
 pub mod kustomize;
+pub mod noqa;
 pub mod project;
 pub mod suppress;
 
@@ -416,6 +417,27 @@ fn lint_in_scope(
     config: &Config,
     scope: Scope,
 ) -> Result<Option<Vec<Diagnostic>>, FileError> {
+    lint_with_suppressions(text, path, config, scope, true)
+}
+
+/// [`lint_text`] as if the file had no suppression comments: what they
+/// would hide is reported, and malformed ones are not. `--add-noqa` checks
+/// with it that the comments it adds change nothing but what is reported.
+pub fn lint_text_unsuppressed(
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Result<Vec<Diagnostic>, FileError> {
+    Ok(lint_with_suppressions(text, path, config, Scope::Any, false)?.unwrap_or_default())
+}
+
+fn lint_with_suppressions(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    scope: Scope,
+    suppressing: bool,
+) -> Result<Option<Vec<Diagnostic>>, FileError> {
     let active = ActiveRules::for_file(path, config);
     let (diagnostics, index, suppressions, invalid) = match FileKind::of_text(path, text) {
         FileKind::Dockerfile => {
@@ -453,8 +475,13 @@ fn lint_in_scope(
         }
     };
     let is_active = |code: &str| active.contains(code);
-    let mut diagnostics = suppress::apply(diagnostics, &suppressions, &index, is_active);
-    diagnostics.extend(invalid);
+    let mut diagnostics = if suppressing {
+        let mut kept = suppress::apply(diagnostics, &suppressions, &index, is_active);
+        kept.extend(invalid);
+        kept
+    } else {
+        diagnostics
+    };
     diagnostics.retain(|d| is_active(d.code));
     for d in &mut diagnostics {
         if let Some(severity) = config.severity_override(d.code) {
