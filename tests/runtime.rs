@@ -967,8 +967,14 @@ fn run_docker_run(engine: &Engine, file: &Path, container: &Value) -> Ran {
 fn run_kubernetes(engine: &Engine, container: &Value) -> Ran {
     const BY: &str = "k8s (emulated)";
     if let Some(why) = container["refused"].as_str() {
-        // The API server's validation, as gpulint models it.
-        return Ran::without_run(BY, Outcome::Refused(why.to_string()));
+        // The API server's validation, as gpulint models it: no API server
+        // here either, so this is part of the emulation.
+        return Ran::without_run(
+            BY,
+            Outcome::Refused(format!(
+                "the API server's validation as gpulint models it (emulated): {why}"
+            )),
+        );
     }
     let shm = &container["shm"];
     let from = shm["from"].as_str().unwrap_or("").to_string();
