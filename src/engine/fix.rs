@@ -239,14 +239,35 @@ impl Resolved {
 /// (`changes` or `may_change`): an alias elsewhere reads the anchored node it
 /// edits, or loses the anchor it removes. `None` when it would not.
 pub fn undeclared_change(text: &str, fix: &Fix) -> Option<String> {
+    undeclared_among(&paths_changed_by(text, fix.document, &fix.edits)?, fix)
+}
+
+/// What applying `edits` changes in `document`: `Ok` with the changed
+/// paths, `Err` with why the result cannot be compared (an alias reads an
+/// anchor the edits remove). `None` when the file is too large to expand.
+pub fn paths_changed_by(
+    text: &str,
+    document: usize,
+    edits: &[crate::fix::Edit],
+) -> Option<Result<Vec<ModelPath>, String>> {
     let old = Resolved::of_text(text, FileKind::Yaml).leaves?;
-    let Ok(new) = Yaml::parse(&apply_edits(text, &fix.edits)) else {
-        return Some("an alias reads the anchor it would remove".into());
+    let Ok(new) = Yaml::parse(&apply_edits(text, edits)) else {
+        return Some(Err("an alias reads the anchor it would remove".into()));
     };
     let new = Resolved::of(&new).leaves?;
-    let (old, new) = (old.get(fix.document)?, new.get(fix.document)?);
-    changed_paths(old, new)
-        .into_iter()
+    let (old, new) = (old.get(document)?, new.get(document)?);
+    Some(Ok(changed_paths(old, new)))
+}
+
+/// The first of `changed` (from [`paths_changed_by`]) that `fix` does not
+/// declare, as a reason.
+pub fn undeclared_among(changed: &Result<Vec<ModelPath>, String>, fix: &Fix) -> Option<String> {
+    let changed = match changed {
+        Ok(changed) => changed,
+        Err(why) => return Some(why.clone()),
+    };
+    changed
+        .iter()
         .find(|c| {
             !fix.changes
                 .iter()

@@ -656,6 +656,7 @@ fn lint_yaml(
                     settings: &config.rule_settings,
                     edit: &editor,
                     document: document_index,
+                    aliases: Default::default(),
                 };
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.compose {

@@ -67,6 +67,25 @@ pub struct ComposeContext<'a> {
     pub edit: &'a YamlEditor<'a>,
     /// The document's index in the stream (fixes must not touch the others).
     pub document: usize,
+    /// What the fixes' alias check has learned about this document.
+    pub aliases: AliasChecks,
+}
+
+/// Memoized checks for one document's fixes. Many services merging one
+/// anchor all get the same fix into it; resolving the whole file once per
+/// finding made a file of n such services take n² time.
+#[derive(Default)]
+pub struct AliasChecks {
+    /// The spans (`props_start..end`) of anchored nodes some alias reads.
+    aliased: std::cell::OnceCell<Vec<(u32, u32)>>,
+    /// What each distinct set of edits changes (`engine::fix::paths_changed_by`).
+    #[allow(clippy::type_complexity)]
+    answers: std::cell::RefCell<
+        std::collections::HashMap<String, Option<Result<Vec<ModelPath>, String>>>,
+    >,
+    /// The services (by index) whose setting at a site (`shm_size`) is the
+    /// given node, directly or through merges and anchors.
+    reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId), Vec<usize>>>,
 }
 
 impl<'a> ComposeContext<'a> {
@@ -225,15 +244,31 @@ impl<'a> ComposeContext<'a> {
     ) -> Fix {
         // Other services reach the edited node through the same anchor, or
         // merge the edited mapping into their own.
-        let others: Vec<&Service> = self
-            .services()
-            .iter()
-            .filter(|s| s.name != service.name)
-            .filter(|s| {
-                self.edit
-                    .locate(s.map, site)
-                    .is_some_and(|l| self.yaml().merges_from(l.node, site_node))
+        // Every fix of the many services merging one anchor edits the same
+        // node: which services reach it is worked out once per node.
+        let key = (site.join("."), site_node);
+        let reaching = self
+            .aliases
+            .reaching
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| {
+                self.services()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| {
+                        self.edit
+                            .locate(s.map, site)
+                            .is_some_and(|l| self.yaml().merges_from(l.node, site_node))
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
             })
+            .clone();
+        let others: Vec<&Service> = reaching
+            .iter()
+            .map(|&i| &self.services()[i])
+            .filter(|s| s.name != service.name)
             .collect();
         let names: Vec<String> = others.iter().map(|s| format!("`{}`", s.name)).collect();
         match (&through_anchor, others.is_empty()) {
@@ -265,7 +300,7 @@ impl<'a> ComposeContext<'a> {
         // (`mem_limit: *sz` reading `shm_size: &sz 1gb`), and would change
         // with it; verification would refuse such a fix, so it is only shown.
         if self.edits_reach_aliased_anchor(&fix.edits)
-            && let Some(reader) = crate::engine::fix::undeclared_change(self.text, &fix)
+            && let Some(reader) = self.undeclared_change(&fix)
         {
             fix.applicability = Applicability::DisplayOnly;
             fix.title
@@ -277,16 +312,45 @@ impl<'a> ComposeContext<'a> {
     /// Whether an edit falls in or at the edge of an anchored node that some
     /// alias reads: the only way a fix can change more than where it writes.
     fn edits_reach_aliased_anchor(&self, edits: &[Edit]) -> bool {
-        let yaml = self.yaml();
-        yaml.nodes.iter().any(|n| {
-            let Value::Alias(Some(target)) = n.value else {
-                return false;
-            };
-            let anchored = yaml.node(target);
+        let aliased = self.aliases.aliased.get_or_init(|| {
+            let yaml = self.yaml();
+            let mut spans: Vec<(u32, u32)> = yaml
+                .nodes
+                .iter()
+                .filter_map(|n| match n.value {
+                    Value::Alias(Some(target)) => {
+                        let anchored = yaml.node(target);
+                        Some((anchored.props_start, anchored.range.end))
+                    }
+                    _ => None,
+                })
+                .collect();
+            spans.sort_unstable();
+            spans.dedup();
+            spans
+        });
+        aliased.iter().any(|&(start, end)| {
             edits
                 .iter()
-                .any(|e| e.range.start <= anchored.range.end && e.range.end >= anchored.props_start)
+                .any(|e| e.range.start <= end && e.range.end >= start)
         })
+    }
+
+    /// `engine::fix::undeclared_change`, with what the edits change worked
+    /// out once per distinct set of edits.
+    fn undeclared_change(&self, fix: &Fix) -> Option<String> {
+        let mut key = String::new();
+        for e in &fix.edits {
+            key.push_str(&format!(
+                "{}:{}:{:?};",
+                e.range.start, e.range.end, e.content
+            ));
+        }
+        let mut answers = self.aliases.answers.borrow_mut();
+        let changed = answers.entry(key).or_insert_with(|| {
+            crate::engine::fix::paths_changed_by(self.text, fix.document, &fix.edits)
+        });
+        crate::engine::fix::undeclared_among(changed.as_ref()?, fix)
     }
 }
 
