@@ -588,8 +588,15 @@ impl Engine {
                 },
                 None => engine_ipc,
             };
-            if let Some(ipc) = claim["ipc"].as_str() {
-                differ("ipc", ipc.to_string(), engine_ipc);
+            match claim["ipc"].as_str() {
+                // A variable with no value: gpulint makes no claim.
+                Some(ipc) if ipc.contains("${") => {}
+                // The engine resolves a container's name (or a prefix of its
+                // id) to the full id; the container is outside the project.
+                Some(ipc)
+                    if ipc.starts_with("container:") && engine_ipc.starts_with("container:") => {}
+                Some(ipc) => differ("ipc", ipc.to_string(), engine_ipc),
+                None => {}
             }
             // /dev/shm, derived from the HostConfig.
             if let Some(claimed) = claimed_shm(claim) {
@@ -1177,7 +1184,9 @@ fn known_refusal(why: &str) -> Option<&'static str> {
             "a runtime this sandbox does not have (it has runc, and `nvidia` as an alias of runc)",
         );
     }
-    if why.contains("No such container") {
+    if why.contains("No such container")
+        || (why.contains("can't join IPC of container") && why.contains("is not running"))
+    {
         return Some(
             "`ipc: container:NAME` joins a container outside the project, which is not running here",
         );
