@@ -264,3 +264,11 @@ fn checks_pass_on_ordinary_input() {
 fn dockerfile_df003_non_ascii_run() {
     dockerfile(&input("dockerfile/df003_non_ascii_run"));
 }
+
+/// A flow mapping whose last entry is a key with no value (`{gpus: all,1t}`):
+/// the SHM001 fix was inserted after the closing brace and failed its own
+/// verification; found by the fix target.
+#[test]
+fn fix_flow_entry_without_value() {
+    fix(&input("fix/flow_entry_without_value"));
+}

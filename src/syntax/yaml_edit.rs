@@ -235,12 +235,31 @@ impl<'a> YamlEditor<'a> {
         if node.flow {
             let mut rendered = String::new();
             render_flow_entry(&mut rendered, key, value);
-            return Ok(match pairs.last() {
-                Some(&(_, last)) => {
-                    Edit::insert(self.yaml.range(last).end, format!(", {rendered}"))
-                }
-                None => Edit::insert(node.range.start + 1, rendered),
-            });
+            // Insert just before the closing `}`, after the last entry's last
+            // character: the spans of a key with no value (`{gpus: all,1t}`)
+            // do not say where the entry ends, the brace does.
+            let close = node.range.end as usize - 1;
+            let inner = self
+                .text
+                .get(node.range.start as usize..close)
+                .unwrap_or("#");
+            if pairs.is_empty()
+                || self.text.as_bytes().get(close) != Some(&b'}')
+                || inner.contains('#')
+            {
+                return Ok(match pairs.last() {
+                    Some(&(_, last)) => {
+                        Edit::insert(self.yaml.range(last).end, format!(", {rendered}"))
+                    }
+                    None => Edit::insert(node.range.start + 1, rendered),
+                });
+            }
+            let before = self.text[..close].trim_end();
+            let separator = if before.ends_with(',') { " " } else { ", " };
+            return Ok(Edit::insert(
+                before.len() as u32,
+                format!("{separator}{rendered}"),
+            ));
         }
         let Some(&(first_key, _)) = pairs.first() else {
             return Err(EditError("empty block mapping".into()));
