@@ -94,6 +94,34 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
     }
 }
 
+/// A rule module is declared with a plain `mod` line (so rustfmt reaches
+/// it) and registered in `declare_rules!`; a module left out of the registry
+/// would compile and never run.
+#[test]
+fn every_rule_module_is_registered() {
+    let mut modules = 0;
+    for target in std::fs::read_dir(root().join("src/rules")).unwrap() {
+        let target = target.unwrap().path();
+        if !target.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&target).unwrap() {
+            let name = file.unwrap().file_name().to_string_lossy().to_string();
+            let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "mod") else {
+                continue;
+            };
+            modules += 1;
+            let code = module.split('_').next().unwrap().to_ascii_uppercase();
+            assert!(
+                RULES.iter().any(|r| r.code == code),
+                "{}/{name} is not registered in declare_rules! (src/rules/mod.rs)",
+                target.display()
+            );
+        }
+    }
+    assert_eq!(modules, RULES.len(), "one module per registered rule");
+}
+
 /// The doc's examples tagged `tag` (`bad`, `good`), each with the file
 /// name it is linted as (`yaml` blocks as YAML, `dockerfile` blocks as a
 /// Dockerfile, `bash` blocks as a shell script).

@@ -8,12 +8,16 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(runtime) = service.runtime.as_ref().filter(|r| r.value == "nvidia") else { continue };
+        let Some(runtime) = service.runtime.as_ref().filter(|r| r.value == "nvidia") else {
+            continue;
+        };
         // A device reservation or `gpus:` makes the engine set the variable.
         if !service.device_requests.is_empty() || service.gpus.is_some() {
             continue;
         }
-        let Some(built) = &service.built_image else { continue };
+        let Some(built) = &service.built_image else {
+            continue;
+        };
         if built.base.accelerator().is_some()
             || built.base.is_scratch()
             || !built.base.complete
@@ -22,7 +26,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         {
             continue;
         }
-        let message = format!("based on `{}`, which does not set NVIDIA_VISIBLE_DEVICES", built.base.image);
+        let message = format!(
+            "based on `{}`, which does not set NVIDIA_VISIBLE_DEVICES",
+            built.base.image
+        );
         out
             .report(
                 cx.setting_range(runtime),

@@ -18,16 +18,34 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 let site: Vec<&str> = site.iter().map(String::as_str).collect();
                 let mut changed = site.clone();
                 changed.push("count");
-                let edit = cx.edit.remove_entry(cx.yaml().resolve(request.node), key).ok()?;
-                cx.edit_fix(service, &site, vec![edit], &[&changed], "Remove `count` and keep `device_ids`", Applicability::DisplayOnly)
+                let edit = cx
+                    .edit
+                    .remove_entry(cx.yaml().resolve(request.node), key)
+                    .ok()?;
+                cx.edit_fix(
+                    service,
+                    &site,
+                    vec![edit],
+                    &[&changed],
+                    "Remove `count` and keep `device_ids`",
+                    Applicability::DisplayOnly,
+                )
             });
             out.report(
                 cx.setting_range(count),
-                format!("GPU request of service `{}` sets both `count` and `device_ids`", service.name),
+                format!(
+                    "GPU request of service `{}` sets both `count` and `device_ids`",
+                    service.name
+                ),
             )
             .label("remove this or `device_ids`")
-            .related(cx.setting_range(ids), "`device_ids` already says which GPUs")
-            .note("Compose refuses the file: `\"count\" and \"device_ids\" attributes are exclusive`")
+            .related(
+                cx.setting_range(ids),
+                "`device_ids` already says which GPUs",
+            )
+            .note(
+                "Compose refuses the file: `\"count\" and \"device_ids\" attributes are exclusive`",
+            )
             .help("keep `device_ids` to pin specific GPUs, or `count` to take any N of them")
             .fix(fix);
         }

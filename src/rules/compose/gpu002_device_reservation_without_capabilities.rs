@@ -22,7 +22,13 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             let fix = device_request_site(cx, service, request).and_then(|site| {
                 let mut path: Vec<&str> = site.iter().map(String::as_str).collect();
                 path.push("capabilities");
-                cx.insert_fix(service, &path, NewNode::scalar("[gpu]"), "Add `capabilities: [gpu]`", Applicability::Safe)
+                cx.insert_fix(
+                    service,
+                    &path,
+                    NewNode::scalar("[gpu]"),
+                    "Add `capabilities: [gpu]`",
+                    Applicability::Safe,
+                )
             });
             out.report(
                 crate::text::TextRange::new(start, first_line_end),

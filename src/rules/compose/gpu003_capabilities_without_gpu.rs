@@ -1,7 +1,7 @@
 //! GPU003: device `capabilities` that select no NVIDIA GPU.
 
-use crate::model::compose::NVIDIA_CAPABILITIES;
 use crate::fix::{Applicability, Edit};
+use crate::model::compose::NVIDIA_CAPABILITIES;
 use crate::rules::helpers::device_request_site;
 use crate::rules::{Check, ComposeContext, Reporter};
 
@@ -10,8 +10,13 @@ pub const CHECK: Check = Check::compose(check);
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         for request in &service.device_requests {
-            let Some(caps) = &request.capabilities else { continue };
-            let driver = request.driver.as_ref().map(|d| d.value.to_ascii_lowercase());
+            let Some(caps) = &request.capabilities else {
+                continue;
+            };
+            let driver = request
+                .driver
+                .as_ref()
+                .map(|d| d.value.to_ascii_lowercase());
             if !matches!(driver.as_deref(), None | Some("nvidia")) || caps.value.is_empty() {
                 continue;
             }
@@ -22,12 +27,24 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             {
                 continue;
             }
-            let listed = caps.value.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+            let listed = caps
+                .value
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
             let fix = device_request_site(cx, service, request).and_then(|site| {
                 let mut path: Vec<&str> = site.iter().map(String::as_str).collect();
                 path.push("capabilities");
                 let edits = replace_with_gpu(cx, caps.node)?;
-                cx.edit_fix(service, &path, edits, &[&path], "Use `capabilities: [gpu]`", Applicability::Safe)
+                cx.edit_fix(
+                    service,
+                    &path,
+                    edits,
+                    &[&path],
+                    "Use `capabilities: [gpu]`",
+                    Applicability::Safe,
+                )
             });
             out.report(
                 cx.range(caps.node),
@@ -49,7 +66,10 @@ fn replace_with_gpu(cx: &ComposeContext, list: crate::syntax::yaml::NodeId) -> O
     if cx.yaml().node(list).flow || items.is_empty() {
         return Some(vec![cx.edit.replace(list, "[gpu]")]);
     }
-    let mut edits = vec![cx.edit.replace(items[0], cx.edit.scalar_like(items[0], "gpu"))];
+    let mut edits = vec![
+        cx.edit
+            .replace(items[0], cx.edit.scalar_like(items[0], "gpu")),
+    ];
     for &item in &items[1..] {
         edits.push(cx.edit.remove_item(list, item).ok()?);
     }

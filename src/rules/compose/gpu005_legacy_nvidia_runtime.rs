@@ -3,14 +3,16 @@
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::rules::helpers::nvidia_reservation;
-use crate::syntax::yaml_edit::KeyOrder;
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::yaml_edit::KeyOrder;
 
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(runtime) = &service.runtime else { continue };
+        let Some(runtime) = &service.runtime else {
+            continue;
+        };
         if runtime.value != "nvidia" {
             continue;
         }
@@ -18,17 +20,30 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let fix = runtime.key.and_then(|key| {
             let removal = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
             if has_modern {
-                return cx.edit_fix(service, &[], vec![removal], &[&["runtime"]], "Remove `runtime: nvidia`", Applicability::Unsafe);
+                return cx.edit_fix(
+                    service,
+                    &[],
+                    vec![removal],
+                    &[&["runtime"]],
+                    "Remove `runtime: nvidia`",
+                    Applicability::Unsafe,
+                );
             }
             let edits = cx.chain_edits(service, removal, |editor, map| {
                 let path = ["deploy", "resources", "reservations", "devices"];
-                editor.insert_path(map, &path, nvidia_reservation(), KeyOrder::ComposeService).ok().map(|p| p.edit)
+                editor
+                    .insert_path(map, &path, nvidia_reservation(), KeyOrder::ComposeService)
+                    .ok()
+                    .map(|p| p.edit)
             })?;
             cx.edit_fix(
                 service,
                 &[],
                 edits,
-                &[&["runtime"], &["deploy", "resources", "reservations", "devices"]],
+                &[
+                    &["runtime"],
+                    &["deploy", "resources", "reservations", "devices"],
+                ],
                 "Replace `runtime: nvidia` with a reservation of all NVIDIA GPUs",
                 Applicability::Unsafe,
             )
@@ -36,9 +51,15 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let diagnostic = out.report(
             cx.setting_range(runtime),
             if has_modern {
-                format!("`runtime: nvidia` of service `{}` is redundant next to its device reservation", service.name)
+                format!(
+                    "`runtime: nvidia` of service `{}` is redundant next to its device reservation",
+                    service.name
+                )
             } else {
-                format!("service `{}` gets GPUs through the legacy `runtime: nvidia`", service.name)
+                format!(
+                    "service `{}` gets GPUs through the legacy `runtime: nvidia`",
+                    service.name
+                )
             },
         );
         if has_modern {

@@ -3,9 +3,11 @@
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
-use crate::model::size::SizeValue;
-use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix};
 use crate::model::docker_run::RunShm;
+use crate::model::size::SizeValue;
+use crate::rules::helpers::{
+    SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix,
+};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -17,7 +19,11 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         // In a compose project, the file that asks for the GPUs reports it.
-        if service.project.as_ref().is_some_and(|p| p.gpu_elsewhere.is_some()) {
+        if service
+            .project
+            .as_ref()
+            .is_some_and(|p| p.gpu_elsewhere.is_some())
+        {
             continue;
         }
         // A `build.shm_size` the user thinks applies is SHM009's finding.
@@ -62,14 +68,20 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                         service.name
                     ),
                 )
-                .label(format!("{}, but sets no `shm_size`, `ipc` or /dev/shm mount", gpu_reason(service))),
+                .label(format!(
+                    "{}, but sets no `shm_size`, `ipc` or /dev/shm mount",
+                    gpu_reason(service)
+                )),
         };
         let mut diagnostic = diagnostic.gpu_evidence(cx, service);
         for (file, range) in service.project.iter().flat_map(|p| &p.also_defined) {
             diagnostic = diagnostic.related_in(
                 file,
                 *range,
-                format!("`{}` is merged with this file's, which sets no /dev/shm either", service.name),
+                format!(
+                    "`{}` is merged with this file's, which sets no /dev/shm either",
+                    service.name
+                ),
             );
         }
         diagnostic
@@ -85,11 +97,17 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for site in &cx.script.runs {
         let run = &site.run;
-        let Some(request) = run.gpu_request() else { continue };
+        let Some(request) = run.gpu_request() else {
+            continue;
+        };
         if !matches!(run.shm(), RunShm::Default) {
             continue;
         }
-        let severity = if run.launches_ranks() { Severity::Error } else { Severity::Warning };
+        let severity = if run.launches_ranks() {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
         let size = &cx.settings.fix_shm_size;
         let option = format!("--shm-size={size}");
         let fix = cx.run_fix(

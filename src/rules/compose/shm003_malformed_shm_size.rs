@@ -8,14 +8,22 @@ pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(shm) = &service.shm_size else { continue };
+        let Some(shm) = &service.shm_size else {
+            continue;
+        };
         let range = cx.range(shm.node);
         match &shm.value {
             SizeValue::Invalid { reason, .. } => {
-                out.report(range, format!("`shm_size` of service `{}` is not a valid size: {reason}", service.name))
-                    .severity(Severity::Error)
-                    .note("`docker compose` refuses to load the file")
-                    .help("write a number with a unit: \"512mb\", \"8gb\"");
+                out.report(
+                    range,
+                    format!(
+                        "`shm_size` of service `{}` is not a valid size: {reason}",
+                        service.name
+                    ),
+                )
+                .severity(Severity::Error)
+                .note("`docker compose` refuses to load the file")
+                .help("write a number with a unit: \"512mb\", \"8gb\"");
             }
             SizeValue::Dropped { text, reason } => {
                 out.report(range, format!("`shm_size: {text}` of service `{}` is {reason}", service.name))
@@ -24,10 +32,15 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     .help("write a quoted size with a unit: \"8gb\"");
             }
             SizeValue::Negative(n) => {
-                out.report(range, format!("`shm_size: {n}` of service `{}` is negative", service.name))
-                    .severity(Severity::Error)
-                    .note("the engine refuses to create the container: `SHM size can not be less than 0`")
-                    .help("write a positive size with a unit: \"8gb\"");
+                out.report(
+                    range,
+                    format!("`shm_size: {n}` of service `{}` is negative", service.name),
+                )
+                .severity(Severity::Error)
+                .note(
+                    "the engine refuses to create the container: `SHM size can not be less than 0`",
+                )
+                .help("write a positive size with a unit: \"8gb\"");
             }
             SizeValue::Bytes {
                 bytes,
@@ -55,8 +68,12 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
 /// (two bytes), on any container: the size is wrong whatever runs in it.
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for site in &cx.script.runs {
-        let Some((_, shm)) = site.run.option("--shm-size") else { continue };
-        let (Some(raw), false) = (shm.value.as_deref(), shm.dynamic) else { continue };
+        let Some((_, shm)) = site.run.option("--shm-size") else {
+            continue;
+        };
+        let (Some(raw), false) = (shm.value.as_deref(), shm.dynamic) else {
+            continue;
+        };
         match crate::model::size::parse_compose_size(raw) {
             SizeValue::Invalid { reason, .. } => {
                 out.report(shm.range, format!("`--shm-size {raw}` is not a valid size: {reason}"))
@@ -70,7 +87,10 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
                     .note("the engine refuses to create the container: `SHM size can not be less than 0`")
                     .help("write a positive size with a unit: `--shm-size=8gb`");
             }
-            SizeValue::Bytes { bytes, bare_number: true } if bytes > 0 && bytes < MIB => {
+            SizeValue::Bytes {
+                bytes,
+                bare_number: true,
+            } if bytes > 0 && bytes < MIB => {
                 out.report(shm.range, format!("`--shm-size {raw}` is {}: a number without a unit counts bytes", HumanBytes(bytes)))
                     .severity(Severity::Warning)
                     .note("a /dev/shm this small makes every shared-memory user fail with `No space left on device` or `Bus error`")

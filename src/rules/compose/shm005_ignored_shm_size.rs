@@ -8,15 +8,25 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(shm) = &service.shm_size else { continue };
+        let Some(shm) = &service.shm_size else {
+            continue;
+        };
         let (node, cause, result) = match &service.effective_shm {
-            EffectiveShm::Host { node } => (*node, format!("`ipc: {}`", cx.source(*node)), "the container uses the host's /dev/shm"),
+            EffectiveShm::Host { node } => (
+                *node,
+                format!("`ipc: {}`", cx.source(*node)),
+                "the container uses the host's /dev/shm",
+            ),
             EffectiveShm::Donor { node, .. } => (
                 *node,
                 format!("`ipc: {}`", cx.source(*node)),
                 "the donor's /dev/shm is used; size it there",
             ),
-            EffectiveShm::Missing { node } => (*node, format!("`ipc: {}`", cx.source(*node)), "the container has no /dev/shm at all"),
+            EffectiveShm::Missing { node } => (
+                *node,
+                format!("`ipc: {}`", cx.source(*node)),
+                "the container has no /dev/shm at all",
+            ),
             EffectiveShm::Mount { mount, node } => (
                 *node,
                 "a mount at /dev/shm".to_string(),
@@ -31,7 +41,14 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         let fix = shm.key.and_then(|key| {
             let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
-            cx.edit_fix(service, &[], vec![edit], &[&["shm_size"]], "Remove the ignored `shm_size`", Applicability::Unsafe)
+            cx.edit_fix(
+                service,
+                &[],
+                vec![edit],
+                &[&["shm_size"]],
+                "Remove the ignored `shm_size`",
+                Applicability::Unsafe,
+            )
         });
         out.report(
             cx.setting_range(shm),

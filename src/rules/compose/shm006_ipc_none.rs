@@ -8,7 +8,9 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let EffectiveShm::Missing { node } = service.effective_shm else { continue };
+        let EffectiveShm::Missing { node } = service.effective_shm else {
+            continue;
+        };
         if !service.is_gpu_workload() {
             continue;
         }

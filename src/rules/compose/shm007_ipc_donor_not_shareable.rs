@@ -2,41 +2,62 @@
 
 use crate::fix::Applicability;
 use crate::model::compose::IpcMode;
-use crate::syntax::yaml_edit::NewNode;
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
 
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let Some(ipc) = &service.ipc else { continue };
-        let IpcMode::Service(donor_name) = &ipc.value else { continue };
+        let IpcMode::Service(donor_name) = &ipc.value else {
+            continue;
+        };
         let range = cx.range(ipc.node);
         let Some(donor) = cx.file.service(donor_name) else {
-            out.report(range, format!("`ipc: service:{donor_name}` names a service this file does not define"))
-                .note("`docker compose up` fails: the service it joins does not exist")
-                .help("name a service defined under `services:`, or use `shareable` on the one you meant");
+            out.report(
+                range,
+                format!("`ipc: service:{donor_name}` names a service this file does not define"),
+            )
+            .note("`docker compose up` fails: the service it joins does not exist")
+            .help(
+                "name a service defined under `services:`, or use `shareable` on the one you meant",
+            );
             continue;
         };
         let donor_mode = donor.ipc.as_ref().map(|i| &i.value);
-        if matches!(donor_mode, Some(IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_))) {
+        if matches!(
+            donor_mode,
+            Some(IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_))
+        ) {
             continue;
         }
         let written = donor
             .ipc
             .as_ref()
-            .map_or("no `ipc` (private by default)".to_string(), |i| format!("`ipc: {}`", cx.source(i.node)));
+            .map_or("no `ipc` (private by default)".to_string(), |i| {
+                format!("`ipc: {}`", cx.source(i.node))
+            });
         let (related_range, related_label) = match &donor.ipc {
             Some(donor_ipc) => (cx.range(donor_ipc.node), "the donor's IPC mode"),
             None => (cx.range(donor.key), "the donor service"),
         };
         let title = format!("Set `ipc: shareable` on `{donor_name}`");
         let fix = match &donor.ipc {
-            None => cx.insert_fix(donor, &["ipc"], NewNode::scalar("shareable"), title, Applicability::Safe),
+            None => cx.insert_fix(
+                donor,
+                &["ipc"],
+                NewNode::scalar("shareable"),
+                title,
+                Applicability::Safe,
+            ),
             Some(donor_ipc) if donor_ipc.value == IpcMode::Private => cx.edit_fix(
                 donor,
                 &["ipc"],
-                vec![cx.edit.replace(donor_ipc.node, cx.edit.scalar_like(donor_ipc.node, "shareable"))],
+                vec![cx.edit.replace(
+                    donor_ipc.node,
+                    cx.edit.scalar_like(donor_ipc.node, "shareable"),
+                )],
                 &[&["ipc"]],
                 title,
                 Applicability::Safe,

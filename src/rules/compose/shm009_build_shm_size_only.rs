@@ -3,15 +3,17 @@
 use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::size::SizeValue;
-use crate::syntax::yaml_edit::NewNode;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::yaml_edit::NewNode;
 
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(build_shm) = &service.build_shm_size else { continue };
+        let Some(build_shm) = &service.build_shm_size else {
+            continue;
+        };
         if service.shm_size.is_some()
             || service.effective_shm != EffectiveShm::Default
             || !service.is_gpu_workload()
@@ -21,9 +23,15 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         // Reuse the build's size when it is large enough, as the user wrote it.
         let build_is_enough = matches!(build_shm.value, SizeValue::Bytes { bytes, .. } if bytes >= shm_threshold(service, cx.settings));
         let (value, shown) = if build_is_enough {
-            (cx.source(build_shm.node).to_string(), cx.source(build_shm.node).to_string())
+            (
+                cx.source(build_shm.node).to_string(),
+                cx.source(build_shm.node).to_string(),
+            )
         } else {
-            (cx.edit.quoted(&cx.settings.fix_shm_size), format!("\"{}\"", cx.settings.fix_shm_size))
+            (
+                cx.edit.quoted(&cx.settings.fix_shm_size),
+                format!("\"{}\"", cx.settings.fix_shm_size),
+            )
         };
         let fix = cx.insert_fix(
             service,

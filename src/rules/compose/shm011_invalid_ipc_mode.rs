@@ -11,7 +11,9 @@ const MODES: [&str; 4] = ["none", "private", "shareable", "host"];
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let Some(ipc) = &service.ipc else { continue };
-        let IpcMode::Invalid(value) = &ipc.value else { continue };
+        let IpcMode::Invalid(value) = &ipc.value else {
+            continue;
+        };
         let lower = value.to_ascii_lowercase();
         // Modes are case-sensitive: `HOST` is not `host`.
         let help = match MODES.iter().find(|m| **m == lower) {
@@ -23,7 +25,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         out.report(
             cx.range(ipc.node),
-            format!("`ipc: {value}` of service `{}` is not an IPC mode Docker accepts", service.name),
+            format!(
+                "`ipc: {value}` of service `{}` is not an IPC mode Docker accepts",
+                service.name
+            ),
         )
         .note("the engine refuses to create the container: `invalid IPC mode`")
         .help(help);

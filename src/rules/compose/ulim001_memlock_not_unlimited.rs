@@ -3,8 +3,8 @@
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::rules::helpers::{gpu_reason, set_ulimit_edits};
-use crate::syntax::yaml_edit::NewNode;
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
+use crate::syntax::yaml_edit::NewNode;
 
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
@@ -15,7 +15,12 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if !(gpu.rdma || multi_gpu_training) {
             continue;
         }
-        if service.ulimits.memlock.as_ref().is_some_and(|m| m.is_unlimited()) {
+        if service
+            .ulimits
+            .memlock
+            .as_ref()
+            .is_some_and(|m| m.is_unlimited())
+        {
             continue;
         }
         let range = match &service.ulimits.memlock {
@@ -29,9 +34,22 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         let title = "Set `ulimits.memlock` to -1 (unlimited)";
         let fix = match &service.ulimits.memlock {
-            None => cx.insert_fix(service, &["ulimits", "memlock"], NewNode::scalar("-1"), title, Applicability::Safe),
+            None => cx.insert_fix(
+                service,
+                &["ulimits", "memlock"],
+                NewNode::scalar("-1"),
+                title,
+                Applicability::Safe,
+            ),
             Some(limit) => set_ulimit_edits(cx, limit, "-1").and_then(|edits| {
-                cx.edit_fix(service, &["ulimits", "memlock"], edits, &[&["ulimits", "memlock"]], title, Applicability::Safe)
+                cx.edit_fix(
+                    service,
+                    &["ulimits", "memlock"],
+                    edits,
+                    &[&["ulimits", "memlock"]],
+                    title,
+                    Applicability::Safe,
+                )
             }),
         };
         out.report(range, format!("service `{}` does not lift the locked-memory limit (`memlock`)", service.name))
@@ -49,25 +67,55 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for site in &cx.script.runs {
         let run = &site.run;
         let rdma = run.uses_rdma();
-        let multi_gpu_training = run.gpu_request().is_some() && run.multi_gpu() && run.launcher().is_some();
+        let multi_gpu_training =
+            run.gpu_request().is_some() && run.multi_gpu() && run.launcher().is_some();
         if !(rdma || multi_gpu_training) || run.uncertain {
             continue;
         }
         let memlock = run
             .options_named("--ulimit")
-            .filter(|(_, o)| o.value.as_deref().is_some_and(|v| v.starts_with("memlock=")))
+            .filter(|(_, o)| {
+                o.value
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with("memlock="))
+            })
             .last();
-        if memlock.is_some_and(|(_, o)| o.dynamic || o.value.as_deref().is_some_and(|v| v == "memlock=-1" || v == "memlock=-1:-1")) {
+        if memlock.is_some_and(|(_, o)| {
+            o.dynamic
+                || o.value
+                    .as_deref()
+                    .is_some_and(|v| v == "memlock=-1" || v == "memlock=-1:-1")
+        }) {
             continue;
         }
-        let why = if rdma { "uses RDMA/InfiniBand".to_string() } else { run.gpu_request().unwrap_or_default() };
+        let why = if rdma {
+            "uses RDMA/InfiniBand".to_string()
+        } else {
+            run.gpu_request().unwrap_or_default()
+        };
         let title = "Add `--ulimit memlock=-1`";
         // A limited `--ulimit memlock=…` is replaced when written plainly.
         let fix = match memlock {
-            None => Some(cx.run_fix(site, title, Applicability::Safe, vec![ScriptContext::insert_option(site, "--ulimit memlock=-1")])),
-            Some((_, o)) => o.value_range.filter(|r| cx.text.get(r.as_range()) == o.value.as_deref()).map(|r| {
-                cx.run_fix(site, "Set `--ulimit memlock=-1`", Applicability::Safe, vec![crate::fix::Edit { range: r, content: "memlock=-1".into() }])
-            }),
+            None => Some(cx.run_fix(
+                site,
+                title,
+                Applicability::Safe,
+                vec![ScriptContext::insert_option(site, "--ulimit memlock=-1")],
+            )),
+            Some((_, o)) => o
+                .value_range
+                .filter(|r| cx.text.get(r.as_range()) == o.value.as_deref())
+                .map(|r| {
+                    cx.run_fix(
+                        site,
+                        "Set `--ulimit memlock=-1`",
+                        Applicability::Safe,
+                        vec![crate::fix::Edit {
+                            range: r,
+                            content: "memlock=-1".into(),
+                        }],
+                    )
+                }),
         };
         let range = memlock.map_or(run.program_range, |(_, o)| o.range);
         out.report(range, format!("{} does not lift the locked-memory limit (`memlock`)", ScriptContext::describe_run(site)))

@@ -8,12 +8,21 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(stack) = &service.ulimits.stack else { continue };
+        let Some(stack) = &service.ulimits.stack else {
+            continue;
+        };
         if stack.soft != Some(-1) {
             continue;
         }
         let fix = set_ulimit_edits(cx, stack, "67108864").and_then(|edits| {
-            cx.edit_fix(service, &["ulimits", "stack"], edits, &[&["ulimits", "stack"]], "Set `ulimits.stack` to 67108864 (64 MiB)", Applicability::Safe)
+            cx.edit_fix(
+                service,
+                &["ulimits", "stack"],
+                edits,
+                &[&["ulimits", "stack"]],
+                "Set `ulimits.stack` to 67108864 (64 MiB)",
+                Applicability::Safe,
+            )
         });
         out.report(
             cx.entry_range(stack.key, stack.value_node),

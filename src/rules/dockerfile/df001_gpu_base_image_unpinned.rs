@@ -14,7 +14,9 @@ fn is_nvidia_cuda(name: &str) -> bool {
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for index in 0..cx.model.stages.len() {
-        let Some(base) = cx.model.base(index, &HashMap::new()) else { continue };
+        let Some(base) = cx.model.base(index, &HashMap::new()) else {
+            continue;
+        };
         // Stage references are checked at the stage that names the image.
         if base.stage != index || !base.complete || base.accelerator().is_none() {
             continue;
@@ -37,7 +39,10 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
             Some(t) => format!("the floating tag `{t}`"),
         };
         let message = if removed {
-            format!("base image `{}` does not exist: nvidia/cuda has no `latest` tag", base.image)
+            format!(
+                "base image `{}` does not exist: nvidia/cuda has no `latest` tag",
+                base.image
+            )
         } else {
             format!("GPU base image `{}` has {written}", base.image)
         };

@@ -25,7 +25,10 @@ impl Build {
             Some(Build::Cpu)
         } else if v.starts_with("rocm") {
             Some(Build::Rocm)
-        } else if v.strip_prefix("cu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+        } else if v
+            .strip_prefix("cu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
             Some(Build::Cuda)
         } else {
             None
@@ -83,7 +86,9 @@ fn scan_command(script: &str, start: usize, end: usize, found: &mut Vec<Marker>)
     let command = &script[start..end];
     let lower = command.to_ascii_lowercase();
     let words: Vec<(usize, &str)> = word_offsets(&lower);
-    let installs = words.iter().any(|(_, w)| *w == "install" || *w == "add" || *w == "sync");
+    let installs = words
+        .iter()
+        .any(|(_, w)| *w == "install" || *w == "add" || *w == "sync");
     if !installs {
         return;
     }
@@ -96,33 +101,58 @@ fn scan_command(script: &str, start: usize, end: usize, found: &mut Vec<Marker>)
         let abs = start + at + quote;
         if let Some(i) = word_trimmed.find(WHEEL_INDEX) {
             let rest = &word_trimmed[i + WHEEL_INDEX.len()..];
-            let rest = rest.strip_prefix("nightly/").or_else(|| rest.strip_prefix("test/")).unwrap_or(rest);
-            let variant: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-').collect();
+            let rest = rest
+                .strip_prefix("nightly/")
+                .or_else(|| rest.strip_prefix("test/"))
+                .unwrap_or(rest);
+            let variant: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+                .collect();
             if let Some(build) = Build::of_variant(&variant) {
-                found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+                found.push(Marker {
+                    build,
+                    start: abs,
+                    end: abs + word_trimmed.len(),
+                });
             }
             continue;
         }
         if word_trimmed.starts_with("torch")
             && let Some((_, local)) = word_trimmed.split_once('+')
         {
-            let variant: String = local.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
+            let variant: String = local
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
+                .collect();
             if let Some(build) = Build::of_variant(&variant) {
-                found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+                found.push(Marker {
+                    build,
+                    start: abs,
+                    end: abs + word_trimmed.len(),
+                });
             }
             continue;
         }
-        let backend = word_trimmed
-            .strip_prefix("--torch-backend=")
-            .or_else(|| (word_trimmed == "--torch-backend").then(|| words.get(k + 1).map_or("", |w| w.1)));
+        let backend = word_trimmed.strip_prefix("--torch-backend=").or_else(|| {
+            (word_trimmed == "--torch-backend").then(|| words.get(k + 1).map_or("", |w| w.1))
+        });
         if let Some(variant) = backend
             && let Some(build) = Build::of_variant(variant.trim_matches(['"', '\'']))
         {
-            found.push(Marker { build, start: abs, end: abs + word_trimmed.len() });
+            found.push(Marker {
+                build,
+                start: abs,
+                end: abs + word_trimmed.len(),
+            });
             continue;
         }
         if conda && word_trimmed == "cpuonly" {
-            found.push(Marker { build: Build::Cpu, start: abs, end: abs + word_trimmed.len() });
+            found.push(Marker {
+                build: Build::Cpu,
+                start: abs,
+                end: abs + word_trimmed.len(),
+            });
         }
     }
 }
@@ -150,12 +180,20 @@ fn word_offsets(text: &str) -> Vec<(usize, &str)> {
 fn env_build(name: &str, value: &str) -> Option<Build> {
     match name {
         "UV_TORCH_BACKEND" => Build::of_variant(value.trim()),
-        "PIP_INDEX_URL" | "PIP_EXTRA_INDEX_URL" | "PIP_FIND_LINKS" | "UV_INDEX_URL"
-        | "UV_EXTRA_INDEX_URL" | "UV_DEFAULT_INDEX" | "UV_INDEX" => {
+        "PIP_INDEX_URL"
+        | "PIP_EXTRA_INDEX_URL"
+        | "PIP_FIND_LINKS"
+        | "UV_INDEX_URL"
+        | "UV_EXTRA_INDEX_URL"
+        | "UV_DEFAULT_INDEX"
+        | "UV_INDEX" => {
             let at = value.find(WHEEL_INDEX)? + WHEEL_INDEX.len();
             let rest = &value[at..];
             let rest = rest.strip_prefix("nightly/").unwrap_or(rest);
-            let variant: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
+            let variant: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
+                .collect();
             Build::of_variant(&variant)
         }
         _ => None,
@@ -164,8 +202,12 @@ fn env_build(name: &str, value: &str) -> Option<Build> {
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for stage in 0..cx.model.stages.len() {
-        let Some(base) = cx.model.base(stage, &HashMap::new()) else { continue };
-        let Some(accelerator) = base.accelerator() else { continue };
+        let Some(base) = cx.model.base(stage, &HashMap::new()) else {
+            continue;
+        };
+        let Some(accelerator) = base.accelerator() else {
+            continue;
+        };
         let mut found: Vec<(Build, TextRange)> = Vec::new();
         for index in cx.model.stages[stage].body.clone() {
             let instruction = cx.model.instruction(index);
@@ -180,7 +222,11 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                         Args::Exec(words) => {
                             let script: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
                             for m in markers(&script.join(" ")) {
-                                let range = words.iter().map(|w| w.range).reduce(|a, b| a.cover(b)).unwrap_or(instruction.range);
+                                let range = words
+                                    .iter()
+                                    .map(|w| w.range)
+                                    .reduce(|a, b| a.cover(b))
+                                    .unwrap_or(instruction.range);
                                 found.push((m.build, range));
                             }
                         }
@@ -209,8 +255,14 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                 continue;
             }
             let (image_kind, consequence) = match accelerator {
-                Accelerator::Cuda => ("CUDA", "`torch.cuda.is_available()` is False and training runs on the CPU, or fails with `Torch not compiled with CUDA enabled`"),
-                Accelerator::Rocm => ("ROCm", "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU"),
+                Accelerator::Cuda => (
+                    "CUDA",
+                    "`torch.cuda.is_available()` is False and training runs on the CPU, or fails with `Torch not compiled with CUDA enabled`",
+                ),
+                Accelerator::Rocm => (
+                    "ROCm",
+                    "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU",
+                ),
             };
             out.report(range, format!("{} is installed into the {image_kind} image `{}`", build.describe(), base.image))
                 .label(format!("{} in {}", build.describe(), cx.describe_stage(stage)))
@@ -229,24 +281,49 @@ mod tests {
     use super::*;
 
     fn builds(script: &str) -> Vec<(Build, &str)> {
-        markers(script).iter().map(|m| (m.build, &script[m.start..m.end])).collect()
+        markers(script)
+            .iter()
+            .map(|m| (m.build, &script[m.start..m.end]))
+            .collect()
     }
 
     #[test]
     fn finds_wheel_indexes_pins_backends_and_cpuonly() {
         assert_eq!(
-            builds("apt-get update && pip install torch --index-url https://download.pytorch.org/whl/cpu"),
+            builds(
+                "apt-get update && pip install torch --index-url https://download.pytorch.org/whl/cpu"
+            ),
             [(Build::Cpu, "https://download.pytorch.org/whl/cpu")]
         );
-        assert_eq!(builds("pip3 install \"torch==2.3.1+cu121\""), [(Build::Cuda, "torch==2.3.1+cu121")]);
-        assert_eq!(builds("uv pip install torch --torch-backend=cpu"), [(Build::Cpu, "--torch-backend=cpu")]);
-        assert_eq!(builds("conda install -y pytorch cpuonly -c pytorch"), [(Build::Cpu, "cpuonly")]);
-        assert_eq!(builds("pip install --pre torch -f https://download.pytorch.org/whl/nightly/rocm6.2/torch"), [(Build::Rocm, "https://download.pytorch.org/whl/nightly/rocm6.2/torch")]);
+        assert_eq!(
+            builds("pip3 install \"torch==2.3.1+cu121\""),
+            [(Build::Cuda, "torch==2.3.1+cu121")]
+        );
+        assert_eq!(
+            builds("uv pip install torch --torch-backend=cpu"),
+            [(Build::Cpu, "--torch-backend=cpu")]
+        );
+        assert_eq!(
+            builds("conda install -y pytorch cpuonly -c pytorch"),
+            [(Build::Cpu, "cpuonly")]
+        );
+        assert_eq!(
+            builds(
+                "pip install --pre torch -f https://download.pytorch.org/whl/nightly/rocm6.2/torch"
+            ),
+            [(
+                Build::Rocm,
+                "https://download.pytorch.org/whl/nightly/rocm6.2/torch"
+            )]
+        );
     }
 
     #[test]
     fn ignores_urls_outside_install_commands() {
-        assert!(builds("echo https://download.pytorch.org/whl/cpu > note; pip install numpy").is_empty());
+        assert!(
+            builds("echo https://download.pytorch.org/whl/cpu > note; pip install numpy")
+                .is_empty()
+        );
         assert!(builds("pip install torch").is_empty());
     }
 
@@ -254,7 +331,9 @@ mod tests {
     fn non_ascii_text_is_scanned_without_panicking() {
         // `→` is three bytes; the boundary scan steps byte by byte through it.
         assert_eq!(
-            builds("echo \"→ done\" && pip install torch --index-url https://download.pytorch.org/whl/cpu"),
+            builds(
+                "echo \"→ done\" && pip install torch --index-url https://download.pytorch.org/whl/cpu"
+            ),
             [(Build::Cpu, "https://download.pytorch.org/whl/cpu")]
         );
     }

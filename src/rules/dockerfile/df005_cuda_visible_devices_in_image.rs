@@ -7,10 +7,10 @@ pub const CHECK: Check = Check::dockerfile(check);
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for setting in cx.model.env_settings() {
-            if setting.pair.key.text != "CUDA_VISIBLE_DEVICES" {
-                continue;
-            }
-            out.report(
+        if setting.pair.key.text != "CUDA_VISIBLE_DEVICES" {
+            continue;
+        }
+        out.report(
                 setting.pair.range,
                 format!("{} fixes which GPUs CUDA may use", cx.describe_stage(setting.stage)),
             )

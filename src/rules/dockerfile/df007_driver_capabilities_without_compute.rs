@@ -9,27 +9,31 @@ const NAME: &str = "NVIDIA_DRIVER_CAPABILITIES";
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for setting in cx.model.env_settings() {
-            let stage = setting.stage;
-            if setting.pair.key.text != NAME || setting.value.contains('$') {
-                continue;
-            }
-            let capabilities: Vec<&str> = setting.value.split(',').map(str::trim).collect();
-            if setting.value.trim().is_empty()
-                || capabilities.iter().any(|c| c.eq_ignore_ascii_case("compute") || c.eq_ignore_ascii_case("all"))
-            {
-                continue;
-            }
-            let Some(value) = &setting.pair.value else { continue };
-            // After an opening quote, so the quoting stays as written.
-            let written = cx.source(value.range);
-            let at = value.range.start as usize + usize::from(written.starts_with(['"', '\'']));
-            let fix = Fix::new(
-                format!("Add `compute` to {NAME}"),
-                Applicability::Unsafe,
-                vec![Edit::insert(at as u32, "compute,")],
-                vec![DockerfileContext::env_path(stage, NAME)],
-            );
-            out.report(
+        let stage = setting.stage;
+        if setting.pair.key.text != NAME || setting.value.contains('$') {
+            continue;
+        }
+        let capabilities: Vec<&str> = setting.value.split(',').map(str::trim).collect();
+        if setting.value.trim().is_empty()
+            || capabilities
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case("compute") || c.eq_ignore_ascii_case("all"))
+        {
+            continue;
+        }
+        let Some(value) = &setting.pair.value else {
+            continue;
+        };
+        // After an opening quote, so the quoting stays as written.
+        let written = cx.source(value.range);
+        let at = value.range.start as usize + usize::from(written.starts_with(['"', '\'']));
+        let fix = Fix::new(
+            format!("Add `compute` to {NAME}"),
+            Applicability::Unsafe,
+            vec![Edit::insert(at as u32, "compute,")],
+            vec![DockerfileContext::env_path(stage, NAME)],
+        );
+        out.report(
                 setting.pair.range,
                 format!("{} gives containers the GPU driver without CUDA", cx.describe_stage(stage)),
             )

@@ -11,7 +11,11 @@ pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
-        for request in container.requests.iter().filter(|r| is_gpu_resource(&r.name)) {
+        for request in container
+            .requests
+            .iter()
+            .filter(|r| is_gpu_resource(&r.name))
+        {
             if container.limits.iter().any(|l| l.name == request.name) {
                 continue;
             }

@@ -1,20 +1,26 @@
 //! K8S002: GPU requests that differ from the limits, which the API server rejects.
 
 use crate::fix::Applicability;
-use crate::rules::kube_context::container_path;
 use crate::model::k8s::is_gpu_resource;
+use crate::rules::kube_context::container_path;
 use crate::rules::{Check, KubeContext, Reporter};
 
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
-        for request in container.requests.iter().filter(|r| is_gpu_resource(&r.name)) {
+        for request in container
+            .requests
+            .iter()
+            .filter(|r| is_gpu_resource(&r.name))
+        {
             let Some(limit) = container.limits.iter().find(|l| l.name == request.name) else {
                 continue;
             };
             // Placeholders and invalid values are not compared (K8S003 reports the latter).
-            let (Some(requested), Some(limited)) = (request.quantity.quantity(), limit.quantity.quantity()) else {
+            let (Some(requested), Some(limited)) =
+                (request.quantity.quantity(), limit.quantity.quantity())
+            else {
                 continue;
             };
             if requested.nanos == limited.nanos {
@@ -28,7 +34,11 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let fix = cx.fix(
                 format!("Set the limit `{}` to the request, {value}", request.name),
                 Applicability::Unsafe,
-                [Some(cx.replace(limit.value, path, cx.yaml().str(request.value).unwrap_or(value)))],
+                [Some(cx.replace(
+                    limit.value,
+                    path,
+                    cx.yaml().str(request.value).unwrap_or(value),
+                ))],
             );
             out.report(
                 cx.entry_range(request.key, request.value),

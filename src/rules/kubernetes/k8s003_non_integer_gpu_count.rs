@@ -13,7 +13,9 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
         for resource in resources.filter(|r| is_gpu_resource(&r.name)) {
             let problem = match &resource.quantity {
                 QuantityValue::Parsed(q) if q.nanos < 0 => "is negative".to_string(),
-                QuantityValue::Parsed(q) if q.whole().is_none() => "is not a whole number of GPUs".to_string(),
+                QuantityValue::Parsed(q) if q.whole().is_none() => {
+                    "is not a whole number of GPUs".to_string()
+                }
                 QuantityValue::Invalid(e) => format!("is not a quantity: {e}"),
                 _ => continue,
             };

@@ -33,12 +33,29 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let gpu = container.gpu().expect("filtered on GPUs");
             let large = pod.needs_large_shm(container);
             let request = cx.entry_range(gpu.resource.key, gpu.resource.value);
-            let name = cx.yaml().get(container.map, "name").map(|e| cx.range(e.value));
+            let name = cx
+                .yaml()
+                .get(container.map, "name")
+                .map(|e| cx.range(e.value));
             let finding = out
-                .report(name.unwrap_or(request), format!("GPU {} runs with the default 64 MiB /dev/shm", pod.describe_container(container)))
-                .severity(if large { Severity::Error } else { Severity::Warning })
+                .report(
+                    name.unwrap_or(request),
+                    format!(
+                        "GPU {} runs with the default 64 MiB /dev/shm",
+                        pod.describe_container(container)
+                    ),
+                )
+                .severity(if large {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                })
                 .label("mounts nothing at /dev/shm, and the pod does not set `hostIPC`");
-            let finding = if name.is_some() { finding.related(request, "the GPU request") } else { finding };
+            let finding = if name.is_some() {
+                finding.related(request, "the GPU request")
+            } else {
+                finding
+            };
             finding
                 .note(format!("{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"))
                 .help(format!(
@@ -58,7 +75,14 @@ fn add_shm_volume_fix(cx: &KubeContext, pod: &Pod, containers: &[&Container]) ->
     // pod's new `volumes` key are inserted at the same offset, in this order.
     let mut changes: Vec<_> = containers
         .iter()
-        .map(|c| cx.append(c.map, &container_path(c), &["volumeMounts"], shm_mount(&name)))
+        .map(|c| {
+            cx.append(
+                c.map,
+                &container_path(c),
+                &["volumeMounts"],
+                shm_mount(&name),
+            )
+        })
         .collect();
     let volume = NewNode::map([
         ("name", NewNode::scalar(name.as_str())),

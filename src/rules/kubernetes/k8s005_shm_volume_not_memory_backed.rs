@@ -10,7 +10,13 @@ pub const CHECK: Check = Check::kubernetes(check);
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
         for (index, volume) in pod.spec.volumes.iter().enumerate() {
-            let VolumeSource::EmptyDir { memory: false, node, key, .. } = volume.source else {
+            let VolumeSource::EmptyDir {
+                memory: false,
+                node,
+                key,
+                ..
+            } = volume.source
+            else {
                 continue;
             };
             if pod.spec.shm_mounters(volume).next().is_none() {
@@ -19,7 +25,12 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let fix = cx.fix(
                 "Add `medium: Memory`",
                 Applicability::Unsafe,
-                [cx.insert(volume.node, &pod.volume_path(index), &["emptyDir", "medium"], NewNode::scalar("Memory"))],
+                [cx.insert(
+                    volume.node,
+                    &pod.volume_path(index),
+                    &["emptyDir", "medium"],
+                    NewNode::scalar("Memory"),
+                )],
             );
             out.report(
                 cx.entry_range(key, node),

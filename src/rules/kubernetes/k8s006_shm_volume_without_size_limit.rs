@@ -11,7 +11,13 @@ pub const CHECK: Check = Check::kubernetes(check);
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
         for (index, volume) in pod.spec.volumes.iter().enumerate() {
-            let VolumeSource::EmptyDir { memory: true, size_limit: None, node, key } = volume.source else {
+            let VolumeSource::EmptyDir {
+                memory: true,
+                size_limit: None,
+                node,
+                key,
+            } = volume.source
+            else {
                 continue;
             };
             let users: Vec<_> = pod.spec.shm_mounters(volume).collect();
@@ -23,7 +29,12 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let fix = cx.fix(
                 format!("Add `sizeLimit: {size}`"),
                 Applicability::Unsafe,
-                [cx.insert(volume.node, &pod.volume_path(index), &["emptyDir", "sizeLimit"], NewNode::scalar(size.as_str()))],
+                [cx.insert(
+                    volume.node,
+                    &pod.volume_path(index),
+                    &["emptyDir", "sizeLimit"],
+                    NewNode::scalar(size.as_str()),
+                )],
             );
             out.report(
                 cx.entry_range(key, node),

@@ -18,34 +18,76 @@ fn is_byte_resource(name: &str) -> bool {
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
-        for (which, list) in [("requests", &container.requests), ("limits", &container.limits)] {
+        for (which, list) in [
+            ("requests", &container.requests),
+            ("limits", &container.limits),
+        ] {
             for resource in list.iter().filter(|r| is_byte_resource(&r.name)) {
                 let path = container_path(container)
                     .child(container.resources_field)
                     .child(which)
                     .child(resource.name.as_str());
-                let owner = format!("`{}` of {}", resource.name, pod.describe_container(container));
-                report(cx, out, &resource.quantity, resource.value, cx.entry_range(resource.key, resource.value), &owner, path);
+                let owner = format!(
+                    "`{}` of {}",
+                    resource.name,
+                    pod.describe_container(container)
+                );
+                report(
+                    cx,
+                    out,
+                    &resource.quantity,
+                    resource.value,
+                    cx.entry_range(resource.key, resource.value),
+                    &owner,
+                    path,
+                );
             }
         }
     }
     for pod in cx.pods() {
         for (index, volume) in pod.spec.volumes.iter().enumerate() {
-            let VolumeSource::EmptyDir { size_limit: Some((key, value, ref quantity)), .. } = volume.source else {
+            let VolumeSource::EmptyDir {
+                size_limit: Some((key, value, ref quantity)),
+                ..
+            } = volume.source
+            else {
                 continue;
             };
             let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
-            let owner = format!("the `sizeLimit` of volume `{}` in {}", volume.name.as_deref().unwrap_or(""), pod.describe());
-            report(cx, out, quantity, value, cx.entry_range(key, value), &owner, path);
+            let owner = format!(
+                "the `sizeLimit` of volume `{}` in {}",
+                volume.name.as_deref().unwrap_or(""),
+                pod.describe()
+            );
+            report(
+                cx,
+                out,
+                quantity,
+                value,
+                cx.entry_range(key, value),
+                &owner,
+                path,
+            );
         }
     }
 }
 
-fn report(cx: &KubeContext, out: &mut Reporter, quantity: &QuantityValue, value: NodeId, range: TextRange, owner: &str, path: ModelPath) {
+fn report(
+    cx: &KubeContext,
+    out: &mut Reporter,
+    quantity: &QuantityValue,
+    value: NodeId,
+    range: TextRange,
+    owner: &str,
+    path: ModelPath,
+) {
     let written = cx.source(value).trim_matches(['"', '\'']);
     let (message, label, note, corrected) = match quantity {
         QuantityValue::Parsed(q) if q.suffix.is_milli() => (
-            format!("{owner} is `{written}`: {} bytes, not mebibytes", milli_bytes(written)),
+            format!(
+                "{owner} is `{written}`: {} bytes, not mebibytes",
+                milli_bytes(written)
+            ),
             "`m` means milli (1/1000)".to_string(),
             "Kubernetes reads `m` as milli, as in CPU quantities; for bytes use `Mi` (mebibytes) or `M` (megabytes)",
             Some(format!("{}Mi", written.trim_end_matches('m'))),
@@ -59,7 +101,11 @@ fn report(cx: &KubeContext, out: &mut Reporter, quantity: &QuantityValue, value:
         _ => return,
     };
     let fix = corrected.as_deref().and_then(|c| -> Option<Fix> {
-        cx.fix(format!("Write `{c}`"), Applicability::Unsafe, [Some(cx.replace(value, path, c))])
+        cx.fix(
+            format!("Write `{c}`"),
+            Applicability::Unsafe,
+            [Some(cx.replace(value, path, c))],
+        )
     });
     out.report(range, message)
         .label(label)

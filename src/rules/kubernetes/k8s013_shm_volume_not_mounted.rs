@@ -19,7 +19,12 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             let fix = cx.fix(
                 format!("Mount `{name}` at /dev/shm"),
                 Applicability::Safe,
-                [cx.append(container.map, &container_path(container), &["volumeMounts"], shm_mount(name))],
+                [cx.append(
+                    container.map,
+                    &container_path(container),
+                    &["volumeMounts"],
+                    shm_mount(name),
+                )],
             );
             let at = cx
                 .yaml()

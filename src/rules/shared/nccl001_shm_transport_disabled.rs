@@ -4,7 +4,9 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
+use crate::rules::{
+    Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
+};
 
 pub const CHECK: Check = Check::both(compose, kubernetes)
     .and_dockerfile(dockerfile)
@@ -16,7 +18,12 @@ fn disables_shm(var: EnvView) -> bool {
     var.name == NAME && var.value.map(str::trim) == Some("1")
 }
 
-fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str, remedy: &str) -> DiagnosticBuilder<'r> {
+fn report<'r>(
+    out: &'r mut Reporter,
+    var: EnvView,
+    owner: &str,
+    remedy: &str,
+) -> DiagnosticBuilder<'r> {
     out.report(var.range, format!("{owner} disables NCCL's shared-memory transport"))
         .label("NCCL_SHM_DISABLE is a debugging switch")
         .note("NCCL's docs say debugging variables \"should not be used in production\": GPUs in this container then talk over sockets or IB instead of shared memory, and collectives slow down; it is usually a workaround for a too-small /dev/shm")
@@ -26,8 +33,13 @@ fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str, remedy: &str) ->
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         if let Some(var) = service.env(NAME).filter(|v| disables_shm(v.view())) {
-            report(out, var.view(), &format!("service `{}`", service.name), "`shm_size` or `ipc: host`")
-                .fix(remove_env_fix(cx, service, var));
+            report(
+                out,
+                var.view(),
+                &format!("service `{}`", service.name),
+                "`shm_size` or `ipc: host`",
+            )
+            .fix(remove_env_fix(cx, service, var));
         }
     }
 }
@@ -35,23 +47,48 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
         if let Some(var) = container.env(NAME).filter(|v| disables_shm(v.view())) {
-            report(out, var.view(), &pod.describe_container(container), "an `emptyDir` with `medium: Memory` mounted at /dev/shm")
-                .fix(cx.remove_env_fix(container, var));
+            report(
+                out,
+                var.view(),
+                &pod.describe_container(container),
+                "an `emptyDir` with `medium: Memory` mounted at /dev/shm",
+            )
+            .fix(cx.remove_env_fix(container, var));
         }
     }
 }
 
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for setting in cx.model.env_settings().iter().filter(|s| disables_shm(s.view())) {
+    for setting in cx
+        .model
+        .env_settings()
+        .iter()
+        .filter(|s| disables_shm(s.view()))
+    {
         let owner = cx.describe_stage(setting.stage);
-        report(out, setting.view(), &owner, "`shm_size` or `ipc: host` at run time")
-            .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
+        report(
+            out,
+            setting.view(),
+            &owner,
+            "`shm_size` or `ipc: host` at run time",
+        )
+        .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
     }
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_shm(*v)) {
-        report(out, var, &ScriptContext::describe_run(site), "`--shm-size` or `--ipc=host`")
-            .fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
+        report(
+            out,
+            var,
+            &ScriptContext::describe_run(site),
+            "`--shm-size` or `--ipc=host`",
+        )
+        .fix(cx.remove_option_fix(
+            site,
+            option,
+            format!("Remove `-e {}`", var.name),
+            Applicability::Unsafe,
+        ));
     }
 }

@@ -5,7 +5,9 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
+use crate::rules::{
+    Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
+};
 
 pub const CHECK: Check = Check::both(compose, kubernetes)
     .and_dockerfile(dockerfile)
@@ -29,7 +31,11 @@ fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str) -> DiagnosticBui
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        for var in service.environment.iter().filter(|v| disables_p2p(v.view())) {
+        for var in service
+            .environment
+            .iter()
+            .filter(|v| disables_p2p(v.view()))
+        {
             report(out, var.view(), &format!("service `{}`", service.name))
                 .fix(remove_env_fix(cx, service, var));
         }
@@ -46,7 +52,12 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 }
 
 fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for setting in cx.model.env_settings().iter().filter(|s| disables_p2p(s.view())) {
+    for setting in cx
+        .model
+        .env_settings()
+        .iter()
+        .filter(|s| disables_p2p(s.view()))
+    {
         report(out, setting.view(), &cx.describe_stage(setting.stage))
             .fix(cx.remove_env_fix(setting, Applicability::Unsafe));
     }
@@ -54,7 +65,11 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_p2p(*v)) {
-        report(out, var, &ScriptContext::describe_run(site))
-            .fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
+        report(out, var, &ScriptContext::describe_run(site)).fix(cx.remove_option_fix(
+            site,
+            option,
+            format!("Remove `-e {}`", var.name),
+            Applicability::Unsafe,
+        ));
     }
 }

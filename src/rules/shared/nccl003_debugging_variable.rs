@@ -5,7 +5,9 @@ use crate::fix::Applicability;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
-use crate::rules::{Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
+use crate::rules::{
+    Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
+};
 
 pub const CHECK: Check = Check::both(compose, kubernetes)
     .and_dockerfile(dockerfile)
@@ -83,7 +85,12 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for (site, option, var) in cx.run_env() {
         if let Some(finding) = report(out, var, &ScriptContext::describe_run(site)) {
-            finding.fix(cx.remove_option_fix(site, option, format!("Remove `-e {}`", var.name), Applicability::Unsafe));
+            finding.fix(cx.remove_option_fix(
+                site,
+                option,
+                format!("Remove `-e {}`", var.name),
+                Applicability::Unsafe,
+            ));
         }
     }
 }

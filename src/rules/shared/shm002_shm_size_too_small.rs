@@ -2,14 +2,14 @@
 //! or tmpfs size, or the `sizeLimit` of a Kubernetes `/dev/shm` emptyDir.
 
 use crate::fix::Applicability;
+use crate::fix::Edit;
 use crate::model::compose::{EffectiveShm, ShmMount};
+use crate::model::docker_run::RunShm;
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
 use crate::model::size::{HumanBytes, MIB, SizeValue};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, needs_large_shm, set_shm_size_fix};
-use crate::fix::Edit;
-use crate::model::docker_run::RunShm;
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings, ScriptContext};
 use crate::text::TextRange;
 
@@ -29,7 +29,11 @@ fn report<'r>(
     if bytes >= threshold {
         return None;
     }
-    let kind = if multi_gpu { "multi-GPU or distributed" } else { "GPU" };
+    let kind = if multi_gpu {
+        "multi-GPU or distributed"
+    } else {
+        "GPU"
+    };
     Some(
         out.report(
             range,
@@ -63,7 +67,10 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
         let bare = matches!(
             service.shm_size.as_ref().map(|s| &s.value),
-            Some(SizeValue::Bytes { bare_number: true, .. })
+            Some(SizeValue::Bytes {
+                bare_number: true,
+                ..
+            })
         );
         if bare && bytes < MIB {
             continue;
@@ -71,7 +78,15 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let subject = format!("service `{}`", service.name);
         let suggested = format!("\"{}\"", cx.settings.fix_shm_size);
         let multi = needs_large_shm(service);
-        let Some(finding) = report(out, cx.settings, cx.range(node), bytes, multi, &subject, &suggested) else {
+        let Some(finding) = report(
+            out,
+            cx.settings,
+            cx.range(node),
+            bytes,
+            multi,
+            &subject,
+            &suggested,
+        ) else {
             continue;
         };
         // Only a plain `shm_size` is rewritten: an interpolated default or a
@@ -91,19 +106,36 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
         for (index, volume) in pod.spec.volumes.iter().enumerate() {
-            let VolumeSource::EmptyDir { memory: true, size_limit: Some((_, value, QuantityValue::Parsed(quantity))), .. } = &volume.source else {
+            let VolumeSource::EmptyDir {
+                memory: true,
+                size_limit: Some((_, value, QuantityValue::Parsed(quantity))),
+                ..
+            } = &volume.source
+            else {
                 continue;
             };
             // `512m` (milli) is K8S008's finding.
             if quantity.suffix.is_milli() {
                 continue;
             }
-            let users: Vec<_> = pod.spec.shm_mounters(volume).filter(|c| c.gpu().is_some()).collect();
+            let users: Vec<_> = pod
+                .spec
+                .shm_mounters(volume)
+                .filter(|c| c.gpu().is_some())
+                .collect();
             let Some(first) = users.first() else { continue };
             let multi = users.iter().any(|c| pod.needs_large_shm(c));
             let size = cx.settings.fix_shm_quantity();
             let subject = pod.describe_container(first);
-            let Some(finding) = report(out, cx.settings, cx.range(*value), quantity.bytes_ceil(), multi, &subject, &format!("`{size}`")) else {
+            let Some(finding) = report(
+                out,
+                cx.settings,
+                cx.range(*value),
+                quantity.bytes_ceil(),
+                multi,
+                &subject,
+                &format!("`{size}`"),
+            ) else {
                 continue;
             };
             let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
@@ -112,7 +144,9 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 Applicability::Unsafe,
                 [Some(cx.replace(*value, path, &size))],
             );
-            finding.label("the emptyDir's `sizeLimit` caps /dev/shm").fix(fix);
+            finding
+                .label("the emptyDir's `sizeLimit` caps /dev/shm")
+                .fix(fix);
         }
     }
 }
@@ -123,28 +157,47 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         if run.gpu_request().is_none() {
             continue;
         }
-        let RunShm::Sized { option, value: SizeValue::Bytes { bytes, bare_number } } = run.shm() else {
+        let RunShm::Sized {
+            option,
+            value: SizeValue::Bytes { bytes, bare_number },
+        } = run.shm()
+        else {
             continue;
         };
         if bare_number && bytes < MIB {
             continue;
         }
         let shm = &run.options[option];
-        let Some(value_range) = shm.value_range else { continue };
+        let Some(value_range) = shm.value_range else {
+            continue;
+        };
         let multi = run.needs_large_shm();
         let size = &cx.settings.fix_shm_size;
         let subject = format!("container started by `{}`", run.invocation());
-        let Some(finding) = report(out, cx.settings, shm.range, bytes, multi, &subject, &format!("`{size}`")) else {
+        let Some(finding) = report(
+            out,
+            cx.settings,
+            shm.range,
+            bytes,
+            multi,
+            &subject,
+            &format!("`{size}`"),
+        ) else {
             continue;
         };
         // Only a value written on its own (`--shm-size=1g`, `--shm-size 1g`)
         // is replaced; a quoted one would need its quotes kept.
         let written = &cx.text[value_range.as_range()];
         let fix = (Some(written) == shm.value.as_deref()).then(|| {
-            cx.run_fix(site, format!("Raise `--shm-size` to {size}"), Applicability::Unsafe, vec![Edit {
-                range: value_range,
-                content: size.clone(),
-            }])
+            cx.run_fix(
+                site,
+                format!("Raise `--shm-size` to {size}"),
+                Applicability::Unsafe,
+                vec![Edit {
+                    range: value_range,
+                    content: size.clone(),
+                }],
+            )
         });
         finding.label("`--shm-size` caps /dev/shm").fix(fix);
     }

@@ -6,7 +6,9 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else { return };
+    let Some(batch) = &cx.script.batch else {
+        return;
+    };
     for directive in &batch.directives {
         let written = &cx.text[directive.range.as_range()];
         if !(written.contains('$') || written.contains('`')) {

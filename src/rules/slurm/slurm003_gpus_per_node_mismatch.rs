@@ -7,13 +7,19 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else { return };
-    let Some((gpus, asked)) = batch.gpus_per_node() else { return };
+    let Some(batch) = &cx.script.batch else {
+        return;
+    };
+    let Some((gpus, asked)) = batch.gpus_per_node() else {
+        return;
+    };
     if gpus == 0 {
         return;
     }
     for launch in &cx.script.launches {
-        let Some((ranks, word)) = launch.ranks_per_node() else { continue };
+        let Some((ranks, word)) = launch.ranks_per_node() else {
+            continue;
+        };
         if ranks == gpus {
             continue;
         }
@@ -23,7 +29,10 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
                 "ranks share GPUs and NCCL aborts with `Duplicate GPU detected`",
             )
         } else {
-            (Severity::Warning, "the other GPUs sit idle for the whole job")
+            (
+                Severity::Warning,
+                "the other GPUs sit idle for the whole job",
+            )
         };
         let asked_text = &cx.text[asked.range.as_range()];
         out.report(

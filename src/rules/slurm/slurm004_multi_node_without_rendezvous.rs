@@ -5,7 +5,9 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else { return };
+    let Some(batch) = &cx.script.batch else {
+        return;
+    };
     let nodes = batch.count("--nodes");
     for launch in &cx.script.launches {
         let launch_nodes = launch.nnodes.as_deref().and_then(|n| n.parse::<u64>().ok());
@@ -13,7 +15,10 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
         if !multi_node || launch.has_rendezvous || launch.opaque_arguments {
             continue;
         }
-        if cx.script.assigns("MASTER_ADDR") || cx.script.assigns("PET_RDZV_ENDPOINT") || cx.script.assigns("PET_MASTER_ADDR") {
+        if cx.script.assigns("MASTER_ADDR")
+            || cx.script.assigns("PET_RDZV_ENDPOINT")
+            || cx.script.assigns("PET_MASTER_ADDR")
+        {
             continue;
         }
         let n = launch_nodes.or(nodes).unwrap_or(2);

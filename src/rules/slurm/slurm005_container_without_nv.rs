@@ -8,7 +8,9 @@ pub const CHECK: Check = Check::slurm(check);
 const GPU_FLAGS: &[&str] = &["--nv", "--nvccli", "--rocm"];
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else { return };
+    let Some(batch) = &cx.script.batch else {
+        return;
+    };
     if !batch.requests_gpus() {
         return;
     }
@@ -19,17 +21,23 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
         }) else {
             continue;
         };
-        let Some(sub) = words.get(at + 1).filter(|w| matches!(w.text.as_str(), "exec" | "run" | "shell")) else {
+        let Some(sub) = words
+            .get(at + 1)
+            .filter(|w| matches!(w.text.as_str(), "exec" | "run" | "shell"))
+        else {
             continue;
         };
         // Options sit between the subcommand and the image; a variable
         // there may hold `--nv`.
-        let options = words[at + 2..].iter().take_while(|w| w.text.starts_with('-') || w.dynamic);
+        let options = words[at + 2..]
+            .iter()
+            .take_while(|w| w.text.starts_with('-') || w.dynamic);
         let mut unknown = false;
         let mut has_gpu_flag = false;
         for word in options {
             unknown |= word.dynamic;
-            has_gpu_flag |= GPU_FLAGS.contains(&word.text.as_str()) || word.text.starts_with("--nv=");
+            has_gpu_flag |=
+                GPU_FLAGS.contains(&word.text.as_str()) || word.text.starts_with("--nv=");
         }
         if has_gpu_flag || unknown {
             continue;

@@ -1,0 +1,7 @@
+//! Rules that check Dockerfiles.
+
+pub mod df000_syntax_error;
+pub mod df001_gpu_base_image_unpinned;
+pub mod df003_torch_wheel_accelerator_mismatch;
+pub mod df005_cuda_visible_devices_in_image;
+pub mod df007_driver_capabilities_without_compute;
