@@ -273,6 +273,24 @@ fn fix_flow_entry_without_value() {
     fix(&input("fix/flow_entry_without_value"));
 }
 
+/// A service that repeats `shm_size`: the last one was taken, and SHM005's
+/// fix removing it revealed the first, invalid one. Compose refuses a
+/// repeated key, and so does the parser now; found by the fix target.
+#[test]
+fn fix_duplicate_key_revealed_by_fix() {
+    let data = input("fix/duplicate_key_revealed_by_fix");
+    fix(&data);
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let error = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap_err();
+    assert!(
+        error
+            .message
+            .contains("mapping key `shm_size` is already defined at line 8"),
+        "{}",
+        error.message
+    );
+}
+
 /// DF007's fix into an `ENV` value whose double quote closes on a later
 /// line leaves the finding (found by the fix target; the target skips it,
 /// see fuzz/fuzz_targets/common.rs).

@@ -230,11 +230,10 @@ impl Yaml {
                 continue;
             }
             let name = self.str(key);
-            if let Some(existing) = out.iter_mut().find(|e| self.str(e.key) == name) {
-                // A duplicate key written in the same mapping: the last one wins.
-                if !merged && !existing.merged {
-                    *existing = Entry { key, value, merged };
-                }
+            // A key the mapping already has (its own, or from an earlier merge
+            // source) wins; a mapping never repeats its own keys (see
+            // `refuse_duplicate_key`).
+            if out.iter().any(|e| self.str(e.key) == name) {
                 continue;
             }
             out.push(Entry { key, value, merged });
@@ -584,6 +583,7 @@ impl<'a> Builder<'a> {
                             (id, Value::Sequence(items), last)
                         }
                         Frame::Map { id, pairs, .. } => {
+                            self.refuse_duplicate_key(&pairs)?;
                             let last = pairs.last().map(|&(_, v)| v);
                             (id, Value::Mapping(pairs), last)
                         }
@@ -607,6 +607,35 @@ impl<'a> Builder<'a> {
             documents: self.documents,
             scalar_ranges: self.scalar_ranges,
         })
+    }
+
+    /// Docker Compose (yaml.v3) and kubectl refuse a mapping that repeats a
+    /// key, rather than letting the last one win; so does gpulint, at the
+    /// repeated key. A linter that took the last value would judge a file
+    /// the engine never runs, and a fix removing the last would reveal the first.
+    fn refuse_duplicate_key(&self, pairs: &[(NodeId, NodeId)]) -> Result<(), YamlError> {
+        if pairs.len() < 2 {
+            return Ok(());
+        }
+        let mut seen: HashMap<&str, NodeId> = HashMap::with_capacity(pairs.len());
+        for &(key, _) in pairs {
+            // yaml.v3 compares the key's text whatever its style, `<<` too.
+            let Value::Scalar { text, .. } = &self.nodes[key as usize].value else {
+                continue;
+            };
+            if let Some(&first) = seen.get(text.as_str()) {
+                let first_start = self.nodes[first as usize].range.start as usize;
+                let line = self.text[..first_start].matches('\n').count() + 1;
+                return Err(YamlError {
+                    message: format!(
+                        "mapping key `{text}` is already defined at line {line} (Docker Compose and kubectl refuse a repeated key)"
+                    ),
+                    offset: self.nodes[key as usize].range.start as usize,
+                });
+            }
+            seen.insert(text, key);
+        }
+        Ok(())
     }
 
     fn open(
@@ -690,6 +719,22 @@ mod tests {
 
     fn root(yaml: &Yaml) -> NodeId {
         yaml.documents[0].root.unwrap()
+    }
+
+    #[test]
+    fn a_repeated_key_is_refused_at_the_repeat() {
+        let text = "a:\n  x: 1\n  y: 2\n  x: 3\n";
+        let error = Yaml::parse(text).unwrap_err();
+        assert_eq!(error.offset, text.rfind("x: 3").unwrap());
+        assert!(error.message.contains("`x` is already defined at line 2"));
+        // In a flow mapping, and with one of the two quoted.
+        assert!(Yaml::parse("{a: 1, \"a\": 2}").is_err());
+        // yaml.v3 refuses a repeated merge key too; a merged key may be overridden.
+        assert!(Yaml::parse("b: &b {x: 1}\nd:\n  <<: *b\n  <<: *b\n").is_err());
+        let merged = "b: &b {x: 1}\nc: &c {y: 1}\nd:\n  <<: [*b, *c]\n  x: 2\n";
+        let yaml = Yaml::parse(merged).unwrap();
+        let d = yaml.get(root(&yaml), "d").unwrap().value;
+        assert_eq!(yaml.str(yaml.get(d, "x").unwrap().value), Some("2"));
     }
 
     #[test]
