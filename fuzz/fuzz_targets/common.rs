@@ -51,10 +51,3 @@ pub fn config_for(_text: &str) -> &'static Config {
         config
     })
 }
-
-/// Known bug, not fixed yet (reproducer: tests/fuzz_regressions/fix/
-/// df007_quote_spanning_lines, an ignored test): DF007's fix into an `ENV`
-/// value whose double quote closes on a later line leaves the finding.
-pub fn has_quote_spanning_lines(text: &str) -> bool {
-    text.lines().any(|l| l.matches('"').count() % 2 == 1)
-}

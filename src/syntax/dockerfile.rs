@@ -466,11 +466,19 @@ fn skip_space(text: &str, from: usize) -> usize {
         .map_or(text.len(), |i| from + i)
 }
 
-/// The end of a whitespace-separated word starting at `from`; quotes group.
+/// The end of a whitespace-separated word starting at `from`; quotes group,
+/// and a backslash escapes the next character (outside single quotes), as
+/// BuildKit's word splitting does.
 fn word_end(text: &str, from: usize) -> usize {
     let mut quote = None;
+    let mut escaped = false;
     for (i, c) in text[from..].char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
         match (quote, c) {
+            (None | Some('"'), '\\') => escaped = true,
             (None, '"' | '\'') => quote = Some(c),
             (Some(q), c) if c == q => quote = None,
             (None, c) if c.is_whitespace() => return from + i,
@@ -478,6 +486,27 @@ fn word_end(text: &str, from: usize) -> usize {
         }
     }
     text.len()
+}
+
+/// The quote a word opens and never closes (`"video,utility`), which
+/// BuildKit refuses: `unexpected end of statement while looking for
+/// matching double-quote`.
+fn unclosed_quote(word: &str) -> Option<char> {
+    let mut quote = None;
+    let mut escaped = false;
+    for c in word.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+    }
+    quote
 }
 
 /// Removes one level of surrounding quotes.
@@ -706,7 +735,26 @@ impl Instruction {
                     );
                 }
             }
-            "ENV" | "LABEL" => {
+            "ENV" | "LABEL" | "ARG" => {
+                for word in self.words() {
+                    if let Some(quote) = unclosed_quote(&word.text) {
+                        let (name, kind) = if quote == '"' {
+                            ("double", "double-quote")
+                        } else {
+                            ("single", "single-quote")
+                        };
+                        return Some(SyntaxError {
+                            message: format!(
+                                "`{}` has a {name} quote that is never closed (`failed to process \"…\": unexpected end of statement while looking for matching {kind}`)",
+                                self.keyword
+                            ),
+                            range: word.range,
+                        });
+                    }
+                }
+                if self.keyword == "ARG" {
+                    return None;
+                }
                 if let Some(pair) = self.key_values().iter().find(|p| p.value.is_none()) {
                     return Some(SyntaxError {
                         message: format!(
@@ -800,6 +848,31 @@ mod tests {
         assert_eq!(legacy[0].key.text, "LEGACY");
         assert_eq!(legacy[0].value.as_ref().unwrap().text, "some value");
         assert_eq!(at(text, legacy[0].range), "LEGACY some value");
+    }
+
+    /// Checked with the engine's builder (Engine 20.10): the first file is
+    /// refused with `unexpected end of statement while looking for matching
+    /// double-quote`, the second builds.
+    #[test]
+    fn an_unclosed_quote_is_an_error_and_escapes_are_not() {
+        let f = parse("FROM scratch\nENV D=\"x\nENV E=ok\n");
+        assert_eq!(f.errors.len(), 1, "{:?}", f.errors);
+        assert!(
+            f.errors[0]
+                .message
+                .contains("double quote that is never closed")
+        );
+        assert_eq!(f.instructions.len(), 2, "the ENV is left out of the model");
+        let f = parse("FROM scratch\nENV A=\"a\\\"b\" B=x\\ y C='it\"s'\nARG X='y\n");
+        assert_eq!(f.errors.len(), 1, "{:?}", f.errors);
+        assert!(f.errors[0].message.starts_with("`ARG` has a single quote"));
+        let env = &f.instructions[1];
+        let values: Vec<_> = env
+            .key_values()
+            .iter()
+            .map(|p| p.value.as_ref().unwrap().text.as_str())
+            .collect();
+        assert_eq!(values, ["a\"b", "x\\ y", "it\"s"]);
     }
 
     #[test]
