@@ -5,6 +5,8 @@
 
 use crate::text::TextRange;
 use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -73,6 +75,39 @@ impl ModelPath {
     }
 }
 
+/// A set of paths that answers "does this path overlap one of them" in time
+/// proportional to the path's depth, not to the set's size: a fix on an
+/// anchor that hundreds of services merge declares hundreds of paths, and
+/// verification asks about every path the fix changes.
+pub struct PathOverlap<'a> {
+    /// The paths themselves.
+    paths: HashSet<&'a [String]>,
+    /// Every prefix of every path, the paths included.
+    prefixes: HashSet<&'a [String]>,
+}
+
+impl<'a> PathOverlap<'a> {
+    pub fn new(paths: impl IntoIterator<Item = &'a ModelPath>) -> Self {
+        let mut set = PathOverlap {
+            paths: HashSet::new(),
+            prefixes: HashSet::new(),
+        };
+        for path in paths {
+            set.paths.insert(&path.0);
+            for end in 0..=path.0.len() {
+                set.prefixes.insert(&path.0[..end]);
+            }
+        }
+        set
+    }
+
+    /// Whether `path` overlaps (lies under, over or at) a path of the set.
+    pub fn overlaps(&self, path: &ModelPath) -> bool {
+        self.prefixes.contains(path.0.as_slice())
+            || (0..=path.0.len()).any(|end| self.paths.contains(&path.0[..end]))
+    }
+}
+
 impl std::fmt::Display for ModelPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0.join("."))
@@ -88,9 +123,10 @@ pub struct Fix {
     pub edits: Vec<Edit>,
     /// Where the resolved document must change.
     pub changes: Vec<ModelPath>,
-    /// Where it may also change: other services that share the edited
-    /// anchor (one that sets the key itself is not affected).
-    pub may_change: Vec<ModelPath>,
+    /// Where it may also change: the services that share the edited anchor
+    /// (one that sets the key itself is not affected). Shared by the fixes of
+    /// every service reaching the anchor, so a fan of them stays linear.
+    pub may_change: Arc<[ModelPath]>,
     /// The YAML document (0-based) the paths are in; the others must not change.
     pub document: usize,
 }
@@ -109,7 +145,7 @@ impl Fix {
             applicability,
             edits,
             changes,
-            may_change: Vec::new(),
+            may_change: Arc::from([]),
             document: 0,
         }
     }
@@ -200,5 +236,29 @@ mod tests {
         assert!(deploy.child("resources").overlaps(&deploy));
         assert!(!deploy.overlaps(&ModelPath::new(["services", "t", "ipc"])));
         assert_eq!(deploy.to_string(), "services.t.deploy");
+    }
+
+    #[test]
+    fn a_path_set_finds_overlaps_as_overlaps_does() {
+        let declared = [
+            ModelPath::new(["services", "a", "shm_size"]),
+            ModelPath::new(["services", "b"]),
+        ];
+        let set = PathOverlap::new(&declared);
+        let probes = [
+            ModelPath::new(["services", "a", "shm_size"]),
+            ModelPath::new(["services", "a", "shm_size", "x"]),
+            ModelPath::new(["services", "a"]),
+            ModelPath::new(["services"]),
+            ModelPath::new(Vec::<String>::new()),
+            ModelPath::new(["services", "a", "ipc"]),
+            ModelPath::new(["services", "b", "deploy", "resources"]),
+            ModelPath::new(["services", "c"]),
+            ModelPath::new(["volumes"]),
+        ];
+        for probe in &probes {
+            let expected = declared.iter().any(|d| d.overlaps(probe));
+            assert_eq!(set.overlaps(probe), expected, "{probe}");
+        }
     }
 }

@@ -281,3 +281,37 @@ fn insert_only_fixes_leave_every_other_byte_alone() {
         "\u{feff}# GPU stack\r\nservices:\r\n\r\n   trainer:     # main job\r\n       image: 'nvcr.io/nvidia/pytorch:24.01-py3'\t# pinned\r\n       command: [\"torchrun\", \"--nproc_per_node=4\", \"train.py\"]\r\n       deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 4, capabilities: [gpu]}]}}}\r\n       shm_size: \"8gb\"\r\n       ulimits:\r\n           memlock: -1\r\n\r\n   # a CPU helper\r\n   redis: {image: \"redis:7\"}"
     );
 }
+
+/// Many services merging one anchor: each finding's fix edits the anchor,
+/// names three of the services it also changes and counts the rest, and
+/// applying one fixes every service; no fix fails its verification.
+#[test]
+fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
+    let mut text = String::from(
+        "x-gpu: &gpu\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n  shm_size: 1gb\n  gpus: all\nservices:\n",
+    );
+    for i in 0..6 {
+        text.push_str(&format!("  s{i}:\n    <<: *gpu\n"));
+    }
+    let config = config_selecting(&["SHM002"]);
+    let diagnostics =
+        gpulint::engine::lint_text(&text, Path::new("compose.yaml"), &config).unwrap();
+    assert_eq!(diagnostics.len(), 6);
+    let fix = diagnostics[0].fix.as_ref().unwrap();
+    assert_eq!(
+        fix.title,
+        "Raise `shm_size` to \"8gb\" (in anchor `&gpu`, which also changes `s1`, `s2`, `s3` and 2 more)"
+    );
+    assert_eq!(fix.applicability, Applicability::Unsafe);
+    let outcome = fix_text(
+        &text,
+        Path::new("compose.yaml"),
+        &config,
+        FixMode { unsafe_fixes: true },
+    )
+    .unwrap();
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    assert!(outcome.fixed_text.contains("  shm_size: 8gb\n"), "{}", outcome.fixed_text);
+    let after = gpulint::engine::lint_text(&outcome.fixed_text, Path::new("compose.yaml"), &config);
+    assert_eq!(after.unwrap().len(), 0);
+}

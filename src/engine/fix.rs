@@ -9,7 +9,9 @@
 use super::config::Config;
 use super::{FileError, FileKind, lint_text};
 use crate::diagnostic::Diagnostic;
-use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
+use crate::fix::{
+    Applicability, Fix, ModelPath, PathOverlap, apply_edits, edits_are_well_formed, map_offset,
+};
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::script::{Script, ScriptKind};
 use crate::syntax::yaml::Yaml;
@@ -266,17 +268,10 @@ pub fn undeclared_among(changed: &Result<Vec<ModelPath>, String>, fix: &Fix) -> 
         Ok(changed) => changed,
         Err(why) => return Some(why.clone()),
     };
-    changed
-        .iter()
-        .find(|c| {
-            !fix.changes
-                .iter()
-                .chain(&fix.may_change)
-                .any(|d| d.overlaps(c))
-        })
-        .map(|c| {
-            format!("`{c}` reads the same anchored value through an alias and would change too")
-        })
+    let declared = PathOverlap::new(fix.changes.iter().chain(fix.may_change.iter()));
+    changed.iter().find(|c| !declared.overlaps(c)).map(|c| {
+        format!("`{c}` reads the same anchored value through an alias and would change too")
+    })
 }
 
 /// Checks the fix of `target`, one of `diagnostics` (the findings of
@@ -381,13 +376,8 @@ fn verify(
         }
         changed.extend(paths);
     }
-    let allowed = |c: &ModelPath| {
-        fix.changes
-            .iter()
-            .chain(&fix.may_change)
-            .any(|d| d.overlaps(c))
-    };
-    if let Some(stray) = changed.iter().find(|c| !allowed(c)) {
+    let declared = PathOverlap::new(fix.changes.iter().chain(fix.may_change.iter()));
+    if let Some(stray) = changed.iter().find(|c| !declared.overlaps(c)) {
         return Err(format!(
             "it also changes `{stray}`, which it did not mean to"
         ));

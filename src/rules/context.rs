@@ -7,6 +7,8 @@ use crate::model::size::{GIB, MIB};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
+use std::rc::Rc;
+use std::sync::Arc;
 
 /// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,9 +85,20 @@ pub struct AliasChecks {
     answers: std::cell::RefCell<
         std::collections::HashMap<String, Option<Result<Vec<ModelPath>, String>>>,
     >,
-    /// The services (by index) whose setting at a site (`shm_size`) is the
-    /// given node, directly or through merges and anchors.
-    reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId), Vec<usize>>>,
+    /// Who reaches a site's node, by (site, node, the paths a fix changes).
+    reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId, String), Rc<Reach>>>,
+    /// What each (set of edits, shared `may_change`) leaves undeclared.
+    undeclared: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<String>>>,
+}
+
+/// The services whose setting at a site (`shm_size`) is one node, directly
+/// or through merges and anchors, and the paths a fix there may change.
+pub struct Reach {
+    /// Indexes into the file's services, in file order.
+    services: Vec<usize>,
+    names: std::collections::HashSet<String>,
+    /// The `changes` of a fix at the site, for every service in `services`.
+    paths: Arc<[ModelPath]>,
 }
 
 impl<'a> ComposeContext<'a> {
@@ -243,64 +256,57 @@ impl<'a> ComposeContext<'a> {
         site_node: NodeId,
     ) -> Fix {
         // Other services reach the edited node through the same anchor, or
-        // merge the edited mapping into their own.
-        // Every fix of the many services merging one anchor edits the same
-        // node: which services reach it is worked out once per node.
-        let key = (site.join("."), site_node);
-        let reaching = self
-            .aliases
-            .reaching
-            .borrow_mut()
-            .entry(key)
-            .or_insert_with(|| {
-                self.services()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| {
-                        self.edit
-                            .locate(s.map, site)
-                            .is_some_and(|l| self.yaml().merges_from(l.node, site_node))
-                    })
-                    .map(|(i, _)| i)
-                    .collect()
-            })
-            .clone();
-        let others: Vec<&Service> = reaching
+        // merge the edited mapping into their own. Every fix of the many
+        // services merging one anchor edits the same node: which services
+        // reach it, and the paths they may change, are worked out once per
+        // node and shared, so a fan of n services costs O(n), not O(n²).
+        let reach = self.reach(site, site_node, changes);
+        let own = reach.names.contains(service.name.as_str());
+        let others = reach.services.len() - usize::from(own);
+        /// Services named in a title; the rest are counted.
+        const NAMED: usize = 3;
+        let mut names: Vec<String> = reach
+            .services
             .iter()
             .map(|&i| &self.services()[i])
             .filter(|s| s.name != service.name)
+            .take(NAMED)
+            .map(|s| format!("`{}`", s.name))
             .collect();
-        let names: Vec<String> = others.iter().map(|s| format!("`{}`", s.name)).collect();
-        match (&through_anchor, others.is_empty()) {
+        if others > NAMED {
+            names.push(format!("{} more", others - NAMED));
+        }
+        let listed = match names.len() {
+            0 | 1 => names.concat(),
+            n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+        };
+        match (&through_anchor, others == 0) {
             (Some(anchor), true) => title.push_str(&format!(" (in anchor `{anchor}`)")),
             (Some(anchor), false) => title.push_str(&format!(
-                " (in anchor `{anchor}`, which also changes {})",
-                names.join(", ")
+                " (in anchor `{anchor}`, which also changes {listed})"
             )),
             (None, false) => title.push_str(&format!(
-                " (also changes {}, which merge{} this service)",
-                names.join(", "),
-                if others.len() == 1 { "s" } else { "" }
+                " (also changes {listed}, which merge{} this service)",
+                if others == 1 { "s" } else { "" }
             )),
             (None, true) => {}
         }
-        if !others.is_empty() {
+        if others > 0 {
             applicability = applicability.min(Applicability::Unsafe);
         }
-        let paths = |s: &Service| {
-            changes
-                .iter()
-                .map(|c| self.service_path(s, c))
-                .collect::<Vec<_>>()
-        };
-        let mut fix =
-            Fix::new(title, applicability, edits, paths(service)).in_document(self.document);
-        fix.may_change = others.iter().flat_map(|s| paths(s)).collect();
+        let own_paths: Vec<ModelPath> = changes
+            .iter()
+            .map(|c| self.service_path(service, c))
+            .collect();
+        let mut fix = Fix::new(title, applicability, edits, own_paths).in_document(self.document);
+        if others > 0 {
+            fix.may_change = reach.paths.clone();
+        }
         // An alias elsewhere may read the anchored node the fix edits
         // (`mem_limit: *sz` reading `shm_size: &sz 1gb`), and would change
         // with it; verification would refuse such a fix, so it is only shown.
         if self.edits_reach_aliased_anchor(&fix.edits)
-            && let Some(reader) = self.undeclared_change(&fix)
+            && let Some(reader) = self.undeclared_change(&fix, own)
         {
             fix.applicability = Applicability::DisplayOnly;
             fix.title
@@ -338,19 +344,71 @@ impl<'a> ComposeContext<'a> {
 
     /// `engine::fix::undeclared_change`, with what the edits change worked
     /// out once per distinct set of edits.
-    fn undeclared_change(&self, fix: &Fix) -> Option<String> {
-        let mut key = String::new();
+    /// Which services reach `node` at `site`, worked out once per node.
+    fn reach(&self, site: &[&str], node: NodeId, changes: &[&[&str]]) -> Rc<Reach> {
+        let changes_key = changes
+            .iter()
+            .map(|c| c.join("."))
+            .collect::<Vec<_>>()
+            .join(",");
+        let key = (site.join("."), node, changes_key);
+        let mut memo = self.aliases.reaching.borrow_mut();
+        memo.entry(key)
+            .or_insert_with(|| {
+                let services: Vec<usize> = self
+                    .services()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| {
+                        self.edit
+                            .locate(s.map, site)
+                            .is_some_and(|l| self.yaml().merges_from(l.node, node))
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                let names = services
+                    .iter()
+                    .map(|&i| self.services()[i].name.clone())
+                    .collect();
+                let paths = services
+                    .iter()
+                    .flat_map(|&i| changes.iter().map(move |c| (i, c)))
+                    .map(|(i, c)| self.service_path(&self.services()[i], c))
+                    .collect();
+                Rc::new(Reach {
+                    services,
+                    names,
+                    paths,
+                })
+            })
+            .clone()
+    }
+
+    fn undeclared_change(&self, fix: &Fix, may_change_has_own: bool) -> Option<String> {
+        let mut edits_key = String::new();
         for e in &fix.edits {
-            key.push_str(&format!(
+            edits_key.push_str(&format!(
                 "{}:{}:{:?};",
                 e.range.start, e.range.end, e.content
             ));
         }
         let mut answers = self.aliases.answers.borrow_mut();
-        let changed = answers.entry(key).or_insert_with(|| {
+        let changed = answers.entry(edits_key.clone()).or_insert_with(|| {
             crate::engine::fix::paths_changed_by(self.text, fix.document, &fix.edits)
         });
-        crate::engine::fix::undeclared_among(changed.as_ref()?, fix)
+        // The fixes of a fan share their edits and their `may_change`, which
+        // holds their own `changes` too (`may_change_has_own`): one answer
+        // serves them all.
+        if !may_change_has_own || fix.may_change.is_empty() {
+            return crate::engine::fix::undeclared_among(changed.as_ref()?, fix);
+        }
+        let key = (edits_key, fix.may_change.as_ptr() as usize);
+        self.aliases
+            .undeclared
+            .borrow_mut()
+            .entry(key)
+            .or_insert_with(|| crate::engine::fix::undeclared_among(changed.as_ref()?, fix))
+            .clone()
     }
 }
 
