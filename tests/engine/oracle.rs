@@ -756,9 +756,10 @@ impl Engine {
                     continue;
                 }
             }
-            // The entrypoint printed what it saw before sleeping.
+            // The entrypoint printed what it saw before sleeping; CI builds
+            // in the background meanwhile, so a start may take seconds.
             let mut probe = String::new();
-            for _ in 0..50 {
+            for _ in 0..300 {
                 probe = String::from_utf8_lossy(&docker(&["logs", id]).stdout).to_string();
                 if probe.contains("PROBE") {
                     break;
