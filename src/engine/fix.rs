@@ -9,17 +9,13 @@
 use super::config::Config;
 use super::{FileError, FileKind, lint_text};
 use crate::diagnostic::Diagnostic;
-use crate::fix::{
-    Applicability, Fix, ModelPath, PathOverlap, apply_edits, edits_are_well_formed, map_offset,
-};
-use crate::model::dockerfile::DockerfileModel;
-use crate::model::script::{Script, ScriptKind};
+use crate::fix::{Applicability, Fix, PathOverlap, apply_edits, edits_are_well_formed, map_offset};
+use crate::model::resolved::{Resolved, changed_paths};
+use crate::model::script::ScriptKind;
 use crate::syntax::yaml::Yaml;
 use std::io::Write;
 use std::path::Path;
 
-/// A file expands to at most this many leaves for verification (alias bombs stop here).
-const MAX_VERIFIED_LEAVES: usize = 200_000;
 /// Bounds the fix loop; every kept fix removes a finding, so real files need far fewer.
 const MAX_FIXES_PER_FILE: usize = 500;
 
@@ -57,6 +53,15 @@ pub struct FailedFix {
     pub offset: usize,
 }
 
+/// A text's documents and resolved trees, read as its kind of file.
+fn resolve(text: &str, kind: FileKind) -> Resolved {
+    match kind {
+        FileKind::Dockerfile => Resolved::of_dockerfile(text),
+        FileKind::Script(kind) if kind != ScriptKind::Workflow => Resolved::of_script(text, kind),
+        _ => Resolved::of_yaml_text(text),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FixOutcome {
     /// The findings in the original text, before any fix.
@@ -86,7 +91,7 @@ pub fn fix_text(
     let mut diagnostics = lint_text(&current, path, config)?;
     let found = diagnostics.clone();
     let kind = FileKind::of_text(path, text);
-    let mut resolved = Resolved::of_text(&current, kind);
+    let mut resolved = resolve(&current, kind);
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
     // Fixes that failed, by code and where their finding is in `current`.
@@ -177,103 +182,6 @@ fn original_offset(history: &[Vec<crate::fix::Edit>], mut offset: u32) -> usize 
     offset as usize
 }
 
-/// One document's resolved tree as sorted (path, leaf) pairs.
-type DocumentLeaves = Vec<(Vec<String>, String)>;
-
-/// What verification compares: a text's documents and their resolved trees.
-struct Resolved {
-    documents: usize,
-    /// Every document's leaves; `None` when the file is too large to expand.
-    leaves: Option<Vec<DocumentLeaves>>,
-}
-
-impl Resolved {
-    /// Each document's resolved leaves, without top-level `x-` extension keys
-    /// (Compose ignores them; anchors often live there).
-    fn of(yaml: &Yaml) -> Self {
-        let leaves = yaml
-            .documents
-            .iter()
-            .map(|d| match d.root {
-                Some(root) => yaml.leaves(root, MAX_VERIFIED_LEAVES).map(|mut l| {
-                    l.retain(|(path, _)| !path.first().is_some_and(|k| k.starts_with("x-")));
-                    l.sort();
-                    l
-                }),
-                None => Some(Vec::new()),
-            })
-            .collect();
-        Resolved {
-            documents: yaml.documents.len(),
-            leaves,
-        }
-    }
-
-    /// A Dockerfile's meaning is one document: its stages' leaves; a
-    /// script's, its commands' words.
-    fn of_text(text: &str, kind: FileKind) -> Self {
-        match kind {
-            FileKind::Dockerfile => {
-                return Resolved {
-                    documents: 1,
-                    leaves: Some(vec![DockerfileModel::parse(text).leaves()]),
-                };
-            }
-            FileKind::Script(kind) if kind != ScriptKind::Workflow => {
-                return Resolved {
-                    documents: 1,
-                    leaves: Some(vec![Script::read(text, kind, None).leaves()]),
-                };
-            }
-            _ => {}
-        }
-        match Yaml::parse(text) {
-            Ok(yaml) => Resolved::of(&yaml),
-            Err(_) => Resolved {
-                documents: 0,
-                leaves: None,
-            },
-        }
-    }
-}
-
-/// Why applying `fix` would change its YAML document beyond what it declares
-/// (`changes` or `may_change`): an alias elsewhere reads the anchored node it
-/// edits, or loses the anchor it removes. `None` when it would not.
-pub fn undeclared_change(text: &str, fix: &Fix) -> Option<String> {
-    undeclared_among(&paths_changed_by(text, fix.document, &fix.edits)?, fix)
-}
-
-/// What applying `edits` changes in `document`: `Ok` with the changed
-/// paths, `Err` with why the result cannot be compared (an alias reads an
-/// anchor the edits remove). `None` when the file is too large to expand.
-pub fn paths_changed_by(
-    text: &str,
-    document: usize,
-    edits: &[crate::fix::Edit],
-) -> Option<Result<Vec<ModelPath>, String>> {
-    let old = Resolved::of_text(text, FileKind::Yaml).leaves?;
-    let Ok(new) = Yaml::parse(&apply_edits(text, edits)) else {
-        return Some(Err("an alias reads the anchor it would remove".into()));
-    };
-    let new = Resolved::of(&new).leaves?;
-    let (old, new) = (old.get(document)?, new.get(document)?);
-    Some(Ok(changed_paths(old, new)))
-}
-
-/// The first of `changed` (from [`paths_changed_by`]) that `fix` does not
-/// declare, as a reason.
-pub fn undeclared_among(changed: &Result<Vec<ModelPath>, String>, fix: &Fix) -> Option<String> {
-    let changed = match changed {
-        Ok(changed) => changed,
-        Err(why) => return Some(why.clone()),
-    };
-    let declared = PathOverlap::new(fix.changes.iter().chain(fix.may_change.iter()));
-    changed.iter().find(|c| !declared.overlaps(c)).map(|c| {
-        format!("`{c}` reads the same anchored value through an alias and would change too")
-    })
-}
-
 /// Checks the fix of `target`, one of `diagnostics` (the findings of
 /// `text`), as `--fix --unsafe-fixes` would before writing it, and returns
 /// the fixed text: how the language server decides which quick fixes to offer.
@@ -287,7 +195,7 @@ pub fn verify_fix(
     if target.fix.is_none() {
         return Err("the finding has no fix".into());
     }
-    let resolved = Resolved::of_text(text, FileKind::of_text(path, text));
+    let resolved = resolve(text, FileKind::of_text(path, text));
     let mode = FixMode { unsafe_fixes: true };
     verify(text, &resolved, diagnostics, target, path, config, mode).map(|v| v.text)
 }
@@ -296,37 +204,6 @@ struct Verified {
     text: String,
     resolved: Resolved,
     diagnostics: Vec<Diagnostic>,
-}
-
-/// Paths whose leaves differ between two sorted leaf lists.
-fn changed_paths(old: &[(Vec<String>, String)], new: &[(Vec<String>, String)]) -> Vec<ModelPath> {
-    let mut changed = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < old.len() || j < new.len() {
-        match (old.get(i), new.get(j)) {
-            (Some(a), Some(b)) if a.0 == b.0 => {
-                if a.1 != b.1 {
-                    changed.push(ModelPath(a.0.clone()));
-                }
-                i += 1;
-                j += 1;
-            }
-            (Some(a), Some(b)) if a.0 < b.0 => {
-                changed.push(ModelPath(a.0.clone()));
-                i += 1;
-            }
-            (Some(_), Some(b)) | (None, Some(b)) => {
-                changed.push(ModelPath(b.0.clone()));
-                j += 1;
-            }
-            (Some(a), None) => {
-                changed.push(ModelPath(a.0.clone()));
-                i += 1;
-            }
-            (None, None) => break,
-        }
-    }
-    changed
 }
 
 fn verify(
@@ -352,7 +229,7 @@ fn verify(
             .map_err(|e| format!("the fixed text is not valid YAML ({})", e.message))?;
         Resolved::of(&new_yaml)
     } else {
-        Resolved::of_text(&fixed, kind)
+        resolve(&fixed, kind)
     };
     if new_resolved.documents != resolved.documents {
         return Err(format!(
@@ -678,34 +555,7 @@ mod unix {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn leaves(text: &str) -> Vec<(Vec<String>, String)> {
-        Resolved::of_text(text, FileKind::Yaml)
-            .leaves
-            .unwrap()
-            .remove(0)
-    }
-
-    #[test]
-    fn changed_paths_finds_added_removed_and_edited_leaves() {
-        let old = leaves("s:\n  a: 1\n  b: 2\n  c: x\n");
-        let new = leaves("s:\n  a: 1\n  b: \"2\"\n  d: {e: 1}\n");
-        let changed: Vec<String> = changed_paths(&old, &new)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(changed, ["s.b", "s.c", "s.d.e"]);
-    }
-
-    #[test]
-    fn extension_keys_and_merge_order_do_not_count_as_changes() {
-        let old = leaves("x-a: &a {k: 1}\ns:\n  <<: *a\n  j: 2\n");
-        let new = leaves("x-a: &a {k: 1, note: y}\ns:\n  j: 2\n  <<: *a\n");
-        assert_eq!(
-            changed_paths(&old, &new),
-            vec![ModelPath::new(["s", "note"])]
-        );
-    }
+    use crate::fix::ModelPath;
 
     #[test]
     fn diff_has_git_headers_and_keeps_crlf() {
@@ -746,7 +596,7 @@ mod tests {
         target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
         verify(
             text,
-            &Resolved::of_text(text, FileKind::Yaml),
+            &Resolved::of_yaml_text(text),
             &diagnostics,
             &target,
             path,
@@ -839,7 +689,7 @@ mod tests {
         );
         let reason = verify(
             &text,
-            &Resolved::of_text(&text, FileKind::Yaml),
+            &Resolved::of_yaml_text(&text),
             &diagnostics,
             &target,
             path,

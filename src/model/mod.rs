@@ -7,6 +7,7 @@ pub mod dockerfile;
 pub mod k8s;
 pub mod project;
 pub mod quantity;
+pub mod resolved;
 pub mod runtime;
 pub mod script;
 pub mod size;

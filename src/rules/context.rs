@@ -80,7 +80,7 @@ pub struct ComposeContext<'a> {
 pub struct AliasChecks {
     /// The spans (`props_start..end`) of anchored nodes some alias reads.
     aliased: std::cell::OnceCell<Vec<(u32, u32)>>,
-    /// What each distinct set of edits changes (`engine::fix::paths_changed_by`).
+    /// What each distinct set of edits changes (`model::resolved::paths_changed_by`).
     #[allow(clippy::type_complexity)]
     answers: std::cell::RefCell<
         std::collections::HashMap<String, Option<Result<Vec<ModelPath>, String>>>,
@@ -342,7 +342,7 @@ impl<'a> ComposeContext<'a> {
         })
     }
 
-    /// `engine::fix::undeclared_change`, with what the edits change worked
+    /// `model::resolved::undeclared_among`, with what the edits change worked
     /// out once per distinct set of edits.
     /// Which services reach `node` at `site`, worked out once per node.
     fn reach(&self, site: &[&str], node: NodeId, changes: &[&[&str]]) -> Rc<Reach> {
@@ -394,20 +394,20 @@ impl<'a> ComposeContext<'a> {
         }
         let mut answers = self.aliases.answers.borrow_mut();
         let changed = answers.entry(edits_key.clone()).or_insert_with(|| {
-            crate::engine::fix::paths_changed_by(self.text, fix.document, &fix.edits)
+            crate::model::resolved::paths_changed_by(self.text, fix.document, &fix.edits)
         });
         // The fixes of a fan share their edits and their `may_change`, which
         // holds their own `changes` too (`may_change_has_own`): one answer
         // serves them all.
         if !may_change_has_own || fix.may_change.is_empty() {
-            return crate::engine::fix::undeclared_among(changed.as_ref()?, fix);
+            return crate::model::resolved::undeclared_among(changed.as_ref()?, fix);
         }
         let key = (edits_key, fix.may_change.as_ptr() as usize);
         self.aliases
             .undeclared
             .borrow_mut()
             .entry(key)
-            .or_insert_with(|| crate::engine::fix::undeclared_among(changed.as_ref()?, fix))
+            .or_insert_with(|| crate::model::resolved::undeclared_among(changed.as_ref()?, fix))
             .clone()
     }
 }
