@@ -311,7 +311,11 @@ fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     )
     .unwrap();
     assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
-    assert!(outcome.fixed_text.contains("  shm_size: 8gb\n"), "{}", outcome.fixed_text);
+    assert!(
+        outcome.fixed_text.contains("  shm_size: 8gb\n"),
+        "{}",
+        outcome.fixed_text
+    );
     let after = gpulint::engine::lint_text(&outcome.fixed_text, Path::new("compose.yaml"), &config);
     assert_eq!(after.unwrap().len(), 0);
 }
