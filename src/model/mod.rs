@@ -10,6 +10,7 @@ pub mod project;
 pub mod quantity;
 pub mod runtime;
 pub mod script;
+pub mod script_env;
 pub mod size;
 pub mod slurm;
 pub mod workload;

@@ -77,6 +77,16 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    // Set by the script for what it runs: reported, not removed (a removed
+    // line would shift every later command).
+    for setting in cx.script_env().filter(|s| disables_shm(s.view())) {
+        report(
+            out,
+            setting.view(),
+            "the script",
+            "`--shm-size` or `--ipc=host` for a container",
+        );
+    }
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_shm(*v)) {
         report(
             out,

@@ -64,6 +64,11 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    // Set by the script for what it runs: reported, not removed (a removed
+    // line would shift every later command).
+    for setting in cx.script_env().filter(|s| disables_p2p(s.view())) {
+        report(out, setting.view(), "the script");
+    }
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_p2p(*v)) {
         report(out, var, &ScriptContext::describe_run(site)).fix(cx.remove_option_fix(
             site,

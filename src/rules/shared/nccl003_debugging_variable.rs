@@ -109,6 +109,17 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    // Set by the script for what it runs: only a transport switched off or
+    // an unsafe protocol. Batch and launch scripts are where sites keep
+    // their tuning (`NCCL_ALGO=Ring` across nodes), which is not flagged
+    // there. Reported, not removed: a removed line shifts later commands.
+    for setting in cx.script_env() {
+        let warns = classify(&setting.name, setting.value.as_deref().unwrap_or(""))
+            .is_some_and(|(severity, _)| severity == Severity::Warning);
+        if warns {
+            report(out, setting.view(), "the script");
+        }
+    }
     for (site, option, var) in cx.run_env() {
         if let Some(finding) = report(out, var, &ScriptContext::describe_run(site)) {
             finding.fix(cx.remove_option_fix(
