@@ -5,6 +5,7 @@ pub mod compose;
 pub mod docker_run;
 pub mod dockerfile;
 pub mod k8s;
+pub mod k8s_env_from;
 pub mod parallel;
 pub mod project;
 pub mod quantity;

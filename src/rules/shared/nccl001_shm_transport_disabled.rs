@@ -1,6 +1,7 @@
 //! NCCL001: `NCCL_SHM_DISABLE=1` shipped in a compose service or a container.
 
 use crate::fix::Applicability;
+use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
@@ -46,6 +47,23 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
+        // From a ConfigMap of the stream: reported there, not removed (other
+        // workloads may read it).
+        for from in config_map_env(cx.yaml(), container.map) {
+            if disables_shm(from.var.view()) {
+                let owner = format!(
+                    "ConfigMap `{}`, through {}'s `envFrom`,",
+                    from.config_map,
+                    pod.describe_container(container)
+                );
+                report(
+                    out,
+                    from.var.view(),
+                    &owner,
+                    "an `emptyDir` with `medium: Memory` mounted at /dev/shm",
+                );
+            }
+        }
         if let Some(var) = container.env(NAME).filter(|v| disables_shm(v.view())) {
             report(
                 out,

@@ -6,6 +6,7 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
+use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
@@ -91,6 +92,16 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
+        // From a ConfigMap of the stream: reported there, not removed (other
+        // workloads may read it).
+        for from in config_map_env(cx.yaml(), container.map) {
+            let owner = format!(
+                "ConfigMap `{}`, through {}'s `envFrom`,",
+                from.config_map,
+                pod.describe_container(container)
+            );
+            report(out, from.var.view(), &owner);
+        }
         for var in &container.env {
             if let Some(finding) = report(out, var.view(), &pod.describe_container(container)) {
                 finding.fix(cx.remove_env_fix(container, var));
