@@ -4,6 +4,7 @@
 pub mod compose;
 pub mod docker_run;
 pub mod dockerfile;
+pub mod dockerfile_scope;
 pub mod k8s;
 pub mod k8s_env_from;
 pub mod parallel;
