@@ -196,7 +196,8 @@ pub fn parallel_size(
         }
     }
 
-    if multi_node(&words) {
+    // A Ray cluster to join (`RAY_ADDRESS`) pools other nodes' GPUs too.
+    if multi_node(&words) || env("RAY_ADDRESS").is_some() {
         return None;
     }
 
@@ -313,6 +314,9 @@ mod tests {
         ] {
             assert_eq!(size(command, None), None, "{command}");
         }
+        // A Ray cluster to join pools the GPUs of other nodes.
+        let ray = |name: &str| (name == "RAY_ADDRESS").then(|| "head:6379".to_string());
+        assert!(parallel_size("vllm serve m -tp 8", None, &ray).is_none());
         // NUM_SHARD means nothing to a container that does not run TGI.
         let env = |_: &str| Some("4".to_string());
         assert!(parallel_size("python app.py", Some("python:3.11"), &env).is_none());

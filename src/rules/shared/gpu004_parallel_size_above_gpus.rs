@@ -312,10 +312,23 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
 
 /// Servers started on the nodes of a batch job; torchrun is SLURM003's.
 fn slurm(cx: &ScriptContext, out: &mut Reporter) {
-    let Some((gets, _)) = cx.script.batch.as_ref().and_then(|b| b.gpus_per_node()) else {
+    let Some(batch) = cx.script.batch.as_ref() else {
         return;
     };
-    if gets == 0 {
+    let Some((gets, _)) = batch.gpus_per_node() else {
+        return;
+    };
+    // A job on several nodes, or one that starts a Ray cluster, may spread
+    // a server over the GPUs of all its nodes.
+    let one_node = batch.get("--nodes").is_none() || batch.count("--nodes") == Some(1);
+    let ray = cx.script.commands.iter().any(|(_, command)| {
+        command.words.iter().any(|w| {
+            w.text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|part| part.eq_ignore_ascii_case("ray"))
+        })
+    });
+    if gets == 0 || !one_node || ray {
         return;
     }
     for (n, (_, command)) in cx.script.commands.iter().enumerate() {
