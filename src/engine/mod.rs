@@ -510,7 +510,7 @@ fn lint_script(
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    if script.runs.is_empty() && script.batch.is_none() {
+    if script.runs.is_empty() && script.batch.is_none() && script.nccl_env.is_empty() {
         return diagnostics;
     }
     let cx = ScriptContext {

@@ -319,6 +319,33 @@ const KNOWN_WORKLOADS: &[(&str, &str, Workload)] = {
     ]
 };
 
+/// An operator that mounts a memory-backed `/dev/shm` into the pods it
+/// creates from a pod template, recognised by the shape of the spec that
+/// holds the template (any kind: a RayCluster wrapped in an AppWrapper or
+/// another custom resource is still KubeRay's).
+pub struct ShmOperator {
+    pub name: &'static str,
+    /// Keys between the object and the pod template that only its specs have.
+    pub spec_keys: &'static [&'static str],
+    /// Where the operator adds the volume.
+    pub source: &'static str,
+}
+
+/// Operators known to inject `/dev/shm`, each with its source.
+pub const SHM_OPERATORS: &[ShmOperator] = &[ShmOperator {
+    name: "KubeRay",
+    spec_keys: &["headGroupSpec", "workerGroupSpecs"],
+    source: "ray-project/kuberay ray-operator/controllers/ray/common/pod.go: addEmptyDir(..., SharedMemoryVolumeName \"shared-mem\", SharedMemoryVolumeMountPath \"/dev/shm\", corev1.StorageMediumMemory) on the Ray container of every head and worker pod",
+}];
+
+/// The operator that gives a pod template at `path` its `/dev/shm`, if any.
+pub fn shm_operator(path: &[String]) -> Option<&'static ShmOperator> {
+    SHM_OPERATORS.iter().find(|op| {
+        path.iter()
+            .any(|segment| op.spec_keys.contains(&segment.as_str()))
+    })
+}
+
 /// KServe framework shorthands: each is a container spec inside a component.
 const KSERVE_FRAMEWORKS: &[&str] = &[
     "model",
@@ -437,6 +464,10 @@ fn read_object(yaml: &Yaml, map: NodeId, path: Vec<String>, out: &mut Vec<Object
     for pod in &mut pods {
         pod.distributed |= workload.distributed;
         pod.shm_managed_by = pod.shm_managed_by.or(workload.shm_managed_by);
+        if let Some(operator) = shm_operator(&pod.path) {
+            pod.shm_managed_by = pod.shm_managed_by.or(Some(operator.name));
+            pod.distributed = true;
+        }
     }
     out.push(Object {
         api_version,
@@ -892,6 +923,16 @@ items:
         assert_eq!(objs[1].pods[0].containers[0].gpu().unwrap().count, Some(4));
         assert_eq!(objs[2].pods[0].role.as_deref(), Some("gpu-group"));
         assert_eq!(objs[2].pods[0].shm_managed_by, Some("KubeRay"));
+    }
+
+    #[test]
+    fn a_ray_cluster_spec_inside_any_kind_is_kuberays() {
+        let src = "apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {name: w}\nspec:\n  components:\n  - template:\n      apiVersion: ray.io/v1\n      kind: RayCluster\n      spec:\n        workerGroupSpecs:\n        - groupName: g\n          template:\n            spec:\n              containers: [{name: c, image: i}]\n";
+        let objs = objects(src);
+        assert_eq!(objs[0].pods[0].shm_managed_by, Some("KubeRay"));
+        assert!(objs[0].pods[0].distributed);
+        let plain = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: i}]\n";
+        assert_eq!(objects(plain)[0].pods[0].shm_managed_by, None);
     }
 
     #[test]

@@ -4,12 +4,16 @@
 pub mod compose;
 pub mod docker_run;
 pub mod dockerfile;
+pub mod dockerfile_scope;
 pub mod k8s;
+pub mod k8s_env_from;
+pub mod parallel;
 pub mod project;
 pub mod quantity;
 pub mod resolved;
 pub mod runtime;
 pub mod script;
+pub mod script_env;
 pub mod size;
 pub mod slurm;
 pub mod workload;

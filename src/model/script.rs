@@ -4,6 +4,7 @@
 //! distributed launches.
 
 use crate::model::docker_run::DockerRun;
+use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::slurm::{BatchScript, TorchLaunch};
 use crate::syntax::embedded::{makefile_recipes, markdown_code_blocks, workflow_runs};
 use crate::syntax::shell::{Command, Snippet, commands};
@@ -42,6 +43,9 @@ pub struct Script {
     pub launches: Vec<TorchLaunch>,
     /// Variables the script assigns (`export MASTER_ADDR=…`, `A=1`).
     pub assigned: Vec<String>,
+    /// The `NCCL_*` variables it sets for what it runs (not in Markdown,
+    /// whose code blocks are examples).
+    pub nccl_env: Vec<ScriptEnv>,
 }
 
 /// Words that make a text worth tokenizing; most scripts have none.
@@ -51,6 +55,7 @@ const MARKERS: &[&str] = &[
     "#SBATCH",
     "torchrun",
     "torch.distributed.run",
+    "NCCL_",
 ];
 
 impl Script {
@@ -89,6 +94,9 @@ impl Script {
             }
             if let Some(launch) = TorchLaunch::find(command) {
                 script.launches.push(launch);
+            }
+            if kind != ScriptKind::Markdown {
+                script.nccl_env.extend(command_settings(command));
             }
             for word in &command.words {
                 if let Some(name) = word.assigned_name() {

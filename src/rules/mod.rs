@@ -185,6 +185,7 @@ declare_rules! {
     }
     // Several targets: one implementation of the logic, an adapter per target.
     shared {
+        GPU004 => gpu004_parallel_size_above_gpus,
         NCCL001 => nccl001_shm_transport_disabled,
         NCCL002 => nccl002_p2p_disabled,
         NCCL003 => nccl003_debugging_variable,

@@ -7,6 +7,7 @@ use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::docker_run::RunOption;
 use crate::model::script::{RunSite, Script};
+use crate::model::script_env::{ScriptEnv, SetBy};
 use crate::model::workload::EnvView;
 use crate::text::TextRange;
 
@@ -87,6 +88,22 @@ impl<'a> ScriptContext<'a> {
                 };
                 (site, option, view)
             })
+        })
+    }
+
+    /// The `NCCL_*` settings of the script that reach a process it starts:
+    /// all of them when it runs no container, else only those a `docker
+    /// run` passes through (`-e NAME` without a value) and command prefixes.
+    pub fn script_env(&self) -> impl Iterator<Item = &'a ScriptEnv> + 'a {
+        let script = self.script;
+        script.nccl_env.iter().filter(move |setting| {
+            setting.set_by == SetBy::Prefix
+                || script.runs.is_empty()
+                || script.runs.iter().any(|site| {
+                    site.run
+                        .env()
+                        .any(|(name, value, _)| name == setting.name && value.is_none())
+                })
         })
     }
 

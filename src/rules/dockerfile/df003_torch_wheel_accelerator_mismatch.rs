@@ -1,6 +1,7 @@
 //! DF003: a PyTorch build for another accelerator installed into a GPU image
 //! (a CPU-only wheel into a CUDA image, a ROCm wheel into a CUDA image, ...).
 
+use crate::model::dockerfile_scope::{Scope, walk_stage};
 use crate::model::workload::Accelerator;
 use crate::rules::{Check, DockerfileContext, Reporter};
 use crate::syntax::dockerfile::Args;
@@ -176,6 +177,82 @@ fn word_offsets(text: &str) -> Vec<(usize, &str)> {
     words
 }
 
+/// The variable references in a shell text: `$NAME` and `${NAME...}`, with
+/// their spans.
+fn references(text: &str) -> Vec<(&str, usize, usize)> {
+    let bytes = text.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'$' || (i > 0 && bytes[i - 1] == b'\\') {
+            i += 1;
+            continue;
+        }
+        let braced = bytes.get(i + 1) == Some(&b'{');
+        let name_start = i + 1 + usize::from(braced);
+        let name_end = (name_start..bytes.len())
+            .find(|&j| !is_name(bytes[j]))
+            .unwrap_or(bytes.len());
+        if name_end == name_start {
+            i += 1;
+            continue;
+        }
+        let end = if braced {
+            let mut depth = 0;
+            (i + 1..bytes.len())
+                .find(|&j| {
+                    match bytes[j] {
+                        b'{' => depth += 1,
+                        b'}' => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                })
+                .map_or(bytes.len(), |j| j + 1)
+        } else {
+            name_end
+        };
+        out.push((&text[name_start..name_end], i, end));
+        i = end;
+    }
+    out
+}
+
+/// A build chosen through variables: markers that appear in `text` once
+/// the variables in `scope` are expanded (as the shell of a `RUN` expands
+/// the `ARG` and `ENV` values BuildKit passes it), and not before. Each
+/// comes with the span (in `text`) of the reference that brings it in and
+/// the variable's instruction.
+fn expanded_markers(text: &str, scope: &Scope) -> Vec<(Build, (usize, usize), Option<usize>)> {
+    if !text.contains('$') {
+        return Vec::new();
+    }
+    let (expanded, _) = scope.expand(text);
+    let mut extra: Vec<Build> = markers(&expanded).iter().map(|m| m.build).collect();
+    for m in markers(text) {
+        if let Some(i) = extra.iter().position(|b| *b == m.build) {
+            extra.remove(i);
+        }
+    }
+    let refs = references(text);
+    extra
+        .into_iter()
+        .map(|build| {
+            let source = refs.iter().find_map(|&(name, start, end)| {
+                let variable = scope.get(name)?;
+                let value = variable.value.as_deref()?;
+                let chooses = markers(&format!("pip install {value}"))
+                    .iter()
+                    .any(|m| m.build == build);
+                chooses.then_some(((start, end), Some(variable.instruction)))
+            });
+            let (span, instruction) = source.unwrap_or(((0, text.len()), None));
+            (build, span, instruction)
+        })
+        .collect()
+}
+
 /// Environment variables that point pip or uv at a PyTorch build.
 fn env_build(name: &str, value: &str) -> Option<Build> {
     match name {
@@ -208,15 +285,21 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
         let Some(accelerator) = base.accelerator() else {
             continue;
         };
-        let mut found: Vec<(Build, TextRange)> = Vec::new();
-        for index in cx.model.stages[stage].body.clone() {
+        // A build named through an `ARG` or `ENV` value comes with the
+        // instruction that sets it.
+        let mut found: Vec<(Build, TextRange, Option<usize>)> = Vec::new();
+        walk_stage(cx.model, stage, |index, scope| {
             let instruction = cx.model.instruction(index);
             match instruction.keyword.as_str() {
                 "RUN" => {
                     match &instruction.args {
                         Args::Shell(_) => {
-                            for m in markers(instruction.args_text()) {
-                                found.push((m.build, instruction.args_range(m.start, m.end)));
+                            let text = instruction.args_text();
+                            for m in markers(text) {
+                                found.push((m.build, instruction.args_range(m.start, m.end), None));
+                            }
+                            for (build, (start, end), source) in expanded_markers(text, scope) {
+                                found.push((build, instruction.args_range(start, end), source));
                             }
                         }
                         Args::Exec(words) => {
@@ -227,30 +310,43 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                                     .map(|w| w.range)
                                     .reduce(|a, b| a.cover(b))
                                     .unwrap_or(instruction.range);
-                                found.push((m.build, range));
+                                found.push((m.build, range, None));
                             }
                         }
                     }
                     for heredoc in &instruction.heredocs {
                         let at = heredoc.body.range.start as usize;
                         for m in markers(&heredoc.body.text) {
-                            found.push((m.build, TextRange::new(at + m.start, at + m.end)));
+                            found.push((m.build, TextRange::new(at + m.start, at + m.end), None));
+                        }
+                        for (build, (start, end), source) in
+                            expanded_markers(&heredoc.body.text, scope)
+                        {
+                            found.push((build, TextRange::new(at + start, at + end), source));
                         }
                     }
                 }
                 "ENV" => {
                     for pair in instruction.key_values() {
-                        if let Some(value) = &pair.value
-                            && let Some(build) = env_build(&pair.key.text, &value.text)
+                        let Some(value) = &pair.value else { continue };
+                        if let Some(build) = env_build(&pair.key.text, &value.text) {
+                            found.push((build, pair.range, None));
+                        } else if value.text.contains('$')
+                            && let Some(build) =
+                                env_build(&pair.key.text, &scope.expand(&value.text).0)
                         {
-                            found.push((build, pair.range));
+                            let source = references(&value.text)
+                                .iter()
+                                .find_map(|(name, _, _)| scope.get(name))
+                                .map(|v| v.instruction);
+                            found.push((build, pair.range, source));
                         }
                     }
                 }
                 _ => {}
             }
-        }
-        for (build, range) in found {
+        });
+        for (build, range, source) in found {
             if build.matches(accelerator) {
                 continue;
             }
@@ -264,9 +360,32 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                     "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU",
                 ),
             };
-            out.report(range, format!("{} is installed into the {image_kind} image `{}`", build.describe(), base.image))
-                .label(format!("{} in {}", build.describe(), cx.describe_stage(stage)))
-                .related(base.range, format!("the {image_kind} base image"))
+            let mut finding = out
+                .report(
+                    range,
+                    format!(
+                        "{} is installed into the {image_kind} image `{}`",
+                        build.describe(),
+                        base.image
+                    ),
+                )
+                .label(format!(
+                    "{} in {}",
+                    build.describe(),
+                    cx.describe_stage(stage)
+                ))
+                .related(base.range, format!("the {image_kind} base image"));
+            if let Some(source) = source {
+                let instruction = cx.model.instruction(source);
+                finding = finding.related(
+                    instruction.range,
+                    format!(
+                        "the `{}` value the build expands there",
+                        instruction.keyword
+                    ),
+                );
+            }
+            finding
                 .note(format!("the GPUs in the container go unused: {consequence}"))
                 .help(match accelerator {
                     Accelerator::Cuda => "install the CUDA build whose version the base image supports (`--index-url https://download.pytorch.org/whl/cu124`, or the default PyPI wheel), or start from a CPU base image if no GPU is meant",
@@ -325,6 +444,19 @@ mod tests {
                 .is_empty()
         );
         assert!(builds("pip install torch").is_empty());
+    }
+
+    #[test]
+    fn variable_references_and_their_spans() {
+        let text = "pip install ${SPEC} $EXTRA \\$NOT ${A:-${B}}x $1";
+        let refs: Vec<&str> = references(text)
+            .iter()
+            .map(|&(name, start, end)| {
+                assert!(text[start..end].contains(name));
+                name
+            })
+            .collect();
+        assert_eq!(refs, ["SPEC", "EXTRA", "A", "1"]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! NCCL001: `NCCL_SHM_DISABLE=1` shipped in a compose service or a container.
 
 use crate::fix::Applicability;
+use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
@@ -46,6 +47,23 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
+        // From a ConfigMap of the stream: reported there, not removed (other
+        // workloads may read it).
+        for from in config_map_env(cx.yaml(), container.map) {
+            if disables_shm(from.var.view()) {
+                let owner = format!(
+                    "ConfigMap `{}`, through {}'s `envFrom`,",
+                    from.config_map,
+                    pod.describe_container(container)
+                );
+                report(
+                    out,
+                    from.var.view(),
+                    &owner,
+                    "an `emptyDir` with `medium: Memory` mounted at /dev/shm",
+                );
+            }
+        }
         if let Some(var) = container.env(NAME).filter(|v| disables_shm(v.view())) {
             report(
                 out,
@@ -77,6 +95,16 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    // Set by the script for what it runs: reported, not removed (a removed
+    // line would shift every later command).
+    for setting in cx.script_env().filter(|s| disables_shm(s.view())) {
+        report(
+            out,
+            setting.view(),
+            "the script",
+            "`--shm-size` or `--ipc=host` for a container",
+        );
+    }
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_shm(*v)) {
         report(
             out,

@@ -2,6 +2,7 @@
 //! in a compose service or a container.
 
 use crate::fix::Applicability;
+use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::remove_env_fix;
@@ -44,6 +45,18 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
     for (pod, container) in cx.containers() {
+        // From a ConfigMap of the stream: reported there, not removed (other
+        // workloads may read it).
+        for from in config_map_env(cx.yaml(), container.map) {
+            if disables_p2p(from.var.view()) {
+                let owner = format!(
+                    "ConfigMap `{}`, through {}'s `envFrom`,",
+                    from.config_map,
+                    pod.describe_container(container)
+                );
+                report(out, from.var.view(), &owner);
+            }
+        }
         for var in container.env.iter().filter(|v| disables_p2p(v.view())) {
             report(out, var.view(), &pod.describe_container(container))
                 .fix(cx.remove_env_fix(container, var));
@@ -64,6 +77,11 @@ fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    // Set by the script for what it runs: reported, not removed (a removed
+    // line would shift every later command).
+    for setting in cx.script_env().filter(|s| disables_p2p(s.view())) {
+        report(out, setting.view(), "the script");
+    }
     for (site, option, var) in cx.run_env().filter(|(_, _, v)| disables_p2p(*v)) {
         report(out, var, &ScriptContext::describe_run(site)).fix(cx.remove_option_fix(
             site,

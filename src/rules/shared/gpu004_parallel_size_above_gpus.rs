@@ -1,0 +1,403 @@
+//! GPU004: a serving engine or launcher told to use more GPUs than its
+//! container gets (vLLM tensor × pipeline parallel size, TGI shards, SGLang
+//! tensor parallel size, DeepSpeed `--num_gpus`, torchrun
+//! `--nproc_per_node`), when both numbers are known.
+
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::model::compose::GpuCount;
+use crate::model::docker_run::DockerRun;
+use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
+use crate::model::runtime::Gpus;
+use crate::rules::kube_context::container_path;
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
+use crate::text::TextRange;
+
+pub const CHECK: Check = Check {
+    compose: Some(compose),
+    kubernetes: Some(kubernetes),
+    dockerfile: None,
+    commands: Some(commands),
+    slurm: Some(slurm),
+};
+
+/// Where a setting is written: the option (or variable) and its value.
+struct Located {
+    whole: TextRange,
+    value: TextRange,
+}
+
+/// The last place in `text` (which starts at byte `base` of the file)
+/// where `setting` is written as `NAME VALUE`, `NAME=VALUE` or, in a YAML
+/// list, `"NAME", "VALUE"`.
+fn locate(text: &str, base: usize, setting: &SizeSetting) -> Option<Located> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut found = None;
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&setting.name) {
+        let start = from + i;
+        let after = start + setting.name.len();
+        from = after;
+        if text[..start].chars().next_back().is_some_and(is_word) {
+            continue;
+        }
+        let rest = &text[after..];
+        let gap = rest.len()
+            - rest
+                .trim_start_matches([' ', '\t', '\n', '\r', '=', ':', '"', '\'', ',', '\\', '-'])
+                .len();
+        // `-` only as part of a continued list item (`- "4"`), never the
+        // value's own sign: a value starts right after the gap.
+        let value_start = after + gap;
+        if gap == 0 || !text[value_start..].starts_with(&setting.written) {
+            continue;
+        }
+        let value_end = value_start + setting.written.len();
+        if text[value_end..].chars().next().is_some_and(is_word) {
+            continue;
+        }
+        found = Some(Located {
+            whole: TextRange::new(base + start, base + value_end),
+            value: TextRange::new(base + value_start, base + value_end),
+        });
+    }
+    found
+}
+
+fn gpus(n: u64) -> String {
+    format!("{n} GPU{}", if n == 1 { "" } else { "s" })
+}
+
+/// What the server prints when it gets `gets` GPUs for `size`, as its
+/// source says (rules/GPU004.md names each).
+fn failure(size: &ParallelSize, gets: u64) -> String {
+    let needs = size.gpus();
+    match size.server {
+        Server::Vllm if size.main.value > gets => format!(
+            "vLLM stops with `please set tensor_parallel_size ({}) to less than max local gpu count ({gets})`",
+            size.main.value
+        ),
+        Server::Vllm => format!(
+            "vLLM stops with `please ensure that world_size ({needs}) is less than than max local gpu count ({gets})`"
+        ),
+        Server::Tgi => "each TGI shard asserts `Each process is one gpu` (`world_size <= torch.cuda.device_count()`), and the launcher stops when a shard fails".into(),
+        Server::Sglang => "the SGLang workers past the last GPU stop with `CUDA error: invalid device ordinal` when they select their device".into(),
+        Server::DeepSpeed | Server::Torchrun => "the ranks past the last GPU stop with `CUDA error: invalid device ordinal` when they select their device, or NCCL stops with `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device` when two share one".into(),
+    }
+}
+
+/// The finding, when `size` needs more GPUs than the `gets` the container
+/// gets; `located` is where the size is written, `fix_paths` what a fix
+/// changes.
+fn report(
+    out: &mut Reporter,
+    size: &ParallelSize,
+    gets: u64,
+    owner: &str,
+    located: Located,
+    fix_with: impl FnOnce(String, Edit) -> Fix,
+) {
+    let needs = size.gpus();
+    if needs <= gets {
+        return;
+    }
+    let fix = size.fitting_value(gets).map(|value| {
+        let title = format!(
+            "Set `{}` to {value}, for the {} it gets",
+            size.main.name,
+            gpus(gets)
+        );
+        fix_with(
+            title,
+            Edit {
+                range: located.value,
+                content: value.to_string(),
+            },
+        )
+    });
+    out.report(
+        located.whole,
+        format!(
+            "{} asks {} for {} but {owner} gets {gets}",
+            size.describe(),
+            size.server.name(),
+            gpus(needs)
+        ),
+    )
+    .label(format!("{}, one worker each", gpus(needs)))
+    .note(format!("{}: it never starts serving or training", failure(size, gets)))
+    .help(format!(
+        "give it {}, or lower the parallel size to fit {} (a model that needs more GPUs then needs a smaller or quantized variant)",
+        gpus(needs),
+        gpus(gets)
+    ))
+    .fix(fix);
+}
+
+fn compose(cx: &ComposeContext, out: &mut Reporter) {
+    for service in cx.services() {
+        let Some(GpuCount::Exactly(gets)) = service.gpu.count else {
+            continue;
+        };
+        // `device_ids: ['0,1,2,3']` is one string the runtime splits: the
+        // model counts one id, so the count is not known for certain.
+        let joined_ids = service.device_requests.iter().any(|r| {
+            r.device_ids
+                .as_ref()
+                .is_some_and(|ids| ids.value.iter().any(|id| id.contains([',', '$'])))
+        });
+        if gets == 0 || joined_ids {
+            continue;
+        }
+        let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
+        let image = service.image.as_ref().map(|i| i.value.as_str());
+        let Some(size) = parallel_size(&service.command_line, image, &env) else {
+            continue;
+        };
+        let map = cx.service_map(service);
+        let (located, path) = if size.main.from_env {
+            let Some(var) = service.env(&size.main.name) else {
+                continue;
+            };
+            let text = &cx.text[var.range.as_range()];
+            let Some(at) = text.rfind(&size.main.written) else {
+                continue;
+            };
+            let start = var.range.start as usize + at;
+            let located = Located {
+                whole: var.range,
+                value: TextRange::new(start, start + size.main.written.len()),
+            };
+            (located, cx.service_path(service, &["environment"]))
+        } else {
+            let Some((key, located)) = ["command", "entrypoint"].iter().find_map(|key| {
+                let node = cx.yaml().get(map, key)?.value;
+                let range = cx.range(node);
+                Some((
+                    *key,
+                    locate(cx.source(node), range.start as usize, &size.main)?,
+                ))
+            }) else {
+                continue;
+            };
+            (located, cx.service_path(service, &[key]))
+        };
+        report(
+            out,
+            &size,
+            gets,
+            &format!("service `{}`", service.name),
+            located,
+            |title, edit| Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path]),
+        );
+    }
+}
+
+fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
+    for (pod, container) in cx.containers() {
+        let Some(gets) = container
+            .gpu()
+            .and_then(|g| g.count)
+            .and_then(|n| u64::try_from(n).ok())
+            .filter(|n| *n > 0)
+        else {
+            continue;
+        };
+        let env = |name: &str| container.env(name).and_then(|v| v.value.clone());
+        let Some(size) = parallel_size(&container.command_line, container.image.as_deref(), &env)
+        else {
+            continue;
+        };
+        // A multi-node serving group (LeaderWorkerSet, a Ray cluster) pools
+        // the GPUs of its pods; launchers count per pod.
+        let per_pod = matches!(size.server, Server::Torchrun | Server::DeepSpeed);
+        if pod.spec.distributed && !per_pod {
+            continue;
+        }
+        let (located, path) = if size.main.from_env {
+            let Some(var) = container.env(&size.main.name) else {
+                continue;
+            };
+            let Some(value) = cx.yaml().get(cx.yaml().resolve(var.node), "value") else {
+                continue;
+            };
+            let range = cx.range(value.value);
+            let located = Located {
+                whole: var.range,
+                value: range,
+            };
+            (located, container_path(container).child("env"))
+        } else {
+            let Some((key, located)) = ["args", "command"].iter().find_map(|key| {
+                let node = cx.yaml().get(container.map, key)?.value;
+                let range = cx.range(node);
+                Some((
+                    *key,
+                    locate(cx.source(node), range.start as usize, &size.main)?,
+                ))
+            }) else {
+                continue;
+            };
+            (located, container_path(container).child(key))
+        };
+        let document = cx.document;
+        report(
+            out,
+            &size,
+            gets,
+            &pod.describe_container(container),
+            located,
+            |title, edit| {
+                Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path])
+                    .in_document(document)
+            },
+        );
+    }
+}
+
+fn commands(cx: &ScriptContext, out: &mut Reporter) {
+    for site in &cx.script.runs {
+        let run = &site.run;
+        let Gpus::Count(gets) = run.gpus() else {
+            continue;
+        };
+        // `--gpus '"device='$GPU'"'`: the devices are only known at run time.
+        let dynamic = run.option("--gpus").is_some_and(|(_, o)| o.dynamic);
+        if gets == 0 || dynamic {
+            continue;
+        }
+        let env = |name: &str| {
+            run.env()
+                .filter(|(n, _, _)| *n == name)
+                .last()
+                .and_then(|(_, v, _)| v.map(str::to_string))
+        };
+        let image = run.image.as_ref().map(|w| w.text.as_str());
+        let Some(size) = parallel_size(&run.command, image, &env) else {
+            continue;
+        };
+        let located = if size.main.from_env {
+            let Some((_, _, option)) = run.env().filter(|(n, _, _)| *n == size.main.name).last()
+            else {
+                continue;
+            };
+            let text = &cx.text[option.range.as_range()];
+            let Some(at) = text.rfind(&size.main.written) else {
+                continue;
+            };
+            let start = option.range.start as usize + at;
+            Located {
+                whole: option.range,
+                value: TextRange::new(start, start + size.main.written.len()),
+            }
+        } else {
+            // The engine's options come after the image.
+            let after_image = run.image.as_ref().map_or(run.range.start, |w| w.range.end);
+            let span = TextRange::new(after_image as usize, run.range.end as usize);
+            let Some(located) = locate(&cx.text[span.as_range()], span.start as usize, &size.main)
+            else {
+                continue;
+            };
+            located
+        };
+        report(
+            out,
+            &size,
+            gets,
+            &ScriptContext::describe_run(site),
+            located,
+            |title, edit| cx.run_fix(site, title, Applicability::DisplayOnly, vec![edit]),
+        );
+    }
+}
+
+/// Servers started on the nodes of a batch job; torchrun is SLURM003's.
+fn slurm(cx: &ScriptContext, out: &mut Reporter) {
+    let Some(batch) = cx.script.batch.as_ref() else {
+        return;
+    };
+    let Some((gets, _)) = batch.gpus_per_node() else {
+        return;
+    };
+    // A job on several nodes, or one that starts a Ray cluster, may spread
+    // a server over the GPUs of all its nodes.
+    let one_node = batch.get("--nodes").is_none() || batch.count("--nodes") == Some(1);
+    let ray = cx.script.commands.iter().any(|(_, command)| {
+        command.words.iter().any(|w| {
+            w.text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|part| part.eq_ignore_ascii_case("ray"))
+        })
+    });
+    if gets == 0 || !one_node || ray {
+        return;
+    }
+    for (n, (_, command)) in cx.script.commands.iter().enumerate() {
+        // A container's GPUs are its own (the commands check reads them);
+        // an `srun` that asks for GPUs itself changes the share.
+        let srun_gpus = command.words.iter().any(|w| {
+            ["--gpus", "--gres", "-G"]
+                .iter()
+                .any(|o| w.text.starts_with(o))
+        });
+        if DockerRun::find(command).is_some() || srun_gpus {
+            continue;
+        }
+        let line: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
+        let Some(size) = parallel_size(&line.join(" "), None, &|_| None) else {
+            continue;
+        };
+        if size.server == Server::Torchrun {
+            continue;
+        }
+        let range = command.range();
+        let Some(located) = locate(&cx.text[range.as_range()], range.start as usize, &size.main)
+        else {
+            continue;
+        };
+        report(
+            out,
+            &size,
+            gets,
+            "each node of the job",
+            located,
+            |title, edit| {
+                Fix::new(
+                    title,
+                    Applicability::DisplayOnly,
+                    vec![edit],
+                    vec![ModelPath::new(["command".to_string(), n.to_string()])],
+                )
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_each_spelling() {
+        let setting = SizeSetting {
+            name: "--tensor-parallel-size".into(),
+            value: 4,
+            written: "4".into(),
+            from_env: false,
+        };
+        for text in [
+            "--model m --tensor-parallel-size 4 --port 8000",
+            "[\"--model\", \"m\", \"--tensor-parallel-size\", \"4\"]",
+            "--tensor-parallel-size=4",
+            "- --tensor-parallel-size\n        - \"4\"",
+        ] {
+            let located = locate(text, 10, &setting).expect(text);
+            assert_eq!(
+                &text[located.value.start as usize - 10..][..1],
+                "4",
+                "{text}"
+            );
+        }
+        assert!(locate("--tensor-parallel-size 42", 0, &setting).is_none());
+        assert!(locate("--xtensor-parallel-size 4", 0, &setting).is_none());
+    }
+}
