@@ -3,6 +3,7 @@
 
 use gpulint::engine::config::Config;
 use gpulint::engine::{FileReport, check_text};
+use gpulint::rules::RuleCode;
 use std::path::{Path, PathBuf};
 
 pub fn root() -> PathBuf {
@@ -72,8 +73,13 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The fixtures of a rule: `fixtures/<CODE>/{valid,invalid}*` YAML files,
 /// Dockerfiles and repository directories, sorted; snapshots excluded.
-pub fn fixtures(code: &str) -> Vec<Fixture> {
-    let dir = root().join("fixtures").join(code);
+pub fn fixtures(code: RuleCode) -> Vec<Fixture> {
+    fixtures_in_folder(code.as_str())
+}
+
+/// The fixtures of `fixtures/<folder>/`, a rule's or another (`_examples`).
+pub fn fixtures_in_folder(folder: &str) -> Vec<Fixture> {
+    let dir = root().join("fixtures").join(folder);
     let mut fixtures: Vec<Fixture> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

@@ -12,6 +12,7 @@ use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
 use gpulint::engine::{FileReport, Skip, check_text};
 use gpulint::model::compose::ComposeFile;
 use gpulint::model::k8s::Manifest;
+use gpulint::rules::RuleCode;
 use gpulint::syntax::yaml::Yaml;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -772,9 +773,9 @@ fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
 /// exactly). 085 is labelled INFO: a "torchrun without a GPU request" rule
 /// would fire there although `--exclusive` gives the job whole GPU nodes,
 /// so a correct linter says nothing.
-const EXPECTED_SLURM: &[(&str, &[&str])] = &[
+const EXPECTED_SLURM: &[(&str, &[RuleCode])] = &[
     ("085", &[]),
-    ("086", &["SLURM001"]), // `#SBATCH --nodes=$NUM_NODES`
+    ("086", &[RuleCode::SLURM001]), // `#SBATCH --nodes=$NUM_NODES`
     ("087", &[]),
 ];
 
@@ -796,8 +797,8 @@ fn slurm_corpus_matches_its_labels() {
             &config,
         );
         assert!(report.error.is_none(), "{}: {:?}", row.file, report.error);
-        let got: BTreeSet<&str> = report.diagnostics.iter().map(|d| d.code).collect();
-        let want: BTreeSet<&str> = want.iter().copied().collect();
+        let got: BTreeSet<RuleCode> = report.diagnostics.iter().map(|d| d.code).collect();
+        let want: BTreeSet<RuleCode> = want.iter().copied().collect();
         assert_eq!(got, want, "{} ({})", row.file, row.class);
         if row.class == "FLAG" {
             assert!(!got.is_empty(), "{} is labelled FLAG", row.file);

@@ -9,6 +9,7 @@ use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
 use gpulint::engine::{check_text, lint_text};
 use gpulint::model::slurm::BatchScript;
+use gpulint::rules::RuleCode;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -78,7 +79,7 @@ fn seed_000_flags_the_first_docker_run_and_its_fix_is_a_runnable_command() {
         .collect();
     assert_eq!(
         codes,
-        [("SHM001", first)],
+        [(RuleCode::SHM001, first)],
         "only the first docker run is flagged"
     );
     assert_eq!(&text[findings[0].range.as_range()], "docker run");

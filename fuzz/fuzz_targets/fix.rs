@@ -34,7 +34,9 @@ fuzz_target!(|data: &[u8]| {
         .failed
         .iter()
         .filter(|f| f.reason != TOO_LARGE)
-        .filter(|f| !(f.code == "DF007" && common::has_quote_spanning_lines(text)))
+        .filter(|f| {
+            !(f.code == gpulint::rules::RuleCode::DF007 && common::has_quote_spanning_lines(text))
+        })
         .collect();
     if !failed.is_empty() {
         panic!(

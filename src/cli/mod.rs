@@ -7,6 +7,7 @@ use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Skip};
 use crate::fix::Applicability;
 use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, text};
+use crate::rules::RuleCode;
 use clap::{Parser, Subcommand};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -560,27 +561,27 @@ impl Outcome<'_> {
 /// `COUNT  CODE  [*] summary` (`[*]`: some are fixable with `--fix`).
 fn statistics(reports: &[FileReport]) -> String {
     use std::collections::BTreeMap;
-    let mut counts: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+    let mut counts: BTreeMap<RuleCode, (usize, bool)> = BTreeMap::new();
     for d in reports.iter().flat_map(|r| &r.diagnostics) {
         let entry = counts.entry(d.code).or_default();
         entry.0 += 1;
         entry.1 |= d.fix.is_some();
     }
-    let mut rows: Vec<(&str, usize, bool)> = counts
+    let mut rows: Vec<(RuleCode, usize, bool)> = counts
         .into_iter()
         .map(|(code, (n, fixable))| (code, n, fixable))
         .collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let width = rows
         .iter()
         .map(|r| r.1.to_string().len())
         .max()
         .unwrap_or(1);
-    let code_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let code_width = rows.iter().map(|r| r.0.as_str().len()).max().unwrap_or(0);
     let mut out = String::new();
     for (code, n, fixable) in rows {
         let marker = if fixable { "[*]" } else { "[ ]" };
-        let summary = crate::rules::rule(code).map_or("", |(_, m)| m.summary.as_str());
+        let summary = &crate::rules::meta(code).summary;
         out.push_str(&format!(
             "{n:>width$}\t{code:<code_width$}\t{marker} {summary}\n"
         ));
@@ -982,9 +983,10 @@ fn rule(code: Option<String>, all: bool) -> u8 {
     let mut out = String::new();
     match code {
         Some(code) if !all => {
-            let Some((_, meta)) = crate::rules::rule(&code) else {
+            let Ok(code) = code.parse::<RuleCode>() else {
                 return usage_error(format!("unknown rule `{code}` (see `gpulint rule --all`)"));
             };
+            let meta = crate::rules::meta(code);
             out.push_str(&format!(
                 "{} ({}) — {} by default, fix: {}\n\n{}",
                 meta.name,
@@ -999,7 +1001,7 @@ fn rule(code: Option<String>, all: bool) -> u8 {
                 .iter()
                 .map(|m| {
                     [
-                        m.code.clone(),
+                        m.code.to_string(),
                         m.severity.to_string(),
                         m.name.clone(),
                         m.summary.clone(),

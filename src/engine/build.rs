@@ -205,6 +205,7 @@ mod tests {
     use super::normalize;
     use crate::engine::config::Config;
     use crate::engine::{check_file, lint_text};
+    use crate::rules::RuleCode;
     use std::path::Path;
 
     const COMPOSE: &str = "services:\n  trainer:\n    build: .\n    command: python train.py\n";
@@ -212,7 +213,7 @@ mod tests {
     const CPU: &str = "FROM python:3.12-slim\n";
 
     /// The codes the compose file gets, with its Dockerfile as it is now.
-    fn compose_codes(dir: &Path) -> Vec<&'static str> {
+    fn compose_codes(dir: &Path) -> Vec<RuleCode> {
         let report = check_file(dir.join("compose.yaml"), &Config::default());
         assert!(report.error.is_none(), "{:?}", report.error);
         report.diagnostics.iter().map(|d| d.code).collect()
@@ -228,12 +229,12 @@ mod tests {
 
         // Linted from disk, then reused as it is: a CUDA build, so a GPU service.
         assert!(check_file(dockerfile.clone(), &config).error.is_none());
-        assert!(compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(compose_codes(dir.path()).contains(&RuleCode::SHM001));
 
         // Changed on disk after it was linted: the compose file reads it again.
         assert!(check_file(dockerfile.clone(), &config).error.is_none());
         std::fs::write(&dockerfile, CPU).unwrap();
-        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(!compose_codes(dir.path()).contains(&RuleCode::SHM001));
     }
 
     #[test]
@@ -245,7 +246,7 @@ mod tests {
         // An editor's unsaved buffer, here on a CUDA base, is linted...
         lint_text(CUDA, &dockerfile, &Config::default()).unwrap();
         // ...but the compose file builds what is on disk.
-        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(!compose_codes(dir.path()).contains(&RuleCode::SHM001));
     }
 
     #[test]

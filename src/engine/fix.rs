@@ -12,6 +12,7 @@ use crate::diagnostic::Diagnostic;
 use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::script::{Script, ScriptKind};
+use crate::rules::RuleCode;
 use crate::syntax::yaml::Yaml;
 use std::io::Write;
 use std::path::Path;
@@ -40,7 +41,7 @@ impl FixMode {
 /// A fix that was verified and kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedFix {
-    pub code: &'static str,
+    pub code: crate::rules::RuleCode,
     pub title: String,
 }
 
@@ -48,7 +49,7 @@ pub struct AppliedFix {
 /// fix; the finding is left for the user).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedFix {
-    pub code: &'static str,
+    pub code: crate::rules::RuleCode,
     pub title: String,
     pub reason: String,
     /// Where the finding was, in the original text.
@@ -88,7 +89,7 @@ pub fn fix_text(
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
     // Fixes that failed, by code and where their finding is in `current`.
-    let mut rejected: Vec<(&'static str, u32)> = Vec::new();
+    let mut rejected: Vec<(RuleCode, u32)> = Vec::new();
     // Every kept edit, in order, to map offsets back to the original for reports.
     let mut history: Vec<Vec<crate::fix::Edit>> = Vec::new();
 
@@ -746,7 +747,7 @@ mod tests {
         let diagnostics = lint_text(text, path, &config).unwrap();
         let mut target = diagnostics
             .iter()
-            .find(|d| d.code == "SHM001")
+            .find(|d| d.code == RuleCode::SHM001)
             .unwrap()
             .clone();
         let changes = changes
@@ -831,7 +832,7 @@ mod tests {
         let diagnostics = lint_text(&text, path, &config).unwrap();
         let second = diagnostics
             .iter()
-            .filter(|d| d.code == "K8S009")
+            .filter(|d| d.code == RuleCode::K8S009)
             .nth(1)
             .unwrap();
         let line = "  hostIPC: true\n";

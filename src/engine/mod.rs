@@ -359,11 +359,8 @@ impl ActiveRules {
         )
     }
 
-    fn contains(&self, code: &str) -> bool {
-        rules::RULES
-            .iter()
-            .position(|r| r.code == code)
-            .is_some_and(|i| self.0[i])
+    fn contains(&self, code: rules::RuleCode) -> bool {
+        self.0[code.index()]
     }
 
     /// The enabled rules with their metadata.
@@ -474,7 +471,7 @@ fn lint_with_suppressions(
             (diagnostics, index, s, i)
         }
     };
-    let is_active = |code: &str| active.contains(code);
+    let is_active = |code: rules::RuleCode| active.contains(code);
     let mut diagnostics = if suppressing {
         let mut kept = suppress::apply(diagnostics, &suppressions, &index, is_active);
         kept.extend(invalid);
@@ -488,7 +485,7 @@ fn lint_with_suppressions(
             d.severity = severity;
         }
     }
-    diagnostics.sort_by(|a, b| (a.range.start, a.code).cmp(&(b.range.start, b.code)));
+    diagnostics.sort_by_key(|d| (d.range.start, d.code));
     diagnostics.dedup();
     Ok(Some(diagnostics))
 }

@@ -23,6 +23,7 @@
 use super::config::Config;
 use super::{lint_text, lint_text_unsuppressed};
 use crate::diagnostic::Diagnostic;
+use crate::rules::RuleCode;
 use crate::text::LineIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -66,8 +67,8 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
 
     let index = LineIndex::new(text);
     let line_text = |line: usize| &text[index.line_range(line, text).as_range()];
-    let mut by_line: BTreeMap<usize, BTreeSet<&'static str>> = BTreeMap::new();
-    let mut whole_file: BTreeSet<&'static str> = BTreeSet::new();
+    let mut by_line: BTreeMap<usize, BTreeSet<RuleCode>> = BTreeMap::new();
+    let mut whole_file: BTreeSet<RuleCode> = BTreeSet::new();
     for d in &targets {
         let line = index.line_of(d.range.start as usize);
         let own = line_text(line).trim_start();
@@ -84,7 +85,7 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
     let (candidate, comments) = match verify(&per_line.0) {
         Ok(()) => per_line,
         Err(_) => {
-            let all: BTreeSet<&'static str> = targets.iter().map(|d| d.code).collect();
+            let all: BTreeSet<RuleCode> = targets.iter().map(|d| d.code).collect();
             let fallback = insert(text, &index, &BTreeMap::new(), &all, newline);
             verify(&fallback.0).map_err(|e| format!("cannot add suppression comments: {e}"))?;
             fallback
@@ -98,13 +99,11 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
 }
 
 /// Whether a finding can be suppressed by a comment.
-fn suppressible(code: &str) -> bool {
-    !code.starts_with("SUP")
+fn suppressible(code: RuleCode) -> bool {
+    !code.as_str().starts_with("SUP")
 }
 
-fn codes<'a>(
-    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
-) -> BTreeMap<&'static str, usize> {
+fn codes<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> BTreeMap<RuleCode, usize> {
     let mut counts = BTreeMap::new();
     for d in diagnostics {
         *counts.entry(d.code).or_insert(0) += 1;
@@ -117,12 +116,17 @@ fn codes<'a>(
 fn insert(
     text: &str,
     index: &LineIndex,
-    by_line: &BTreeMap<usize, BTreeSet<&'static str>>,
-    whole_file: &BTreeSet<&'static str>,
+    by_line: &BTreeMap<usize, BTreeSet<RuleCode>>,
+    whole_file: &BTreeSet<RuleCode>,
     newline: &str,
 ) -> (String, usize) {
-    let list =
-        |codes: &BTreeSet<&'static str>| codes.iter().copied().collect::<Vec<_>>().join(", ");
+    let list = |codes: &BTreeSet<RuleCode>| {
+        codes
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut out = String::with_capacity(text.len() + 64 * (by_line.len() + 1));
     let mut comments = 0;
     let header_end = header_lines(text, index);

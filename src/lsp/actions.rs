@@ -8,6 +8,7 @@ use crate::engine::FileReport;
 use crate::engine::config::Config;
 use crate::engine::fix::{FixMode, fix_text, verify_fix};
 use crate::fix::{Applicability, Edit};
+use crate::rules::RuleCode;
 use crate::text::TextRange;
 use lsp_types::{self as lsp, CodeActionKind};
 use std::collections::HashMap;
@@ -175,7 +176,7 @@ fn suppression(
         .iter()
         .any(|a| a.code == d.code && a.range.start as usize == moved);
     let count =
-        |r: &FileReport, code: &str| r.diagnostics.iter().filter(|x| x.code == code).count();
+        |r: &FileReport, code: RuleCode| r.diagnostics.iter().filter(|x| x.code == code).count();
     let silenced = after.error.is_none()
         && !still_there
         && count(&after, d.code) + 1 == count(report, d.code)
@@ -244,7 +245,7 @@ pub fn hover(
             .find(|d| d.range.start as usize <= at && at <= d.range.end as usize)
             .map(|d| (d.code.to_string(), d.range))
     })?;
-    let (_, meta) = crate::rules::rule(&code)?;
+    let meta = crate::rules::meta(code.parse().ok()?);
     Some(lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,
