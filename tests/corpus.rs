@@ -570,7 +570,11 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
             let Some(mut file) = doc.root.and_then(|r| ComposeFile::from_document(&yaml, r)) else {
                 continue;
             };
-            gpulint::engine::build::attach_built_images(&mut file, path);
+            gpulint::engine::build::attach_built_images(
+                &gpulint::engine::Session::on_disk(),
+                &mut file,
+                path,
+            );
             builds += file.services.iter().filter(|s| s.build.is_some()).count();
             resolved += file
                 .services

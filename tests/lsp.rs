@@ -464,6 +464,58 @@ fn cross_file_findings_refresh_when_the_other_file_is_saved() {
     assert_eq!(related[0].location.range.start, lsp::Position::new(0, 5));
 }
 
+/// The next diagnostics published for `uri` that `done` accepts, waiting
+/// out the lints of earlier states.
+fn diagnostics_until(
+    client: &mut Client,
+    uri: &Uri,
+    done: impl Fn(&[lsp::Diagnostic]) -> bool,
+) -> Vec<lsp::Diagnostic> {
+    let started = Instant::now();
+    loop {
+        let diagnostics = client.diagnostics(uri);
+        if done(&diagnostics) || started.elapsed() > Duration::from_secs(10) {
+            return diagnostics;
+        }
+    }
+}
+
+#[test]
+fn cross_file_findings_follow_an_unsaved_edit_of_the_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let compose = "services:\n  trainer:\n    build: ./trainer\n";
+    write(dir.path(), "compose.yaml", compose);
+    write(dir.path(), "trainer/Dockerfile", "FROM python:3.12-slim\n");
+    let compose_uri = uri(&dir.path().join("compose.yaml"));
+    let dockerfile_uri = uri(&dir.path().join("trainer/Dockerfile"));
+    let mut client = Client::start();
+    client.open(&compose_uri, "dockercompose", compose);
+    assert_eq!(client.diagnostics(&compose_uri), Vec::new());
+    client.open(&dockerfile_uri, "dockerfile", "FROM python:3.12-slim\n");
+    client.diagnostics(&dockerfile_uri);
+
+    // The Dockerfile's buffer switches to a CUDA base and is not saved: the
+    // service that builds it is a GPU service without /dev/shm.
+    client.change(
+        &dockerfile_uri,
+        2,
+        full_change("FROM nvcr.io/nvidia/pytorch:24.01-py3\n"),
+    );
+    let after = diagnostics_until(&mut client, &compose_uri, |d| !d.is_empty());
+    assert_eq!(codes(&after), ["SHM001"], "{after:?}");
+    let related = after[0].related_information.as_ref().unwrap();
+    assert_eq!(related[0].location.uri, dockerfile_uri);
+    let on_disk = std::fs::read_to_string(dir.path().join("trainer/Dockerfile")).unwrap();
+    assert_eq!(on_disk, "FROM python:3.12-slim\n", "nothing was saved");
+
+    // Closed without saving: the compose file builds what is on disk again.
+    client.notify::<lsp::notification::DidCloseTextDocument>(json!({
+        "textDocument": {"uri": dockerfile_uri}
+    }));
+    let closed = diagnostics_until(&mut client, &compose_uri, |d| d.is_empty());
+    assert_eq!(closed, Vec::new());
+}
+
 const GPU_DEPLOYMENT: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: trainer\nspec:\n  selector:\n    matchLabels: {app: trainer}\n  template:\n    metadata:\n      labels: {app: trainer}\n    spec:\n      containers:\n        - name: trainer\n          image: nvcr.io/nvidia/pytorch:24.01-py3\n          resources:\n            limits:\n              nvidia.com/gpu: 8\n";
 
 #[test]

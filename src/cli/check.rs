@@ -7,11 +7,11 @@ use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
     paths_or_current, plural, read_target, usage_error,
 };
-use crate::engine::build::{DiskStamp, linting_text_read_from_disk};
+use crate::engine::build::DiskStamp;
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
-use crate::engine::{self, FileError, FileReport, Scope};
+use crate::engine::{self, FileError, FileReport, Scope, Session};
 use crate::output::{OutputFormat, Summary, text};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -38,6 +38,8 @@ struct Fixing {
 
 /// The arguments of a run, validated.
 struct Plan {
+    /// The files are read from disk, once per run.
+    session: Session,
     resolver: ConfigResolver,
     paths: Vec<PathBuf>,
     reads_stdin: bool,
@@ -68,6 +70,7 @@ impl Plan {
             FixAction::Report
         };
         Ok(Plan {
+            session: Session::on_disk(),
             resolver,
             paths,
             reads_stdin,
@@ -103,7 +106,7 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         Err(e) => return usage_error(e),
     };
     let noqa_errors = if args.add_noqa {
-        super::noqa::add_noqa(&plan.paths, &plan.resolver)
+        super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver)
     } else {
         Vec::new()
     };
@@ -172,16 +175,9 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
         .map_err(|e| format!("cannot read standard input: {e}"))?;
     let config = plan.resolver.for_file(&name).map_err(|e| e.to_string())?;
     Ok(match engine::decode(bytes) {
-        Ok(text) => check_one(
-            name,
-            text,
-            &config,
-            plan.action,
-            plan.mode,
-            Source::Stdin,
-            Scope::Any,
-        )
-        .expect("every file is in Scope::Any"),
+        Ok(text) => plan
+            .check_one(name, text, &config, Source::Stdin, Scope::Any)
+            .expect("every file is in Scope::Any"),
         Err((error, text)) => Checked {
             report: FileReport::failed(name, text, error),
             fixing: None,
@@ -237,22 +233,14 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
         }));
     }
     let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-    let Some(read) = read_target(t) else {
+    let Some(read) = read_target(plan.session.system(), t) else {
         return Ok(None);
     };
     Ok(match read {
         Ok((text, stamp)) => {
             let scope = scope_of(t);
-            let from = Source::Disk(stamp);
-            check_one(
-                t.path.clone(),
-                text,
-                &config,
-                plan.action,
-                plan.mode,
-                from,
-                scope,
-            )
+            let from = Source::File { stamp };
+            plan.check_one(t.path.clone(), text, &config, from, scope)
         }
         Err((error, text)) => Some(Checked {
             report: FileReport::failed(t.path.clone(), text, error),
@@ -402,94 +390,91 @@ fn scope_of(target: &Target) -> Scope {
 /// Where a linted text came from.
 #[derive(Clone, Copy)]
 enum Source {
-    /// A file, as it was on disk at this stamp.
-    Disk(DiskStamp),
+    /// A file; `stamp` is set when the text is what it held on disk then.
+    File { stamp: Option<DiskStamp> },
     /// Standard input: its fixed text goes to stdout, not to a file.
     Stdin,
 }
 
-/// Lints one file's text, fixing it first when asked; `None` when it is
-/// outside `scope`.
-fn check_one(
-    path: PathBuf,
-    text: String,
-    config: &Config,
-    action: FixAction,
-    mode: FixMode,
-    from: Source,
-    scope: Scope,
-) -> Option<Checked> {
-    if action == FixAction::Report {
-        // Plain checking decides the scope on the parse it lints. Only a
-        // text that is the file on disk may stand in for it when a compose
-        // file builds it (fixing lints texts that are not on disk).
-        let check = || engine::check_text_in_scope(path, text, config, scope);
-        let report = match from {
-            Source::Disk(stamp) => linting_text_read_from_disk(stamp, check),
-            Source::Stdin => check(),
-        };
-        return report.map(|report| Checked {
-            report,
-            fixing: None,
-        });
+impl Plan {
+    /// Lints one file's text, fixing it first when asked; `None` when it is
+    /// outside `scope`.
+    fn check_one(
+        &self,
+        path: PathBuf,
+        text: String,
+        config: &Config,
+        from: Source,
+        scope: Scope,
+    ) -> Option<Checked> {
+        if self.action == FixAction::Report {
+            // Plain checking decides the scope on the parse it lints. Only a
+            // text that is the file on disk may stand in for it when a
+            // compose file builds it (fixing lints texts that are not on disk).
+            let stamp = match from {
+                Source::File { stamp } => stamp,
+                Source::Stdin => None,
+            };
+            let report = self
+                .session
+                .check_text_in_scope(path, text, stamp, config, scope);
+            return report.map(|report| Checked {
+                report,
+                fixing: None,
+            });
+        }
+        if scope == Scope::ManifestsOnly && !engine::is_manifest_candidate(&text) {
+            return None;
+        }
+        let write = matches!(from, Source::File { .. });
+        Some(self.fix_one(path, text, config, write))
     }
-    if scope == Scope::ManifestsOnly && !engine::is_manifest_candidate(&text) {
-        return None;
-    }
-    let write = matches!(from, Source::Disk(_));
-    Some(fix_one(path, text, config, action, mode, write))
-}
 
-/// Fixes one file's text (or prints the diff), and reports what remains.
-fn fix_one(
-    path: PathBuf,
-    text: String,
-    config: &Config,
-    action: FixAction,
-    mode: FixMode,
-    write: bool,
-) -> Checked {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        fix::fix_text(&text, &path, config, mode)
-    }));
-    let outcome = match outcome {
-        Ok(Ok(outcome)) => outcome,
-        // Not YAML, a template, or a crash: report it as plain checking does.
-        Ok(Err(_)) | Err(_) => {
+    /// Fixes one file's text (or prints the diff), and reports what remains.
+    fn fix_one(&self, path: PathBuf, text: String, config: &Config, write: bool) -> Checked {
+        let session = &self.session;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fix::fix_text_in(session, &text, &path, config, self.mode)
+        }));
+        let outcome = match outcome {
+            Ok(Ok(outcome)) => outcome,
+            // Not YAML, a template, or a crash: report it as plain checking does.
+            Ok(Err(_)) | Err(_) => {
+                return Checked {
+                    report: session.check_text(path, text, config),
+                    fixing: None,
+                };
+            }
+        };
+        if self.action == FixAction::Diff {
+            // The diff goes to stdout; report files still list the findings.
+            let report = FileReport::new(path, text.clone(), outcome.found.clone());
             return Checked {
-                report: engine::check_text(path, text, config),
+                report,
+                fixing: Some(Fixing {
+                    original: text,
+                    outcome,
+                }),
+            };
+        }
+        if write
+            && outcome.changed(&text)
+            && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+        {
+            let mut report = session.check_text(path, text, config);
+            report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
+            return Checked {
+                report,
                 fixing: None,
             };
         }
-    };
-    if action == FixAction::Diff {
-        // The diff goes to stdout; report files still list the findings.
-        let report = FileReport::new(path, text.clone(), outcome.found.clone());
-        return Checked {
+        let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
+        Checked {
             report,
             fixing: Some(Fixing {
                 original: text,
                 outcome,
             }),
-        };
-    }
-    if write
-        && outcome.changed(&text)
-        && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
-    {
-        let mut report = engine::check_text(path, text, config);
-        report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
-        return Checked {
-            report,
-            fixing: None,
-        };
-    }
-    let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
-    Checked {
-        report,
-        fixing: Some(Fixing {
-            original: text,
-            outcome,
-        }),
+        }
     }
 }

@@ -5,7 +5,7 @@ use super::{
     read_target, usage_error,
 };
 use crate::engine::discover::{ConfigResolver, discover};
-use crate::engine::{self, FileError};
+use crate::engine::{self, FileError, Session};
 use rayon::prelude::*;
 use std::io::Write;
 
@@ -16,6 +16,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         Err(e) => return usage_error(e),
     };
     let resolver = ConfigResolver::new(fixed, None, Vec::new());
+    let session = Session::on_disk();
     let (targets, errors) = discover(&paths_or_current(args.paths), &resolver);
     for e in &errors {
         eprintln!("{}: error: {}", e.path.display(), e.message);
@@ -24,7 +25,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         .par_iter()
         .filter(|t| t.skip.is_none())
         .filter_map(|t| {
-            let read = read_target(t)?.map(|(text, _)| text);
+            let read = read_target(session.system(), t)?.map(|(text, _)| text);
             let (text, outcome) = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
                     return None;
@@ -32,7 +33,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
                 (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
                 (Ok(_), Err((error, text))) => (text, Err(error)),
                 (Ok(config), Ok(text)) => {
-                    let outcome = engine::inspect_text(&text, &t.path, &config);
+                    let outcome = session.inspect_text(&text, &t.path, &config);
                     (text, outcome)
                 }
             };

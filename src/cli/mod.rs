@@ -7,10 +7,10 @@ mod noqa;
 mod report;
 mod rule;
 
-use crate::engine::build::DiskStamp;
+use crate::engine::System;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
-use crate::engine::{self, FileError};
+use crate::engine::system::FileRead;
 use crate::output::{OutputFormat, Summary};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -221,8 +221,8 @@ fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// A discovered file's text, or why it cannot be read; `None` for walked
 /// YAML that cannot be read (and may not be ours).
-fn read_target(target: &Target) -> Option<Result<(String, DiskStamp), (FileError, String)>> {
-    match engine::read_source_stamped(&target.path) {
+fn read_target(system: &dyn System, target: &Target) -> Option<FileRead> {
+    match system.read(&target.path) {
         Err(_) if target.manifest_only => None,
         read => Some(read),
     }

@@ -3,14 +3,18 @@
 
 use super::{plural, read_target};
 use crate::engine::discover::{ConfigResolver, discover};
-use crate::engine::{self, fix};
+use crate::engine::{self, Session, fix};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// `--add-noqa`: adds suppression comments to every file under `paths`
 /// that has findings, verified (see [`crate::engine::noqa`]), and says how
 /// many on stderr. Returns the errors, one line each.
-pub(super) fn add_noqa(paths: &[PathBuf], resolver: &ConfigResolver) -> Vec<String> {
+pub(super) fn add_noqa(
+    session: &Session,
+    paths: &[PathBuf],
+    resolver: &ConfigResolver,
+) -> Vec<String> {
     let (targets, _) = discover(paths, resolver);
     let results: Vec<(PathBuf, Result<Option<crate::engine::noqa::Added>, String>)> = targets
         .par_iter()
@@ -21,17 +25,18 @@ pub(super) fn add_noqa(paths: &[PathBuf], resolver: &ConfigResolver) -> Vec<Stri
                 // `check` reports it when it lints the file.
                 Err(_) => return None,
             };
-            let (text, _) = read_target(t)?.ok()?;
+            let (text, _) = read_target(session.system(), t)?.ok()?;
             if t.manifest_only && !engine::is_manifest_candidate(&text) {
                 return None;
             }
-            let added = crate::engine::noqa::add_noqa(&text, &t.path, &config).and_then(|a| {
-                if let Some(a) = &a {
-                    fix::write_fixed(&t.path, &text, &a.text)
-                        .map_err(|e| format!("cannot write the comments: {e}"))?;
-                }
-                Ok(a)
-            });
+            let added =
+                crate::engine::noqa::add_noqa(session, &text, &t.path, &config).and_then(|a| {
+                    if let Some(a) = &a {
+                        fix::write_fixed(&t.path, &text, &a.text)
+                            .map_err(|e| format!("cannot write the comments: {e}"))?;
+                    }
+                    Ok(a)
+                });
             Some((t.path.clone(), added))
         })
         .collect();

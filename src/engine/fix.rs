@@ -7,7 +7,8 @@
 //! (except a finding this run also fixes).
 
 use super::config::Config;
-use super::{FileError, FileKind, lint_text};
+use super::session::Session;
+use super::{FileError, FileKind};
 use crate::diagnostic::Diagnostic;
 use crate::fix::{Applicability, Fix, ModelPath, apply_edits, edits_are_well_formed, map_offset};
 use crate::model::dockerfile::DockerfileModel;
@@ -74,15 +75,27 @@ impl FixOutcome {
 }
 
 /// Lints `text` and applies every fix `mode` allows, one by one, re-linting
-/// after each so later fixes see the earlier ones.
+/// after each so later fixes see the earlier ones. The files it refers to
+/// are read from disk, by a session of its own.
 pub fn fix_text(
     text: &str,
     path: &Path,
     config: &Config,
     mode: FixMode,
 ) -> Result<FixOutcome, FileError> {
+    fix_text_in(&Session::on_disk(), text, path, config, mode)
+}
+
+/// [`fix_text`], reading other files through `session`.
+pub fn fix_text_in(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+    mode: FixMode,
+) -> Result<FixOutcome, FileError> {
     let mut current = text.to_string();
-    let mut diagnostics = lint_text(&current, path, config)?;
+    let mut diagnostics = session.lint_text(&current, path, config)?;
     let found = diagnostics.clone();
     let kind = FileKind::of_text(path, text);
     let mut resolved = Resolved::of_text(&current, kind);
@@ -101,6 +114,7 @@ pub fn fix_text(
         let Some(diagnostic) = candidate else { break };
         let fix = diagnostic.fix.as_ref().expect("filtered on fix");
         match verify(
+            session,
             &current,
             &resolved,
             &diagnostics,
@@ -284,6 +298,7 @@ pub fn undeclared_among(changed: &Result<Vec<ModelPath>, String>, fix: &Fix) -> 
 /// `text`), as `--fix --unsafe-fixes` would before writing it, and returns
 /// the fixed text: how the language server decides which quick fixes to offer.
 pub fn verify_fix(
+    session: &Session,
     text: &str,
     path: &Path,
     config: &Config,
@@ -295,7 +310,17 @@ pub fn verify_fix(
     }
     let resolved = Resolved::of_text(text, FileKind::of_text(path, text));
     let mode = FixMode { unsafe_fixes: true };
-    verify(text, &resolved, diagnostics, target, path, config, mode).map(|v| v.text)
+    verify(
+        session,
+        text,
+        &resolved,
+        diagnostics,
+        target,
+        path,
+        config,
+        mode,
+    )
+    .map(|v| v.text)
 }
 
 struct Verified {
@@ -335,7 +360,9 @@ fn changed_paths(old: &[(Vec<String>, String)], new: &[(Vec<String>, String)]) -
     changed
 }
 
+#[allow(clippy::too_many_arguments)] // what is verified, and against what
 fn verify(
+    session: &Session,
     text: &str,
     resolved: &Resolved,
     diagnostics: &[Diagnostic],
@@ -401,7 +428,8 @@ fn verify(
         return Err(format!("it does not change `{missed}` as intended"));
     }
 
-    let new_diagnostics = lint_text(&fixed, path, config)
+    let new_diagnostics = session
+        .lint_text(&fixed, path, config)
         .map_err(|e| format!("the fixed text does not lint: {}", e.message))?;
     let moved = |d: &Diagnostic| (d.code, map_offset(&fix.edits, d.range.start));
     let target_key = moved(target);
@@ -689,6 +717,7 @@ mod unix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::lint_text;
 
     fn leaves(text: &str) -> Vec<(Vec<String>, String)> {
         Resolved::of_text(text, FileKind::Yaml)
@@ -756,6 +785,7 @@ mod tests {
             .collect();
         target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
         verify(
+            &Session::on_disk(),
             text,
             &Resolved::of_text(text, FileKind::Yaml),
             &diagnostics,
@@ -849,6 +879,7 @@ mod tests {
             .in_document(1),
         );
         let reason = verify(
+            &Session::on_disk(),
             &text,
             &Resolved::of_text(&text, FileKind::Yaml),
             &diagnostics,

@@ -1,8 +1,10 @@
 //! Running the enabled rules over one text: dispatch by kind of file and
 //! YAML document, suppressions, per-file ignores and severities.
 
+use super::build::DiskStamp;
 use super::classify::{FileKind, Scope, mentions_manifest_keys, parse_yaml, read_script};
 use super::config::Config;
+use super::session::Session;
 use super::{FileError, build, project, suppress};
 use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
@@ -61,36 +63,70 @@ fn run_check(
 
 /// Lints one text: a compose file, Kubernetes manifests or a Dockerfile,
 /// by the path's name. Errors are about the file as a whole (it is not
-/// YAML, or it is a template); Dockerfile syntax errors are findings.
+/// YAML, or it is a template); Dockerfile syntax errors are findings. The
+/// files it refers to are read from disk, by a session of its own.
 pub fn lint_text(text: &str, path: &Path, config: &Config) -> Result<Vec<Diagnostic>, FileError> {
-    Ok(lint_in_scope(text, path, config, Scope::Any)?.unwrap_or_default())
+    Session::on_disk().lint_text(text, path, config)
 }
 
-/// [`lint_text`], or `None` for a file outside `scope`. The file is parsed
-/// once for both questions.
-pub(super) fn lint_in_scope(
-    text: &str,
-    path: &Path,
-    config: &Config,
-    scope: Scope,
-) -> Result<Option<Vec<Diagnostic>>, FileError> {
-    lint_with_suppressions(text, path, config, scope, true)
-}
-
-/// [`lint_text`] as if the file had no suppression comments: what they
-/// would hide is reported, and malformed ones are not. `--add-noqa` checks
-/// with it that the comments it adds change nothing but what is reported.
+/// [`Session::lint_text_unsuppressed`], reading other files from disk.
 pub fn lint_text_unsuppressed(
     text: &str,
     path: &Path,
     config: &Config,
 ) -> Result<Vec<Diagnostic>, FileError> {
-    Ok(lint_with_suppressions(text, path, config, Scope::Any, false)?.unwrap_or_default())
+    Session::on_disk().lint_text_unsuppressed(text, path, config)
+}
+
+impl Session {
+    /// [`lint_text`], reading other files through this session.
+    pub fn lint_text(
+        &self,
+        text: &str,
+        path: &Path,
+        config: &Config,
+    ) -> Result<Vec<Diagnostic>, FileError> {
+        Ok(self
+            .lint_in_scope(text, path, None, config, Scope::Any)?
+            .unwrap_or_default())
+    }
+
+    /// [`lint_text`], or `None` for a file outside `scope`. The file is
+    /// parsed once for both questions. `stamp` is set when `text` is what
+    /// the file held on disk at that stamp (see [`DiskStamp`]).
+    pub fn lint_in_scope(
+        &self,
+        text: &str,
+        path: &Path,
+        stamp: Option<DiskStamp>,
+        config: &Config,
+        scope: Scope,
+    ) -> Result<Option<Vec<Diagnostic>>, FileError> {
+        lint_with_suppressions(self, text, path, stamp, config, scope, true)
+    }
+
+    /// [`lint_text`] as if the file had no suppression comments: what they
+    /// would hide is reported, and malformed ones are not. `--add-noqa`
+    /// checks with it that the comments it adds change nothing but what is
+    /// reported.
+    pub fn lint_text_unsuppressed(
+        &self,
+        text: &str,
+        path: &Path,
+        config: &Config,
+    ) -> Result<Vec<Diagnostic>, FileError> {
+        Ok(
+            lint_with_suppressions(self, text, path, None, config, Scope::Any, false)?
+                .unwrap_or_default(),
+        )
+    }
 }
 
 fn lint_with_suppressions(
+    session: &Session,
     text: &str,
     path: &Path,
+    stamp: Option<DiskStamp>,
     config: &Config,
     scope: Scope,
     suppressing: bool,
@@ -98,7 +134,7 @@ fn lint_with_suppressions(
     let active = ActiveRules::for_file(path, config);
     let (diagnostics, index, suppressions, invalid) = match FileKind::of_text(path, text) {
         FileKind::Dockerfile => {
-            let diagnostics = lint_dockerfile(text, path, config, &active);
+            let diagnostics = lint_dockerfile(session, text, path, stamp, config, &active);
             let index = suppression_index(text);
             let (s, i) = suppress::parse(text, suppress::Comments::WholeLine, &index);
             (diagnostics, index, s, i)
@@ -110,7 +146,7 @@ fn lint_with_suppressions(
             let Some(yaml) = parse_yaml(text, scope)? else {
                 return Ok(None);
             };
-            let diagnostics = lint_yaml(text, &yaml, path, config, &active);
+            let diagnostics = lint_yaml(session, text, &yaml, path, config, &active);
             let index = suppression_index(text);
             let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
             (diagnostics, index, s, i)
@@ -177,13 +213,15 @@ fn lint_script(
 }
 
 fn lint_dockerfile(
+    session: &Session,
     text: &str,
     path: &Path,
+    stamp: Option<DiskStamp>,
     config: &Config,
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
     let model = std::sync::Arc::new(DockerfileModel::parse(text));
-    build::remember_dockerfile(path, text, model.clone());
+    session.remember_dockerfile(path, text, stamp, model.clone());
     let cx = DockerfileContext {
         model: &model,
         text,
@@ -218,6 +256,7 @@ pub(super) enum Document<'y> {
 /// (with the Dockerfiles it builds and the rest of its compose project
 /// merged in), with its index; other documents are passed over.
 pub(super) fn documents<'y>(
+    session: &'y Session,
     yaml: &'y Yaml,
     path: &'y Path,
     config: &'y Config,
@@ -231,8 +270,8 @@ pub(super) fn documents<'y>(
                 return Some((index, Document::Kubernetes(manifest)));
             }
             let mut file = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(&mut file, path);
-            project::merge_project(&mut file, path, config);
+            build::attach_built_images(session, &mut file, path);
+            project::merge_project(session, &mut file, path, config);
             // Reservations merged from an override count too.
             file.settle_build_evidence();
             Some((index, Document::Compose(file)))
@@ -240,6 +279,7 @@ pub(super) fn documents<'y>(
 }
 
 fn lint_yaml(
+    session: &Session,
     text: &str,
     yaml: &Yaml,
     path: &Path,
@@ -248,7 +288,7 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
-    for (document_index, document) in documents(yaml, path, config) {
+    for (document_index, document) in documents(session, yaml, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
                 let cx = KubeContext {

@@ -13,17 +13,21 @@ mod lint;
 pub mod noqa;
 pub mod project;
 mod read;
+pub mod session;
 pub mod suppress;
+pub mod system;
 
 pub use classify::{FileKind, Scope, is_manifest_candidate};
 pub use inspect::inspect_text;
 pub use lint::{lint_text, lint_text_unsuppressed};
 pub use read::{MAX_FILE_SIZE, decode, read_source, read_source_stamped};
+pub use session::Session;
+pub use system::{Disk, Overlay, System};
 
 use crate::diagnostic::Diagnostic;
 use crate::text::LineIndex;
+use build::DiskStamp;
 use config::Config;
-use lint::lint_in_scope;
 use std::path::PathBuf;
 
 /// A file that could not be linted, and where.
@@ -106,32 +110,74 @@ impl FileReport {
     }
 }
 
-/// Lints text that is already in memory (a file or stdin). Never panics: a
-/// bug in a rule becomes an error for this file.
+/// Lints text that is already in memory (a file or stdin), reading the
+/// files it refers to from disk. Never panics: a bug in a rule becomes an
+/// error for this file.
 pub fn check_text(path: PathBuf, text: String, config: &Config) -> FileReport {
-    match without_crashing(|| lint_text(&text, &path, config)) {
-        Ok(diagnostics) => FileReport::new(path, text, diagnostics),
-        Err(error) => FileReport::failed(path, text, error),
-    }
+    Session::on_disk().check_text(path, text, config)
 }
 
-/// [`check_text`] for one file of many, or `None` for a file outside
-/// `scope`. A clean file's report does not keep its text (there is nothing
-/// to show in it), so a run over a big tree holds only the texts of the
-/// files with findings or errors.
+/// [`Session::check_text_in_scope`] for a text not read from disk.
 pub fn check_text_in_scope(
     path: PathBuf,
     text: String,
     config: &Config,
     scope: Scope,
 ) -> Option<FileReport> {
-    match without_crashing(|| lint_in_scope(&text, &path, config, scope)) {
-        Ok(Some(diagnostics)) if diagnostics.is_empty() => {
-            Some(FileReport::new(path, String::new(), diagnostics))
+    Session::on_disk().check_text_in_scope(path, text, None, config, scope)
+}
+
+/// Reads and lints one file, as `gpulint check` does, in a session of its own.
+pub fn check_file(path: PathBuf, config: &Config) -> FileReport {
+    Session::on_disk().check_file(path, config)
+}
+
+impl Session {
+    /// [`check_text`], reading other files through this session.
+    pub fn check_text(&self, path: PathBuf, text: String, config: &Config) -> FileReport {
+        match without_crashing(|| self.lint_text(&text, &path, config)) {
+            Ok(diagnostics) => FileReport::new(path, text, diagnostics),
+            Err(error) => FileReport::failed(path, text, error),
         }
-        Ok(Some(diagnostics)) => Some(FileReport::new(path, text, diagnostics)),
-        Ok(None) => None,
-        Err(error) => Some(FileReport::failed(path, text, error)),
+    }
+
+    /// [`check_text`] for one file of many, or `None` for a file outside
+    /// `scope`. A clean file's report does not keep its text (there is
+    /// nothing to show in it), so a run over a big tree holds only the texts
+    /// of the files with findings or errors. `stamp` is set when `text` is
+    /// what the file held on disk at that stamp: a Dockerfile linted so
+    /// stands in for itself, without another read, when a compose file
+    /// builds it while it is unchanged. Text from anywhere else (an editor's
+    /// buffer, stdin, a fix being verified) never does.
+    pub fn check_text_in_scope(
+        &self,
+        path: PathBuf,
+        text: String,
+        stamp: Option<DiskStamp>,
+        config: &Config,
+        scope: Scope,
+    ) -> Option<FileReport> {
+        match without_crashing(|| self.lint_in_scope(&text, &path, stamp, config, scope)) {
+            Ok(Some(diagnostics)) if diagnostics.is_empty() => {
+                Some(FileReport::new(path, String::new(), diagnostics))
+            }
+            Ok(Some(diagnostics)) => Some(FileReport::new(path, text, diagnostics)),
+            Ok(None) => None,
+            Err(error) => Some(FileReport::failed(path, text, error)),
+        }
+    }
+
+    /// Reads `path` through this session's [`System`] and lints it.
+    pub fn check_file(&self, path: PathBuf, config: &Config) -> FileReport {
+        match self.system().read(&path) {
+            Ok((text, stamp)) => {
+                let report =
+                    self.check_text_in_scope(path.clone(), text, stamp, config, Scope::Any);
+                // Every file is in `Scope::Any`.
+                report.unwrap_or_else(|| FileReport::new(path, String::new(), Vec::new()))
+            }
+            Err((error, text)) => FileReport::failed(path, text, error),
+        }
     }
 }
 
@@ -142,17 +188,4 @@ fn without_crashing<T>(work: impl FnOnce() -> Result<T, FileError>) -> Result<T,
             "internal error: gpulint crashed on this file; please report it with the file attached",
         ))
     })
-}
-
-/// Reads and lints one file, as `gpulint check` does: a Dockerfile read
-/// here stands in for itself when a compose file builds it, while unchanged.
-pub fn check_file(path: PathBuf, config: &Config) -> FileReport {
-    match read_source_stamped(&path) {
-        Ok((text, stamp)) => build::linting_text_read_from_disk(stamp, || {
-            let report = check_text_in_scope(path.clone(), text, config, Scope::Any);
-            // Every file is in `Scope::Any`.
-            report.unwrap_or_else(|| FileReport::new(path, String::new(), Vec::new()))
-        }),
-        Err((error, text)) => FileReport::failed(path, text, error),
-    }
 }

@@ -21,7 +21,7 @@
 //! themselves (SUP001, SUP002) cannot be suppressed and stay reported.
 
 use super::config::Config;
-use super::{lint_text, lint_text_unsuppressed};
+use super::session::Session;
 use crate::diagnostic::Diagnostic;
 use crate::rules::RuleCode;
 use crate::text::LineIndex;
@@ -43,21 +43,34 @@ pub struct Added {
 
 /// The text with a suppression for each finding, `Ok(None)` when there is
 /// nothing to suppress, or why it could not be done safely.
-pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added>, String> {
-    let before = lint_text(text, path, config).map_err(|e| e.message)?;
+pub fn add_noqa(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Result<Option<Added>, String> {
+    let before = session
+        .lint_text(text, path, config)
+        .map_err(|e| e.message)?;
     let targets: Vec<&Diagnostic> = before.iter().filter(|d| suppressible(d.code)).collect();
     if targets.is_empty() {
         return Ok(None);
     }
-    let raw_before = codes(&lint_text_unsuppressed(text, path, config).map_err(|e| e.message)?);
+    let raw_before = codes(
+        &session
+            .lint_text_unsuppressed(text, path, config)
+            .map_err(|e| e.message)?,
+    );
     let kept_before = codes(before.iter().filter(|d| !suppressible(d.code)));
     let verify = |candidate: &str| -> Result<(), String> {
-        let after = lint_text(candidate, path, config)
+        let after = session
+            .lint_text(candidate, path, config)
             .map_err(|e| format!("the file would no longer parse: {}", e.message))?;
         if codes(&after) != kept_before {
             return Err("the comments would not suppress exactly these findings".into());
         }
-        let raw_after = lint_text_unsuppressed(candidate, path, config)
+        let raw_after = session
+            .lint_text_unsuppressed(candidate, path, config)
             .map_err(|e| format!("the file would no longer parse: {}", e.message))?;
         if codes(&raw_after) != raw_before {
             return Err("the comments would change what the file means".into());
