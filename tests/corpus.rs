@@ -140,9 +140,11 @@ const EXPECTED_DOCKERFILE: &[(&str, bool, &[&str])] = &[
     ("064", false, &[]),
 ];
 
-fn corpus_dir() -> Option<PathBuf> {
-    let sources = common::shared("corpus/SOURCES.tsv")?;
-    Some(sources.parent()?.to_path_buf())
+/// `../shared/corpus`, which every test here needs: they are ignored
+/// unless asked for, and fail when it is missing.
+fn corpus_dir() -> PathBuf {
+    let sources = common::required_shared("corpus/SOURCES.tsv");
+    sources.parent().unwrap().to_path_buf()
 }
 
 struct Row {
@@ -318,8 +320,9 @@ fn service_at(text: &str, offset: usize) -> String {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn compose_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut failures = Vec::new();
     let mut score = Score::default();
@@ -451,8 +454,9 @@ impl FixTally {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn k8s_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let expected: BTreeMap<&str, BTreeSet<String>> = EXPECTED_K8S
         .iter()
         .map(|(n, e)| (*n, e.iter().map(|s| s.to_string()).collect()))
@@ -502,8 +506,9 @@ fn k8s_corpus_matches_its_labels() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
@@ -539,8 +544,9 @@ fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_build() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let rows = rows(&dir);
     let scratch = tempfile::tempdir().unwrap();
     // Every corpus file back at its path in its repository.
@@ -604,8 +610,9 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut failures = Vec::new();
     let mut score = Score::default();
@@ -663,9 +670,10 @@ fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn every_corpus_file_is_handled_without_a_crash() {
     // Any file, compose or not, YAML or not: gpulint reports or errors cleanly.
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut count = 0;
     for row in rows(&dir) {
@@ -691,8 +699,9 @@ fn every_corpus_file_is_handled_without_a_crash() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
@@ -784,8 +793,9 @@ const EXPECTED_SLURM: &[(&str, &[RuleCode])] = &[
 ];
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn slurm_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut seen = 0;
     for row in rows(&dir).iter().filter(|r| r.kind == "slurm") {
