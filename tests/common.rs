@@ -182,6 +182,23 @@ pub fn required_tool(env_var: &str, name: &str, install: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// How many cases each property test generates: `PROPTEST_CASES` if set,
+/// else 400 under CI (`CI` set, as `.ci/run` sets it) and 100 elsewhere, so
+/// that a plain `cargo test` stays quick and CI searches harder.
+pub fn property_cases() -> u32 {
+    if let Some(cases) = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return cases;
+    }
+    if std::env::var_os("CI").is_some() {
+        400
+    } else {
+        100
+    }
+}
+
 /// Runs the gpulint binary in `dir`, without colours.
 pub fn gpulint(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_gpulint"))

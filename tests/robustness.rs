@@ -72,7 +72,7 @@ fn lint_dockerfile(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases()))]
 
     #[test]
     fn random_yamlish_text_never_panics(text in "[a-z0-9_ :{}\\[\\],&*<!|>#'\"\\-\\n\\t\\r$.=/]{0,300}") {
@@ -93,7 +93,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases()))]
 
     #[test]
     fn random_dockerfile_text_never_panics(text in "(FROM|RUN|ENV|ARG|COPY|#|<<|EOF|\\\\|`|\\[|\\]|\"|'|=|\\$\\{|\\}|:-| |\\t|\\r|\\n|é|a|nvidia/cuda|--x=1|AS|-){0,80}") {
