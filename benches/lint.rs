@@ -20,10 +20,10 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use gpulint::engine::build::{DiskStamp, linting_text_read_from_disk};
+use gpulint::engine::build::DiskStamp;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
-use gpulint::engine::{FileKind, check_file, lint_text, read_source, read_source_stamped};
+use gpulint::engine::{FileKind, Scope, Session, lint_text, read_source, read_source_stamped};
 use gpulint::syntax::dockerfile::Dockerfile;
 use gpulint::syntax::yaml::Yaml;
 use std::hint::black_box;
@@ -123,9 +123,11 @@ fn whole_tree(c: &mut Criterion) {
     });
     group.bench_function("lint", |b| {
         b.iter(|| {
+            // One session per run, as `gpulint check` has.
+            let session = Session::on_disk();
             files
                 .iter()
-                .map(|p| check_file(p.clone(), &config).diagnostics.len())
+                .map(|p| session.check_file(p.clone(), &config).diagnostics.len())
                 .sum::<usize>()
         })
     });
@@ -140,13 +142,13 @@ fn whole_tree(c: &mut Criterion) {
     });
     group.bench_function("lint-in-memory", |b| {
         b.iter(|| {
+            let session = Session::on_disk();
             files
                 .iter()
                 .zip(&texts)
                 .map(|(p, (t, stamp))| {
-                    linting_text_read_from_disk(*stamp, || {
-                        lint_text(t, p, &config).expect("lints").len()
-                    })
+                    let lint = session.lint_in_scope(t, p, Some(*stamp), &config, Scope::Any);
+                    lint.expect("lints").unwrap_or_default().len()
                 })
                 .sum::<usize>()
         })
@@ -176,11 +178,15 @@ fn whole_tree_parallel(c: &mut Criterion) {
         b.iter(|| {
             let resolver = ConfigResolver::new(None, None, Vec::new());
             let (targets, _) = discover(&root, &resolver);
+            let session = Session::on_disk();
             targets
                 .par_iter()
                 .map(|t| {
                     let config = resolver.for_file(&t.path).expect("config");
-                    check_file(t.path.clone(), &config).diagnostics.len()
+                    session
+                        .check_file(t.path.clone(), &config)
+                        .diagnostics
+                        .len()
                 })
                 .sum::<usize>()
         })

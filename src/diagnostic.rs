@@ -51,7 +51,7 @@ pub struct Label {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: &'static str,
+    pub code: crate::rules::RuleCode,
     pub severity: Severity,
     /// What is wrong, in one line.
     pub message: String,

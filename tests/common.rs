@@ -3,6 +3,7 @@
 
 use gpulint::engine::config::Config;
 use gpulint::engine::{FileReport, check_text};
+use gpulint::rules::RuleCode;
 use std::path::{Path, PathBuf};
 
 pub fn root() -> PathBuf {
@@ -72,8 +73,13 @@ fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The fixtures of a rule: `fixtures/<CODE>/{valid,invalid}*` YAML files,
 /// Dockerfiles and repository directories, sorted; snapshots excluded.
-pub fn fixtures(code: &str) -> Vec<Fixture> {
-    let dir = root().join("fixtures").join(code);
+pub fn fixtures(code: RuleCode) -> Vec<Fixture> {
+    fixtures_in_folder(code.as_str())
+}
+
+/// The fixtures of `fixtures/<folder>/`, a rule's or another (`_examples`).
+pub fn fixtures_in_folder(folder: &str) -> Vec<Fixture> {
+    let dir = root().join("fixtures").join(folder);
     let mut fixtures: Vec<Fixture> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -142,29 +148,26 @@ pub fn assert_snapshot(path: &Path, actual: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `../shared/<relative>`, beside the checkout, when it is there. When it is
-/// missing the test is skipped, saying so, except under CI, which must have
-/// it.
-pub fn shared(relative: &str) -> Option<PathBuf> {
+/// `../shared/<relative>`, beside the checkout, for a test that is
+/// `#[ignore = "needs ../shared/..."]`: it runs only when asked for
+/// (`cargo test -- --ignored`, as `.ci/run` does), and then fails when the
+/// path is missing rather than passing without checking anything.
+pub fn required_shared(relative: &str) -> PathBuf {
     let path = root().join("../shared").join(relative);
-    if path.exists() {
-        return Some(path);
-    }
     assert!(
-        std::env::var_os("CI").is_none(),
-        "../shared/{relative} is missing; CI must have it"
+        path.exists(),
+        "../shared/{relative} is missing: this test needs the shared corpus beside the checkout"
     );
-    eprintln!("SKIPPED: ../shared/{relative} is not beside the checkout");
-    None
+    path
 }
 
-/// A real tool a test drives (a validator, pre-commit): `$env_var` if set,
-/// else `name` if it runs from the PATH. When it is missing the test is
-/// skipped, saying so, except under CI, which must have it (`.ci/run`
-/// installs every one).
-pub fn external_tool(env_var: &str, name: &str, install: &str) -> Option<PathBuf> {
+/// A real tool (a validator, pre-commit) for a test that is
+/// `#[ignore = "needs <name>: installed by .ci/run"]`: `$env_var` if set,
+/// else `name` if it runs from the PATH. The test runs only when asked for,
+/// and then fails when the tool is missing rather than passing.
+pub fn required_tool(env_var: &str, name: &str, install: &str) -> PathBuf {
     if let Some(path) = std::env::var_os(env_var) {
-        return Some(PathBuf::from(path));
+        return PathBuf::from(path);
     }
     let found = std::process::Command::new(name)
         .arg("--help")
@@ -172,15 +175,28 @@ pub fn external_tool(env_var: &str, name: &str, install: &str) -> Option<PathBuf
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok();
-    if found {
-        return Some(PathBuf::from(name));
-    }
     assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must provide {name} (.ci/run installs it; or set {env_var})"
+        found,
+        "{name} is missing: {install}, or set {env_var} (.ci/run installs it)"
     );
-    eprintln!("SKIPPED: {name} not found ({install}, or set {env_var})");
-    None
+    PathBuf::from(name)
+}
+
+/// How many cases each property test generates: `PROPTEST_CASES` if set,
+/// else 400 under CI (`CI` set, as `.ci/run` sets it) and 100 elsewhere, so
+/// that a plain `cargo test` stays quick and CI searches harder.
+pub fn property_cases() -> u32 {
+    if let Some(cases) = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return cases;
+    }
+    if std::env::var_os("CI").is_some() {
+        400
+    } else {
+        100
+    }
 }
 
 /// Runs the gpulint binary in `dir`, without colours.

@@ -12,6 +12,7 @@ use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
 use gpulint::engine::{FileReport, Skip, check_text};
 use gpulint::model::compose::ComposeFile;
 use gpulint::model::k8s::Manifest;
+use gpulint::rules::RuleCode;
 use gpulint::syntax::yaml::Yaml;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -139,9 +140,11 @@ const EXPECTED_DOCKERFILE: &[(&str, bool, &[&str])] = &[
     ("064", false, &[]),
 ];
 
-fn corpus_dir() -> Option<PathBuf> {
-    let sources = common::shared("corpus/SOURCES.tsv")?;
-    Some(sources.parent()?.to_path_buf())
+/// `../shared/corpus`, which every test here needs: they are ignored
+/// unless asked for, and fail when it is missing.
+fn corpus_dir() -> PathBuf {
+    let sources = common::required_shared("corpus/SOURCES.tsv");
+    sources.parent().unwrap().to_path_buf()
 }
 
 struct Row {
@@ -317,8 +320,9 @@ fn service_at(text: &str, offset: usize) -> String {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn compose_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut failures = Vec::new();
     let mut score = Score::default();
@@ -450,8 +454,9 @@ impl FixTally {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn k8s_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let expected: BTreeMap<&str, BTreeSet<String>> = EXPECTED_K8S
         .iter()
         .map(|(n, e)| (*n, e.iter().map(|s| s.to_string()).collect()))
@@ -501,8 +506,9 @@ fn k8s_corpus_matches_its_labels() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
@@ -538,8 +544,9 @@ fn fixing_the_k8s_corpus_leaves_clean_manifests_and_is_idempotent() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_build() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let rows = rows(&dir);
     let scratch = tempfile::tempdir().unwrap();
     // Every corpus file back at its path in its repository.
@@ -569,7 +576,11 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
             let Some(mut file) = doc.root.and_then(|r| ComposeFile::from_document(&yaml, r)) else {
                 continue;
             };
-            gpulint::engine::build::attach_built_images(&mut file, path);
+            gpulint::engine::build::attach_built_images(
+                &gpulint::engine::Session::on_disk(),
+                &mut file,
+                path,
+            );
             builds += file.services.iter().filter(|s| s.build.is_some()).count();
             resolved += file
                 .services
@@ -599,8 +610,9 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut failures = Vec::new();
     let mut score = Score::default();
@@ -658,9 +670,10 @@ fn dockerfile_corpus_parses_resolves_its_base_images_and_matches_its_labels() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn every_corpus_file_is_handled_without_a_crash() {
     // Any file, compose or not, YAML or not: gpulint reports or errors cleanly.
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut count = 0;
     for row in rows(&dir) {
@@ -686,8 +699,9 @@ fn every_corpus_file_is_handled_without_a_crash() {
 }
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mode = FixMode { unsafe_fixes: true };
     let mut failures = Vec::new();
@@ -772,15 +786,16 @@ fn fixing_the_compose_corpus_removes_findings_adds_none_and_is_idempotent() {
 /// exactly). 085 is labelled INFO: a "torchrun without a GPU request" rule
 /// would fire there although `--exclusive` gives the job whole GPU nodes,
 /// so a correct linter says nothing.
-const EXPECTED_SLURM: &[(&str, &[&str])] = &[
+const EXPECTED_SLURM: &[(&str, &[RuleCode])] = &[
     ("085", &[]),
-    ("086", &["SLURM001"]), // `#SBATCH --nodes=$NUM_NODES`
+    ("086", &[RuleCode::SLURM001]), // `#SBATCH --nodes=$NUM_NODES`
     ("087", &[]),
 ];
 
 #[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn slurm_corpus_matches_its_labels() {
-    let Some(dir) = corpus_dir() else { return };
+    let dir = corpus_dir();
     let config = Config::default();
     let mut seen = 0;
     for row in rows(&dir).iter().filter(|r| r.kind == "slurm") {
@@ -796,8 +811,8 @@ fn slurm_corpus_matches_its_labels() {
             &config,
         );
         assert!(report.error.is_none(), "{}: {:?}", row.file, report.error);
-        let got: BTreeSet<&str> = report.diagnostics.iter().map(|d| d.code).collect();
-        let want: BTreeSet<&str> = want.iter().copied().collect();
+        let got: BTreeSet<RuleCode> = report.diagnostics.iter().map(|d| d.code).collect();
+        let want: BTreeSet<RuleCode> = want.iter().copied().collect();
         assert_eq!(got, want, "{} ({})", row.file, row.class);
         if row.class == "FLAG" {
             assert!(!got.is_empty(), "{} is labelled FLAG", row.file);

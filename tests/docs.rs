@@ -65,7 +65,7 @@ fn every_rule_has_a_doc_and_every_doc_a_rule() {
 #[test]
 fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
     for rule in RULES {
-        let dir = root().join("fixtures").join(rule.code);
+        let dir = root().join("fixtures").join(rule.code.as_str());
         let names: Vec<String> = std::fs::read_dir(&dir)
             .unwrap_or_else(|_| panic!("fixtures/{} is missing", rule.code))
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
@@ -87,7 +87,7 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
         let name = entry.unwrap().file_name().to_string_lossy().to_string();
         if !name.starts_with('_') {
             assert!(
-                RULES.iter().any(|r| r.code == name),
+                RULES.iter().any(|r| r.code.as_str() == name),
                 "fixtures/{name} belongs to no rule"
             );
         }
@@ -113,7 +113,7 @@ fn every_rule_module_is_registered() {
             modules += 1;
             let code = module.split('_').next().unwrap().to_ascii_uppercase();
             assert!(
-                RULES.iter().any(|r| r.code == code),
+                RULES.iter().any(|r| r.code.as_str() == code),
                 "{}/{name} is not registered in declare_rules! (src/rules/mod.rs)",
                 target.display()
             );

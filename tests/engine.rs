@@ -51,9 +51,7 @@ fn fixture_cases() -> Vec<Case> {
 /// The corpus's compose files, each alone in a directory (their siblings
 /// are not in the corpus).
 fn corpus_cases() -> Vec<Case> {
-    let Some(corpus) = common::shared("corpus/compose") else {
-        return Vec::new();
-    };
+    let corpus = common::required_shared("corpus/compose");
     let mut files: Vec<PathBuf> = std::fs::read_dir(corpus)
         .unwrap()
         .map(|e| e.unwrap().path())

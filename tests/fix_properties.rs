@@ -4,6 +4,8 @@
 //! the file parseable, remove the findings they fix, add none, and a second
 //! run changes nothing.
 
+mod common;
+
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
 use gpulint::engine::lint_text;
@@ -210,7 +212,7 @@ fn findings(text: &str, config: &Config) -> Vec<String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases()))]
 
     #[test]
     fn fixes_on_generated_compose_files_verify_and_settle(seed in any::<u64>()) {

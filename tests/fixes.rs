@@ -9,6 +9,7 @@ mod common;
 use common::{Fixture, assert_snapshot, config_selecting, fixtures, root};
 use gpulint::engine::fix::{FixMode, fix_text, unified_diff};
 use gpulint::fix::Applicability;
+use gpulint::rules::RuleCode;
 use gpulint::rules::{FixKind, RULES, Target, meta};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,7 +17,7 @@ use std::process::Command;
 const ALL_FIXES: FixMode = FixMode { unsafe_fixes: true };
 
 /// The files of a rule's invalid fixtures, each with its fixture.
-fn invalid_fixtures(code: &str) -> Vec<(PathBuf, std::rc::Rc<Fixture>)> {
+fn invalid_fixtures(code: RuleCode) -> Vec<(PathBuf, std::rc::Rc<Fixture>)> {
     fixtures(code)
         .into_iter()
         .filter(|f| f.name().starts_with("invalid"))
@@ -52,7 +53,7 @@ fn cases() -> (Vec<Case>, Vec<String>) {
         if meta(rule.code).applies_to(Target::Suppression) {
             continue;
         }
-        let config = config_selecting(&[rule.code]);
+        let config = config_selecting(&[rule.code.as_str()]);
         for (path, fixture) in invalid_fixtures(rule.code) {
             let original = std::fs::read_to_string(&path).unwrap();
             let outcome = match fix_text(&original, Path::new(&relative(&path)), &config, ALL_FIXES)
@@ -132,7 +133,7 @@ fn every_fixable_rule_has_a_fixture_showing_its_fix() {
     for rule in RULES {
         let kind = meta(rule.code).fix;
         if matches!(kind, FixKind::Safe | FixKind::Unsafe) {
-            let dir = root().join("fixtures").join(rule.code);
+            let dir = root().join("fixtures").join(rule.code.as_str());
             assert!(
                 cases.iter().any(|c| c.path.starts_with(&dir)),
                 "{}: the doc says its fix is {kind:?}, but no fixture's fix changes anything",
@@ -153,7 +154,7 @@ fn rule_docs_declare_the_fixes_their_rules_offer() {
             FixKind::Unsafe => Some(Applicability::Unsafe),
             FixKind::DisplayOnly => Some(Applicability::DisplayOnly),
         };
-        let config = config_selecting(&[rule.code]);
+        let config = config_selecting(&[rule.code.as_str()]);
         let mut offered = Vec::new();
         for (path, _) in invalid_fixtures(rule.code) {
             let report = common::lint(&path, &config);
@@ -260,7 +261,7 @@ fn insert_only_fixes_leave_every_other_byte_alone() {
     )
     .unwrap();
     assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
-    let codes: Vec<&str> = outcome.applied.iter().map(|a| a.code).collect();
+    let codes: Vec<RuleCode> = outcome.applied.iter().map(|a| a.code).collect();
     assert_eq!(codes.len(), 3, "{codes:?}");
     let fixed = &outcome.fixed_text;
     assert!(fixed.starts_with('\u{feff}') && !fixed.ends_with('\n'));

@@ -236,26 +236,16 @@ fn sarif_reports(dir: &Path, break_it: impl FnOnce(&mut Value)) -> (PathBuf, Pat
 }
 
 #[test]
+#[ignore = "needs Python jsonschema and the SARIF 2.1.0 schema (GPULINT_SARIF_SCHEMA): installed by .ci/run"]
 fn sarif_validates_against_the_official_schema() {
-    let (Some(python), Some(schema)) = (
-        common::external_tool(
-            "GPULINT_JSONSCHEMA_PYTHON",
-            "python3",
-            "a Python with `pip install jsonschema`",
-        ),
-        std::env::var_os("GPULINT_SARIF_SCHEMA").or_else(|| {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI must set GPULINT_SARIF_SCHEMA (.ci/run does)"
-            );
-            eprintln!(
-                "SKIPPED: GPULINT_SARIF_SCHEMA is not set (the sarif-2.1.0.json of npm @microsoft/sarif-multitool)"
-            );
-            None
-        }),
-    ) else {
-        return;
-    };
+    let python = common::required_tool(
+        "GPULINT_JSONSCHEMA_PYTHON",
+        "python3",
+        "a Python with `pip install jsonschema`",
+    );
+    let schema = std::env::var_os("GPULINT_SARIF_SCHEMA").expect(
+        "GPULINT_SARIF_SCHEMA names the sarif-2.1.0.json of npm @microsoft/sarif-multitool (.ci/run sets it)",
+    );
     let scratch = tempfile::tempdir().unwrap();
     // A report broken on purpose shows the validator can fail.
     let (report, broken_report) = sarif_reports(scratch.path(), |sarif| {
@@ -288,14 +278,13 @@ fn sarif_validates_against_the_official_schema() {
 }
 
 #[test]
+#[ignore = "needs the SARIF multitool: installed by .ci/run"]
 fn sarif_passes_the_sarif_multitool() {
-    let Some(multitool) = common::external_tool(
+    let multitool = common::required_tool(
         "GPULINT_SARIF_MULTITOOL",
         "sarif-multitool",
         "npm install @microsoft/sarif-multitool",
-    ) else {
-        return;
-    };
+    );
     let scratch = tempfile::tempdir().unwrap();
     // The multitool's own rules (SARIF1xxx errors, SARIF2xxx warnings, as
     // GitHub code scanning applies them); a bad URI shows it can fail.

@@ -15,6 +15,7 @@ use gpulint::engine::fix::{FixMode, fix_text};
 use gpulint::engine::{self, Scope};
 use gpulint::model::dockerfile::DockerfileModel;
 use gpulint::model::script::{Script, ScriptKind};
+use gpulint::rules::RuleCode;
 use gpulint::syntax::dockerfile::Dockerfile;
 use gpulint::syntax::shell::{self, Snippet};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId};
@@ -301,6 +302,10 @@ fn fix_df007_quote_spanning_lines() {
     fix(&data);
     let text = std::str::from_utf8(&data[1..]).unwrap();
     let diagnostics = engine::lint_text(text, &path("Dockerfile"), &every_rule()).unwrap();
-    let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["DF000", "DF000"], "{diagnostics:#?}");
+    let codes: Vec<RuleCode> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(
+        codes,
+        [RuleCode::DF000, RuleCode::DF000],
+        "{diagnostics:#?}"
+    );
 }

@@ -90,12 +90,10 @@ fn working_tree_repository(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs pre-commit: installed by .ci/run"]
 fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
-    let Some(pre_commit) =
-        common::external_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit")
-    else {
-        return;
-    };
+    let pre_commit =
+        common::required_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit");
     let scratch = persistent_scratch("pre-commit");
     let hook_repo = working_tree_repository(&scratch.join("hook-repo"));
     let work = tempfile::tempdir().unwrap();
@@ -148,12 +146,10 @@ fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
 /// The hook's `files`/`exclude` patterns, applied by pre-commit itself,
 /// pick the files `gpulint check <dir>` treats as Dockerfiles or YAML.
 #[test]
+#[ignore = "needs pre-commit: installed by .ci/run"]
 fn pre_commit_file_patterns_match_gpulints_file_kinds() {
-    let Some(pre_commit) =
-        common::external_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit")
-    else {
-        return;
-    };
+    let pre_commit =
+        common::required_tool("GPULINT_PRE_COMMIT", "pre-commit", "pip install pre-commit");
     let hooks = std::fs::read_to_string(common::root().join(".pre-commit-hooks.yaml")).unwrap();
     let yaml = Yaml::parse(&hooks).unwrap();
     let hook = yaml.items(yaml.documents[0].root.unwrap())[0];
@@ -600,6 +596,7 @@ fn action_refuses_a_release_asset_that_fails_its_checksum() {
 }
 
 #[test]
+#[ignore = "slow: builds gpulint from source (minutes on a cold target/integration); run by .ci/run"]
 fn action_builds_from_source_without_a_release() {
     let workspace = lint_workspace();
     // No release for an unpinned action: it builds its own checkout.
@@ -633,41 +630,67 @@ fn schema_check(tool: &Path, schema: &str, file: &Path) -> Output {
         .unwrap()
 }
 
-#[test]
-fn action_and_example_workflow_pass_the_actions_schemas() {
+/// action.yml, the example workflow, and a copy of action.yml broken on
+/// purpose (a composite step without `shell`), so a checker that passes
+/// everything fails the test.
+struct WorkflowFiles {
+    action: PathBuf,
+    workflow: PathBuf,
+    broken: PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+fn workflow_files() -> WorkflowFiles {
     let action = common::root().join("action.yml");
     let workflow = common::root().join("editors/github/gpulint.yml");
     let scratch = tempfile::tempdir().unwrap();
-    // A composite step without `shell` is invalid: the checkers must say so.
     let broken = scratch.path().join("action.yml");
     let original = std::fs::read_to_string(&action).unwrap();
     assert!(original.contains("      shell: bash\n"));
     std::fs::write(&broken, original.replacen("      shell: bash\n", "", 1)).unwrap();
+    WorkflowFiles {
+        action,
+        workflow,
+        broken,
+        _scratch: scratch,
+    }
+}
 
-    if let Some(check) = common::external_tool(
+#[test]
+#[ignore = "needs check-jsonschema: installed by .ci/run"]
+fn action_and_example_workflow_pass_check_jsonschema() {
+    let check = common::required_tool(
         "GPULINT_CHECK_JSONSCHEMA",
         "check-jsonschema",
         "pip install check-jsonschema",
-    ) {
-        let out = schema_check(&check, "vendor.github-actions", &action);
-        assert!(out.status.success(), "{}", text(&out));
-        let out = schema_check(&check, "vendor.github-workflows", &workflow);
-        assert!(out.status.success(), "{}", text(&out));
-        let out = schema_check(&check, "vendor.github-actions", &broken);
-        assert!(!out.status.success(), "{}", text(&out));
-    }
-    if let Some(validator) = common::external_tool(
+    );
+    let files = workflow_files();
+    let out = schema_check(&check, "vendor.github-actions", &files.action);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = schema_check(&check, "vendor.github-workflows", &files.workflow);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = schema_check(&check, "vendor.github-actions", &files.broken);
+    assert!(!out.status.success(), "{}", text(&out));
+}
+
+#[test]
+#[ignore = "needs action-validator: installed by .ci/run"]
+fn action_and_example_workflow_pass_action_validator() {
+    let validator = common::required_tool(
         "GPULINT_ACTION_VALIDATOR",
         "action-validator",
         "npm install @action-validator/cli",
-    ) {
-        for file in [&action, &workflow] {
-            let out = Command::new(&validator).arg(file).output().unwrap();
-            assert!(out.status.success(), "{}: {}", file.display(), text(&out));
-        }
-        let out = Command::new(&validator).arg(&broken).output().unwrap();
-        assert!(!out.status.success(), "{}", text(&out));
+    );
+    let files = workflow_files();
+    for file in [&files.action, &files.workflow] {
+        let out = Command::new(&validator).arg(file).output().unwrap();
+        assert!(out.status.success(), "{}: {}", file.display(), text(&out));
     }
+    let out = Command::new(&validator)
+        .arg(&files.broken)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
 }
 
 /// actionlint cannot check a local action's inputs; this does, for the

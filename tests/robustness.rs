@@ -5,6 +5,7 @@ mod common;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::lint_text;
+use gpulint::rules::RuleCode;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -26,7 +27,7 @@ fn fixtures() -> Vec<String> {
 fn dockerfile_fixtures() -> Vec<String> {
     let mut texts: Vec<String> = std::fs::read_dir(common::root().join("fixtures"))
         .unwrap()
-        .flat_map(|dir| common::fixtures(&dir.unwrap().file_name().to_string_lossy()))
+        .flat_map(|dir| common::fixtures_in_folder(&dir.unwrap().file_name().to_string_lossy()))
         .flat_map(|f| f.files)
         .filter(|p| {
             gpulint::engine::discover::is_dockerfile_name(&p.file_name().unwrap().to_string_lossy())
@@ -71,7 +72,7 @@ fn lint_dockerfile(text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases()))]
 
     #[test]
     fn random_yamlish_text_never_panics(text in "[a-z0-9_ :{}\\[\\],&*<!|>#'\"\\-\\n\\t\\r$.=/]{0,300}") {
@@ -92,7 +93,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases()))]
 
     #[test]
     fn random_dockerfile_text_never_panics(text in "(FROM|RUN|ENV|ARG|COPY|#|<<|EOF|\\\\|`|\\[|\\]|\"|'|=|\\$\\{|\\}|:-| |\\t|\\r|\\n|é|a|nvidia/cuda|--x=1|AS|-){0,80}") {
@@ -137,7 +138,7 @@ fn alias_bomb_is_linted_quickly() {
     }
     text.push_str("services:\n  t:\n    gpus: all\n    environment: *b29\n    volumes: *b29\n    tmpfs: *b29\n");
     let diagnostics = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap();
-    assert!(diagnostics.iter().any(|d| d.code == "SHM001"));
+    assert!(diagnostics.iter().any(|d| d.code == RuleCode::SHM001));
 }
 
 #[test]
@@ -161,7 +162,7 @@ fn alias_bomb_in_a_manifest_is_linted_quickly() {
     text.push_str("  run:\n    template:\n      spec:\n        volumes: *b9\n        containers:\n        - name: t\n          env: *b9\n          resources: {limits: {nvidia.com/gpu: 1}}\n");
     let diagnostics = lint_text(&text, Path::new("bomb.yaml"), &Config::default()).unwrap();
     assert!(
-        diagnostics.iter().any(|d| d.code == "K8S004"),
+        diagnostics.iter().any(|d| d.code == RuleCode::K8S004),
         "{diagnostics:?}"
     );
 }
@@ -173,7 +174,7 @@ fn non_ascii_run_line_on_a_cuda_base_is_linted() {
     lint_dockerfile(text);
     let diagnostics = lint_text(text, Path::new("Dockerfile"), &Config::default()).unwrap();
     assert!(
-        diagnostics.iter().any(|d| d.code == "DF003"),
+        diagnostics.iter().any(|d| d.code == RuleCode::DF003),
         "{diagnostics:?}"
     );
 }
@@ -194,14 +195,14 @@ fn merge_key_chain_is_linted_in_linear_time() {
     text.push_str("services:\n  t:\n    <<: *m59\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    gpus: all\n");
     let diagnostics = lint_text(&text, Path::new("compose.yaml"), &Config::default()).unwrap();
     assert!(
-        !diagnostics.iter().any(|d| d.code == "SHM001"),
+        !diagnostics.iter().any(|d| d.code == RuleCode::SHM001),
         "{diagnostics:?}"
     );
     let without_host = text.replace("{ipc: host}", "{ipc: private}");
     let diagnostics =
         lint_text(&without_host, Path::new("compose.yaml"), &Config::default()).unwrap();
     assert!(
-        diagnostics.iter().any(|d| d.code == "SHM001"),
+        diagnostics.iter().any(|d| d.code == RuleCode::SHM001),
         "{diagnostics:?}"
     );
 }

@@ -6,6 +6,7 @@
 mod common;
 
 use common::{assert_snapshot, config_selecting, fixtures, lint, render};
+use gpulint::rules::RuleCode;
 use gpulint::rules::{RULES, Target, meta};
 
 #[test]
@@ -16,7 +17,7 @@ fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
         let config = if meta(rule.code).applies_to(Target::Suppression) {
             config_selecting(&["ALL"])
         } else {
-            config_selecting(&[rule.code])
+            config_selecting(&[rule.code.as_str()])
         };
         for fixture in fixtures(rule.code) {
             let name = fixture.name();
@@ -105,6 +106,6 @@ fn dockerfile_suppressions_are_whole_line_comments() {
     let config = config_selecting(&["ALL"]);
     let text = "FROM nvcr.io/nvidia/pytorch:24.01-py3\n# gpulint: ignore[DF005] the demo box has one GPU\nENV CUDA_VISIBLE_DEVICES=0\nRUN echo hi # gpulint: ignore[NCCL002] not a comment in a Dockerfile\nENV NCCL_P2P_DISABLE=1\n";
     let report = gpulint::engine::check_text("Dockerfile".into(), text.to_string(), &config);
-    let codes: Vec<&str> = report.diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(codes, ["NCCL002"], "{}", render(&report));
+    let codes: Vec<RuleCode> = report.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [RuleCode::NCCL002], "{}", render(&report));
 }

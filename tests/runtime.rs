@@ -1088,7 +1088,7 @@ fn fixture_pairs() -> Vec<Pair> {
 /// The flagged compose and Kubernetes corpus files, each with a copy fixed
 /// by `gpulint check --fix --unsafe-fixes`.
 fn corpus_pairs() -> Option<Vec<Pair>> {
-    let corpus = common::shared("corpus")?;
+    let corpus = common::required_shared("corpus");
     let mut pairs = Vec::new();
     for kind in ["compose", "k8s"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(corpus.join(kind))

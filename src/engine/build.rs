@@ -4,28 +4,26 @@
 //! `args`) and the Dockerfile's base image is attached to the service, so a
 //! service that builds on a CUDA image counts as a GPU service.
 
-use super::read_source;
+use super::session::Session;
 use crate::model::compose::{BuildSpec, ComposeFile};
-use crate::model::dockerfile::{BuiltImage, DockerfileModel};
+use crate::model::dockerfile::BuiltImage;
 use crate::text::SourceFile;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 /// Attaches the built image to every service with a readable `build:`,
 /// and decides which of them that makes GPU services.
 /// `compose_path` is the compose file's path as the user gave it.
-pub fn attach_built_images(file: &mut ComposeFile, compose_path: &Path) {
+pub fn attach_built_images(session: &Session, file: &mut ComposeFile, compose_path: &Path) {
     for service in &mut file.services {
         if let Some(build) = &service.build {
-            service.built_image = resolve(build, compose_path).map(Arc::new);
+            service.built_image = resolve(session, build, compose_path).map(Arc::new);
         }
     }
     file.settle_build_evidence();
 }
 
-fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
+fn resolve(session: &Session, build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
     if let Some(inline) = &build.dockerfile_inline {
         return BuiltImage::from_dockerfile(
             None,
@@ -44,11 +42,11 @@ fn resolve(build: &BuildSpec, compose_path: &Path) -> Option<BuiltImage> {
     let context_dir = compose_dir.join(context);
     let dockerfile = context_dir.join(build.dockerfile.as_deref().unwrap_or("Dockerfile"));
     let shown = normalize(&dockerfile);
-    let (text, model) = match recalled_unchanged(&shown) {
+    let (text, model) = match session.recalled_unchanged(&shown) {
         Some((text, model)) => (text, Some(model)),
         None => {
-            let text = read_source(&shown).ok()?;
-            let model = recalled(&shown, &text);
+            let (text, _) = session.system().read(&shown).ok()?;
+            let model = session.recalled(&shown, &text);
             (text, model)
         }
     };
@@ -96,89 +94,6 @@ impl DiskStamp {
     }
 }
 
-thread_local! {
-    /// The stamp of the file whose text this thread is linting, when that
-    /// text was read from disk (see [`linting_text_read_from_disk`]).
-    static LINTING_FROM_DISK: Cell<Option<DiskStamp>> = const { Cell::new(None) };
-}
-
-/// Runs `lint` knowing that the text it lints is what the file held at
-/// `stamp`: a Dockerfile linted so can then be reused by the compose files
-/// that build it without reading it again, as long as its stamp is the
-/// same. Text from anywhere else (an editor's buffer, stdin) is never
-/// reused without a read.
-pub fn linting_text_read_from_disk<T>(stamp: DiskStamp, lint: impl FnOnce() -> T) -> T {
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            LINTING_FROM_DISK.set(None);
-        }
-    }
-    LINTING_FROM_DISK.set(Some(stamp));
-    let _reset = Reset;
-    lint()
-}
-
-/// How many Dockerfiles each thread remembers.
-const RECENT_DOCKERFILES: usize = 16;
-
-/// A Dockerfile this thread parsed.
-struct Remembered {
-    path: PathBuf,
-    text: String,
-    /// Set when `text` was read from disk.
-    stamp: Option<DiskStamp>,
-    model: Arc<DockerfileModel>,
-}
-
-thread_local! {
-    /// The Dockerfiles this thread parsed last, with the text they were
-    /// parsed from. Files are linted in path order, so a compose file is
-    /// usually linted right after the Dockerfile next to it that it builds:
-    /// its `build:` then reuses that parse. Bounded, and an entry is used only
-    /// when the file on disk still holds the same text.
-    static RECENT: RefCell<VecDeque<Remembered>> = const { RefCell::new(VecDeque::new()) };
-}
-
-/// Keeps a Dockerfile's parse for a compose file that builds it.
-pub fn remember_dockerfile(path: &Path, text: &str, model: Arc<DockerfileModel>) {
-    let stamp = LINTING_FROM_DISK.get();
-    RECENT.with_borrow_mut(|recent| {
-        if recent.len() == RECENT_DOCKERFILES {
-            recent.pop_front();
-        }
-        recent.push_back(Remembered {
-            path: normalize(path),
-            text: text.to_string(),
-            stamp,
-            model,
-        });
-    });
-}
-
-/// The remembered parse of `path`, if it was parsed from `text`.
-fn recalled(path: &Path, text: &str) -> Option<Arc<DockerfileModel>> {
-    RECENT.with_borrow(|recent| {
-        recent
-            .iter()
-            .rev()
-            .find(|r| r.path == path && r.text == text)
-            .map(|r| r.model.clone())
-    })
-}
-
-/// The remembered text and parse of `path`, without reading it, when it was
-/// read from disk and its stamp has not changed since: one `stat` instead
-/// of an open, reads and a close.
-fn recalled_unchanged(path: &Path) -> Option<(String, Arc<DockerfileModel>)> {
-    let (stamp, text, model) = RECENT.with_borrow(|recent| {
-        let r = recent.iter().rev().find(|r| r.path == path)?;
-        Some((r.stamp?, r.text.clone(), r.model.clone()))
-    })?;
-    let now = DiskStamp::of(&std::fs::metadata(path).ok()?);
-    (now == stamp).then_some((text, model))
-}
-
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
 /// stays the one users see).
 pub(crate) fn normalize(path: &Path) -> PathBuf {
@@ -204,16 +119,18 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 mod tests {
     use super::normalize;
     use crate::engine::config::Config;
-    use crate::engine::{check_file, lint_text};
+    use crate::engine::{Overlay, Session};
+    use crate::rules::RuleCode;
     use std::path::Path;
 
     const COMPOSE: &str = "services:\n  trainer:\n    build: .\n    command: python train.py\n";
     const CUDA: &str = "FROM nvcr.io/nvidia/pytorch:24.01-py3\n";
     const CPU: &str = "FROM python:3.12-slim\n";
 
-    /// The codes the compose file gets, with its Dockerfile as it is now.
-    fn compose_codes(dir: &Path) -> Vec<&'static str> {
-        let report = check_file(dir.join("compose.yaml"), &Config::default());
+    /// The codes the compose file gets in `session`, with its Dockerfile as
+    /// the session sees it now.
+    fn compose_codes(session: &Session, dir: &Path) -> Vec<RuleCode> {
+        let report = session.check_file(dir.join("compose.yaml"), &Config::default());
         assert!(report.error.is_none(), "{:?}", report.error);
         report.diagnostics.iter().map(|d| d.code).collect()
     }
@@ -225,15 +142,26 @@ mod tests {
         let dockerfile = dir.path().join("Dockerfile");
         std::fs::write(&dockerfile, CUDA).unwrap();
         let config = Config::default();
+        let session = Session::on_disk();
 
         // Linted from disk, then reused as it is: a CUDA build, so a GPU service.
-        assert!(check_file(dockerfile.clone(), &config).error.is_none());
-        assert!(compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(
+            session
+                .check_file(dockerfile.clone(), &config)
+                .error
+                .is_none()
+        );
+        assert!(compose_codes(&session, dir.path()).contains(&RuleCode::SHM001));
 
         // Changed on disk after it was linted: the compose file reads it again.
-        assert!(check_file(dockerfile.clone(), &config).error.is_none());
+        assert!(
+            session
+                .check_file(dockerfile.clone(), &config)
+                .error
+                .is_none()
+        );
         std::fs::write(&dockerfile, CPU).unwrap();
-        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(!compose_codes(&session, dir.path()).contains(&RuleCode::SHM001));
     }
 
     #[test]
@@ -242,10 +170,29 @@ mod tests {
         std::fs::write(dir.path().join("compose.yaml"), COMPOSE).unwrap();
         let dockerfile = dir.path().join("Dockerfile");
         std::fs::write(&dockerfile, CPU).unwrap();
-        // An editor's unsaved buffer, here on a CUDA base, is linted...
-        lint_text(CUDA, &dockerfile, &Config::default()).unwrap();
+        let session = Session::on_disk();
+        // A text that is not the file (stdin, a fix being verified), here on
+        // a CUDA base, is linted...
+        session
+            .lint_text(CUDA, &dockerfile, &Config::default())
+            .unwrap();
         // ...but the compose file builds what is on disk.
-        assert!(!compose_codes(dir.path()).contains(&"SHM001"));
+        assert!(!compose_codes(&session, dir.path()).contains(&RuleCode::SHM001));
+    }
+
+    #[test]
+    fn an_open_buffer_is_what_a_compose_file_builds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("compose.yaml"), COMPOSE).unwrap();
+        let dockerfile = dir.path().join("Dockerfile");
+        std::fs::write(&dockerfile, CPU).unwrap();
+        let session = Session::on_disk();
+        // Linted from disk first: remembered with the disk's stamp.
+        session.check_file(dockerfile.clone(), &Config::default());
+        assert!(!compose_codes(&session, dir.path()).contains(&RuleCode::SHM001));
+        // An editor's unsaved buffer on a CUDA base is what it builds there.
+        let editor = Session::new(Overlay::new([(dockerfile, CUDA.to_string())]));
+        assert!(compose_codes(&editor, dir.path()).contains(&RuleCode::SHM001));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::diagnostic::Severity;
 use crate::model::size::{SizeValue, parse_compose_size};
-use crate::rules::{RULES, RuleSettings, all_meta};
+use crate::rules::{RULES, RuleCode, RuleSettings, all_meta};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Deserialize;
@@ -69,7 +69,7 @@ pub struct Config {
     pub root: PathBuf,
     /// Indexed like [`RULES`].
     enabled: Vec<bool>,
-    severity: BTreeMap<&'static str, Severity>,
+    severity: BTreeMap<RuleCode, Severity>,
     include: GlobSet,
     exclude: Gitignore,
     per_file_ignores: Vec<(GlobSet, Vec<String>)>,
@@ -92,8 +92,9 @@ impl std::fmt::Display for ConfigError {
 }
 
 /// Whether a selector (`ALL`, a code, or a code prefix such as `SHM`) matches a code.
-fn selector_matches(selector: &str, code: &str) -> bool {
-    selector.eq_ignore_ascii_case("ALL") || code.starts_with(&selector.to_ascii_uppercase())
+fn selector_matches(selector: &str, code: RuleCode) -> bool {
+    selector.eq_ignore_ascii_case("ALL")
+        || code.as_str().starts_with(&selector.to_ascii_uppercase())
 }
 
 pub fn validate_selector(selector: &str) -> Result<(), String> {
@@ -184,10 +185,10 @@ impl Config {
         }
         let mut severity = BTreeMap::new();
         for (code, sev) in file.severity {
-            let Some((info, _)) = crate::rules::rule(&code) else {
+            let Ok(code) = code.parse::<RuleCode>() else {
                 return Err(format!("[severity] names unknown rule `{code}`"));
             };
-            severity.insert(info.code, sev);
+            severity.insert(code, sev);
         }
         let mut per_file_ignores = Vec::new();
         for (pattern, codes) in &file.per_file_ignores {
@@ -286,11 +287,8 @@ impl Config {
             .collect();
     }
 
-    pub fn is_enabled(&self, code: &str) -> bool {
-        RULES
-            .iter()
-            .position(|r| r.code == code)
-            .is_some_and(|i| self.enabled[i])
+    pub fn is_enabled(&self, code: RuleCode) -> bool {
+        self.enabled[code.index()]
     }
 
     /// Whether each rule is enabled, in [`RULES`] order.
@@ -298,8 +296,8 @@ impl Config {
         &self.enabled
     }
 
-    pub fn severity_override(&self, code: &str) -> Option<Severity> {
-        self.severity.get(code).copied()
+    pub fn severity_override(&self, code: RuleCode) -> Option<Severity> {
+        self.severity.get(&code).copied()
     }
 
     /// `path` relative to the config's directory, for glob matching. The
@@ -340,7 +338,7 @@ impl Config {
     }
 
     /// Whether `per-file-ignores` switches `code` off for `path`.
-    pub fn is_ignored_for(&self, path: &Path, code: &str) -> bool {
+    pub fn is_ignored_for(&self, path: &Path, code: RuleCode) -> bool {
         if self.per_file_ignores.is_empty() {
             return false;
         }
@@ -363,21 +361,25 @@ mod tests {
     #[test]
     fn select_ignore_and_prefixes() {
         let c = config("select = [\"SHM\"]\nignore = [\"SHM002\"]\n").unwrap();
-        assert!(c.is_enabled("SHM001"));
-        assert!(!c.is_enabled("SHM002"));
-        assert!(!c.is_enabled("GPU001"));
+        assert!(c.is_enabled(RuleCode::SHM001));
+        assert!(!c.is_enabled(RuleCode::SHM002));
+        assert!(!c.is_enabled(RuleCode::GPU001));
         let c = config("ignore = [\"SHM\"]\nselect = [\"ALL\", \"SHM003\"]\n").unwrap();
-        assert!(c.is_enabled("SHM003") && !c.is_enabled("SHM001") && c.is_enabled("GPU001"));
+        assert!(
+            c.is_enabled(RuleCode::SHM003)
+                && !c.is_enabled(RuleCode::SHM001)
+                && c.is_enabled(RuleCode::GPU001)
+        );
     }
 
     #[test]
     fn opt_in_rules_need_their_code_or_prefix() {
-        assert!(!Config::default().is_enabled("K8S006"));
-        assert!(Config::default().is_enabled("K8S004"));
+        assert!(!Config::default().is_enabled(RuleCode::K8S006));
+        assert!(Config::default().is_enabled(RuleCode::K8S004));
         let c = config("select = [\"ALL\", \"K8S006\"]\n").unwrap();
-        assert!(c.is_enabled("K8S006") && c.is_enabled("K8S004"));
+        assert!(c.is_enabled(RuleCode::K8S006) && c.is_enabled(RuleCode::K8S004));
         let c = config("select = [\"K8S\"]\n").unwrap();
-        assert!(c.is_enabled("K8S006") && !c.is_enabled("SHM001"));
+        assert!(c.is_enabled(RuleCode::K8S006) && !c.is_enabled(RuleCode::SHM001));
     }
 
     #[test]
@@ -432,8 +434,8 @@ mod tests {
         let c =
             config("[per-file-ignores]\n\"legacy/**\" = [\"SHM\"]\n[shm]\nmin-size = \"1gb\"\n")
                 .unwrap();
-        assert!(c.is_ignored_for(Path::new("/repo/legacy/a/compose.yml"), "SHM001"));
-        assert!(!c.is_ignored_for(Path::new("/repo/new/compose.yml"), "SHM001"));
+        assert!(c.is_ignored_for(Path::new("/repo/legacy/a/compose.yml"), RuleCode::SHM001));
+        assert!(!c.is_ignored_for(Path::new("/repo/new/compose.yml"), RuleCode::SHM001));
         assert_eq!(c.rule_settings.min_shm, crate::model::size::GIB);
     }
 }

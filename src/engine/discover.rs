@@ -336,6 +336,7 @@ fn mark_kustomize_overlays(targets: &mut [Target], kustomized: &HashSet<PathBuf>
 #[cfg(test)]
 mod tests {
     use super::{ConfigResolver, is_compose_file_name, is_dockerfile_name};
+    use crate::rules::RuleCode;
     use std::sync::Arc;
 
     #[test]
@@ -356,7 +357,7 @@ mod tests {
             .unwrap();
         assert!(Arc::ptr_eq(&first, &again));
         assert!(Arc::ptr_eq(&first, &same));
-        assert!(!first.is_enabled("SHM001"));
+        assert!(!first.is_enabled(RuleCode::SHM001));
     }
 
     #[test]
@@ -372,9 +373,9 @@ mod tests {
         let deeper = resolver
             .for_file(&root.join("sub/deeper/compose.yaml"))
             .unwrap();
-        assert!(deeper.is_enabled("SHM001") && !deeper.is_enabled("SHM002"));
+        assert!(deeper.is_enabled(RuleCode::SHM001) && !deeper.is_enabled(RuleCode::SHM002));
         let other = resolver.for_file(&root.join("other/compose.yaml")).unwrap();
-        assert!(!other.is_enabled("SHM001") && other.is_enabled("SHM002"));
+        assert!(!other.is_enabled(RuleCode::SHM001) && other.is_enabled(RuleCode::SHM002));
         assert!(Arc::ptr_eq(
             &other,
             &resolver.for_file(&root.join("x.yaml")).unwrap()
@@ -388,7 +389,7 @@ mod tests {
         let b = resolver
             .for_file(&outside.path().join("compose.yaml"))
             .unwrap();
-        assert!(a.is_enabled("SHM001") && Arc::ptr_eq(&a, &b));
+        assert!(a.is_enabled(RuleCode::SHM001) && Arc::ptr_eq(&a, &b));
     }
 
     #[test]

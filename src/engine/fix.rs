@@ -7,11 +7,13 @@
 //! (except a finding this run also fixes).
 
 use super::config::Config;
-use super::{FileError, FileKind, lint_text};
+use super::session::Session;
+use super::{FileError, FileKind};
 use crate::diagnostic::Diagnostic;
 use crate::fix::{Applicability, Fix, PathOverlap, apply_edits, edits_are_well_formed, map_offset};
 use crate::model::resolved::{Resolved, changed_paths};
 use crate::model::script::ScriptKind;
+use crate::rules::RuleCode;
 use crate::syntax::yaml::Yaml;
 use std::io::Write;
 use std::path::Path;
@@ -38,7 +40,7 @@ impl FixMode {
 /// A fix that was verified and kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedFix {
-    pub code: &'static str,
+    pub code: crate::rules::RuleCode,
     pub title: String,
 }
 
@@ -46,7 +48,7 @@ pub struct AppliedFix {
 /// fix; the finding is left for the user).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedFix {
-    pub code: &'static str,
+    pub code: crate::rules::RuleCode,
     pub title: String,
     pub reason: String,
     /// Where the finding was, in the original text.
@@ -80,22 +82,34 @@ impl FixOutcome {
 }
 
 /// Lints `text` and applies every fix `mode` allows, one by one, re-linting
-/// after each so later fixes see the earlier ones.
+/// after each so later fixes see the earlier ones. The files it refers to
+/// are read from disk, by a session of its own.
 pub fn fix_text(
     text: &str,
     path: &Path,
     config: &Config,
     mode: FixMode,
 ) -> Result<FixOutcome, FileError> {
+    fix_text_in(&Session::on_disk(), text, path, config, mode)
+}
+
+/// [`fix_text`], reading other files through `session`.
+pub fn fix_text_in(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+    mode: FixMode,
+) -> Result<FixOutcome, FileError> {
     let mut current = text.to_string();
-    let mut diagnostics = lint_text(&current, path, config)?;
+    let mut diagnostics = session.lint_text(&current, path, config)?;
     let found = diagnostics.clone();
     let kind = FileKind::of_text(path, text);
     let mut resolved = resolve(&current, kind);
     let mut applied = Vec::new();
     let mut failed: Vec<FailedFix> = Vec::new();
     // Fixes that failed, by code and where their finding is in `current`.
-    let mut rejected: Vec<(&'static str, u32)> = Vec::new();
+    let mut rejected: Vec<(RuleCode, u32)> = Vec::new();
     // Every kept edit, in order, to map offsets back to the original for reports.
     let mut history: Vec<Vec<crate::fix::Edit>> = Vec::new();
 
@@ -107,6 +121,7 @@ pub fn fix_text(
         let Some(diagnostic) = candidate else { break };
         let fix = diagnostic.fix.as_ref().expect("filtered on fix");
         match verify(
+            session,
             &current,
             &resolved,
             &diagnostics,
@@ -186,6 +201,7 @@ fn original_offset(history: &[Vec<crate::fix::Edit>], mut offset: u32) -> usize 
 /// `text`), as `--fix --unsafe-fixes` would before writing it, and returns
 /// the fixed text: how the language server decides which quick fixes to offer.
 pub fn verify_fix(
+    session: &Session,
     text: &str,
     path: &Path,
     config: &Config,
@@ -197,7 +213,17 @@ pub fn verify_fix(
     }
     let resolved = resolve(text, FileKind::of_text(path, text));
     let mode = FixMode { unsafe_fixes: true };
-    verify(text, &resolved, diagnostics, target, path, config, mode).map(|v| v.text)
+    verify(
+        session,
+        text,
+        &resolved,
+        diagnostics,
+        target,
+        path,
+        config,
+        mode,
+    )
+    .map(|v| v.text)
 }
 
 struct Verified {
@@ -206,7 +232,9 @@ struct Verified {
     diagnostics: Vec<Diagnostic>,
 }
 
+#[allow(clippy::too_many_arguments)] // what is verified, and against what
 fn verify(
+    session: &Session,
     text: &str,
     resolved: &Resolved,
     diagnostics: &[Diagnostic],
@@ -267,7 +295,8 @@ fn verify(
         return Err(format!("it does not change `{missed}` as intended"));
     }
 
-    let new_diagnostics = lint_text(&fixed, path, config)
+    let new_diagnostics = session
+        .lint_text(&fixed, path, config)
         .map_err(|e| format!("the fixed text does not lint: {}", e.message))?;
     let moved = |d: &Diagnostic| (d.code, map_offset(&fix.edits, d.range.start));
     let target_key = moved(target);
@@ -555,6 +584,7 @@ mod unix {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::lint_text;
     use crate::fix::ModelPath;
 
     #[test]
@@ -586,7 +616,7 @@ mod tests {
         let diagnostics = lint_text(text, path, &config).unwrap();
         let mut target = diagnostics
             .iter()
-            .find(|d| d.code == "SHM001")
+            .find(|d| d.code == RuleCode::SHM001)
             .unwrap()
             .clone();
         let changes = changes
@@ -595,6 +625,7 @@ mod tests {
             .collect();
         target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
         verify(
+            &Session::on_disk(),
             text,
             &Resolved::of_yaml_text(text),
             &diagnostics,
@@ -671,7 +702,7 @@ mod tests {
         let diagnostics = lint_text(&text, path, &config).unwrap();
         let second = diagnostics
             .iter()
-            .filter(|d| d.code == "K8S009")
+            .filter(|d| d.code == RuleCode::K8S009)
             .nth(1)
             .unwrap();
         let line = "  hostIPC: true\n";
@@ -688,6 +719,7 @@ mod tests {
             .in_document(1),
         );
         let reason = verify(
+            &Session::on_disk(),
             &text,
             &Resolved::of_yaml_text(&text),
             &diagnostics,

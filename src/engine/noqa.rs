@@ -21,8 +21,9 @@
 //! themselves (SUP001, SUP002) cannot be suppressed and stay reported.
 
 use super::config::Config;
-use super::{lint_text, lint_text_unsuppressed};
+use super::session::Session;
 use crate::diagnostic::Diagnostic;
+use crate::rules::RuleCode;
 use crate::text::LineIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -42,21 +43,34 @@ pub struct Added {
 
 /// The text with a suppression for each finding, `Ok(None)` when there is
 /// nothing to suppress, or why it could not be done safely.
-pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added>, String> {
-    let before = lint_text(text, path, config).map_err(|e| e.message)?;
+pub fn add_noqa(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Result<Option<Added>, String> {
+    let before = session
+        .lint_text(text, path, config)
+        .map_err(|e| e.message)?;
     let targets: Vec<&Diagnostic> = before.iter().filter(|d| suppressible(d.code)).collect();
     if targets.is_empty() {
         return Ok(None);
     }
-    let raw_before = codes(&lint_text_unsuppressed(text, path, config).map_err(|e| e.message)?);
+    let raw_before = codes(
+        &session
+            .lint_text_unsuppressed(text, path, config)
+            .map_err(|e| e.message)?,
+    );
     let kept_before = codes(before.iter().filter(|d| !suppressible(d.code)));
     let verify = |candidate: &str| -> Result<(), String> {
-        let after = lint_text(candidate, path, config)
+        let after = session
+            .lint_text(candidate, path, config)
             .map_err(|e| format!("the file would no longer parse: {}", e.message))?;
         if codes(&after) != kept_before {
             return Err("the comments would not suppress exactly these findings".into());
         }
-        let raw_after = lint_text_unsuppressed(candidate, path, config)
+        let raw_after = session
+            .lint_text_unsuppressed(candidate, path, config)
             .map_err(|e| format!("the file would no longer parse: {}", e.message))?;
         if codes(&raw_after) != raw_before {
             return Err("the comments would change what the file means".into());
@@ -66,8 +80,8 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
 
     let index = LineIndex::new(text);
     let line_text = |line: usize| &text[index.line_range(line, text).as_range()];
-    let mut by_line: BTreeMap<usize, BTreeSet<&'static str>> = BTreeMap::new();
-    let mut whole_file: BTreeSet<&'static str> = BTreeSet::new();
+    let mut by_line: BTreeMap<usize, BTreeSet<RuleCode>> = BTreeMap::new();
+    let mut whole_file: BTreeSet<RuleCode> = BTreeSet::new();
     for d in &targets {
         let line = index.line_of(d.range.start as usize);
         let own = line_text(line).trim_start();
@@ -84,7 +98,7 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
     let (candidate, comments) = match verify(&per_line.0) {
         Ok(()) => per_line,
         Err(_) => {
-            let all: BTreeSet<&'static str> = targets.iter().map(|d| d.code).collect();
+            let all: BTreeSet<RuleCode> = targets.iter().map(|d| d.code).collect();
             let fallback = insert(text, &index, &BTreeMap::new(), &all, newline);
             verify(&fallback.0).map_err(|e| format!("cannot add suppression comments: {e}"))?;
             fallback
@@ -98,13 +112,11 @@ pub fn add_noqa(text: &str, path: &Path, config: &Config) -> Result<Option<Added
 }
 
 /// Whether a finding can be suppressed by a comment.
-fn suppressible(code: &str) -> bool {
-    !code.starts_with("SUP")
+fn suppressible(code: RuleCode) -> bool {
+    !code.as_str().starts_with("SUP")
 }
 
-fn codes<'a>(
-    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
-) -> BTreeMap<&'static str, usize> {
+fn codes<'a>(diagnostics: impl IntoIterator<Item = &'a Diagnostic>) -> BTreeMap<RuleCode, usize> {
     let mut counts = BTreeMap::new();
     for d in diagnostics {
         *counts.entry(d.code).or_insert(0) += 1;
@@ -117,12 +129,17 @@ fn codes<'a>(
 fn insert(
     text: &str,
     index: &LineIndex,
-    by_line: &BTreeMap<usize, BTreeSet<&'static str>>,
-    whole_file: &BTreeSet<&'static str>,
+    by_line: &BTreeMap<usize, BTreeSet<RuleCode>>,
+    whole_file: &BTreeSet<RuleCode>,
     newline: &str,
 ) -> (String, usize) {
-    let list =
-        |codes: &BTreeSet<&'static str>| codes.iter().copied().collect::<Vec<_>>().join(", ");
+    let list = |codes: &BTreeSet<RuleCode>| {
+        codes
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut out = String::with_capacity(text.len() + 64 * (by_line.len() + 1));
     let mut comments = 0;
     let header_end = header_lines(text, index);

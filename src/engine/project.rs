@@ -2,8 +2,10 @@
 //! default override file Compose loads next to the base file, or a set
 //! named in `gpulint.toml` (`[compose] projects`).
 
+use super::build;
 use super::config::Config;
-use super::{build, read_source};
+use super::session::Session;
+use super::system::System;
 use crate::model::compose::ComposeFile;
 use crate::model::project::{Layer, merge};
 use crate::syntax::yaml::Yaml;
@@ -28,9 +30,13 @@ const OVERRIDE_FILES: &[&str] = &[
 
 /// The files of the project `path` belongs to, in merge order, and its
 /// position among them; `None` when it is linted alone.
-pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usize)> {
+pub fn project_files(
+    system: &dyn System,
+    path: &Path,
+    config: &Config,
+) -> Option<(Vec<PathBuf>, usize)> {
     if !config.compose_projects.is_empty() {
-        let canonical = std::fs::canonicalize(path).ok()?;
+        let canonical = system.canonicalize(path)?;
         if let Some(found) = configured_project(path, &canonical, config) {
             return Some(found);
         }
@@ -41,7 +47,7 @@ pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usiz
         names
             .iter()
             .map(|n| path.with_file_name(n))
-            .find(|p| p.is_file())
+            .find(|p| system.is_file(p))
     };
     if BASE_FILES.contains(&name) {
         // Compose uses the first base file it finds; another one is not its base.
@@ -88,8 +94,8 @@ fn configured_project(
 
 /// Merges what the project's other files say about `file`'s services.
 /// Other files that cannot be read or parsed are left out.
-pub fn merge_project(file: &mut ComposeFile, path: &Path, config: &Config) {
-    let Some((files, here)) = project_files(path, config) else {
+pub fn merge_project(session: &Session, file: &mut ComposeFile, path: &Path, config: &Config) {
+    let Some((files, here)) = project_files(session.system(), path, config) else {
         return;
     };
     let sources: Vec<(usize, Arc<SourceFile>, Yaml)> = files
@@ -97,7 +103,7 @@ pub fn merge_project(file: &mut ComposeFile, path: &Path, config: &Config) {
         .enumerate()
         .filter(|(i, _)| *i != here)
         .filter_map(|(i, f)| {
-            let text = read_source(f).ok()?;
+            let (text, _) = session.system().read(f).ok()?;
             let yaml = Yaml::parse(&text).ok()?;
             Some((i, Arc::new(SourceFile::new(f.clone(), text)), yaml))
         })
@@ -107,7 +113,7 @@ pub fn merge_project(file: &mut ComposeFile, path: &Path, config: &Config) {
         .filter_map(|(i, source, yaml)| {
             let root = yaml.documents.first()?.root?;
             let mut other = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(&mut other, &source.path);
+            build::attach_built_images(session, &mut other, &source.path);
             Some((*i, source.clone(), other))
         })
         .collect();

@@ -13,7 +13,7 @@
 //! needs a reason. Codes that suppress nothing are reported (SUP001).
 
 use crate::diagnostic::Diagnostic;
-use crate::rules;
+use crate::rules::{self, RuleCode};
 use crate::syntax::yaml::Yaml;
 use crate::text::{LineIndex, TextRange};
 
@@ -30,7 +30,7 @@ pub enum Comments<'a> {
 pub struct Suppression {
     /// 0-based line whose findings it covers; `None` for the whole file.
     pub line: Option<usize>,
-    pub codes: Vec<(&'static str, TextRange)>,
+    pub codes: Vec<(RuleCode, TextRange)>,
 }
 
 /// Whether `text` may hold a suppression comment: without one, neither
@@ -72,12 +72,9 @@ pub fn parse(
             Ok((file_level, codes, reason_empty)) => {
                 let mut known = Vec::new();
                 for (code, code_range) in codes {
-                    match rules::rule(&code) {
-                        Some((info, _)) => known.push((info.code, code_range)),
-                        None => invalid.push(sup002(
-                            code_range,
-                            format!("`{code}` is not a gpulint rule code"),
-                        )),
+                    match code.parse::<RuleCode>() {
+                        Ok(code) => known.push((code, code_range)),
+                        Err(unknown) => invalid.push(sup002(code_range, unknown.to_string())),
                     }
                 }
                 if reason_empty {
@@ -179,8 +176,8 @@ fn next_code_line(line: usize, index: &LineIndex, text: &str) -> usize {
 
 fn sup002(range: TextRange, message: String) -> Diagnostic {
     Diagnostic {
-        code: "SUP002",
-        severity: rules::meta("SUP002").severity,
+        code: RuleCode::SUP002,
+        severity: rules::meta(RuleCode::SUP002).severity,
         message,
         range,
         label: None,
@@ -200,7 +197,7 @@ pub fn apply(
     diagnostics: Vec<Diagnostic>,
     suppressions: &[Suppression],
     index: &LineIndex,
-    is_enabled: impl Fn(&str) -> bool,
+    is_enabled: impl Fn(RuleCode) -> bool,
 ) -> Vec<Diagnostic> {
     if suppressions.is_empty() {
         return diagnostics;
@@ -230,12 +227,12 @@ pub fn apply(
     }
     for (si, s) in suppressions.iter().enumerate() {
         for (ci, (code, range)) in s.codes.iter().enumerate() {
-            if used[si][ci] || !is_enabled(code) || *code == "SUP001" {
+            if used[si][ci] || !is_enabled(*code) || *code == RuleCode::SUP001 {
                 continue;
             }
             kept.push(Diagnostic {
-                code: "SUP001",
-                severity: rules::meta("SUP001").severity,
+                code: RuleCode::SUP001,
+                severity: rules::meta(RuleCode::SUP001).severity,
                 message: format!("suppression of {code} matches no finding"),
                 range: *range,
                 label: Some("nothing to suppress here".into()),

@@ -4,10 +4,11 @@
 use super::convert::{self, offset};
 use super::{Document, lint_with};
 use crate::diagnostic::Diagnostic;
-use crate::engine::FileReport;
 use crate::engine::config::Config;
-use crate::engine::fix::{FixMode, fix_text, verify_fix};
+use crate::engine::fix::{FixMode, fix_text_in, verify_fix};
+use crate::engine::{FileReport, Session};
 use crate::fix::{Applicability, Edit};
+use crate::rules::RuleCode;
 use crate::text::TextRange;
 use lsp_types::{self as lsp, CodeActionKind};
 use std::collections::HashMap;
@@ -26,6 +27,7 @@ fn wanted(params: &lsp::CodeActionParams, kind: &CodeActionKind) -> bool {
 }
 
 pub fn code_actions(
+    session: &Session,
     document: &Document,
     report: &FileReport,
     params: &lsp::CodeActionParams,
@@ -43,16 +45,17 @@ pub fn code_actions(
                 continue;
             }
             let shown = convert::diagnostic(report, d);
-            if let Some(action) = quick_fix(document, report, &config, d, &shown) {
+            if let Some(action) = quick_fix(session, document, report, &config, d, &shown) {
                 actions.push(action);
             }
-            if let Some(action) = suppression(document, report, &config, d, &shown) {
+            if let Some(action) = suppression(session, document, report, &config, d, &shown) {
                 actions.push(action);
             }
         }
     }
     if wanted(params, &FIX_ALL)
-        && let Ok(outcome) = fix_text(
+        && let Ok(outcome) = fix_text_in(
+            session,
             text,
             &document.path,
             &config,
@@ -106,6 +109,7 @@ fn action(
 
 /// The rule's fix, if it passes `--fix`'s verification on this text.
 fn quick_fix(
+    session: &Session,
     document: &Document,
     report: &FileReport,
     config: &Config,
@@ -117,6 +121,7 @@ fn quick_fix(
         return None;
     }
     verify_fix(
+        session,
         &document.text,
         &document.path,
         config,
@@ -145,6 +150,7 @@ fn quick_fix(
 /// its line, offered only if it really silences the finding (not inside a
 /// block scalar or a heredoc, where a `#` line is text) and adds no other.
 fn suppression(
+    session: &Session,
     document: &Document,
     report: &FileReport,
     config: &Config,
@@ -168,14 +174,14 @@ fn suppression(
     let edit = Edit::insert(line_range.start, comment.clone());
     let mut suppressed = text.clone();
     suppressed.insert_str(line_range.start as usize, &comment);
-    let after = lint_with(&document_with_text(document, suppressed), config);
+    let after = lint_with(session, &document_with_text(document, suppressed), config);
     let moved = d.range.start as usize + comment.len();
     let still_there = after
         .diagnostics
         .iter()
         .any(|a| a.code == d.code && a.range.start as usize == moved);
     let count =
-        |r: &FileReport, code: &str| r.diagnostics.iter().filter(|x| x.code == code).count();
+        |r: &FileReport, code: RuleCode| r.diagnostics.iter().filter(|x| x.code == code).count();
     let silenced = after.error.is_none()
         && !still_there
         && count(&after, d.code) + 1 == count(report, d.code)
@@ -244,7 +250,7 @@ pub fn hover(
             .find(|d| d.range.start as usize <= at && at <= d.range.end as usize)
             .map(|d| (d.code.to_string(), d.range))
     })?;
-    let (_, meta) = crate::rules::rule(&code)?;
+    let meta = crate::rules::meta(code.parse().ok()?);
     Some(lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,

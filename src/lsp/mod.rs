@@ -3,11 +3,13 @@
 //! One thread owns every open document. Messages are handled in order;
 //! edits only mark a document dirty, and it is linted once no edit has come
 //! for [`DEBOUNCE`] (typing a line lints once, not per key). Opening a file
-//! lints at once. Saving any file, or a watched file changing on disk
-//! (`gpulint.toml`, a Dockerfile a compose file builds, an override file),
-//! re-lints every open document, because findings can depend on other files;
-//! configuration is read from disk on every lint, so an edited
-//! `gpulint.toml` applies from the next one.
+//! lints at once. Findings can depend on other files (a Dockerfile a compose
+//! file builds, an override file), which the engine reads through an
+//! [`Overlay`] of the open buffers on the disk: an edit to one open document,
+//! saved or not, re-lints every open document once the edits pause, and so
+//! does saving any file or a watched file changing on disk. Configuration is
+//! read from disk on every lint, so an edited `gpulint.toml` applies from
+//! the next one.
 //!
 //! Positions are converted between byte offsets and UTF-16 columns, as the
 //! protocol requires. Quick fixes are the rules' own fixes, offered only when
@@ -19,7 +21,7 @@ mod transport;
 
 use crate::engine::config::Config;
 use crate::engine::discover::ConfigResolver;
-use crate::engine::{self, FileKind, FileReport};
+use crate::engine::{self, FileKind, FileReport, Overlay, Session};
 use crossbeam_channel::RecvTimeoutError;
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::Notification as _;
@@ -228,8 +230,13 @@ impl Server<'_> {
                     convert::apply_change(&mut document.text, change);
                 }
                 document.version = params.text_document.version;
-                document.report = None;
-                self.due.insert(key, Instant::now() + DEBOUNCE);
+                // Every open document may read this one (a compose file
+                // building an edited Dockerfile): all are linted again.
+                let at = Instant::now() + DEBOUNCE;
+                for (key, document) in &mut self.documents {
+                    document.report = None;
+                    self.due.insert(key.clone(), at);
+                }
             }
             n::DidCloseTextDocument::METHOD => {
                 let Ok(params) = parse::<lsp::DidCloseTextDocumentParams>(notification.params)
@@ -244,6 +251,9 @@ impl Server<'_> {
                     diagnostics: Vec::new(),
                     version: None,
                 });
+                // Its buffer no longer stands in for the file: the others
+                // read the disk again.
+                self.relint_all();
             }
             // Another file's contents or the configuration may have changed:
             // every open document's findings may depend on them.
@@ -252,6 +262,18 @@ impl Server<'_> {
             | n::DidChangeConfiguration::METHOD => self.relint_all(),
             _ => {}
         }
+    }
+
+    /// A session that reads the open documents' buffers over the disk. Only
+    /// documents of files are in it: an untitled buffer is no file another
+    /// one can refer to.
+    fn session(&self) -> Session {
+        let buffers = self
+            .documents
+            .values()
+            .filter(|d| d.path.is_absolute())
+            .map(|d| (d.path.clone(), d.text.clone()));
+        Session::new(Overlay::new(buffers))
     }
 
     fn relint_all(&mut self) {
@@ -269,12 +291,16 @@ impl Server<'_> {
             .filter(|&(_, &at)| at <= now)
             .map(|(key, _)| key.clone())
             .collect();
+        if ready.is_empty() {
+            return;
+        }
+        let session = self.session();
         for key in ready {
             self.due.remove(&key);
             let Some(document) = self.documents.get_mut(&key) else {
                 continue;
             };
-            let report = Arc::new(lint(document));
+            let report = Arc::new(lint(&session, document));
             let diagnostics = convert::diagnostics(&report, lints_as_gpulint_file(document));
             document.report = Some(report);
             let params = lsp::PublishDiagnosticsParams {
@@ -290,9 +316,10 @@ impl Server<'_> {
     /// edit is still waiting out the debounce.
     fn report(&mut self, uri: &Uri) -> Option<(Arc<FileReport>, &Document)> {
         let key = uri.as_str();
-        let document = self.documents.get_mut(key)?;
-        if document.report.is_none() {
-            document.report = Some(Arc::new(lint(document)));
+        if self.documents.get(key)?.report.is_none() {
+            let session = self.session();
+            let document = self.documents.get_mut(key)?;
+            document.report = Some(Arc::new(lint(&session, document)));
         }
         let document = &self.documents[key];
         Some((document.report.clone()?, document))
@@ -303,32 +330,36 @@ impl Server<'_> {
         let id = request.id.clone();
         // A bug in a handler must not take the editor's linting down.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let result: Result<serde_json::Value, (ErrorCode, String)> = match request
-                .method
-                .as_str()
-            {
-                r::CodeActionRequest::METHOD => {
-                    let params: lsp::CodeActionParams = parse(request.params)?;
-                    let Some((report, document)) = self.report(&params.text_document.uri) else {
-                        return Ok(serde_json::Value::Null);
-                    };
-                    let actions = actions::code_actions(document, &report, &params);
-                    Ok(serde_json::to_value(actions).expect("serializable"))
-                }
-                r::HoverRequest::METHOD => {
-                    let params: lsp::HoverParams = parse(request.params)?;
-                    let position = params.text_document_position_params;
-                    let Some((report, document)) = self.report(&position.text_document.uri) else {
-                        return Ok(serde_json::Value::Null);
-                    };
-                    let hover = actions::hover(document, &report, position.position);
-                    Ok(serde_json::to_value(hover).expect("serializable"))
-                }
-                method => Err((
-                    ErrorCode::MethodNotFound,
-                    format!("gpulint does not handle `{method}`"),
-                )),
-            };
+            let result: Result<serde_json::Value, (ErrorCode, String)> =
+                match request.method.as_str() {
+                    r::CodeActionRequest::METHOD => {
+                        let params: lsp::CodeActionParams = parse(request.params)?;
+                        let Some((report, _)) = self.report(&params.text_document.uri) else {
+                            return Ok(serde_json::Value::Null);
+                        };
+                        let session = self.session();
+                        let Some(document) = self.documents.get(params.text_document.uri.as_str())
+                        else {
+                            return Ok(serde_json::Value::Null);
+                        };
+                        let actions = actions::code_actions(&session, document, &report, &params);
+                        Ok(serde_json::to_value(actions).expect("serializable"))
+                    }
+                    r::HoverRequest::METHOD => {
+                        let params: lsp::HoverParams = parse(request.params)?;
+                        let position = params.text_document_position_params;
+                        let Some((report, document)) = self.report(&position.text_document.uri)
+                        else {
+                            return Ok(serde_json::Value::Null);
+                        };
+                        let hover = actions::hover(document, &report, position.position);
+                        Ok(serde_json::to_value(hover).expect("serializable"))
+                    }
+                    method => Err((
+                        ErrorCode::MethodNotFound,
+                        format!("gpulint does not handle `{method}`"),
+                    )),
+                };
             result
         }));
         let response = match result {
@@ -376,9 +407,9 @@ fn lints_as_gpulint_file(document: &Document) -> bool {
 
 /// Lints a document with the configuration that applies to its path, read
 /// from disk now (so edits to `gpulint.toml` apply).
-fn lint(document: &Document) -> FileReport {
+fn lint(session: &Session, document: &Document) -> FileReport {
     match config_for(document) {
-        Ok(config) => lint_with(document, &config),
+        Ok(config) => lint_with(session, document, &config),
         Err(message) => {
             let error = engine::FileError::new(message);
             FileReport::failed(document.path.clone(), document.text.clone(), error)
@@ -394,6 +425,6 @@ fn config_for(document: &Document) -> Result<Arc<Config>, String> {
         .map_err(|e| format!("invalid gpulint configuration: {e}"))
 }
 
-fn lint_with(document: &Document, config: &Config) -> FileReport {
-    engine::check_text(document.path.clone(), document.text.clone(), config)
+fn lint_with(session: &Session, document: &Document, config: &Config) -> FileReport {
+    session.check_text(document.path.clone(), document.text.clone(), config)
 }

@@ -4,6 +4,7 @@
 use super::Summary;
 use crate::diagnostic::Diagnostic;
 use crate::engine::FileReport;
+use crate::rules::RuleCode;
 use crate::text::TextRange;
 use serde::Serialize;
 
@@ -44,7 +45,7 @@ pub(crate) struct Span {
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {
-    code: &'static str,
+    code: RuleCode,
     name: &'a str,
     severity: &'static str,
     message: &'a str,

@@ -10,6 +10,7 @@ pub mod text;
 
 use crate::diagnostic::Diagnostic;
 use crate::engine::FileReport;
+use crate::rules::RuleCode;
 use crate::text::{LineCol, LineIndex, TextRange};
 use std::path::{Path, PathBuf};
 
@@ -143,7 +144,7 @@ fn relative_to_cwd(path: &Path) -> Option<PathBuf> {
 /// lines moving above it; equal findings are told apart by their order.
 pub fn fingerprints(report: &FileReport) -> Vec<String> {
     let path = shown_path(&report.path);
-    let mut seen: std::collections::HashMap<(&str, String), usize> = Default::default();
+    let mut seen: std::collections::HashMap<(RuleCode, String), usize> = Default::default();
     report
         .diagnostics
         .iter()
@@ -157,7 +158,7 @@ pub fn fingerprints(report: &FileReport) -> Vec<String> {
                 .join(" ");
             let occurrence = seen.entry((d.code, snippet.clone())).or_default();
             *occurrence += 1;
-            stable_hash(&[d.code, &path, &snippet, &occurrence.to_string()])
+            stable_hash(&[d.code.as_str(), &path, &snippet, &occurrence.to_string()])
         })
         .collect()
 }

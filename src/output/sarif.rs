@@ -16,18 +16,12 @@ use crate::engine::FileReport;
 use crate::fix::Fix;
 use crate::text::TextRange;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::path::Path;
 
 const SRCROOT: &str = "%SRCROOT%";
 
 pub fn render(reports: &[FileReport]) -> String {
     let rules = crate::rules::all_meta();
-    let rule_index: HashMap<&str, usize> = rules
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.code.as_str(), i))
-        .collect();
     let mut results = Vec::new();
     let mut notifications = Vec::new();
     for report in reports {
@@ -47,7 +41,7 @@ pub fn render(reports: &[FileReport]) -> String {
             }));
         }
         for (d, fingerprint) in report.diagnostics.iter().zip(fingerprints(report)) {
-            results.push(result(report, d, rule_index[d.code], &fingerprint));
+            results.push(result(report, d, d.code.index(), &fingerprint));
         }
     }
     let failed = super::Summary::of(reports).failed_files > 0;
@@ -84,7 +78,7 @@ fn rule(meta: &crate::rules::RuleMeta) -> Value {
         "shortDescription": { "text": meta.summary },
         "fullDescription": { "text": meta.summary },
         "help": { "text": body, "markdown": body },
-        "helpUri": crate::rules::doc_url(&meta.code),
+        "helpUri": crate::rules::doc_url(meta.code),
         "defaultConfiguration": {
             "level": level(meta.severity),
             "enabled": !meta.opt_in,

@@ -414,13 +414,13 @@ impl<'a> ComposeContext<'a> {
 
 /// Collects the findings of one rule run.
 pub struct Reporter {
-    pub(crate) code: &'static str,
+    pub(crate) code: super::RuleCode,
     pub(crate) default_severity: Severity,
     pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
 impl Reporter {
-    pub fn new(code: &'static str, default_severity: Severity) -> Self {
+    pub fn new(code: super::RuleCode, default_severity: Severity) -> Self {
         Self {
             code,
             default_severity,

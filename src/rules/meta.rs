@@ -54,7 +54,7 @@ impl FixKind {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RuleMeta {
-    pub code: String,
+    pub code: super::RuleCode,
     /// Kebab-case name of the flagged pattern.
     pub name: String,
     /// The kinds of file the rule checks.

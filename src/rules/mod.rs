@@ -24,6 +24,9 @@ pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
 pub use script_context::ScriptContext;
 
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
 use std::sync::OnceLock;
 
 /// How a rule is run: once per compose document, Kubernetes document,
@@ -128,22 +131,110 @@ impl Check {
 }
 
 pub struct RuleInfo {
-    pub code: &'static str,
+    pub code: RuleCode,
     pub doc: &'static str,
     pub check: Check,
 }
 
+/// A user's text (a config file, `--select`, a suppression comment) that
+/// names no rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRuleCode(pub String);
+
+impl fmt::Display for UnknownRuleCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a gpulint rule code", self.0)
+    }
+}
+
+impl std::error::Error for UnknownRuleCode {}
+
 macro_rules! declare_rules {
     ($( $target:ident { $( $code:ident => $module:ident ),* $(,)? } )*) => {
+        /// A rule's code. Rust source names a rule by its variant, so a
+        /// misspelt code does not compile; user input is parsed with
+        /// [`str::parse`] at the boundary. Variants are in [`RULES`] order.
+        #[allow(clippy::upper_case_acronyms)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum RuleCode {
+            $( $( $code, )* )*
+        }
+
+        impl RuleCode {
+            /// Every code, in [`RULES`] order.
+            pub const ALL: &'static [RuleCode] = &[ $( $( RuleCode::$code, )* )* ];
+
+            /// The code as users write it (`GPU001`).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( $( RuleCode::$code => stringify!($code), )* )*
+                }
+            }
+        }
+
         /// Every rule, grouped by target, in code order within a group.
         pub static RULES: &[RuleInfo] = &[
             $( $( RuleInfo {
-                code: stringify!($code),
+                code: RuleCode::$code,
                 doc: include_str!(concat!("../../rules/", stringify!($code), ".md")),
                 check: $target::$module::CHECK,
             }, )* )*
         ];
     };
+}
+
+impl RuleCode {
+    /// Its index in [`RULES`] and [`all_meta`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Codes order as their text does (`DF004` before `GPU001`), whatever the
+/// order of [`RULES`], so sorted findings and reports read alphabetically.
+impl Ord for RuleCode {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl PartialOrd for RuleCode {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Case-insensitive, as suppression comments and config files have always
+/// been read.
+impl FromStr for RuleCode {
+    type Err = UnknownRuleCode;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        RuleCode::ALL
+            .iter()
+            .copied()
+            .find(|code| code.as_str().eq_ignore_ascii_case(text))
+            .ok_or_else(|| UnknownRuleCode(text.to_string()))
+    }
+}
+
+impl fmt::Display for RuleCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for RuleCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for RuleCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 declare_rules! {
@@ -218,18 +309,56 @@ pub fn all_meta() -> &'static [RuleMeta] {
     })
 }
 
-pub fn rule(code: &str) -> Option<(&'static RuleInfo, &'static RuleMeta)> {
-    let index = RULES
-        .iter()
-        .position(|r| r.code.eq_ignore_ascii_case(code))?;
-    Some((&RULES[index], &all_meta()[index]))
+pub fn rule(code: RuleCode) -> (&'static RuleInfo, &'static RuleMeta) {
+    (&RULES[code.index()], &all_meta()[code.index()])
 }
 
 /// Where a rule's doc is published: `rules/<CODE>.md` in the repository.
-pub fn doc_url(code: &str) -> String {
+pub fn doc_url(code: RuleCode) -> String {
     format!("{}/blob/main/rules/{code}.md", env!("CARGO_PKG_REPOSITORY"))
 }
 
-pub fn meta(code: &str) -> &'static RuleMeta {
-    rule(code).map(|(_, m)| m).expect("registered rule code")
+pub fn meta(code: RuleCode) -> &'static RuleMeta {
+    &all_meta()[code.index()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_parse_from_user_text_case_insensitively() {
+        assert_eq!("SHM001".parse(), Ok(RuleCode::SHM001));
+        assert_eq!("shm001".parse(), Ok(RuleCode::SHM001));
+        let unknown = "SHM999".parse::<RuleCode>().unwrap_err();
+        assert_eq!(unknown.to_string(), "`SHM999` is not a gpulint rule code");
+        // A prefix is a selector, not a code.
+        assert!("SHM".parse::<RuleCode>().is_err());
+    }
+
+    #[test]
+    fn every_code_is_its_rules_and_reads_back() {
+        assert_eq!(RuleCode::ALL.len(), RULES.len());
+        for (index, (info, meta)) in RULES.iter().zip(all_meta()).enumerate() {
+            assert_eq!(info.code.index(), index);
+            assert_eq!(
+                meta.code, info.code,
+                "rules/{}.md names another code",
+                info.code
+            );
+            assert_eq!(info.code.as_str().parse(), Ok(info.code));
+            assert_eq!(info.code.to_string(), info.code.as_str());
+            let json = serde_json::to_string(&info.code).unwrap();
+            assert_eq!(json, format!("\"{}\"", info.code));
+            assert_eq!(serde_json::from_str::<RuleCode>(&json).unwrap(), info.code);
+        }
+    }
+
+    #[test]
+    fn codes_sort_as_their_text_not_as_declared() {
+        // DF004 is declared among the compose rules, before K8S001.
+        let mut codes = vec![RuleCode::K8S001, RuleCode::DF004, RuleCode::SHM001];
+        codes.sort();
+        assert_eq!(codes, [RuleCode::DF004, RuleCode::K8S001, RuleCode::SHM001]);
+    }
 }

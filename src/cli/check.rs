@@ -1,0 +1,480 @@
+//! `gpulint check`: gathers the files (standard input, or the paths walked
+//! with their configurations), lints or fixes each, then prints what was
+//! found and sets the exit status.
+
+use super::report::{Outcome, skip_notes};
+use super::{
+    CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
+    paths_or_current, plural, read_target, usage_error,
+};
+use crate::engine::build::DiskStamp;
+use crate::engine::config::{Config, validate_selector};
+use crate::engine::discover::{ConfigResolver, Target, discover};
+use crate::engine::fix::{self, FixMode};
+use crate::engine::{self, FileError, FileReport, Scope, Session};
+use crate::output::{OutputFormat, Summary, text};
+use rayon::prelude::*;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// What `check` does with fixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FixAction {
+    Report,
+    Apply,
+    Diff,
+}
+
+/// A file's report plus what fixing it did.
+struct Checked {
+    report: FileReport,
+    fixing: Option<Fixing>,
+}
+
+struct Fixing {
+    original: String,
+    outcome: fix::FixOutcome,
+}
+
+/// The arguments of a run, validated.
+struct Plan {
+    /// The files are read from disk, once per run.
+    session: Session,
+    resolver: ConfigResolver,
+    paths: Vec<PathBuf>,
+    reads_stdin: bool,
+    action: FixAction,
+    mode: FixMode,
+}
+
+impl Plan {
+    fn of(args: &CheckArgs) -> Result<Plan, String> {
+        for selector in args.select.iter().flatten().chain(&args.ignore) {
+            validate_selector(selector)?;
+        }
+        let fixed = load_fixed_config(args.config.as_deref())?;
+        let resolver = ConfigResolver::new(fixed, args.select.clone(), args.ignore.clone());
+        let paths = paths_or_current(args.paths.clone());
+        let reads_stdin = paths.iter().any(|p| p.as_os_str() == "-");
+        if reads_stdin && paths.len() > 1 {
+            return Err("`-` (standard input) cannot be combined with other paths".into());
+        }
+        if reads_stdin && args.add_noqa {
+            return Err("`--add-noqa` edits files; it cannot read standard input".into());
+        }
+        let action = if args.fix {
+            FixAction::Apply
+        } else if args.diff {
+            FixAction::Diff
+        } else {
+            FixAction::Report
+        };
+        Ok(Plan {
+            session: Session::on_disk(),
+            resolver,
+            paths,
+            reads_stdin,
+            action,
+            mode: FixMode {
+                unsafe_fixes: args.unsafe_fixes,
+            },
+        })
+    }
+}
+
+/// Every file checked, and what kept others from being checked.
+#[derive(Default)]
+struct Run {
+    checked: Vec<Checked>,
+    /// One line each, sorted: paths not found, configurations that do not load.
+    config_errors: Vec<String>,
+    /// Paths that could not be read or configured: never linted, not in `checked`.
+    unchecked: usize,
+}
+
+/// What fixing did across the run.
+struct Fixed {
+    applied: usize,
+    files: usize,
+    /// Every file's changes as one unified diff.
+    diff: String,
+}
+
+pub(super) fn check(args: CheckArgs) -> u8 {
+    let plan = match Plan::of(&args) {
+        Ok(plan) => plan,
+        Err(e) => return usage_error(e),
+    };
+    let noqa_errors = if args.add_noqa {
+        super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver)
+    } else {
+        Vec::new()
+    };
+    let run = if plan.reads_stdin {
+        match check_stdin(&args, &plan) {
+            Ok(checked) => Run {
+                checked: vec![checked],
+                ..Run::default()
+            },
+            Err(e) => return usage_error(e),
+        }
+    } else {
+        check_paths(&plan)
+    };
+    print_problems(&run, &noqa_errors);
+    let fixed = fixed(&run.checked);
+    let reports: Vec<FileReport> = run.checked.into_iter().map(|c| c.report).collect();
+    let summary = Summary::of(&reports);
+    let outcome = Outcome {
+        reports: &reports,
+        summary: &summary,
+        action: plan.action,
+        mode: plan.mode,
+        applied: fixed.applied,
+        fixed_files: fixed.files,
+        unchecked: run.unchecked,
+        quiet: args.quiet,
+        statistics: args.statistics,
+    };
+    if let Err(status) = write_report_files(&args, &outcome) {
+        return status;
+    }
+    if let Err(e) = print_outcome(&args, &plan, &outcome, &fixed)
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("gpulint: error: cannot write output: {e}");
+        return EXIT_ERROR;
+    }
+    // A fix that could not be applied leaves its finding, which sets the
+    // status like any other; the file itself was checked.
+    if summary.failed_files > 0 || !run.config_errors.is_empty() || !noqa_errors.is_empty() {
+        EXIT_ERROR
+    } else if plan.action == FixAction::Diff {
+        if fixed.files > 0 && args.fail_on != FailOn::Never {
+            EXIT_FINDINGS
+        } else {
+            EXIT_CLEAN
+        }
+    } else if args.fail_on.fails(&summary) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+/// Checks standard input as the file `--stdin-filename` names.
+fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
+    let name = args
+        .stdin_filename
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("-"));
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    let config = plan.resolver.for_file(&name).map_err(|e| e.to_string())?;
+    Ok(match engine::decode(bytes) {
+        Ok(text) => plan
+            .check_one(name, text, &config, Source::Stdin, Scope::Any)
+            .expect("every file is in Scope::Any"),
+        Err((error, text)) => Checked {
+            report: FileReport::failed(name, text, error),
+            fixing: None,
+        },
+    })
+}
+
+/// Walks the paths and checks every file found, in parallel.
+fn check_paths(plan: &Plan) -> Run {
+    let mut run = Run::default();
+    let (targets, errors) = discover(&plan.paths, &plan.resolver);
+    run.unchecked += errors.len();
+    run.config_errors.extend(
+        errors
+            .into_iter()
+            .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
+    );
+    let check_target = |t: &Target| check_target(t, plan);
+    // One file (what pre-commit and editors often pass) is not worth
+    // starting the thread pool for.
+    let results: Vec<Result<Option<Checked>, String>> = if targets.len() <= 1 {
+        targets.iter().map(check_target).collect()
+    } else {
+        targets.par_iter().map(check_target).collect()
+    };
+    for r in results {
+        match r {
+            Ok(Some(c)) => run.checked.push(c),
+            Ok(None) => {}
+            Err(e) => {
+                run.unchecked += 1;
+                run.config_errors.push(format!("gpulint: error: {e}"));
+            }
+        }
+    }
+    run.config_errors.sort();
+    run.config_errors.dedup();
+    run
+}
+
+/// Checks one discovered file; `None` for one that is not gpulint's (walked
+/// YAML that is no manifest or cannot be read), an error when its
+/// configuration does not load.
+fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
+    if let Some(skip) = &t.skip {
+        let error = FileError {
+            skip: Some(skip.clone()),
+            ..FileError::new("part of a kustomize overlay")
+        };
+        return Ok(Some(Checked {
+            report: FileReport::failed(t.path.clone(), String::new(), error),
+            fixing: None,
+        }));
+    }
+    let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
+    let Some(read) = read_target(plan.session.system(), t) else {
+        return Ok(None);
+    };
+    Ok(match read {
+        Ok((text, stamp)) => {
+            let scope = scope_of(t);
+            let from = Source::File { stamp };
+            plan.check_one(t.path.clone(), text, &config, from, scope)
+        }
+        Err((error, text)) => Some(Checked {
+            report: FileReport::failed(t.path.clone(), text, error),
+            fixing: None,
+        }),
+    })
+}
+
+/// On stderr: configuration and `--add-noqa` errors, notes on skipped
+/// files, files that could not be checked, and fixes that were not applied.
+fn print_problems(run: &Run, noqa_errors: &[String]) {
+    let mut stderr = std::io::stderr().lock();
+    for line in run.config_errors.iter().chain(noqa_errors) {
+        let _ = writeln!(stderr, "{line}");
+    }
+    for note in skip_notes(run.checked.iter().map(|c| &c.report)) {
+        let _ = writeln!(stderr, "{note}");
+    }
+    for c in &run.checked {
+        if let Some(error) = &c.report.error {
+            let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
+        }
+        if let Some(fixing) = &c.fixing {
+            for failed in &fixing.outcome.failed {
+                let original =
+                    FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
+                let _ = writeln!(
+                    stderr,
+                    "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
+                    text::location(&original, failed.offset),
+                    failed.code,
+                    failed.title,
+                    failed.reason
+                );
+            }
+        }
+    }
+}
+
+fn fixed(checked: &[Checked]) -> Fixed {
+    let fixings = || checked.iter().filter_map(|c| c.fixing.as_ref());
+    Fixed {
+        applied: fixings().map(|f| f.outcome.applied.len()).sum(),
+        files: fixings().filter(|f| f.outcome.changed(&f.original)).count(),
+        diff: checked
+            .iter()
+            .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
+            .map(|(path, f)| {
+                fix::unified_diff(
+                    &crate::output::shown_path(path),
+                    &f.original,
+                    &f.outcome.fixed_text,
+                )
+            })
+            .collect(),
+    }
+}
+
+/// `--output-file`s; on failure, the exit status after saying why.
+fn write_report_files(args: &CheckArgs, outcome: &Outcome) -> Result<(), u8> {
+    for file in &args.output_file {
+        let format = file.format.unwrap_or(args.output_format);
+        let report = outcome.render(format, text::Style { color: false });
+        if let Err(e) = write_report(&file.path, &report) {
+            eprintln!(
+                "gpulint: error: cannot write the {} report to {}: {e}",
+                format.name(),
+                file.path.display()
+            );
+            return Err(EXIT_ERROR);
+        }
+    }
+    Ok(())
+}
+
+/// The report on stdout: the diff with `--diff`, the fixed text when fixing
+/// standard input, the report in the terminal's format otherwise.
+fn print_outcome(
+    args: &CheckArgs,
+    plan: &Plan,
+    outcome: &Outcome,
+    fixed: &Fixed,
+) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    if plan.action == FixAction::Diff {
+        // The diff alone goes to stdout, so it can be piped into `git apply`.
+        let written = stdout.write_all(fixed.diff.as_bytes());
+        eprintln!(
+            "{} {} in {}.",
+            if fixed.applied == 0 {
+                "Nothing to fix:"
+            } else {
+                "Would fix"
+            },
+            plural(fixed.applied, "finding"),
+            plural(fixed.files, "file")
+        );
+        written
+    } else if plan.reads_stdin && plan.action == FixAction::Apply {
+        // Like a formatter: the fixed text on stdout, what is left on stderr.
+        let report = &outcome.reports[0];
+        let mut stderr = std::io::stderr().lock();
+        for d in &report.diagnostics {
+            let _ = writeln!(stderr, "{}", text::concise(report, d));
+        }
+        stdout.write_all(report.text.as_bytes())
+    } else {
+        let color = match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        };
+        // Report files without a format of their own take `--output-format`;
+        // the terminal then shows text.
+        let terminal_format = if args.output_file.iter().any(|f| f.format.is_none()) {
+            OutputFormat::Text
+        } else {
+            args.output_format
+        };
+        stdout.write_all(
+            outcome
+                .render(terminal_format, text::Style { color })
+                .as_bytes(),
+        )
+    }
+}
+
+/// Writes a report file, creating its directory.
+fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, report)
+}
+
+/// Which files of its kind a discovered target is linted as.
+fn scope_of(target: &Target) -> Scope {
+    if target.manifest_only {
+        Scope::ManifestsOnly
+    } else {
+        Scope::Any
+    }
+}
+
+/// Where a linted text came from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// A file; `stamp` is set when the text is what it held on disk then.
+    File { stamp: Option<DiskStamp> },
+    /// Standard input: its fixed text goes to stdout, not to a file.
+    Stdin,
+}
+
+impl Plan {
+    /// Lints one file's text, fixing it first when asked; `None` when it is
+    /// outside `scope`.
+    fn check_one(
+        &self,
+        path: PathBuf,
+        text: String,
+        config: &Config,
+        from: Source,
+        scope: Scope,
+    ) -> Option<Checked> {
+        if self.action == FixAction::Report {
+            // Plain checking decides the scope on the parse it lints. Only a
+            // text that is the file on disk may stand in for it when a
+            // compose file builds it (fixing lints texts that are not on disk).
+            let stamp = match from {
+                Source::File { stamp } => stamp,
+                Source::Stdin => None,
+            };
+            let report = self
+                .session
+                .check_text_in_scope(path, text, stamp, config, scope);
+            return report.map(|report| Checked {
+                report,
+                fixing: None,
+            });
+        }
+        if scope == Scope::ManifestsOnly && !engine::is_manifest_candidate(&text) {
+            return None;
+        }
+        let write = matches!(from, Source::File { .. });
+        Some(self.fix_one(path, text, config, write))
+    }
+
+    /// Fixes one file's text (or prints the diff), and reports what remains.
+    fn fix_one(&self, path: PathBuf, text: String, config: &Config, write: bool) -> Checked {
+        let session = &self.session;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            fix::fix_text_in(session, &text, &path, config, self.mode)
+        }));
+        let outcome = match outcome {
+            Ok(Ok(outcome)) => outcome,
+            // Not YAML, a template, or a crash: report it as plain checking does.
+            Ok(Err(_)) | Err(_) => {
+                return Checked {
+                    report: session.check_text(path, text, config),
+                    fixing: None,
+                };
+            }
+        };
+        if self.action == FixAction::Diff {
+            // The diff goes to stdout; report files still list the findings.
+            let report = FileReport::new(path, text.clone(), outcome.found.clone());
+            return Checked {
+                report,
+                fixing: Some(Fixing {
+                    original: text,
+                    outcome,
+                }),
+            };
+        }
+        if write
+            && outcome.changed(&text)
+            && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+        {
+            let mut report = session.check_text(path, text, config);
+            report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
+            return Checked {
+                report,
+                fixing: None,
+            };
+        }
+        let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
+        Checked {
+            report,
+            fixing: Some(Fixing {
+                original: text,
+                outcome,
+            }),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `gpulint inspect`: the run-time settings gpulint derives, as a table or JSON.
+
+use super::{
+    EXIT_CLEAN, EXIT_ERROR, InspectArgs, InspectFormat, load_fixed_config, paths_or_current,
+    read_target, usage_error,
+};
+use crate::engine::discover::{ConfigResolver, discover};
+use crate::engine::{self, FileError, Session};
+use rayon::prelude::*;
+use std::io::Write;
+
+pub(super) fn inspect(args: InspectArgs) -> u8 {
+    use crate::output::inspect::{Inspected, render_json, render_text};
+    let fixed = match load_fixed_config(args.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    let resolver = ConfigResolver::new(fixed, None, Vec::new());
+    let session = Session::on_disk();
+    let (targets, errors) = discover(&paths_or_current(args.paths), &resolver);
+    for e in &errors {
+        eprintln!("{}: error: {}", e.path.display(), e.message);
+    }
+    let files: Vec<Inspected> = targets
+        .par_iter()
+        .filter(|t| t.skip.is_none())
+        .filter_map(|t| {
+            let read = read_target(session.system(), t)?.map(|(text, _)| text);
+            let (text, outcome) = match (resolver.for_file(&t.path), read) {
+                (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
+                    return None;
+                }
+                (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
+                (Ok(_), Err((error, text))) => (text, Err(error)),
+                (Ok(config), Ok(text)) => {
+                    let outcome = session.inspect_text(&text, &t.path, &config);
+                    (text, outcome)
+                }
+            };
+            Some(Inspected {
+                path: t.path.clone(),
+                text,
+                outcome,
+            })
+        })
+        .collect();
+    let failed = !errors.is_empty()
+        || files
+            .iter()
+            .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
+    let rendered = match args.format {
+        InspectFormat::Json => render_json(&files),
+        InspectFormat::Text => render_text(&files),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(rendered.as_bytes()).is_err() {
+        return EXIT_ERROR;
+    }
+    if failed { EXIT_ERROR } else { EXIT_CLEAN }
+}

@@ -1,0 +1,217 @@
+//! What a file is, before any rule runs: its kind by name and by text, a
+//! Helm template or plain YAML, and whether walked YAML is a manifest.
+
+use super::{FileError, Skip, discover};
+use crate::model::script::{Script, ScriptKind};
+use crate::syntax::yaml::Yaml;
+use std::path::Path;
+
+/// What kind of file a path holds, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Compose files and Kubernetes manifests.
+    Yaml,
+    Dockerfile,
+    /// Files that run commands: scripts, Makefiles, Markdown, workflows.
+    Script(ScriptKind),
+}
+
+impl FileKind {
+    pub fn of(path: &Path) -> FileKind {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if discover::is_dockerfile_name(name) {
+            FileKind::Dockerfile
+        } else if let Some(kind) = discover::script_kind(path) {
+            FileKind::Script(kind)
+        } else {
+            FileKind::Yaml
+        }
+    }
+
+    /// [`FileKind::of`], or, for a file named like none of them (given on
+    /// the command line), what its text shows: a shell script when it
+    /// starts with a shell's `#!` line, a Dockerfile when it starts like one
+    /// (`gpu.build`, `mydockerfile`).
+    pub fn of_text(path: &Path, text: &str) -> FileKind {
+        match FileKind::of(path) {
+            FileKind::Yaml if !discover::is_yaml_file_name(path) && is_shell_shebang(text) => {
+                FileKind::Script(ScriptKind::Shell)
+            }
+            FileKind::Yaml
+                if !discover::is_yaml_file_name(path) && starts_like_dockerfile(text) =>
+            {
+                FileKind::Dockerfile
+            }
+            kind => kind,
+        }
+    }
+
+    /// YAML text: parsed as YAML first (a workflow too).
+    pub fn is_yaml(self) -> bool {
+        matches!(
+            self,
+            FileKind::Yaml | FileKind::Script(ScriptKind::Workflow)
+        )
+    }
+}
+
+/// A `# syntax=` or `# escape=` parser directive first, or `FROM` or `ARG`
+/// as the first instruction (after comments and blank lines). Such a line
+/// is no YAML mapping's first key (`FROM image` has no `: `), so YAML with
+/// an unusual name is still read as YAML.
+fn starts_like_dockerfile(text: &str) -> bool {
+    let mut lines = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    let directive = |line: &str| {
+        line.strip_prefix('#').is_some_and(|rest| {
+            let rest = rest.trim_start().to_ascii_lowercase();
+            rest.starts_with("syntax=") || rest.starts_with("escape=")
+        })
+    };
+    if directive(first) {
+        return true;
+    }
+    let Some(instruction) = std::iter::once(first)
+        .chain(lines)
+        .find(|l| !l.starts_with('#'))
+    else {
+        return false;
+    };
+    let (keyword, rest) = instruction
+        .split_once(char::is_whitespace)
+        .unwrap_or((instruction, ""));
+    (keyword.eq_ignore_ascii_case("FROM") || keyword.eq_ignore_ascii_case("ARG"))
+        && !rest.trim().is_empty()
+        && !instruction.contains(": ")
+        && !instruction.ends_with(':')
+}
+
+/// `#!/bin/bash`, `#!/usr/bin/env sh`, … on the first line.
+fn is_shell_shebang(text: &str) -> bool {
+    let Some(first) = text.lines().next().and_then(|l| l.strip_prefix("#!")) else {
+        return false;
+    };
+    first
+        .split([' ', '/'])
+        .any(|part| matches!(part, "sh" | "bash" | "zsh" | "dash" | "ksh"))
+}
+
+/// Which YAML files are linted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every file: it was named, or is named like a compose file.
+    Any,
+    /// Only files that hold Kubernetes objects (or do not parse, so that a
+    /// broken manifest is reported rather than dropped): YAML found by
+    /// walking a directory, which may be anybody's.
+    ManifestsOnly,
+}
+
+/// Parses a YAML file, telling a Helm/Go template (skipped) from broken
+/// YAML; `None` when it parses but is outside `scope`.
+pub(super) fn parse_yaml(text: &str, scope: Scope) -> Result<Option<Yaml>, FileError> {
+    let has_braces = text.contains("{{");
+    let yaml = Yaml::parse(text).map_err(|e| {
+        match template_action(text, None).filter(|_| has_braces) {
+            Some(at) => helm_skip(at),
+            None => FileError::at(format!("invalid YAML: {}", e.message), e.offset),
+        }
+    })?;
+    if scope == Scope::ManifestsOnly && !holds_manifest(&yaml) {
+        return Ok(None);
+    }
+    if has_braces && let Some(at) = template_action(text, Some(&yaml)) {
+        return Err(helm_skip(at));
+    }
+    Ok(Some(yaml))
+}
+
+/// Where a Helm/Go template action starts, if the file is a template.
+///
+/// Compose files may carry `{{.Names}}`-style format strings inside quoted
+/// values, so only actions that template the YAML itself count: Helm's
+/// objects and control words, or `{{` outside any scalar (which no YAML
+/// parser reads as text).
+fn template_action(text: &str, yaml: Option<&Yaml>) -> Option<usize> {
+    const HELM: &[&str] = &[
+        ".Values",
+        ".Release",
+        ".Chart",
+        ".Capabilities",
+        ".Files",
+        ".Template",
+        "include ",
+        "template ",
+        "if ",
+        "else",
+        "end",
+        "range ",
+        "with ",
+        "define ",
+        "toYaml",
+        "tpl ",
+        "$",
+    ];
+    let mut from = 0;
+    while let Some(found) = text[from..].find("{{") {
+        let at = from + found;
+        let inner = text[at + 2..].trim_start_matches('-').trim_start();
+        let helm_word = HELM.iter().any(|w| inner.starts_with(w));
+        let outside_scalar = yaml.is_some_and(|y| !y.offset_in_scalar(at));
+        if helm_word || outside_scalar || yaml.is_none() {
+            return Some(at);
+        }
+        from = at + 2;
+    }
+    None
+}
+
+fn helm_skip(offset: usize) -> FileError {
+    FileError {
+        skip: Some(Skip::HelmTemplate { offset }),
+        ..FileError::at(
+            "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead",
+            offset,
+        )
+    }
+}
+
+/// Whether any document of a parsed file is a Kubernetes object.
+fn holds_manifest(yaml: &Yaml) -> bool {
+    yaml.documents
+        .iter()
+        .filter_map(|d| d.root)
+        .any(|root| crate::model::k8s::is_object(yaml, root))
+}
+
+/// A manifest names both keys somewhere; most other YAML does not.
+pub(super) fn mentions_manifest_keys(text: &str) -> bool {
+    text.contains("apiVersion") && text.contains("kind")
+}
+
+/// Whether a YAML file found by walking a directory (and not named like a
+/// compose file) holds Kubernetes objects. Text that does not parse counts,
+/// so that a broken manifest or a Helm template is reported, not dropped.
+pub fn is_manifest_candidate(text: &str) -> bool {
+    mentions_manifest_keys(text)
+        && match Yaml::parse(text) {
+            Ok(yaml) => holds_manifest(&yaml),
+            Err(_) => true,
+        }
+}
+
+/// The commands of a file of `kind`, and for a workflow the YAML they were
+/// read from; `None` for a workflow that is not YAML.
+pub(super) fn read_script(text: &str, kind: ScriptKind) -> Option<(Script, Option<Yaml>)> {
+    if kind != ScriptKind::Workflow {
+        return Some((Script::read(text, kind, None), None));
+    }
+    let yaml = parse_yaml(text, Scope::Any).ok()??;
+    Some((Script::read(text, kind, Some(&yaml)), Some(yaml)))
+}

@@ -1,0 +1,101 @@
+//! Reading a file as text: the size limit, FIFOs and devices refused
+//! without waiting, binary and non-UTF-8 files told apart.
+
+use super::FileError;
+use super::build::DiskStamp;
+use std::path::Path;
+
+/// Files larger than this are refused rather than parsed.
+pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
+
+/// Reads a file as UTF-8 text, refusing binary and oversized files.
+pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
+    read_source_stamped(path).map(|(text, _)| text)
+}
+
+/// [`read_source`], and the stamp of the file it read (see
+/// [`DiskStamp`]), taken from the same open file.
+pub fn read_source_stamped(path: &Path) -> Result<(String, DiskStamp), (FileError, String)> {
+    use std::io::Read;
+    let cannot_read = |e: std::io::Error| {
+        (
+            FileError::new(format!("cannot read: {}", io_reason(&e))),
+            String::new(),
+        )
+    };
+    // One open and one fstat: the size check and the read see the same file.
+    let file = open_nonblocking(path).map_err(cannot_read)?;
+    let metadata = file.metadata().map_err(cannot_read)?;
+    if metadata.is_dir() {
+        return Err((FileError::new("is a directory"), String::new()));
+    }
+    if !metadata.is_file() {
+        // A FIFO, socket or device: reading it could wait forever or never end.
+        return Err((
+            FileError::new("not a regular file (a FIFO, socket or device)"),
+            String::new(),
+        ));
+    }
+    if metadata.len() > MAX_FILE_SIZE {
+        return Err(too_large(metadata.len()));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize + 1);
+    // A file that grew since the fstat is still cut off at the limit.
+    file.take(MAX_FILE_SIZE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(too_large(bytes.len() as u64));
+    }
+    let stamp = DiskStamp::of(&metadata);
+    decode(bytes).map(|text| (text, stamp))
+}
+
+/// Opens for reading without waiting for a writer: opening a FIFO blocks
+/// until one comes, which may be never. The flag changes nothing for a
+/// regular file.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+fn too_large(size: u64) -> (FileError, String) {
+    (
+        FileError::new(format!(
+            "file is too large ({size} bytes; gpulint reads at most {MAX_FILE_SIZE})"
+        )),
+        String::new(),
+    )
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Turns bytes into text, or explains why they are not a text file.
+pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
+    if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
+        return Err((
+            FileError::at("binary file (contains NUL bytes), not text", nul),
+            String::new(),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+        (FileError::at("not valid UTF-8 text", valid), prefix)
+    })
+}
