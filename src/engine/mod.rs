@@ -604,6 +604,7 @@ enum Document<'y> {
 /// merged in), with its index; other documents are passed over.
 fn documents<'y>(
     yaml: &'y Yaml,
+    text: &'y str,
     path: &'y Path,
     config: &'y Config,
 ) -> impl Iterator<Item = (usize, Document<'y>)> + 'y {
@@ -615,11 +616,7 @@ fn documents<'y>(
             if let Some(manifest) = Manifest::from_document(yaml, root) {
                 return Some((index, Document::Kubernetes(manifest)));
             }
-            let mut file = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(&mut file, path);
-            project::merge_project(&mut file, path, config);
-            // Reservations merged from an override count too.
-            file.settle_build_evidence();
+            let file = project::read_compose_document(yaml, root, text, path, config)?;
             Some((index, Document::Compose(file)))
         })
 }
@@ -633,7 +630,7 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
-    for (document_index, document) in documents(yaml, path, config) {
+    for (document_index, document) in documents(yaml, text, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
                 let cx = KubeContext {
@@ -699,7 +696,7 @@ fn inspect_yaml(
         return Ok(Vec::new());
     };
     let mut containers = Vec::new();
-    for (_, document) in documents(&yaml, path, config) {
+    for (_, document) in documents(&yaml, text, path, config) {
         containers.extend(match document {
             Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
             Document::Compose(file) => runtime::compose_runtimes(&file),

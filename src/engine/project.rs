@@ -1,15 +1,27 @@
 //! Finding the other files of a compose project and reading them: the
-//! default override file Compose loads next to the base file, or a set
-//! named in `gpulint.toml` (`[compose] projects`).
+//! default override file Compose loads next to the base file, an overlay
+//! users run with `-f base -f overlay` (`docker-compose.gpu.yml` next to a
+//! base that defines the same services), the files `COMPOSE_FILE` names in
+//! the project's `.env`, or a set named in `gpulint.toml` (`[compose]
+//! projects`); the files `extends:` names; and the `.env` that interpolates
+//! them all.
 
 use super::config::Config;
 use super::{build, read_source};
-use crate::model::compose::ComposeFile;
-use crate::model::project::{Layer, merge};
-use crate::syntax::yaml::Yaml;
+use crate::model::compose::{ComposeFile, Service};
+use crate::model::project::{Definition, Layer, merge_definitions};
+use crate::model::variables::{Variables, with_variables};
+use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::SourceFile;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// At most this many files are read for one project (its files and what
+/// their `extends:` name, transitively).
+const MAX_PROJECT_FILES: usize = 64;
+/// An `extends:` chain longer than this is refused rather than followed.
+const MAX_EXTENDS_DEPTH: usize = 64;
 
 /// The base files Compose looks for, in its order of preference.
 const BASE_FILES: &[&str] = &[
@@ -35,6 +47,9 @@ pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usiz
             return Some(found);
         }
     }
+    if let Some(found) = compose_file_variable(path) {
+        return Some(found);
+    }
     // A path that does not exist cannot be its own base or override below.
     let name = path.file_name()?.to_str()?;
     let first_existing = |names: &[&str]| {
@@ -58,7 +73,87 @@ pub fn project_files(path: &Path, config: &Config) -> Option<(Vec<PathBuf>, usiz
         }
         return Some((vec![first_existing(BASE_FILES)?, path.to_path_buf()], 1));
     }
+    if is_overlay_name(name) {
+        let base = first_existing(BASE_FILES)?;
+        if shares_a_service(&base, path) {
+            return Some((vec![base, path.to_path_buf()], 1));
+        }
+    }
     None
+}
+
+/// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
+/// with one more part, which is how projects name the files users add with
+/// `-f` (`docker compose -f docker-compose.yml -f docker-compose.gpu.yml up`).
+fn is_overlay_name(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+    else {
+        return false;
+    };
+    let Some(part) = stem
+        .strip_prefix("docker-compose.")
+        .or_else(|| stem.strip_prefix("compose."))
+    else {
+        return false;
+    };
+    !part.is_empty() && part != "override"
+}
+
+/// The service names of a compose file's first document.
+fn service_names(path: &Path) -> Vec<String> {
+    let Ok(text) = read_source(path) else {
+        return Vec::new();
+    };
+    let Ok(yaml) = Yaml::parse(&text) else {
+        return Vec::new();
+    };
+    let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+        return Vec::new();
+    };
+    let Some(services) = yaml.get(root, "services") else {
+        return Vec::new();
+    };
+    yaml.entries(services.value)
+        .iter()
+        .filter_map(|e| yaml.str(e.key).map(str::to_string))
+        .collect()
+}
+
+/// An overlay is merged over the base only when it adds to the base's
+/// services; a file of other services next to it is a project of its own.
+fn shares_a_service(base: &Path, overlay: &Path) -> bool {
+    let base = service_names(base);
+    service_names(overlay).iter().any(|n| base.contains(n))
+}
+
+/// The project `COMPOSE_FILE` in the `.env` next to `path` names, when it
+/// names `path` (Compose reads `COMPOSE_FILE` from the project's `.env`).
+fn compose_file_variable(path: &Path) -> Option<(Vec<PathBuf>, usize)> {
+    let dir = path.parent()?;
+    let vars = read_dotenv(dir)?;
+    let list = vars.get("COMPOSE_FILE")?;
+    let separator = vars.get("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
+    let files: Vec<PathBuf> = list
+        .split(separator)
+        .filter(|f| !f.is_empty())
+        .map(|f| dir.join(f))
+        .collect();
+    let name = path.file_name()?;
+    let here = files.iter().position(|f| {
+        f.file_name() == Some(name)
+            && f.parent().and_then(|p| std::fs::canonicalize(p).ok())
+                == std::fs::canonicalize(dir).ok()
+    })?;
+    (files.len() > 1).then_some((files, here))
+}
+
+/// The `.env` of the project directory `dir`, if it has one.
+pub fn read_dotenv(dir: &Path) -> Option<Variables> {
+    let path = dir.join(".env");
+    let text = std::fs::read_to_string(&path).ok()?;
+    Some(Variables::parse(&path, &text))
 }
 
 /// The project `config` names that holds `path` (`canonical`), if any.
@@ -86,42 +181,271 @@ fn configured_project(
     None
 }
 
-/// Merges what the project's other files say about `file`'s services.
-/// Other files that cannot be read or parsed are left out.
-pub fn merge_project(file: &mut ComposeFile, path: &Path, config: &Config) {
-    let Some((files, here)) = project_files(path, config) else {
-        return;
+/// Reads a compose document as Compose sees it in its project: with the
+/// project's `.env` interpolating it, the images its services build, and
+/// what the project's other files and the services it extends say about
+/// each service merged in.
+pub fn read_compose_document<'y>(
+    yaml: &'y Yaml,
+    root: NodeId,
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Option<ComposeFile<'y>> {
+    let project = project_files(path, config);
+    let dir = project
+        .as_ref()
+        .and_then(|(files, _)| files.first())
+        .unwrap_or(&path.to_path_buf())
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
     };
-    let sources: Vec<(usize, Arc<SourceFile>, Yaml)> = files
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != here)
-        .filter_map(|(i, f)| {
-            let text = read_source(f).ok()?;
-            let yaml = Yaml::parse(&text).ok()?;
-            Some((i, Arc::new(SourceFile::new(f.clone(), text)), yaml))
-        })
-        .collect();
-    let parsed: Vec<(usize, Arc<SourceFile>, ComposeFile)> = sources
-        .iter()
-        .filter_map(|(i, source, yaml)| {
-            let root = yaml.documents.first()?.root?;
-            let mut other = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(&mut other, &source.path);
-            Some((*i, source.clone(), other))
-        })
-        .collect();
-    let layers: Vec<(usize, Layer)> = parsed
-        .iter()
-        .map(|(i, source, other)| {
-            (
-                *i,
-                Layer {
-                    source: source.clone(),
-                    file: other,
+    let vars = read_dotenv(&dir).map(Arc::new);
+    with_variables(vars, || {
+        let mut file = ComposeFile::from_document(yaml, root)?;
+        build::attach_built_images(&mut file, path);
+        merge_project(&mut file, yaml, root, text, path, project);
+        // Reservations merged from an override count too.
+        file.settle_build_evidence();
+        Some(file)
+    })
+}
+
+/// A file of the project, or one `extends:` names, as read.
+struct Loaded {
+    /// Where `extends: {file: ...}` in it is resolved from.
+    path: PathBuf,
+    key: PathBuf,
+    source: Arc<SourceFile>,
+    yaml: Option<Yaml>,
+}
+
+/// How a path is known among the loaded files.
+fn file_key(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The file an `extends: {file: ...}` in `from` names.
+fn extends_target(from: &Path, file: &str) -> PathBuf {
+    from.parent().unwrap_or(Path::new("")).join(file)
+}
+
+/// Merges what the project's other files, and the services each of its
+/// services extends, say about `file`'s services. Files that cannot be read
+/// or parsed are left out; a service whose `extends:` cannot be resolved
+/// (a cycle, a missing service or file) is refused, as Compose refuses it.
+fn merge_project(
+    file: &mut ComposeFile,
+    yaml: &Yaml,
+    root: NodeId,
+    text: &str,
+    path: &Path,
+    project: Option<(Vec<PathBuf>, usize)>,
+) {
+    let (files, here) = project.unwrap_or_else(|| (vec![path.to_path_buf()], 0));
+    let any_extends = file.services.iter().any(|s| s.extends.is_some());
+    if files.len() == 1 && !any_extends {
+        return;
+    }
+    // Every file the project reaches: its own, then what `extends:` names.
+    let mut loaded: Vec<Loaded> = vec![Loaded {
+        path: path.to_path_buf(),
+        key: file_key(path),
+        source: Arc::new(SourceFile::new(path.to_path_buf(), text.to_string())),
+        yaml: None,
+    }];
+    let mut index_of: HashMap<PathBuf, usize> = HashMap::new();
+    index_of.insert(loaded[0].key.clone(), 0);
+    let mut load = |loaded: &mut Vec<Loaded>, p: PathBuf| -> Option<usize> {
+        let key = file_key(&p);
+        if let Some(&i) = index_of.get(&key) {
+            return Some(i);
+        }
+        if loaded.len() >= MAX_PROJECT_FILES {
+            return None;
+        }
+        let text = read_source(&p).ok()?;
+        let parsed = Yaml::parse(&text).ok()?;
+        loaded.push(Loaded {
+            path: p.clone(),
+            key: key.clone(),
+            source: Arc::new(SourceFile::new(p, text)),
+            yaml: Some(parsed),
+        });
+        index_of.insert(key, loaded.len() - 1);
+        Some(loaded.len() - 1)
+    };
+    let mut positions: Vec<Option<usize>> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        positions.push(if i == here {
+            Some(0)
+        } else {
+            load(&mut loaded, f.clone())
+        });
+    }
+    // Follow `extends: {file: ...}` from every loaded file, breadth first.
+    let mut next = 0;
+    while next < loaded.len() {
+        let targets: Vec<PathBuf> = {
+            let l = &loaded[next];
+            let (y, r) = match &l.yaml {
+                Some(y) => match y.documents.first().and_then(|d| d.root) {
+                    Some(r) => (y, r),
+                    None => {
+                        next += 1;
+                        continue;
+                    }
                 },
-            )
+                None => (yaml, root),
+            };
+            extends_files(y, r)
+                .into_iter()
+                .map(|f| extends_target(&l.path, &f))
+                .collect()
+        };
+        for t in targets {
+            load(&mut loaded, t);
+        }
+        next += 1;
+    }
+    let models: Vec<Option<ComposeFile>> = loaded
+        .iter()
+        .map(|l| {
+            let (y, r) = match &l.yaml {
+                Some(y) => (y, y.documents.first()?.root?),
+                None => (yaml, root),
+            };
+            let mut model = ComposeFile::from_document(y, r)?;
+            build::attach_built_images(&mut model, &l.path);
+            Some(model)
         })
         .collect();
-    merge(file, here, &layers);
+    let layers: Vec<Option<Layer>> = loaded
+        .iter()
+        .zip(&models)
+        .map(|(l, m)| {
+            m.as_ref().map(|file| Layer {
+                source: l.source.clone(),
+                file,
+            })
+        })
+        .collect();
+    let resolver = Resolver {
+        loaded: &loaded,
+        layers: &layers,
+    };
+    for service in &mut file.services {
+        let local = service.clone();
+        let mut definitions: Vec<Definition> = Vec::new();
+        let mut error = None;
+        for (position, &index) in positions.iter().enumerate() {
+            let Some(index) = index else { continue };
+            let Some(layer) = &layers[index] else {
+                continue;
+            };
+            if layer.file.service(&local.name).is_none() {
+                continue;
+            }
+            match resolver.chain(index, &local.name) {
+                Ok(chain) => {
+                    for (i, s) in chain {
+                        let is_local = position == here && i == 0 && s.name == local.name;
+                        definitions.push(if is_local {
+                            (None, &local)
+                        } else {
+                            (layers[i].as_ref(), s)
+                        });
+                    }
+                }
+                Err(why) => {
+                    error.get_or_insert(why);
+                }
+            }
+        }
+        if definitions.len() > 1 {
+            merge_definitions(service, &definitions);
+        }
+        if error.is_some() {
+            service.inherited.error = error;
+        }
+    }
+}
+
+/// The `file:` of every `extends:` in a compose document.
+fn extends_files(yaml: &Yaml, root: NodeId) -> Vec<String> {
+    ComposeFile::from_document(yaml, root)
+        .map(|f| {
+            f.services
+                .iter()
+                .filter_map(|s| s.extends.as_ref()?.file.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct Resolver<'a> {
+    loaded: &'a [Loaded],
+    layers: &'a [Option<Layer<'a>>],
+}
+
+impl<'a> Resolver<'a> {
+    /// The definitions of service `name` of loaded file `index`, base first:
+    /// what it extends (transitively), then itself.
+    fn chain(&self, index: usize, name: &str) -> Result<Vec<(usize, &'a Service)>, String> {
+        let mut chain = Vec::new();
+        let mut seen: Vec<(usize, String)> = Vec::new();
+        let (mut index, mut name) = (index, name.to_string());
+        loop {
+            let file_name = self.loaded[index]
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            let Some(layer) = &self.layers[index] else {
+                return Err(format!("`extends`: {file_name} is not a compose file"));
+            };
+            let Some(service) = layer.file.service(&name) else {
+                return Err(format!(
+                    "`extends`: no service `{name}` in {file_name} (Compose refuses the project)"
+                ));
+            };
+            if seen.iter().any(|(i, n)| *i == index && *n == name) {
+                let path: Vec<&str> = seen.iter().map(|(_, n)| n.as_str()).collect();
+                return Err(format!(
+                    "`extends` makes a cycle: {} -> {name} (Compose refuses the project)",
+                    path.join(" -> ")
+                ));
+            }
+            if seen.len() >= MAX_EXTENDS_DEPTH {
+                return Err(format!(
+                    "`extends` chain deeper than {MAX_EXTENDS_DEPTH} services"
+                ));
+            }
+            seen.push((index, name.clone()));
+            chain.push((index, service));
+            let Some(extends) = &service.extends else {
+                break;
+            };
+            if let Some(target) = &extends.file {
+                let key = file_key(&extends_target(&self.loaded[index].path, target));
+                match self.loaded.iter().position(|l| l.key == key) {
+                    Some(i) => index = i,
+                    None => {
+                        return Err(format!(
+                            "`extends`: cannot read {target} (Compose refuses the project)"
+                        ));
+                    }
+                }
+            }
+            name = extends.service.clone();
+        }
+        chain.reverse();
+        Ok(chain)
+    }
 }

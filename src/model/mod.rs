@@ -11,4 +11,5 @@ pub mod runtime;
 pub mod script;
 pub mod size;
 pub mod slurm;
+pub mod variables;
 pub mod workload;

@@ -164,28 +164,21 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
         .iter()
         .map(|service| {
             let yaml = file.yaml;
-            let mut ulimits = BTreeMap::new();
-            let named = [
-                ("memlock", service.ulimits.memlock.as_ref()),
-                ("stack", service.ulimits.stack.as_ref()),
-            ];
-            let others = service
-                .ulimits
-                .others
-                .iter()
-                .map(|(name, limit)| (name.as_str(), Some(limit)));
-            for (name, limit) in named.into_iter().chain(others) {
-                if let Some(limit) = limit {
-                    ulimits.insert(
-                        name.to_string(),
-                        Ulimit {
-                            soft: limit.soft,
-                            hard: limit.hard,
-                        },
-                    );
-                }
+            let mut ulimits: BTreeMap<String, Ulimit> =
+                service.all_ulimits().into_iter().collect();
+            // What the other definitions of the service (override files,
+            // extended bases) decide wins; `None` is a removed one.
+            for (name, (limit, _)) in &service.inherited.ulimits {
+                match limit {
+                    Some(limit) => ulimits.insert(name.clone(), *limit),
+                    None => ulimits.remove(name),
+                };
             }
-            let ipc = match service.ipc.as_ref().map(|i| &i.value) {
+            let ipc_mode = match &service.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => service.ipc.as_ref().map(|i| &i.value),
+            };
+            let ipc = match ipc_mode {
                 None | Some(IpcMode::Private) => "private".to_string(),
                 Some(IpcMode::Shareable) => "shareable".to_string(),
                 Some(IpcMode::Host) => "host".to_string(),
@@ -197,17 +190,15 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
             };
             ContainerRuntime {
                 platform: Platform::Compose,
-                refused: service
-                    .ipc
-                    .as_ref()
-                    .and_then(|i| match &i.value {
+                refused: service.inherited.error.clone().or_else(|| ipc_mode
+                    .and_then(|mode| match mode {
                         // Whatever else decides /dev/shm, the engine
                         // refuses the mode when it starts the container.
                         IpcMode::Invalid(v) => {
                             Some(format!("ipc {v:?}: the engine refuses it (`Invalid IPC mode`)"))
                         }
                         _ => None,
-                    })
+                    }))
                     .or_else(|| service.device_requests.iter().find_map(|r| {
                     if r.count.is_some() && r.device_ids.is_some() {
                         return Some(
@@ -238,7 +229,14 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                     service
                         .environment
                         .iter()
-                        .map(|v| (v.name.clone(), v.value.clone())),
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .chain(
+                            service
+                                .inherited
+                                .environment
+                                .iter()
+                                .map(|(name, (value, _))| (name.clone(), value.clone())),
+                        ),
                 ),
             }
         })
