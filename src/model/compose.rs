@@ -699,6 +699,11 @@ impl Service {
                 IpcMode::Private | IpcMode::Shareable => {}
             }
         }
+        self.size_decision()
+    }
+
+    /// What `shm_size` alone gives (the default without one).
+    pub fn size_decision(&self) -> EffectiveShm {
         match &self.shm_size {
             None => EffectiveShm::Default,
             Some(s) => match s.value {
@@ -874,7 +879,7 @@ fn read_extends(yaml: &Yaml, map: NodeId) -> Option<Extends> {
 
 /// The service's keys tagged `!reset` or `!override`.
 fn read_merge_tags(yaml: &Yaml, map: NodeId) -> Vec<(String, MergeTag)> {
-    yaml.entries(map)
+    yaml.entries_with_resets(map)
         .iter()
         .filter_map(|e| {
             let key = yaml.str(e.key)?;

@@ -76,10 +76,18 @@ pub struct Inherited {
 /// extended service's) definition.
 pub type Definition<'a> = (Option<&'a Layer<'a>>, &'a Service);
 
-/// Which definition decides `/dev/shm`, as Compose merges them: a mount at
-/// /dev/shm from any, else the last `ipc` when it ignores `shm_size`, else
-/// the last `shm_size`. `None`: the 64 MiB default.
-fn shm_decider(definitions: &[Definition]) -> Option<usize> {
+/// Which setting decides `/dev/shm` in a merged service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShmSetting {
+    Mount,
+    Ipc,
+    Size,
+}
+
+/// Which definition decides `/dev/shm`, as Compose merges them, and by
+/// which setting: a mount at /dev/shm from any, else the last `ipc` when it
+/// ignores `shm_size`, else the last `shm_size`. `None`: the 64 MiB default.
+fn shm_decider(definitions: &[Definition]) -> Option<(usize, ShmSetting)> {
     let (mut mount, mut ipc, mut size) = (None, None, None);
     for (i, (_, s)) in definitions.iter().enumerate() {
         if s.resets("volumes") || s.resets("tmpfs") {
@@ -108,7 +116,10 @@ fn shm_decider(definitions: &[Definition]) -> Option<usize> {
             .as_ref()
             .is_some_and(|m| !m.value.honours_shm_size())
     });
-    mount.or(ipc).or(size)
+    mount
+        .map(|i| (i, ShmSetting::Mount))
+        .or(ipc.map(|i| (i, ShmSetting::Ipc)))
+        .or(size.map(|i| (i, ShmSetting::Size)))
 }
 
 fn file_name(source: &SourceFile) -> String {
@@ -197,19 +208,32 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
 
     // /dev/shm.
     match shm_decider(definitions) {
-        Some(i) => {
-            if let (Some(layer), other) = definitions[i] {
+        Some((i, setting)) => match definitions[i] {
+            (Some(layer), other) => {
                 // `shm_size: 0` there and nothing here is still the 64 MiB default.
                 if !(other.effective_shm == EffectiveShm::Default
                     && service.effective_shm == EffectiveShm::Default)
                 {
-                    let shm = super::runtime::service_shm(layer.file, other);
+                    // The size alone: another definition's `ipc` keeps it.
+                    let shm = match setting {
+                        ShmSetting::Size => super::runtime::shm_size_shm(other),
+                        _ => super::runtime::service_shm(layer.file, other),
+                    };
                     let from = origin(layer, other, shm.from.clone()).what;
                     service.effective_shm =
                         EffectiveShm::Elsewhere(Box::new(super::runtime::Shm { from, ..shm }));
                 }
             }
-        }
+            (None, _) => {
+                // This definition decides by its `shm_size`, while its own
+                // `ipc` (which another definition replaces) would ignore it.
+                if setting == ShmSetting::Size
+                    && !matches!(service.effective_shm, EffectiveShm::Sized { .. })
+                {
+                    service.effective_shm = service.size_decision();
+                }
+            }
+        },
         None if service.effective_shm != EffectiveShm::Default => {
             // This definition's setting is removed by a later `!reset`.
             let resetter = definitions.iter().rev().find_map(|(l, s)| {

@@ -278,6 +278,16 @@ fn compose_size(size: &SizeValue, setting: &str) -> Shm {
     }
 }
 
+/// The `/dev/shm` a compose service's own `shm_size` gives (Docker's default
+/// without one), whatever its `ipc` says: what a merged project gets when
+/// another file's `ipc` keeps this definition's `shm_size`.
+pub fn shm_size_shm(service: &Service) -> Shm {
+    match &service.shm_size {
+        Some(size) => compose_size(&size.value, "shm_size"),
+        None => Shm::default_of("Docker"),
+    }
+}
+
 /// A compose service's `/dev/shm`, following `ipc: service:` to its donor.
 pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
     compose_shm(file, service, 0)
@@ -290,24 +300,26 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             Some(size) => compose_size(&size.value, "shm_size"),
             None => Shm::default_of("Docker"),
         },
-        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => match &service.shm_size {
-            Some(size)
-                if service
-                    .ipc
-                    .as_ref()
-                    .is_none_or(|i| i.value.honours_shm_size()) =>
-            {
-                compose_size(&size.value, "shm_size")
+        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => {
+            // The IPC mode as the project merges it.
+            let ipc = match &service.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => service.ipc.as_ref().map(|i| &i.value),
+            };
+            match &service.shm_size {
+                Some(size) if ipc.is_none_or(|i| i.honours_shm_size()) => {
+                    compose_size(&size.value, "shm_size")
+                }
+                _ => match ipc {
+                    Some(IpcMode::Invalid(v)) => Shm::new(
+                        ShmKind::Refused,
+                        None,
+                        format!("ipc {v:?}: the engine refuses it"),
+                    ),
+                    _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
+                },
             }
-            _ => match service.ipc.as_ref().map(|i| &i.value) {
-                Some(IpcMode::Invalid(v)) => Shm::new(
-                    ShmKind::Refused,
-                    None,
-                    format!("ipc {v:?}: the engine refuses it"),
-                ),
-                _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
-            },
-        },
+        }
         EffectiveShm::Host { .. } => Shm::new(ShmKind::Host, None, "ipc: host"),
         EffectiveShm::Missing { .. } => Shm::new(ShmKind::Missing, None, "ipc: none"),
         EffectiveShm::Elsewhere(shm) => (**shm).clone(),
@@ -334,10 +346,13 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
                     format!("the IPC namespace of `{donor}`, which is not in this file"),
                 );
             };
-            let shares = matches!(
-                giver.ipc.as_ref().map(|i| &i.value),
-                Some(IpcMode::Shareable | IpcMode::Host)
-            );
+            // The donor's IPC mode as its project merges it (an extended
+            // base or an override may set it).
+            let giver_ipc = match &giver.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => giver.ipc.as_ref().map(|i| &i.value),
+            };
+            let shares = matches!(giver_ipc, Some(IpcMode::Shareable | IpcMode::Host));
             if !shares {
                 return Shm::new(
                     ShmKind::Refused,

@@ -25,7 +25,28 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             );
             continue;
         };
-        let donor_mode = donor.ipc.as_ref().map(|i| &i.value);
+        // An extended base or another file of the project may decide the
+        // donor's mode; a fix here would not change it.
+        let donor_mode = match &donor.inherited.ipc {
+            Some((mode, _)) => Some(mode),
+            None => donor.ipc.as_ref().map(|i| &i.value),
+        };
+        if let Some((mode, origin)) = &donor.inherited.ipc
+            && !matches!(
+                mode,
+                IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_)
+            )
+        {
+            out.report(
+                range,
+                format!("service `{}` joins the IPC namespace of `{donor_name}`, which is not shareable", service.name),
+            )
+            .label(format!("`{donor_name}` gets `ipc: {mode:?}` from elsewhere"))
+            .related_in(&origin.source, origin.range, format!("the donor's IPC mode: {}", origin.what))
+            .note("the container fails to start: `non-shareable IPC (hint: use IpcMode:shareable for the donor container)`")
+            .help(format!("set `ipc: shareable` where `{donor_name}`'s IPC mode is decided"));
+            continue;
+        }
         if matches!(
             donor_mode,
             Some(IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_))
