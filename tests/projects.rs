@@ -251,3 +251,43 @@ fn extends_cycles_and_deep_chains_are_bounded() {
         "{deepest:#}"
     );
 }
+
+/// `env_file:` contents are the container's environment (what
+/// `environment:` sets wins), and a finding about a service behind a
+/// profile says which profile runs it.
+#[test]
+fn env_files_and_profiles() {
+    let dir = root().join("fixtures/_projects/env_file_nccl");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(
+        trainer["env"],
+        serde_json::json!({"NCCL_DEBUG": "WARN", "NCCL_IB_HCA": "mlx5_0", "NCCL_SOCKET_IFNAME": "ib0"})
+    );
+    assert_eq!(trainer["rdma"], true);
+    let output = gpulint(
+        &dir,
+        &["check", "--select", "ALL", "--output-format", "json", "."],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ulim = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "ULIM001")
+        .unwrap_or_else(|| panic!("RDMA from the env_file needs memlock: {report:#}"));
+    assert!(
+        ulim["note"]
+            .as_str()
+            .unwrap()
+            .contains("is in profile `gpu`: it runs with `docker compose --profile gpu`"),
+        "{ulim:#}"
+    );
+    let dir = root().join("fixtures/_projects/env_file_missing");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert!(
+        trainer["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("secrets.env is missing")),
+        "{trainer:#}"
+    );
+}

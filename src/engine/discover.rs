@@ -300,6 +300,7 @@ pub fn discover(
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
     mark_kustomize_overlays(&mut targets, &kustomized.into_inner().expect("kustomized"));
+    super::project::promote_referenced_compose_files(&mut targets);
     (targets, errors.into_inner().expect("errors"))
 }
 

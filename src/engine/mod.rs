@@ -655,11 +655,13 @@ fn lint_yaml(
                     document: document_index,
                     aliases: Default::default(),
                 };
+                let first = diagnostics.len();
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.compose {
                         run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
                     }
                 }
+                project::note_profiles(&file, &mut diagnostics[first..]);
             }
         }
     }

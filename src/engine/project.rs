@@ -210,6 +210,7 @@ pub fn read_compose_document<'y>(
         let mut file = ComposeFile::from_document(yaml, root)?;
         build::attach_built_images(&mut file, path);
         merge_project(&mut file, yaml, root, text, path, project);
+        attach_env_files(&mut file, path);
         // Reservations merged from an override count too.
         file.settle_build_evidence();
         Some(file)
@@ -447,5 +448,146 @@ impl<'a> Resolver<'a> {
         }
         chain.reverse();
         Ok(chain)
+    }
+}
+
+/// Walked YAML that a compose file names with `extends: {file: ...}` or
+/// `include:` is a compose file whatever its name (`base.yml`,
+/// `common/gpu.yaml`): it is linted as one, so the findings left to the
+/// base (a GPU base with no /dev/shm) are reported there.
+pub fn promote_referenced_compose_files(targets: &mut [super::discover::Target]) {
+    // A promoted file may name more (a chain across files): each round
+    // reads only the files the one before promoted.
+    let mut round: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| !t.manifest_only && t.skip.is_none())
+        .map(|t| t.path.clone())
+        .collect();
+    while !round.is_empty() {
+        round = promote_named_by(&round, targets);
+    }
+}
+
+/// Promotes the walked YAML that `files` name; returns what it promoted.
+fn promote_named_by(files: &[PathBuf], targets: &mut [super::discover::Target]) -> Vec<PathBuf> {
+    let mut referenced: Vec<PathBuf> = Vec::new();
+    for path in files {
+        let Ok(text) = read_source(path) else {
+            continue;
+        };
+        if !text.contains("extends") && !text.contains("include") {
+            continue;
+        }
+        let Ok(yaml) = Yaml::parse(&text) else {
+            continue;
+        };
+        let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+            continue;
+        };
+        let mut names = extends_files(&yaml, root);
+        if let Some(include) = yaml.get(root, "include") {
+            for &item in yaml.items(include.value) {
+                let included = yaml.str(item).or_else(|| {
+                    let entry = yaml.get(item, "path")?;
+                    yaml.str(entry.value)
+                });
+                names.extend(included.map(str::to_string));
+            }
+        }
+        referenced.extend(names.iter().map(|n| file_key(&extends_target(path, n))));
+    }
+    let mut promoted = Vec::new();
+    if referenced.is_empty() {
+        return promoted;
+    }
+    for target in targets.iter_mut().filter(|t| t.manifest_only) {
+        if referenced.contains(&file_key(&target.path)) {
+            target.manifest_only = false;
+            promoted.push(target.path.clone());
+        }
+    }
+    promoted
+}
+
+/// Adds what each service's `env_file:` sets (and its `environment:` does
+/// not) to the container's environment, as Compose does, with the line
+/// that sets it; a required file that is missing makes Compose refuse the
+/// project. Paths are relative to the compose file.
+fn attach_env_files(file: &mut ComposeFile, path: &Path) {
+    for service in &mut file.services {
+        for (name, required) in service.env_files.clone() {
+            let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
+            let Ok(text) = std::fs::read_to_string(&env_path) else {
+                if required && service.inherited.error.is_none() {
+                    service.inherited.error = Some(format!(
+                        "`env_file`: {name} is missing (Compose refuses the project)"
+                    ));
+                }
+                continue;
+            };
+            let vars = Variables::parse(&env_path, &text);
+            let source = Arc::new(SourceFile::new(env_path.clone(), text.clone()));
+            let line_starts: Vec<usize> = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            for (var, value) in vars.iter() {
+                if service.env(var).is_some() {
+                    continue;
+                }
+                let line = vars.line(var).unwrap_or(1);
+                let start = line_starts.get(line - 1).copied().unwrap_or(0);
+                let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+                if var.starts_with("NCCL_") || var.starts_with("TORCH_NCCL_") {
+                    service.gpu.nccl_env = true;
+                }
+                if crate::model::workload::selects_rdma(var, Some(value)) {
+                    service.gpu.rdma = true;
+                }
+                service.inherited.environment.insert(
+                    var.to_string(),
+                    (
+                        Some(value.to_string()),
+                        crate::model::project::Origin {
+                            source: source.clone(),
+                            range: crate::text::TextRange::new(start, end),
+                            what: format!("`{var}` in {name}"),
+                        },
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A finding about a service behind `profiles:` says so: the service is
+/// linted like any other, but runs only with `--profile` (or
+/// `COMPOSE_PROFILES`) naming one of them.
+pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::Diagnostic]) {
+    for service in file.services.iter().filter(|s| !s.profiles.is_empty()) {
+        let scope = file
+            .yaml
+            .range(service.key)
+            .cover(file.yaml.range(service.map));
+        let profiles = service
+            .profiles
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let said = format!(
+            "`{}` is in profile{} {profiles}: it runs with `docker compose --profile {}`",
+            service.name,
+            if service.profiles.len() == 1 { "" } else { "s" },
+            service.profiles[0]
+        );
+        for d in diagnostics
+            .iter_mut()
+            .filter(|d| d.range.start >= scope.start && d.range.end <= scope.end)
+        {
+            d.note = Some(match d.note.take() {
+                Some(note) => format!("{note}; {said}"),
+                None => said.clone(),
+            });
+        }
     }
 }

@@ -78,6 +78,10 @@ pub struct Service {
     pub merge_tags: Vec<(String, MergeTag)>,
     /// What other definitions of the service decide (see [`super::project`]).
     pub inherited: super::project::Inherited,
+    /// `env_file:` entries (interpolated), and whether each is required.
+    pub env_files: Vec<(String, bool)>,
+    /// `profiles:`: the service runs only with one of them enabled.
+    pub profiles: Vec<String>,
 }
 
 /// `extends: common` or `extends: {service: common, file: base.yml}`.
@@ -568,6 +572,11 @@ impl Service {
             extends: read_extends(yaml, map),
             merge_tags: read_merge_tags(yaml, map),
             inherited: Default::default(),
+            env_files: read_env_files(yaml, map),
+            profiles: yaml
+                .get(map, "profiles")
+                .map(|e| string_list(yaml, e.value))
+                .unwrap_or_default(),
         };
         service.effective_shm = service.compute_effective_shm();
         service.gpu = service.compute_gpu_intent();
@@ -875,6 +884,29 @@ fn read_extends(yaml: &Yaml, map: NodeId) -> Option<Extends> {
         file,
         key: entry.key,
     })
+}
+
+/// `env_file: a.env`, `[a.env, b.env]` or `[{path: a.env, required: false}]`.
+fn read_env_files(yaml: &Yaml, map: NodeId) -> Vec<(String, bool)> {
+    let Some(entry) = yaml.get(map, "env_file") else {
+        return Vec::new();
+    };
+    let known = |t: &str| interpolated(t).unwrap_or_else(|| t.to_string());
+    let items: Vec<NodeId> = match yaml.value(entry.value) {
+        Value::Sequence(items) => items.clone(),
+        _ => vec![entry.value],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            if let Some(text) = yaml.str(item) {
+                return Some((known(text), true));
+            }
+            let path = scalar(yaml, item, "path")?;
+            let required = scalar(yaml, item, "required").is_none_or(|r| r.value != "false");
+            Some((known(&path.value), required))
+        })
+        .collect()
 }
 
 /// The service's keys tagged `!reset` or `!override`.

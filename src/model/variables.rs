@@ -32,6 +32,13 @@ impl Variables {
         self.values.get(name).map(|(_, l)| *l)
     }
 
+    /// Each variable and its value, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values
+            .iter()
+            .map(|(k, (v, _))| (k.as_str(), v.as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }
