@@ -144,6 +144,19 @@ fn the_project_env_interpolates_every_file() {
         found.iter().any(|(code, _, _)| code == "SHM002"),
         "256 MiB is too small for all GPUs: {found:?}"
     );
+    // The finding points at the `.env` line that decides the value.
+    let output = gpulint(&dir, &["check", "--output-format", "json", "."]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let related = &report["diagnostics"][0]["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some(".env")
+    );
+    assert_eq!(related["start"]["line"], 2);
+    assert_eq!(
+        related["message"],
+        "`SHM_SIZE=256m` in the project's .env decides this value"
+    );
     // The override and the extended base are interpolated with it too.
     let dir = root().join("fixtures/_projects/env_in_extends_base");
     let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");

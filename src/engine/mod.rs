@@ -662,6 +662,7 @@ fn lint_yaml(
                     }
                 }
                 project::note_profiles(&file, &mut diagnostics[first..]);
+                project::point_at_dotenv(text, path, config, &mut diagnostics[first..]);
             }
         }
     }

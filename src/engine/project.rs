@@ -122,8 +122,22 @@ fn service_names(path: &Path) -> Vec<String> {
 }
 
 /// An overlay is merged over the base only when it adds to the base's
-/// services; a file of other services next to it is a project of its own.
+/// services; a file of other services next to it is a project of its own,
+/// and so is one whose services `extends:` another file (speaches'
+/// `compose.cuda.yaml` extends `compose.yaml` and is run alone with `-f`).
 fn shares_a_service(base: &Path, overlay: &Path) -> bool {
+    let extends_a_file = read_source(overlay)
+        .ok()
+        .and_then(|text| Yaml::parse(&text).ok())
+        .is_some_and(|yaml| {
+            yaml.documents
+                .first()
+                .and_then(|d| d.root)
+                .is_some_and(|root| !extends_files(&yaml, root).is_empty())
+        });
+    if extends_a_file {
+        return false;
+    }
     let base = service_names(base);
     service_names(overlay).iter().any(|n| base.contains(n))
 }
@@ -193,19 +207,7 @@ pub fn read_compose_document<'y>(
     config: &Config,
 ) -> Option<ComposeFile<'y>> {
     let project = project_files(path, config);
-    let dir = project
-        .as_ref()
-        .and_then(|(files, _)| files.first())
-        .unwrap_or(&path.to_path_buf())
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    let dir = if dir.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        dir
-    };
-    let vars = read_dotenv(&dir).map(Arc::new);
+    let vars = read_dotenv(&project_directory(path, project.as_ref())).map(Arc::new);
     with_variables(vars, || {
         let mut file = ComposeFile::from_document(yaml, root)?;
         build::attach_built_images(&mut file, path);
@@ -215,6 +217,76 @@ pub fn read_compose_document<'y>(
         file.settle_build_evidence();
         Some(file)
     })
+}
+
+/// The project directory: where its first file is (Compose's default).
+fn project_directory(path: &Path, project: Option<&(Vec<PathBuf>, usize)>) -> PathBuf {
+    let dir = project
+        .and_then(|(files, _)| files.first())
+        .map_or(path, |f| f.as_path())
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    }
+}
+
+/// A finding whose value is interpolated from the project's `.env` points
+/// at the line of `.env` that decides it.
+pub fn point_at_dotenv(
+    text: &str,
+    path: &Path,
+    config: &Config,
+    diagnostics: &mut [crate::diagnostic::Diagnostic],
+) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    let project = project_files(path, config);
+    let Some(vars) = read_dotenv(&project_directory(path, project.as_ref())) else {
+        return;
+    };
+    let Ok(env_text) = std::fs::read_to_string(&vars.path) else {
+        return;
+    };
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(env_text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let source = Arc::new(SourceFile::new(vars.path.clone(), env_text.clone()));
+    for d in diagnostics.iter_mut() {
+        let Some(written) = text.get(d.range.start as usize..d.range.end as usize) else {
+            continue;
+        };
+        let mut rest = written;
+        let mut named: Vec<&str> = Vec::new();
+        while let Some(at) = rest.find('$') {
+            let after = rest[at + 1..].trim_start_matches('{');
+            let len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if len > 0 && !named.contains(&&after[..len]) {
+                named.push(&after[..len]);
+            }
+            rest = &after[len..];
+        }
+        for name in named {
+            let (Some(line), Some(value)) = (vars.line(name), vars.get(name)) else {
+                continue;
+            };
+            let start = line_starts.get(line - 1).copied().unwrap_or(0);
+            let end = env_text[start..]
+                .find('\n')
+                .map_or(env_text.len(), |e| start + e);
+            d.related.push(crate::diagnostic::Label {
+                range: crate::text::TextRange::new(start, end),
+                message: format!("`{name}={value}` in the project's .env decides this value"),
+                file: Some(source.clone()),
+            });
+        }
+    }
 }
 
 /// A file of the project, or one `extends:` names, as read.

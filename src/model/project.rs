@@ -173,8 +173,22 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         .filter_map(|(l, s)| l.map(|layer| (layer.source.clone(), layer.file.yaml.range(s.key))))
         .collect();
 
-    // GPU evidence: the last definition that has any.
-    let last_gpu = definitions.iter().rev().find(|(_, s)| s.own_gpu_evidence());
+    // GPU evidence: the last definition that has any. The image a
+    // definition builds counts only when no later one rewrites `build:`
+    // (speaches' compose.cpu.yaml sets BASE_IMAGE over a CUDA default).
+    let last_build = definitions.iter().rposition(|(_, s)| s.build.is_some());
+    let evidence = |i: usize, s: &Service| {
+        s.gpu.is_reserved()
+            || !s.misplaced_gpu_resources.is_empty()
+            || s.gpu.is_distributed()
+            || (s.builds_gpu_image() && Some(i) == last_build)
+    };
+    let last_gpu = definitions
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(i, (_, s))| evidence(*i, s))
+        .map(|(_, d)| d);
     let gpu_elsewhere = match last_gpu {
         Some((Some(layer), s)) => {
             let why = if s.builds_gpu_image() && !s.gpu.is_reserved() {
