@@ -304,3 +304,37 @@ fn env_files_and_profiles() {
         "{trainer:#}"
     );
 }
+
+/// A project that names a device or a FIFO (`env_file: /dev/zero`, a `.env`
+/// that is a FIFO, `extends: {file: /dev/zero}`) is answered at once: such
+/// files are refused, never read or waited on.
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_named_by_a_project_are_not_read() {
+    let temp = tempfile::tempdir().unwrap();
+    write(
+        temp.path(),
+        "compose.yaml",
+        "services:\n  a:\n    image: x\n    env_file: /dev/zero\n  b:\n    extends:\n      file: /dev/zero\n      service: c\n",
+    );
+    let made = std::process::Command::new("mkfifo")
+        .arg(temp.path().join(".env"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let containers = inspect(temp.path(), &["compose.yaml"]);
+    let a = container(&containers, "compose.yaml", "a");
+    assert!(
+        a["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("/dev/zero cannot be read here")),
+        "{a:#}"
+    );
+    let b = container(&containers, "compose.yaml", "b");
+    assert!(
+        b["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("cannot read /dev/zero")),
+        "{b:#}"
+    );
+}

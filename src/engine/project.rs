@@ -166,7 +166,8 @@ fn compose_file_variable(path: &Path) -> Option<(Vec<PathBuf>, usize)> {
 /// The `.env` of the project directory `dir`, if it has one.
 pub fn read_dotenv(dir: &Path) -> Option<Variables> {
     let path = dir.join(".env");
-    let text = std::fs::read_to_string(&path).ok()?;
+    // Read as any linted file is: a FIFO or a device is refused, not waited on.
+    let text = read_source(&path).ok()?;
     Some(Variables::parse(&path, &text))
 }
 
@@ -213,6 +214,7 @@ pub fn read_compose_document<'y>(
         build::attach_built_images(&mut file, path);
         merge_project(&mut file, yaml, root, text, path, project);
         attach_env_files(&mut file, path);
+        attach_included(&mut file, path);
         // Reservations merged from an override count too.
         file.settle_build_evidence();
         Some(file)
@@ -249,7 +251,7 @@ pub fn point_at_dotenv(
     let Some(vars) = read_dotenv(&project_directory(path, project.as_ref())) else {
         return;
     };
-    let Ok(env_text) = std::fs::read_to_string(&vars.path) else {
+    let Ok(env_text) = read_source(&vars.path) else {
         return;
     };
     let line_starts: Vec<usize> = std::iter::once(0)
@@ -435,16 +437,17 @@ fn merge_project(
                         });
                     }
                 }
-                Err(why) => {
-                    error.get_or_insert(why);
+                Err((why, missing_file)) => {
+                    error.get_or_insert((why, missing_file));
                 }
             }
         }
         if definitions.len() > 1 {
             merge_definitions(service, &definitions);
         }
-        if error.is_some() {
-            service.inherited.error = error;
+        if let Some((why, missing_file)) = error {
+            service.inherited.error = Some(why);
+            service.inherited.error_is_missing_file = missing_file;
         }
     }
 }
@@ -469,7 +472,9 @@ struct Resolver<'a> {
 impl<'a> Resolver<'a> {
     /// The definitions of service `name` of loaded file `index`, base first:
     /// what it extends (transitively), then itself.
-    fn chain(&self, index: usize, name: &str) -> Result<Vec<(usize, &'a Service)>, String> {
+    /// `Err` says why, and whether it is only a file that is not here.
+    #[allow(clippy::type_complexity)]
+    fn chain(&self, index: usize, name: &str) -> Result<Vec<(usize, &'a Service)>, (String, bool)> {
         let mut chain = Vec::new();
         let mut seen: Vec<(usize, String)> = Vec::new();
         let (mut index, mut name) = (index, name.to_string());
@@ -481,23 +486,33 @@ impl<'a> Resolver<'a> {
                 .to_string_lossy()
                 .to_string();
             let Some(layer) = &self.layers[index] else {
-                return Err(format!("`extends`: {file_name} is not a compose file"));
+                return Err((
+                    format!("`extends`: {file_name} is not a compose file"),
+                    false,
+                ));
             };
             let Some(service) = layer.file.service(&name) else {
-                return Err(format!(
-                    "`extends`: no service `{name}` in {file_name} (Compose refuses the project)"
+                return Err((
+                    format!(
+                        "`extends`: no service `{name}` in {file_name} (Compose refuses the project)"
+                    ),
+                    false,
                 ));
             };
             if seen.iter().any(|(i, n)| *i == index && *n == name) {
                 let path: Vec<&str> = seen.iter().map(|(_, n)| n.as_str()).collect();
-                return Err(format!(
-                    "`extends` makes a cycle: {} -> {name} (Compose refuses the project)",
-                    path.join(" -> ")
+                return Err((
+                    format!(
+                        "`extends` makes a cycle: {} -> {name} (Compose refuses the project)",
+                        path.join(" -> ")
+                    ),
+                    false,
                 ));
             }
             if seen.len() >= MAX_EXTENDS_DEPTH {
-                return Err(format!(
-                    "`extends` chain deeper than {MAX_EXTENDS_DEPTH} services"
+                return Err((
+                    format!("`extends` chain deeper than {MAX_EXTENDS_DEPTH} services"),
+                    false,
                 ));
             }
             seen.push((index, name.clone()));
@@ -510,8 +525,11 @@ impl<'a> Resolver<'a> {
                 match self.loaded.iter().position(|l| l.key == key) {
                     Some(i) => index = i,
                     None => {
-                        return Err(format!(
-                            "`extends`: cannot read {target} (Compose refuses the project)"
+                        return Err((
+                            format!(
+                                "`extends`: cannot read {target} (Compose refuses the project)"
+                            ),
+                            true,
                         ));
                     }
                 }
@@ -589,13 +607,22 @@ fn attach_env_files(file: &mut ComposeFile, path: &Path) {
     for service in &mut file.services {
         for (name, required) in service.env_files.clone() {
             let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
-            let Ok(text) = std::fs::read_to_string(&env_path) else {
-                if required && service.inherited.error.is_none() {
-                    service.inherited.error = Some(format!(
-                        "`env_file`: {name} is missing (Compose refuses the project)"
-                    ));
+            let text = match read_source(&env_path) {
+                Ok(text) => text,
+                Err((error, _)) => {
+                    if required && service.inherited.error.is_none() {
+                        let why = if env_path.exists() {
+                            format!("cannot be read here ({})", error.message)
+                        } else {
+                            "is missing".to_string()
+                        };
+                        service.inherited.error = Some(format!(
+                            "`env_file`: {name} {why} (Compose refuses the project)"
+                        ));
+                        service.inherited.error_is_missing_file = true;
+                    }
+                    continue;
                 }
-                continue;
             };
             let vars = Variables::parse(&env_path, &text);
             let source = Arc::new(SourceFile::new(env_path.clone(), text.clone()));
@@ -662,4 +689,123 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
             });
         }
     }
+}
+
+/// Included files are followed this deep at most.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The paths an `include:` entry names: `- other.yaml`, or `- path: a.yaml`
+/// / `- path: [a.yaml, b.yaml]` (merged as one included project; their
+/// services are what it brings in).
+fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
+    let Some(include) = yaml.get(root, "include") else {
+        return Vec::new();
+    };
+    let known = |t: &str| match crate::model::size::interpolate(t) {
+        crate::model::size::Interpolated::Text(t) => t,
+        _ => t.to_string(),
+    };
+    yaml.items(include.value)
+        .iter()
+        .filter_map(|&item| {
+            if let Some(text) = yaml.str(item) {
+                return Some((item, vec![known(text)]));
+            }
+            let entry = yaml.get(item, "path")?;
+            let paths: Vec<String> = match yaml.str(entry.value) {
+                Some(text) => vec![known(text)],
+                None => yaml
+                    .items(entry.value)
+                    .iter()
+                    .filter_map(|&i| yaml.str(i).map(known))
+                    .collect(),
+            };
+            Some((item, paths))
+        })
+        .collect()
+}
+
+/// Reads the services the files `include:` names bring into the project
+/// (transitively), as compose-go's `ApplyInclude` imports them: a service
+/// this file also defines is a conflict Compose refuses, and so is an
+/// include cycle or a file it cannot read.
+fn attach_included(file: &mut ComposeFile, path: &Path) {
+    let entries = include_entries(file.yaml, file.root);
+    if entries.is_empty() {
+        return;
+    }
+    let mut stack = vec![file_key(path)];
+    let mut included: Vec<(Service, String)> = Vec::new();
+    for (node, paths) in entries {
+        for name in paths {
+            let target = extends_target(path, &name);
+            if let Err(why) = include_file(&target, &mut stack, &mut included, 0) {
+                file.include_error.get_or_insert((node, why));
+            }
+        }
+    }
+    for service in &mut file.services {
+        if let Some((_, from)) = included.iter().find(|(s, _)| s.name == service.name)
+            && service.inherited.error.is_none()
+        {
+            service.inherited.error = Some(format!(
+                "`include`: {from} also defines service `{}` (Compose refuses it: it conflicts with the imported resource)",
+                service.name
+            ));
+        }
+    }
+    file.included = included.into_iter().map(|(s, _)| s).collect();
+}
+
+fn include_file(
+    path: &Path,
+    stack: &mut Vec<PathBuf>,
+    included: &mut Vec<(Service, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    let shown = path.display().to_string();
+    let key = file_key(path);
+    if stack.contains(&key) {
+        return Err(format!("`include` makes a cycle through {shown}"));
+    }
+    if depth >= MAX_INCLUDE_DEPTH || included.len() > 10_000 {
+        return Err(format!(
+            "`include` nests deeper than {MAX_INCLUDE_DEPTH} files"
+        ));
+    }
+    // A file that is not here is not a mistake in the config (see PROJ001).
+    let Ok(text) = read_source(path) else {
+        return Ok(());
+    };
+    let yaml = Yaml::parse(&text).map_err(|_| format!("`include`: {shown} is not valid YAML"))?;
+    let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+        return Ok(());
+    };
+    // The included project is interpolated with its own `.env` (its
+    // project directory is its own by default).
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let vars = read_dotenv(dir).map(Arc::new);
+    let (services, nested) = with_variables(vars, || {
+        let services = ComposeFile::from_document(&yaml, root)
+            .map(|mut f| {
+                build::attach_built_images(&mut f, path);
+                f.services
+            })
+            .unwrap_or_default();
+        (services, include_entries(&yaml, root))
+    });
+    let file_name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    included.extend(services.into_iter().map(|s| (s, file_name.clone())));
+    stack.push(key);
+    for (_, paths) in nested {
+        for name in paths {
+            include_file(&extends_target(path, &name), stack, included, depth + 1)?;
+        }
+    }
+    stack.pop();
+    Ok(())
 }

@@ -22,6 +22,12 @@ pub struct ComposeFile<'y> {
     /// The document's root mapping.
     pub root: NodeId,
     pub services: Vec<Service>,
+    /// Services that files named by `include:` bring into the project
+    /// (read from those files; their nodes are not this file's).
+    pub included: Vec<Service>,
+    /// Why Compose refuses this file's `include:` (a cycle, a file it
+    /// cannot read), at the entry that names it.
+    pub include_error: Option<(NodeId, String)>,
 }
 
 /// A value as written, with the node it came from.
@@ -424,6 +430,8 @@ impl<'y> ComposeFile<'y> {
             yaml,
             root,
             services,
+            included: Vec::new(),
+            include_error: None,
         })
     }
 

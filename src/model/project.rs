@@ -69,6 +69,10 @@ pub struct Inherited {
     /// Why Compose cannot build the service at all (an `extends` cycle, a
     /// missing base): Compose refuses the project.
     pub error: Option<String>,
+    /// The error is a file the project names that is not here (a `.env`
+    /// left out of the checkout, a base file not copied with a lone file):
+    /// Compose refuses it here, but it is not a mistake in the config.
+    pub error_is_missing_file: bool,
 }
 
 /// One definition of a service, in Compose's merge order: `None` is the

@@ -339,7 +339,11 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             },
         },
         EffectiveShm::Donor { donor, .. } => {
-            let Some(giver) = file.service(donor) else {
+            // A donor may come from a file `include:` names.
+            let Some(giver) = file
+                .service(donor)
+                .or_else(|| file.included.iter().find(|s| s.name == *donor))
+            else {
                 return Shm::new(
                     ShmKind::Unknown,
                     None,
