@@ -639,6 +639,29 @@ impl Service {
             .any(|(k, t)| k == key && *t == MergeTag::Override)
     }
 
+    /// This definition resets or overrides `deploy` down to its device
+    /// reservations: those of earlier definitions are dropped.
+    pub fn resets_device_reservations(&self) -> bool {
+        [
+            "deploy",
+            "deploy.resources",
+            "deploy.resources.reservations",
+            "deploy.resources.reservations.devices",
+        ]
+        .iter()
+        .any(|k| self.resets(k) || self.overrides(k))
+    }
+
+    /// Its GPUs come from `deploy` device reservations only (not `gpus:`,
+    /// a device or a runtime), which a later reset drops.
+    pub fn reserves_only_by_deploy_devices(&self) -> bool {
+        self.gpu.is_reserved()
+            && self.gpus.is_none()
+            && self.runtime.is_none()
+            && self.devices.is_empty()
+            && self.device_requests.iter().all(|r| !r.from_gpus_field)
+    }
+
     /// Every ulimit this definition writes, by name.
     pub fn all_ulimits(&self) -> Vec<(String, super::runtime::Ulimit)> {
         let named = [
@@ -917,20 +940,36 @@ fn read_env_files(yaml: &Yaml, map: NodeId) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The service's keys tagged `!reset` or `!override`.
+/// The service's keys tagged `!reset` or `!override`, and those on the
+/// way to its device reservations (`deploy.resources.reservations.devices`),
+/// by dotted path.
 fn read_merge_tags(yaml: &Yaml, map: NodeId) -> Vec<(String, MergeTag)> {
-    yaml.entries_with_resets(map)
-        .iter()
-        .filter_map(|e| {
-            let key = yaml.str(e.key)?;
-            let tag = match yaml.node(e.value).tag.as_deref()? {
-                "!reset" => MergeTag::Reset,
-                "!override" => MergeTag::Override,
-                _ => return None,
-            };
-            Some((key.to_string(), tag))
-        })
-        .collect()
+    let mut tags = Vec::new();
+    collect_merge_tags(yaml, map, "", &mut tags);
+    tags
+}
+
+fn collect_merge_tags(yaml: &Yaml, map: NodeId, prefix: &str, out: &mut Vec<(String, MergeTag)>) {
+    for e in yaml.entries_with_resets(map) {
+        let Some(key) = yaml.str(e.key) else { continue };
+        let path = if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match yaml.node(e.value).tag.as_deref() {
+            Some("!reset") => out.push((path.clone(), MergeTag::Reset)),
+            Some("!override") => out.push((path.clone(), MergeTag::Override)),
+            _ => {}
+        }
+        if matches!(
+            path.as_str(),
+            "deploy" | "deploy.resources" | "deploy.resources.reservations"
+        ) && yaml.is_mapping(e.value)
+        {
+            collect_merge_tags(yaml, e.value, &path, out);
+        }
+    }
 }
 
 fn read_build(yaml: &Yaml, map: NodeId) -> Option<BuildSpec> {

@@ -177,12 +177,20 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         .filter_map(|(l, s)| l.map(|layer| (layer.source.clone(), layer.file.yaml.range(s.key))))
         .collect();
 
+    // A later `devices: !reset` (or `deploy: !reset`) drops the device
+    // reservations of the definitions before it.
+    let reservations_reset = definitions
+        .iter()
+        .rposition(|(_, s)| s.resets_device_reservations());
+    let dropped = |i: usize, s: &Service| {
+        reservations_reset.is_some_and(|r| i < r) && s.reserves_only_by_deploy_devices()
+    };
     // GPU evidence: the last definition that has any. The image a
     // definition builds counts only when no later one rewrites `build:`
     // (speaches' compose.cpu.yaml sets BASE_IMAGE over a CUDA default).
     let last_build = definitions.iter().rposition(|(_, s)| s.build.is_some());
     let evidence = |i: usize, s: &Service| {
-        s.gpu.is_reserved()
+        (s.gpu.is_reserved() && !dropped(i, s))
             || !s.misplaced_gpu_resources.is_empty()
             || s.gpu.is_distributed()
             || (s.builds_gpu_image() && Some(i) == last_build)
@@ -205,13 +213,20 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         _ => None,
     };
     let local_gpu_evidence = service.own_gpu_evidence();
+    if let Some(here) = definitions.iter().position(|(l, _)| l.is_none())
+        && dropped(here, service)
+    {
+        service.gpu.reserved = None;
+        service.gpu.count = None;
+        service.gpu.vendor = None;
+    }
     // The merged GPU intent: a reservation and a command from the last
     // definition that has one, NCCL and RDMA settings from any.
-    for (layer, other) in definitions {
+    for (i, (layer, other)) in definitions.iter().enumerate() {
         if layer.is_none() {
             continue;
         }
-        if other.gpu.is_reserved() && !service.gpu.is_reserved() {
+        if other.gpu.is_reserved() && !service.gpu.is_reserved() && !dropped(i, other) {
             service.gpu.reserved = other.gpu.reserved.clone();
             service.gpu.count = other.gpu.count;
             service.gpu.vendor = other.gpu.vendor;
@@ -253,20 +268,27 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
             }
         },
         None if service.effective_shm != EffectiveShm::Default => {
-            // This definition's setting is removed by a later `!reset`.
-            let resetter = definitions.iter().rev().find_map(|(l, s)| {
+            // This definition's setting is removed by a later `!reset`, or
+            // its `ipc` replaced by a later one that keeps the default.
+            let overrider = definitions.iter().rev().find_map(|(l, s)| {
                 let l = (*l)?;
                 (s.resets("shm_size")
                     || s.resets("ipc")
                     || s.resets("volumes")
-                    || s.resets("tmpfs"))
+                    || s.resets("tmpfs")
+                    || s.ipc.is_some())
                 .then_some((l, *s))
             });
-            if let Some((layer, other)) = resetter {
+            if let Some((layer, other)) = overrider {
+                let why = if other.ipc.is_some() {
+                    "Docker's default (`ipc`)"
+                } else {
+                    "Docker's default (`!reset`)"
+                };
                 service.effective_shm = EffectiveShm::Elsewhere(Box::new(super::runtime::Shm {
                     kind: super::runtime::ShmKind::Default,
                     bytes: Some(super::runtime::DEFAULT_SHM_BYTES),
-                    from: origin(layer, other, "Docker's default (`!reset`)".into()).what,
+                    from: origin(layer, other, why.into()).what,
                 }));
             }
         }
@@ -335,6 +357,18 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         && let Some(mode) = &other.ipc
     {
         inherited.ipc = Some((mode.value.clone(), origin(layer, other, "`ipc`".into())));
+    } else if ipc.is_none()
+        && service.ipc.is_some()
+        && let Some((layer, other)) = definitions
+            .iter()
+            .rev()
+            .find_map(|(l, s)| Some(((*l)?, *s)).filter(|(_, s)| s.resets("ipc")))
+    {
+        // `ipc: !reset` later: the daemon's default mode.
+        inherited.ipc = Some((
+            IpcMode::Private,
+            origin(layer, other, "`ipc: !reset`".into()),
+        ));
     }
     service.inherited = inherited;
     service.project = Some(ProjectView {
