@@ -48,6 +48,33 @@ fn fixture_cases() -> Vec<Case> {
     cases
 }
 
+/// The multi-file project fixtures (`fixtures/_projects/*/`): `extends`,
+/// `.env`, overlays, overrides with `!reset` and `!override`, each a small
+/// repository judged as Compose loads it.
+pub fn project_fixture_cases() -> Vec<Case> {
+    let dir = root().join("fixtures/_projects");
+    let mut projects: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    projects.sort();
+    let mut cases = Vec::new();
+    for project in projects {
+        let temp = tempfile::tempdir().unwrap();
+        let name = project.file_name().unwrap().to_string_lossy().to_string();
+        let copy = temp.path().join(&name);
+        copy_dir(&project, &copy);
+        cases.extend(Case::from_dir(
+            &format!("fixtures/_projects/{name}"),
+            &copy,
+            temp.path(),
+        ));
+        std::mem::forget(temp);
+    }
+    cases
+}
+
 /// The corpus's compose files, each alone in a directory (their siblings
 /// are not in the corpus).
 fn corpus_cases() -> Vec<Case> {
@@ -97,6 +124,14 @@ fn judge(label: &str, cases: Vec<Case>, minimum: usize) -> Tally {
 fn engine_agrees_with_inspect_on_the_compose_fixtures() {
     let _ = NEEDS_ENGINE;
     judge("compose fixtures", fixture_cases(), 30);
+}
+
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_the_project_fixtures() {
+    let cases = project_fixture_cases();
+    assert!(cases.len() >= 40, "{} project cases", cases.len());
+    judge("project fixtures", cases, 50);
 }
 
 #[test]

@@ -300,6 +300,8 @@ pub fn discover(
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
     mark_kustomize_overlays(&mut targets, &kustomized.into_inner().expect("kustomized"));
+    // Discovery walks the disk itself, so it reads what it walked from there.
+    super::project::promote_referenced_compose_files(&super::system::Disk, &mut targets);
     (targets, errors.into_inner().expect("errors"))
 }
 

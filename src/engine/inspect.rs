@@ -53,7 +53,7 @@ fn inspect_yaml(
         return Ok(Vec::new());
     };
     let mut containers = Vec::new();
-    for (_, document) in documents(session, &yaml, path, config) {
+    for (_, document) in documents(session, &yaml, text, path, config) {
         containers.extend(match document {
             Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
             Document::Compose(file) => runtime::compose_runtimes(&file),

@@ -5,7 +5,7 @@ use super::build::DiskStamp;
 use super::classify::{FileKind, Scope, mentions_manifest_keys, parse_yaml, read_script};
 use super::config::Config;
 use super::session::Session;
-use super::{FileError, build, project, suppress};
+use super::{FileError, project, suppress};
 use crate::diagnostic::Diagnostic;
 use crate::model::compose::ComposeFile;
 use crate::model::dockerfile::DockerfileModel;
@@ -258,6 +258,7 @@ pub(super) enum Document<'y> {
 pub(super) fn documents<'y>(
     session: &'y Session,
     yaml: &'y Yaml,
+    text: &'y str,
     path: &'y Path,
     config: &'y Config,
 ) -> impl Iterator<Item = (usize, Document<'y>)> + 'y {
@@ -269,11 +270,7 @@ pub(super) fn documents<'y>(
             if let Some(manifest) = Manifest::from_document(yaml, root) {
                 return Some((index, Document::Kubernetes(manifest)));
             }
-            let mut file = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(session, &mut file, path);
-            project::merge_project(session, &mut file, path, config);
-            // Reservations merged from an override count too.
-            file.settle_build_evidence();
+            let file = project::read_compose_document(session, yaml, root, text, path, config)?;
             Some((index, Document::Compose(file)))
         })
 }
@@ -288,7 +285,7 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
-    for (document_index, document) in documents(session, yaml, path, config) {
+    for (document_index, document) in documents(session, yaml, text, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
                 let cx = KubeContext {
@@ -313,11 +310,20 @@ fn lint_yaml(
                     document: document_index,
                     aliases: Default::default(),
                 };
+                let first = diagnostics.len();
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.compose {
                         run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
                     }
                 }
+                project::note_profiles(&file, &mut diagnostics[first..]);
+                project::point_at_dotenv(
+                    session.system(),
+                    text,
+                    path,
+                    config,
+                    &mut diagnostics[first..],
+                );
             }
         }
     }

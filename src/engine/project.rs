@@ -1,17 +1,29 @@
 //! Finding the other files of a compose project and reading them: the
-//! default override file Compose loads next to the base file, or a set
-//! named in `gpulint.toml` (`[compose] projects`).
+//! default override file Compose loads next to the base file, an overlay
+//! users run with `-f base -f overlay` (`docker-compose.gpu.yml` next to a
+//! base that defines the same services), the files `COMPOSE_FILE` names in
+//! the project's `.env`, or a set named in `gpulint.toml` (`[compose]
+//! projects`); the files `extends:` names; and the `.env` that interpolates
+//! them all.
 
-use super::build;
 use super::config::Config;
 use super::session::Session;
 use super::system::System;
-use crate::model::compose::ComposeFile;
-use crate::model::project::{Layer, merge};
-use crate::syntax::yaml::Yaml;
+use super::{FileError, build};
+use crate::model::compose::{ComposeFile, Service};
+use crate::model::project::{Definition, Layer, merge_definitions};
+use crate::model::variables::{Variables, with_variables};
+use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::SourceFile;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// At most this many files are read for one project (its files and what
+/// their `extends:` name, transitively).
+const MAX_PROJECT_FILES: usize = 64;
+/// An `extends:` chain longer than this is refused rather than followed.
+const MAX_EXTENDS_DEPTH: usize = 64;
 
 /// The base files Compose looks for, in its order of preference.
 const BASE_FILES: &[&str] = &[
@@ -28,6 +40,12 @@ const OVERRIDE_FILES: &[&str] = &[
     "docker-compose.override.yml",
 ];
 
+/// A file's text as the session's file system has it (an open editor
+/// buffer over the disk for the language server).
+fn read_text(system: &dyn System, path: &Path) -> Result<String, (FileError, String)> {
+    system.read(path).map(|(text, _)| text)
+}
+
 /// The files of the project `path` belongs to, in merge order, and its
 /// position among them; `None` when it is linted alone.
 pub fn project_files(
@@ -40,6 +58,9 @@ pub fn project_files(
         if let Some(found) = configured_project(path, &canonical, config) {
             return Some(found);
         }
+    }
+    if let Some(found) = compose_file_variable(system, path) {
+        return Some(found);
     }
     // A path that does not exist cannot be its own base or override below.
     let name = path.file_name()?.to_str()?;
@@ -64,7 +85,103 @@ pub fn project_files(
         }
         return Some((vec![first_existing(BASE_FILES)?, path.to_path_buf()], 1));
     }
+    if is_overlay_name(name) {
+        let base = first_existing(BASE_FILES)?;
+        if shares_a_service(system, &base, path) {
+            return Some((vec![base, path.to_path_buf()], 1));
+        }
+    }
     None
+}
+
+/// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
+/// with one more part, which is how projects name the files users add with
+/// `-f` (`docker compose -f docker-compose.yml -f docker-compose.gpu.yml up`).
+fn is_overlay_name(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+    else {
+        return false;
+    };
+    let Some(part) = stem
+        .strip_prefix("docker-compose.")
+        .or_else(|| stem.strip_prefix("compose."))
+    else {
+        return false;
+    };
+    !part.is_empty() && part != "override"
+}
+
+/// The service names of a compose file's first document.
+fn service_names(system: &dyn System, path: &Path) -> Vec<String> {
+    let Ok(text) = read_text(system, path) else {
+        return Vec::new();
+    };
+    let Ok(yaml) = Yaml::parse(&text) else {
+        return Vec::new();
+    };
+    let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+        return Vec::new();
+    };
+    let Some(services) = yaml.get(root, "services") else {
+        return Vec::new();
+    };
+    yaml.entries(services.value)
+        .iter()
+        .filter_map(|e| yaml.str(e.key).map(str::to_string))
+        .collect()
+}
+
+/// An overlay is merged over the base only when it adds to the base's
+/// services; a file of other services next to it is a project of its own,
+/// and so is one whose services `extends:` another file (speaches'
+/// `compose.cuda.yaml` extends `compose.yaml` and is run alone with `-f`).
+fn shares_a_service(system: &dyn System, base: &Path, overlay: &Path) -> bool {
+    let extends_a_file = read_text(system, overlay)
+        .ok()
+        .and_then(|text| Yaml::parse(&text).ok())
+        .is_some_and(|yaml| {
+            yaml.documents
+                .first()
+                .and_then(|d| d.root)
+                .is_some_and(|root| !extends_files(&yaml, root).is_empty())
+        });
+    if extends_a_file {
+        return false;
+    }
+    let base = service_names(system, base);
+    service_names(system, overlay)
+        .iter()
+        .any(|n| base.contains(n))
+}
+
+/// The project `COMPOSE_FILE` in the `.env` next to `path` names, when it
+/// names `path` (Compose reads `COMPOSE_FILE` from the project's `.env`).
+fn compose_file_variable(system: &dyn System, path: &Path) -> Option<(Vec<PathBuf>, usize)> {
+    let dir = path.parent()?;
+    let vars = read_dotenv(system, dir)?;
+    let list = vars.get("COMPOSE_FILE")?;
+    let separator = vars.get("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
+    let files: Vec<PathBuf> = list
+        .split(separator)
+        .filter(|f| !f.is_empty())
+        .map(|f| dir.join(f))
+        .collect();
+    let name = path.file_name()?;
+    let here = files.iter().position(|f| {
+        f.file_name() == Some(name)
+            && f.parent().and_then(|p| system.canonicalize(p)) == system.canonicalize(dir)
+    })?;
+    (files.len() > 1).then_some((files, here))
+}
+
+/// The `.env` of the project directory `dir`, if it has one.
+pub fn read_dotenv(system: &dyn System, dir: &Path) -> Option<Variables> {
+    let path = dir.join(".env");
+    // Read as any linted file is: a FIFO or a device is refused, not waited on.
+    let text = read_text(system, &path).ok()?;
+    Some(Variables::parse(&path, &text))
 }
 
 /// The project `config` names that holds `path` (`canonical`), if any.
@@ -92,42 +209,647 @@ fn configured_project(
     None
 }
 
-/// Merges what the project's other files say about `file`'s services.
-/// Other files that cannot be read or parsed are left out.
-pub fn merge_project(session: &Session, file: &mut ComposeFile, path: &Path, config: &Config) {
-    let Some((files, here)) = project_files(session.system(), path, config) else {
+/// Reads a compose document as Compose sees it in its project: with the
+/// project's `.env` interpolating it, the images its services build, and
+/// what the project's other files and the services it extends say about
+/// each service merged in.
+pub fn read_compose_document<'y>(
+    session: &Session,
+    yaml: &'y Yaml,
+    root: NodeId,
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Option<ComposeFile<'y>> {
+    let system = session.system();
+    let project = project_files(system, path, config);
+    let vars = read_dotenv(system, &project_directory(path, project.as_ref())).map(Arc::new);
+    with_variables(vars, || {
+        let mut file = ComposeFile::from_document(yaml, root)?;
+        build::attach_built_images(session, &mut file, path);
+        merge_project(session, &mut file, yaml, root, text, path, project);
+        attach_env_files(system, &mut file, path);
+        attach_included(session, &mut file, path);
+        // Reservations merged from an override count too.
+        file.settle_build_evidence();
+        Some(file)
+    })
+}
+
+/// The project directory: where its first file is (Compose's default).
+fn project_directory(path: &Path, project: Option<&(Vec<PathBuf>, usize)>) -> PathBuf {
+    let dir = project
+        .and_then(|(files, _)| files.first())
+        .map_or(path, |f| f.as_path())
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    }
+}
+
+/// A finding whose value is interpolated from the project's `.env` points
+/// at the line of `.env` that decides it.
+pub fn point_at_dotenv(
+    system: &dyn System,
+    text: &str,
+    path: &Path,
+    config: &Config,
+    diagnostics: &mut [crate::diagnostic::Diagnostic],
+) {
+    if diagnostics.is_empty() {
+        return;
+    }
+    let project = project_files(system, path, config);
+    let Some(vars) = read_dotenv(system, &project_directory(path, project.as_ref())) else {
         return;
     };
-    let sources: Vec<(usize, Arc<SourceFile>, Yaml)> = files
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != here)
-        .filter_map(|(i, f)| {
-            let (text, _) = session.system().read(f).ok()?;
-            let yaml = Yaml::parse(&text).ok()?;
-            Some((i, Arc::new(SourceFile::new(f.clone(), text)), yaml))
-        })
+    let Ok(env_text) = read_text(system, &vars.path) else {
+        return;
+    };
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(env_text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    let parsed: Vec<(usize, Arc<SourceFile>, ComposeFile)> = sources
-        .iter()
-        .filter_map(|(i, source, yaml)| {
-            let root = yaml.documents.first()?.root?;
-            let mut other = ComposeFile::from_document(yaml, root)?;
-            build::attach_built_images(session, &mut other, &source.path);
-            Some((*i, source.clone(), other))
-        })
-        .collect();
-    let layers: Vec<(usize, Layer)> = parsed
-        .iter()
-        .map(|(i, source, other)| {
-            (
-                *i,
-                Layer {
-                    source: source.clone(),
-                    file: other,
+    let source = Arc::new(SourceFile::new(vars.path.clone(), env_text.clone()));
+    for d in diagnostics.iter_mut() {
+        let Some(written) = text.get(d.range.start as usize..d.range.end as usize) else {
+            continue;
+        };
+        let mut rest = written;
+        let mut named: Vec<&str> = Vec::new();
+        while let Some(at) = rest.find('$') {
+            let after = rest[at + 1..].trim_start_matches('{');
+            let len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if len > 0 && !named.contains(&&after[..len]) {
+                named.push(&after[..len]);
+            }
+            rest = &after[len..];
+        }
+        for name in named {
+            let (Some(line), Some(value)) = (vars.line(name), vars.get(name)) else {
+                continue;
+            };
+            let start = line_starts.get(line - 1).copied().unwrap_or(0);
+            let end = env_text[start..]
+                .find('\n')
+                .map_or(env_text.len(), |e| start + e);
+            d.related.push(crate::diagnostic::Label {
+                range: crate::text::TextRange::new(start, end),
+                message: format!("`{name}={value}` in the project's .env decides this value"),
+                file: Some(source.clone()),
+            });
+        }
+    }
+}
+
+/// A file of the project, or one `extends:` names, as read.
+struct Loaded {
+    /// Where `extends: {file: ...}` in it is resolved from.
+    path: PathBuf,
+    key: PathBuf,
+    source: Arc<SourceFile>,
+    yaml: Option<Yaml>,
+}
+
+/// How a path is known among the loaded files.
+fn file_key(system: &dyn System, path: &Path) -> PathBuf {
+    system
+        .canonicalize(path)
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// The file an `extends: {file: ...}` in `from` names.
+fn extends_target(from: &Path, file: &str) -> PathBuf {
+    from.parent().unwrap_or(Path::new("")).join(file)
+}
+
+/// Merges what the project's other files, and the services each of its
+/// services extends, say about `file`'s services. Files that cannot be read
+/// or parsed are left out; a service whose `extends:` cannot be resolved
+/// (a cycle, a missing service or file) is refused, as Compose refuses it.
+fn merge_project(
+    session: &Session,
+    file: &mut ComposeFile,
+    yaml: &Yaml,
+    root: NodeId,
+    text: &str,
+    path: &Path,
+    project: Option<(Vec<PathBuf>, usize)>,
+) {
+    let system = session.system();
+    let (files, here) = project.unwrap_or_else(|| (vec![path.to_path_buf()], 0));
+    let any_extends = file.services.iter().any(|s| s.extends.is_some());
+    if files.len() == 1 && !any_extends {
+        return;
+    }
+    // Every file the project reaches: its own, then what `extends:` names.
+    let mut loaded: Vec<Loaded> = vec![Loaded {
+        path: path.to_path_buf(),
+        key: file_key(system, path),
+        source: Arc::new(SourceFile::new(path.to_path_buf(), text.to_string())),
+        yaml: None,
+    }];
+    let mut index_of: HashMap<PathBuf, usize> = HashMap::new();
+    index_of.insert(loaded[0].key.clone(), 0);
+    let mut load = |loaded: &mut Vec<Loaded>, p: PathBuf| -> Option<usize> {
+        let key = file_key(system, &p);
+        if let Some(&i) = index_of.get(&key) {
+            return Some(i);
+        }
+        if loaded.len() >= MAX_PROJECT_FILES {
+            return None;
+        }
+        let text = read_text(system, &p).ok()?;
+        let parsed = Yaml::parse(&text).ok()?;
+        loaded.push(Loaded {
+            path: p.clone(),
+            key: key.clone(),
+            source: Arc::new(SourceFile::new(p, text)),
+            yaml: Some(parsed),
+        });
+        index_of.insert(key, loaded.len() - 1);
+        Some(loaded.len() - 1)
+    };
+    let mut positions: Vec<Option<usize>> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        positions.push(if i == here {
+            Some(0)
+        } else {
+            load(&mut loaded, f.clone())
+        });
+    }
+    // Follow `extends: {file: ...}` from every loaded file, breadth first.
+    let mut next = 0;
+    while next < loaded.len() {
+        let targets: Vec<PathBuf> = {
+            let l = &loaded[next];
+            let (y, r) = match &l.yaml {
+                Some(y) => match y.documents.first().and_then(|d| d.root) {
+                    Some(r) => (y, r),
+                    None => {
+                        next += 1;
+                        continue;
+                    }
                 },
-            )
+                None => (yaml, root),
+            };
+            extends_files(y, r)
+                .into_iter()
+                .map(|f| extends_target(&l.path, &f))
+                .collect()
+        };
+        for t in targets {
+            load(&mut loaded, t);
+        }
+        next += 1;
+    }
+    let models: Vec<Option<ComposeFile>> = loaded
+        .iter()
+        .map(|l| {
+            let (y, r) = match &l.yaml {
+                Some(y) => (y, y.documents.first()?.root?),
+                None => (yaml, root),
+            };
+            let mut model = ComposeFile::from_document(y, r)?;
+            build::attach_built_images(session, &mut model, &l.path);
+            Some(model)
         })
         .collect();
-    merge(file, here, &layers);
+    let layers: Vec<Option<Layer>> = loaded
+        .iter()
+        .zip(&models)
+        .map(|(l, m)| {
+            m.as_ref().map(|file| Layer {
+                source: l.source.clone(),
+                file,
+            })
+        })
+        .collect();
+    let resolver = Resolver {
+        system,
+        loaded: &loaded,
+        layers: &layers,
+    };
+    for service in &mut file.services {
+        let local = service.clone();
+        let mut definitions: Vec<Definition> = Vec::new();
+        let mut error = None;
+        for (position, &index) in positions.iter().enumerate() {
+            let Some(index) = index else { continue };
+            let Some(layer) = &layers[index] else {
+                continue;
+            };
+            if layer.file.service(&local.name).is_none() {
+                continue;
+            }
+            match resolver.chain(index, &local.name) {
+                Ok(chain) => {
+                    for (i, s) in chain {
+                        let is_local = position == here && i == 0 && s.name == local.name;
+                        definitions.push(if is_local {
+                            (None, &local)
+                        } else {
+                            (layers[i].as_ref(), s)
+                        });
+                    }
+                }
+                Err((why, missing_file)) => {
+                    error.get_or_insert((why, missing_file));
+                }
+            }
+        }
+        if definitions.len() > 1 {
+            merge_definitions(service, &definitions);
+        }
+        if let Some((why, missing_file)) = error {
+            service.inherited.error = Some(why);
+            service.inherited.error_is_missing_file = missing_file;
+        }
+    }
+}
+
+/// The `file:` of every `extends:` in a compose document.
+fn extends_files(yaml: &Yaml, root: NodeId) -> Vec<String> {
+    ComposeFile::from_document(yaml, root)
+        .map(|f| {
+            f.services
+                .iter()
+                .filter_map(|s| s.extends.as_ref()?.file.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+struct Resolver<'a> {
+    system: &'a dyn System,
+    loaded: &'a [Loaded],
+    layers: &'a [Option<Layer<'a>>],
+}
+
+impl<'a> Resolver<'a> {
+    /// The definitions of service `name` of loaded file `index`, base first:
+    /// what it extends (transitively), then itself.
+    /// `Err` says why, and whether it is only a file that is not here.
+    #[allow(clippy::type_complexity)]
+    fn chain(&self, index: usize, name: &str) -> Result<Vec<(usize, &'a Service)>, (String, bool)> {
+        let mut chain = Vec::new();
+        let mut seen: Vec<(usize, String)> = Vec::new();
+        let (mut index, mut name) = (index, name.to_string());
+        loop {
+            let file_name = self.loaded[index]
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            let Some(layer) = &self.layers[index] else {
+                return Err((
+                    format!("`extends`: {file_name} is not a compose file"),
+                    false,
+                ));
+            };
+            let Some(service) = layer.file.service(&name) else {
+                return Err((
+                    format!(
+                        "`extends`: no service `{name}` in {file_name} (Compose refuses the project)"
+                    ),
+                    false,
+                ));
+            };
+            if seen.iter().any(|(i, n)| *i == index && *n == name) {
+                let path: Vec<&str> = seen.iter().map(|(_, n)| n.as_str()).collect();
+                return Err((
+                    format!(
+                        "`extends` makes a cycle: {} -> {name} (Compose refuses the project)",
+                        path.join(" -> ")
+                    ),
+                    false,
+                ));
+            }
+            if seen.len() >= MAX_EXTENDS_DEPTH {
+                return Err((
+                    format!("`extends` chain deeper than {MAX_EXTENDS_DEPTH} services"),
+                    false,
+                ));
+            }
+            seen.push((index, name.clone()));
+            chain.push((index, service));
+            let Some(extends) = &service.extends else {
+                break;
+            };
+            if let Some(target) = &extends.file {
+                let key = file_key(
+                    self.system,
+                    &extends_target(&self.loaded[index].path, target),
+                );
+                match self.loaded.iter().position(|l| l.key == key) {
+                    Some(i) => index = i,
+                    None => {
+                        return Err((
+                            format!(
+                                "`extends`: cannot read {target} (Compose refuses the project)"
+                            ),
+                            true,
+                        ));
+                    }
+                }
+            }
+            name = extends.service.clone();
+        }
+        chain.reverse();
+        Ok(chain)
+    }
+}
+
+/// Walked YAML that a compose file names with `extends: {file: ...}` or
+/// `include:` is a compose file whatever its name (`base.yml`,
+/// `common/gpu.yaml`): it is linted as one, so the findings left to the
+/// base (a GPU base with no /dev/shm) are reported there.
+pub fn promote_referenced_compose_files(
+    system: &dyn System,
+    targets: &mut [super::discover::Target],
+) {
+    // A promoted file may name more (a chain across files): each round
+    // reads only the files the one before promoted.
+    let mut round: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| !t.manifest_only && t.skip.is_none())
+        .map(|t| t.path.clone())
+        .collect();
+    while !round.is_empty() {
+        round = promote_named_by(system, &round, targets);
+    }
+}
+
+/// Promotes the walked YAML that `files` name; returns what it promoted.
+fn promote_named_by(
+    system: &dyn System,
+    files: &[PathBuf],
+    targets: &mut [super::discover::Target],
+) -> Vec<PathBuf> {
+    let mut referenced: Vec<PathBuf> = Vec::new();
+    for path in files {
+        let Ok(text) = read_text(system, path) else {
+            continue;
+        };
+        if !text.contains("extends") && !text.contains("include") {
+            continue;
+        }
+        let Ok(yaml) = Yaml::parse(&text) else {
+            continue;
+        };
+        let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+            continue;
+        };
+        let mut names = extends_files(&yaml, root);
+        if let Some(include) = yaml.get(root, "include") {
+            for &item in yaml.items(include.value) {
+                let included = yaml.str(item).or_else(|| {
+                    let entry = yaml.get(item, "path")?;
+                    yaml.str(entry.value)
+                });
+                names.extend(included.map(str::to_string));
+            }
+        }
+        referenced.extend(
+            names
+                .iter()
+                .map(|n| file_key(system, &extends_target(path, n))),
+        );
+    }
+    let mut promoted = Vec::new();
+    if referenced.is_empty() {
+        return promoted;
+    }
+    for target in targets.iter_mut().filter(|t| t.manifest_only) {
+        if referenced.contains(&file_key(system, &target.path)) {
+            target.manifest_only = false;
+            promoted.push(target.path.clone());
+        }
+    }
+    promoted
+}
+
+/// Adds what each service's `env_file:` sets (and its `environment:` does
+/// not) to the container's environment, as Compose does, with the line
+/// that sets it; a required file that is missing makes Compose refuse the
+/// project. Paths are relative to the compose file.
+fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
+    for service in &mut file.services {
+        for (name, required) in service.env_files.clone() {
+            let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
+            let text = match read_text(system, &env_path) {
+                Ok(text) => text,
+                Err((error, _)) => {
+                    if required && service.inherited.error.is_none() {
+                        let why = if system.canonicalize(&env_path).is_some() {
+                            format!("cannot be read here ({})", error.message)
+                        } else {
+                            "is missing".to_string()
+                        };
+                        service.inherited.error = Some(format!(
+                            "`env_file`: {name} {why} (Compose refuses the project)"
+                        ));
+                        service.inherited.error_is_missing_file = true;
+                    }
+                    continue;
+                }
+            };
+            let vars = Variables::parse(&env_path, &text);
+            let source = Arc::new(SourceFile::new(env_path.clone(), text.clone()));
+            let line_starts: Vec<usize> = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            for (var, value) in vars.iter() {
+                if service.env(var).is_some() {
+                    continue;
+                }
+                let line = vars.line(var).unwrap_or(1);
+                let start = line_starts.get(line - 1).copied().unwrap_or(0);
+                let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+                if var.starts_with("NCCL_") || var.starts_with("TORCH_NCCL_") {
+                    service.gpu.nccl_env = true;
+                }
+                if crate::model::workload::selects_rdma(var, Some(value)) {
+                    service.gpu.rdma = true;
+                }
+                service.inherited.environment.insert(
+                    var.to_string(),
+                    (
+                        Some(value.to_string()),
+                        crate::model::project::Origin {
+                            source: source.clone(),
+                            range: crate::text::TextRange::new(start, end),
+                            what: format!("`{var}` in {name}"),
+                        },
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A finding about a service behind `profiles:` says so: the service is
+/// linted like any other, but runs only with `--profile` (or
+/// `COMPOSE_PROFILES`) naming one of them.
+pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::Diagnostic]) {
+    for service in file.services.iter().filter(|s| !s.profiles.is_empty()) {
+        let scope = file
+            .yaml
+            .range(service.key)
+            .cover(file.yaml.range(service.map));
+        let profiles = service
+            .profiles
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let said = format!(
+            "`{}` is in profile{} {profiles}: it runs with `docker compose --profile {}`",
+            service.name,
+            if service.profiles.len() == 1 { "" } else { "s" },
+            service.profiles[0]
+        );
+        for d in diagnostics
+            .iter_mut()
+            .filter(|d| d.range.start >= scope.start && d.range.end <= scope.end)
+        {
+            d.note = Some(match d.note.take() {
+                Some(note) => format!("{note}; {said}"),
+                None => said.clone(),
+            });
+        }
+    }
+}
+
+/// Included files are followed this deep at most.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The paths an `include:` entry names: `- other.yaml`, or `- path: a.yaml`
+/// / `- path: [a.yaml, b.yaml]` (merged as one included project; their
+/// services are what it brings in).
+fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
+    let Some(include) = yaml.get(root, "include") else {
+        return Vec::new();
+    };
+    let known = |t: &str| match crate::model::size::interpolate(t) {
+        crate::model::size::Interpolated::Text(t) => t,
+        _ => t.to_string(),
+    };
+    yaml.items(include.value)
+        .iter()
+        .filter_map(|&item| {
+            if let Some(text) = yaml.str(item) {
+                return Some((item, vec![known(text)]));
+            }
+            let entry = yaml.get(item, "path")?;
+            let paths: Vec<String> = match yaml.str(entry.value) {
+                Some(text) => vec![known(text)],
+                None => yaml
+                    .items(entry.value)
+                    .iter()
+                    .filter_map(|&i| yaml.str(i).map(known))
+                    .collect(),
+            };
+            Some((item, paths))
+        })
+        .collect()
+}
+
+/// Reads the services the files `include:` names bring into the project
+/// (transitively), as compose-go's `ApplyInclude` imports them: a service
+/// this file also defines is a conflict Compose refuses, and so is an
+/// include cycle or a file it cannot read.
+fn attach_included(session: &Session, file: &mut ComposeFile, path: &Path) {
+    let entries = include_entries(file.yaml, file.root);
+    if entries.is_empty() {
+        return;
+    }
+    let mut stack = vec![file_key(session.system(), path)];
+    let mut included: Vec<(Service, String)> = Vec::new();
+    for (node, paths) in entries {
+        for name in paths {
+            let target = extends_target(path, &name);
+            if let Err(why) = include_file(session, &target, &mut stack, &mut included, 0) {
+                file.include_error.get_or_insert((node, why));
+            }
+        }
+    }
+    for service in &mut file.services {
+        if let Some((_, from)) = included.iter().find(|(s, _)| s.name == service.name)
+            && service.inherited.error.is_none()
+        {
+            service.inherited.error = Some(format!(
+                "`include`: {from} also defines service `{}` (Compose refuses it: it conflicts with the imported resource)",
+                service.name
+            ));
+        }
+    }
+    file.included = included.into_iter().map(|(s, _)| s).collect();
+}
+
+fn include_file(
+    session: &Session,
+    path: &Path,
+    stack: &mut Vec<PathBuf>,
+    included: &mut Vec<(Service, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    let shown = path.display().to_string();
+    let system = session.system();
+    let key = file_key(system, path);
+    if stack.contains(&key) {
+        return Err(format!("`include` makes a cycle through {shown}"));
+    }
+    if depth >= MAX_INCLUDE_DEPTH || included.len() > 10_000 {
+        return Err(format!(
+            "`include` nests deeper than {MAX_INCLUDE_DEPTH} files"
+        ));
+    }
+    // A file that is not here is not a mistake in the config (see PROJ001).
+    let Ok(text) = read_text(system, path) else {
+        return Ok(());
+    };
+    let yaml = Yaml::parse(&text).map_err(|_| format!("`include`: {shown} is not valid YAML"))?;
+    let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+        return Ok(());
+    };
+    // The included project is interpolated with its own `.env` (its
+    // project directory is its own by default).
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let vars = read_dotenv(system, dir).map(Arc::new);
+    let (services, nested) = with_variables(vars, || {
+        let services = ComposeFile::from_document(&yaml, root)
+            .map(|mut f| {
+                build::attach_built_images(session, &mut f, path);
+                f.services
+            })
+            .unwrap_or_default();
+        (services, include_entries(&yaml, root))
+    });
+    let file_name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    included.extend(services.into_iter().map(|s| (s, file_name.clone())));
+    stack.push(key);
+    for (_, paths) in nested {
+        for name in paths {
+            include_file(
+                session,
+                &extends_target(path, &name),
+                stack,
+                included,
+                depth + 1,
+            )?;
+        }
+    }
+    stack.pop();
+    Ok(())
 }

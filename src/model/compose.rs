@@ -22,6 +22,12 @@ pub struct ComposeFile<'y> {
     /// The document's root mapping.
     pub root: NodeId,
     pub services: Vec<Service>,
+    /// Services that files named by `include:` bring into the project
+    /// (read from those files; their nodes are not this file's).
+    pub included: Vec<Service>,
+    /// Why Compose refuses this file's `include:` (a cycle, a file it
+    /// cannot read), at the entry that names it.
+    pub include_error: Option<(NodeId, String)>,
 }
 
 /// A value as written, with the node it came from.
@@ -71,6 +77,32 @@ pub struct Service {
     /// The image it builds makes it a GPU service (see
     /// [`ComposeFile::settle_build_evidence`]).
     pub gpu_from_build: bool,
+    /// `extends:` as written (interpolated).
+    pub extends: Option<Extends>,
+    /// Keys tagged `!reset` (a later file removes what earlier ones set)
+    /// or `!override` (replaces instead of merging), by key.
+    pub merge_tags: Vec<(String, MergeTag)>,
+    /// What other definitions of the service decide (see [`super::project`]).
+    pub inherited: super::project::Inherited,
+    /// `env_file:` entries (interpolated), and whether each is required.
+    pub env_files: Vec<(String, bool)>,
+    /// `profiles:`: the service runs only with one of them enabled.
+    pub profiles: Vec<String>,
+}
+
+/// `extends: common` or `extends: {service: common, file: base.yml}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extends {
+    pub service: String,
+    pub file: Option<String>,
+    /// The `extends` key.
+    pub key: NodeId,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeTag {
+    Reset,
+    Override,
 }
 
 /// A service's `build:` (the short form is a context path).
@@ -398,6 +430,8 @@ impl<'y> ComposeFile<'y> {
             yaml,
             root,
             services,
+            included: Vec::new(),
+            include_error: None,
         })
     }
 
@@ -435,15 +469,27 @@ fn scalar(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
     })
 }
 
+/// A list of strings (or one string), each interpolated as Compose does;
+/// a value that depends on an unknown variable stays as written.
 fn string_list(yaml: &Yaml, node: NodeId) -> Vec<String> {
+    let known = |t: &str| interpolated(t).unwrap_or_else(|| t.to_string());
     match yaml.value(node) {
         Value::Sequence(items) => items
             .iter()
-            .filter_map(|&i| yaml.str(i).map(str::to_string))
+            .filter_map(|&i| yaml.str(i).map(known))
             .collect(),
-        Value::Scalar { text, .. } => vec![text.clone()],
+        Value::Scalar { text, .. } => vec![known(text)],
         _ => Vec::new(),
     }
+}
+
+/// [`scalar`], interpolated as Compose does (as written when it depends on
+/// an unknown variable).
+fn scalar_interpolated(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
+    scalar(yaml, map, key).map(|s| Spanned {
+        value: interpolated(&s.value).unwrap_or(s.value),
+        ..s
+    })
 }
 
 fn interpolated(text: &str) -> Option<String> {
@@ -475,17 +521,20 @@ impl Service {
             node: e.value,
             key: Some(e.key),
         });
-        let runtime = scalar(yaml, map, "runtime");
+        let runtime = scalar_interpolated(yaml, map, "runtime");
         let devices = yaml
             .get(map, "devices")
             .map(|e| {
                 yaml.items(e.value)
                     .iter()
                     .filter_map(|&i| {
-                        let text = yaml.str(i).map(str::to_string).or_else(|| {
-                            // Long syntax: {source: /dev/nvidia0, target: ...}
-                            scalar(yaml, i, "source").map(|s| s.value)
-                        })?;
+                        let text = yaml
+                            .str(i)
+                            .map(|t| interpolated(t).unwrap_or_else(|| t.to_string()))
+                            .or_else(|| {
+                                // Long syntax: {source: /dev/nvidia0, target: ...}
+                                scalar_interpolated(yaml, i, "source").map(|s| s.value)
+                            })?;
                         Some(Spanned {
                             value: text,
                             node: i,
@@ -528,6 +577,14 @@ impl Service {
             built_image: None,
             project: None,
             gpu_from_build: false,
+            extends: read_extends(yaml, map),
+            merge_tags: read_merge_tags(yaml, map),
+            inherited: Default::default(),
+            env_files: read_env_files(yaml, map),
+            profiles: yaml
+                .get(map, "profiles")
+                .map(|e| string_list(yaml, e.value))
+                .unwrap_or_default(),
         };
         service.effective_shm = service.compute_effective_shm();
         service.gpu = service.compute_gpu_intent();
@@ -567,6 +624,94 @@ impl Service {
         self.built_image.as_deref().filter(|_| self.gpu_from_build)
     }
 
+    /// The key is tagged `!reset` here: earlier definitions' value is dropped.
+    pub fn resets(&self, key: &str) -> bool {
+        self.merge_tags
+            .iter()
+            .any(|(k, t)| k == key && *t == MergeTag::Reset)
+    }
+
+    /// The key is tagged `!override` here: it replaces earlier definitions'
+    /// value instead of merging with it.
+    pub fn overrides(&self, key: &str) -> bool {
+        self.merge_tags
+            .iter()
+            .any(|(k, t)| k == key && *t == MergeTag::Override)
+    }
+
+    /// This definition resets or overrides `deploy` down to its device
+    /// reservations: those of earlier definitions are dropped.
+    pub fn resets_device_reservations(&self) -> bool {
+        [
+            "deploy",
+            "deploy.resources",
+            "deploy.resources.reservations",
+            "deploy.resources.reservations.devices",
+        ]
+        .iter()
+        .any(|k| self.resets(k) || self.overrides(k))
+    }
+
+    /// Its GPUs come from `deploy` device reservations only (not `gpus:`,
+    /// a device or a runtime), which a later reset drops.
+    pub fn reserves_only_by_deploy_devices(&self) -> bool {
+        self.gpu.is_reserved()
+            && self.gpus.is_none()
+            && self.runtime.is_none()
+            && self.devices.is_empty()
+            && self.device_requests.iter().all(|r| !r.from_gpus_field)
+    }
+
+    /// Every ulimit this definition writes, by name.
+    pub fn all_ulimits(&self) -> Vec<(String, super::runtime::Ulimit)> {
+        let named = [
+            ("memlock", self.ulimits.memlock.as_ref()),
+            ("stack", self.ulimits.stack.as_ref()),
+        ];
+        let others = self
+            .ulimits
+            .others
+            .iter()
+            .map(|(name, limit)| (name.as_str(), Some(limit)));
+        named
+            .into_iter()
+            .chain(others)
+            .filter_map(|(name, limit)| {
+                let limit = limit?;
+                Some((
+                    name.to_string(),
+                    super::runtime::Ulimit {
+                        soft: limit.soft,
+                        hard: limit.hard,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// The ulimit the container gets for `name`, as the merged project
+    /// decides it: `Err` with where, when another definition decides it
+    /// (`Err((None, _))`: removed there), `Ok` with this definition's own.
+    #[allow(clippy::type_complexity)]
+    pub fn ulimit_decision(
+        &self,
+        name: &str,
+    ) -> Result<Option<&Ulimit>, (Option<super::runtime::Ulimit>, &super::project::Origin)> {
+        if let Some((limit, origin)) = self.inherited.ulimits.get(name) {
+            return Err((*limit, origin));
+        }
+        Ok(match name {
+            "memlock" => self.ulimits.memlock.as_ref(),
+            "stack" => self.ulimits.stack.as_ref(),
+            _ => self
+                .ulimits
+                .others
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, l)| l),
+        })
+    }
+
     pub fn env(&self, name: &str) -> Option<&EnvVar> {
         self.environment.iter().rev().find(|e| e.name == name)
     }
@@ -594,6 +739,11 @@ impl Service {
                 IpcMode::Private | IpcMode::Shareable => {}
             }
         }
+        self.size_decision()
+    }
+
+    /// What `shm_size` alone gives (the default without one).
+    pub fn size_decision(&self) -> EffectiveShm {
         match &self.shm_size {
             None => EffectiveShm::Default,
             Some(s) => match s.value {
@@ -745,6 +895,83 @@ impl Service {
     }
 }
 
+fn read_extends(yaml: &Yaml, map: NodeId) -> Option<Extends> {
+    let entry = yaml.get(map, "extends")?;
+    let known = |node: NodeId| {
+        yaml.str(node)
+            .map(|t| interpolated(t).unwrap_or_else(|| t.to_string()))
+    };
+    let (service, file) = if yaml.is_mapping(entry.value) {
+        (
+            yaml.get(entry.value, "service")
+                .and_then(|e| known(e.value))?,
+            yaml.get(entry.value, "file").and_then(|e| known(e.value)),
+        )
+    } else {
+        (known(entry.value)?, None)
+    };
+    Some(Extends {
+        service,
+        file,
+        key: entry.key,
+    })
+}
+
+/// `env_file: a.env`, `[a.env, b.env]` or `[{path: a.env, required: false}]`.
+fn read_env_files(yaml: &Yaml, map: NodeId) -> Vec<(String, bool)> {
+    let Some(entry) = yaml.get(map, "env_file") else {
+        return Vec::new();
+    };
+    let known = |t: &str| interpolated(t).unwrap_or_else(|| t.to_string());
+    let items: Vec<NodeId> = match yaml.value(entry.value) {
+        Value::Sequence(items) => items.clone(),
+        _ => vec![entry.value],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            if let Some(text) = yaml.str(item) {
+                return Some((known(text), true));
+            }
+            let path = scalar(yaml, item, "path")?;
+            let required = scalar(yaml, item, "required").is_none_or(|r| r.value != "false");
+            Some((known(&path.value), required))
+        })
+        .collect()
+}
+
+/// The service's keys tagged `!reset` or `!override`, and those on the
+/// way to its device reservations (`deploy.resources.reservations.devices`),
+/// by dotted path.
+fn read_merge_tags(yaml: &Yaml, map: NodeId) -> Vec<(String, MergeTag)> {
+    let mut tags = Vec::new();
+    collect_merge_tags(yaml, map, "", &mut tags);
+    tags
+}
+
+fn collect_merge_tags(yaml: &Yaml, map: NodeId, prefix: &str, out: &mut Vec<(String, MergeTag)>) {
+    for e in yaml.entries_with_resets(map) {
+        let Some(key) = yaml.str(e.key) else { continue };
+        let path = if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match yaml.node(e.value).tag.as_deref() {
+            Some("!reset") => out.push((path.clone(), MergeTag::Reset)),
+            Some("!override") => out.push((path.clone(), MergeTag::Override)),
+            _ => {}
+        }
+        if matches!(
+            path.as_str(),
+            "deploy" | "deploy.resources" | "deploy.resources.reservations"
+        ) && yaml.is_mapping(e.value)
+        {
+            collect_merge_tags(yaml, e.value, &path, out);
+        }
+    }
+}
+
 fn read_build(yaml: &Yaml, map: NodeId) -> Option<BuildSpec> {
     let entry = yaml.get(map, "build")?;
     let known = |node: NodeId| yaml.str(node).and_then(interpolated);
@@ -839,11 +1066,11 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                     });
                 }
             } else if yaml.is_mapping(item) {
-                let target = scalar(yaml, item, "target").map(|t| t.value);
+                let target = scalar_interpolated(yaml, item, "target").map(|t| t.value);
                 if !target.as_deref().is_some_and(is_dev_shm) {
                     continue;
                 }
-                let kind = scalar(yaml, item, "type").map(|t| t.value);
+                let kind = scalar_interpolated(yaml, item, "type").map(|t| t.value);
                 let mount = match kind.as_deref() {
                     Some("tmpfs") => {
                         let size = yaml
@@ -852,7 +1079,7 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                         ShmMount::Tmpfs(size)
                     }
                     _ => {
-                        let source = scalar(yaml, item, "source").map(|s| s.value);
+                        let source = scalar_interpolated(yaml, item, "source").map(|s| s.value);
                         if source.as_deref().is_some_and(is_dev_shm) {
                             ShmMount::HostBind
                         } else {
@@ -875,7 +1102,8 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
         };
         for item in items {
             let Some(text) = yaml.str(item) else { continue };
-            let (target, options) = text.split_once(':').unwrap_or((text, ""));
+            let text = interpolated(text).unwrap_or_else(|| text.to_string());
+            let (target, options) = text.split_once(':').unwrap_or((&text, ""));
             if !is_dev_shm(target) {
                 continue;
             }
@@ -904,7 +1132,9 @@ fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
                 let Some(text) = yaml.str(item) else { continue };
                 let (name, value) = match text.split_once('=') {
                     Some((n, v)) => (n, interpolated(v)),
-                    None => (text, None),
+                    // `- NAME` takes the value from the project's
+                    // environment (its `.env`, here).
+                    None => (text, super::variables::lookup(text.trim())),
                 };
                 vars.push(EnvVar {
                     name: name.trim().to_string(),
@@ -920,7 +1150,7 @@ fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
                     continue;
                 };
                 let value = if yaml.is_null(e.value) {
-                    None
+                    super::variables::lookup(name)
                 } else {
                     yaml.str(e.value).and_then(interpolated)
                 };
@@ -985,7 +1215,7 @@ fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> Devi
     };
     DeviceRequest {
         node: item,
-        driver: scalar(yaml, item, "driver"),
+        driver: scalar_interpolated(yaml, item, "driver"),
         count: scalar(yaml, item, "count").map(|c| Spanned {
             value: interpolated(&c.value).unwrap_or(c.value),
             ..c
@@ -998,8 +1228,11 @@ fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> Devi
 
 fn read_gpus_count(yaml: &Yaml, node: NodeId) -> GpuCount {
     match yaml.value(node) {
-        Value::Scalar { text, .. } if text == "all" => GpuCount::All,
-        Value::Scalar { text, .. } => text.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
+        Value::Scalar { text, .. } => match interpolated(text).as_deref() {
+            Some("all") => GpuCount::All,
+            Some(text) => text.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
+            None => GpuCount::Unknown,
+        },
         Value::Sequence(items) => items
             .iter()
             .map(|&i| read_device_request(yaml, i, true).gpu_count())

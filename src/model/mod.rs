@@ -16,4 +16,5 @@ pub mod script;
 pub mod script_env;
 pub mod size;
 pub mod slurm;
+pub mod variables;
 pub mod workload;

@@ -1,23 +1,33 @@
-//! Compose projects made of several files (`compose.yaml` plus
-//! `compose.override.yaml`, or `-f base.yml -f gpu.yml` sets named in
-//! `gpulint.toml`). Compose merges them before running anything, so a GPU
-//! reservation in an override and an `shm_size` in the base file apply to
-//! the same container. Each file is still linted on its own, with what the
-//! other files say about its services merged in:
+//! Compose projects made of several files and services made of several
+//! definitions: `compose.yaml` plus `compose.override.yaml`, `-f base.yml
+//! -f gpu.yml` sets (named in `gpulint.toml`, or an overlay such as
+//! `docker-compose.gpu.yml` next to its base), and `extends:` (the same
+//! file or another, in chains). Compose merges all of them, in order,
+//! before running anything (compose-go `override/merge.go`), so a GPU
+//! reservation in an override, an `shm_size` in an extended base and a
+//! `memlock` in the base file apply to the same container. Each file is
+//! still linted on its own, with what the other definitions say about its
+//! services merged in:
 //!
-//! - GPU evidence is the union of the files' evidence; the "missing /dev/shm"
-//!   finding belongs to the last file with GPU evidence for the service, so
-//!   it is reported once, where the GPUs are asked for.
+//! - GPU evidence is the union of the definitions' evidence; the "missing
+//!   /dev/shm" finding belongs to the last definition with GPU evidence for
+//!   the service, so it is reported once, where the GPUs are asked for.
 //! - `/dev/shm` is decided as Compose merges: a mount at /dev/shm in any
-//!   file, else the last file's `ipc`, else the last file's `shm_size`.
-//!   When that setting is in another file, this file's service sees
-//!   [`EffectiveShm::Elsewhere`] and leaves the findings about it to that file.
+//!   definition, else the last `ipc`, else the last `shm_size`; `!reset`
+//!   removes what earlier definitions set. When that setting is in another
+//!   definition, this service sees [`EffectiveShm::Elsewhere`] and leaves
+//!   the findings about it (and their fixes) to that definition.
+//! - `ulimits` and `environment` are merged by name, `ipc` by the last one;
+//!   what another definition decides is in [`Inherited`], which `gpulint
+//!   inspect` reports and the rules read, never edit.
 
-use super::compose::{ComposeFile, EffectiveShm, Service};
+use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service};
+use super::runtime::Ulimit;
 use crate::text::{SourceFile, TextRange};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Another file of the project.
+/// Another file of the project (or the file an `extends:` names).
 pub struct Layer<'a> {
     pub source: Arc<SourceFile>,
     pub file: &'a ComposeFile<'a>,
@@ -26,122 +36,344 @@ pub struct Layer<'a> {
 /// What the other files of a project say about one service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectView {
-    /// Where the service's GPU evidence is, when the last file with GPU
-    /// evidence is another one: that file, the service's key there, and why.
+    /// Where the service's GPU evidence is, when the last definition with
+    /// GPU evidence is another one: that file, the service's key there, and why.
     pub gpu_elsewhere: Option<(Arc<SourceFile>, TextRange, String)>,
-    /// The service's key in each other file that defines it.
+    /// The service's key in each other definition merged with it.
     pub also_defined: Vec<(Arc<SourceFile>, TextRange)>,
     /// This file's own settings for the service are GPU evidence (before
     /// merging in the other files').
     pub local_gpu_evidence: bool,
 }
 
-/// Which layer decides `/dev/shm` and by which precedence.
-fn shm_rank(service: &Service) -> u8 {
-    if !service.shm_mounts.is_empty() {
-        3
-    } else if service
-        .ipc
-        .as_ref()
-        .is_some_and(|i| !i.value.honours_shm_size())
-    {
-        // `ipc: private` or `shareable` keeps the last file's `shm_size`.
-        2
-    } else if service.shm_size.is_some() {
-        1
-    } else {
-        0
+/// Where a merged setting comes from: the file, the service's key there,
+/// and the setting in words (`memlock -1 in base.yml, service `common``).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub source: Arc<SourceFile>,
+    pub range: TextRange,
+    pub what: String,
+}
+
+/// Settings another definition of the service decides (an override file,
+/// an extended base): the merged value wins over what this definition
+/// writes, or fills what it leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inherited {
+    /// Ulimits by name; `None` when a later definition removed it (`!reset`).
+    pub ulimits: BTreeMap<String, (Option<Ulimit>, Origin)>,
+    /// The IPC mode, when another definition decides it.
+    pub ipc: Option<(IpcMode, Origin)>,
+    /// Environment variables another definition (or its `env_file`) sets.
+    pub environment: BTreeMap<String, (Option<String>, Origin)>,
+    /// Why Compose cannot build the service at all (an `extends` cycle, a
+    /// missing base): Compose refuses the project.
+    pub error: Option<String>,
+    /// The error is a file the project names that is not here (a `.env`
+    /// left out of the checkout, a base file not copied with a lone file):
+    /// Compose refuses it here, but it is not a mistake in the config.
+    pub error_is_missing_file: bool,
+}
+
+/// One definition of a service, in Compose's merge order: `None` is the
+/// service being linted (a copy of it), `Some` another file's (or an
+/// extended service's) definition.
+pub type Definition<'a> = (Option<&'a Layer<'a>>, &'a Service);
+
+/// Which setting decides `/dev/shm` in a merged service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShmSetting {
+    Mount,
+    Ipc,
+    Size,
+}
+
+/// Which definition decides `/dev/shm`, as Compose merges them, and by
+/// which setting: a mount at /dev/shm from any, else the last `ipc` when it
+/// ignores `shm_size`, else the last `shm_size`. `None`: the 64 MiB default.
+fn shm_decider(definitions: &[Definition]) -> Option<(usize, ShmSetting)> {
+    let (mut mount, mut ipc, mut size) = (None, None, None);
+    for (i, (_, s)) in definitions.iter().enumerate() {
+        if s.resets("volumes") || s.resets("tmpfs") {
+            mount = None;
+        }
+        if !s.shm_mounts.is_empty() {
+            mount = Some(i);
+        }
+        if s.resets("ipc") {
+            ipc = None;
+        }
+        if s.ipc.is_some() {
+            ipc = Some(i);
+        }
+        if s.resets("shm_size") {
+            size = None;
+        }
+        if s.shm_size.is_some() {
+            size = Some(i);
+        }
+    }
+    let ipc = ipc.filter(|&i| {
+        definitions[i]
+            .1
+            .ipc
+            .as_ref()
+            .is_some_and(|m| !m.value.honours_shm_size())
+    });
+    mount
+        .map(|i| (i, ShmSetting::Mount))
+        .or(ipc.map(|i| (i, ShmSetting::Ipc)))
+        .or(size.map(|i| (i, ShmSetting::Size)))
+}
+
+fn file_name(source: &SourceFile) -> String {
+    source
+        .path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// Merges the other layers' view of each service into `file`'s services,
+/// by name. `here` is `file`'s position among the project's files; `others`
+/// are the other files with their positions.
+pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
+    for service in &mut file.services {
+        let local = service.clone();
+        let mut ordered: Vec<(usize, Definition)> = others
+            .iter()
+            .filter_map(|(order, layer)| {
+                Some((*order, (Some(layer), layer.file.service(&local.name)?)))
+            })
+            .collect();
+        if ordered.is_empty() {
+            continue;
+        }
+        ordered.push((here, (None, &local)));
+        ordered.sort_by_key(|(order, _)| *order);
+        let definitions: Vec<Definition> = ordered.into_iter().map(|(_, d)| d).collect();
+        merge_definitions(service, &definitions);
     }
 }
 
-/// Merges the other layers' view of each service into `file`'s services.
-/// `here` is `file`'s position among the project's files; `others` are the
-/// other files with their positions.
-pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
-    for service in &mut file.services {
-        let mut layers: Vec<(usize, Option<(&Layer, &Service)>)> = others
-            .iter()
-            .filter_map(|(order, layer)| {
-                let s = layer.file.service(&service.name)?;
-                Some((*order, Some((layer, s))))
-            })
-            .collect();
-        if layers.is_empty() {
+/// Merges `definitions` (in Compose's order, one of them `None`: the
+/// service itself, as read from its own file) into `service`.
+pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
+    let origin = |layer: &Layer, s: &Service, what: String| {
+        let named = if s.name == service.name {
+            String::new()
+        } else {
+            format!(", service `{}`", s.name)
+        };
+        Origin {
+            source: layer.source.clone(),
+            range: layer.file.yaml.range(s.key),
+            what: format!("{what} in {}{named}", file_name(&layer.source)),
+        }
+    };
+    let also_defined = definitions
+        .iter()
+        .filter_map(|(l, s)| l.map(|layer| (layer.source.clone(), layer.file.yaml.range(s.key))))
+        .collect();
+
+    // A later `devices: !reset` (or `deploy: !reset`) drops the device
+    // reservations of the definitions before it.
+    let reservations_reset = definitions
+        .iter()
+        .rposition(|(_, s)| s.resets_device_reservations());
+    let dropped = |i: usize, s: &Service| {
+        reservations_reset.is_some_and(|r| i < r) && s.reserves_only_by_deploy_devices()
+    };
+    // GPU evidence: the last definition that has any. The image a
+    // definition builds counts only when no later one rewrites `build:`
+    // (speaches' compose.cpu.yaml sets BASE_IMAGE over a CUDA default).
+    let last_build = definitions.iter().rposition(|(_, s)| s.build.is_some());
+    let evidence = |i: usize, s: &Service| {
+        (s.gpu.is_reserved() && !dropped(i, s))
+            || !s.misplaced_gpu_resources.is_empty()
+            || s.gpu.is_distributed()
+            || (s.builds_gpu_image() && Some(i) == last_build)
+    };
+    let last_gpu = definitions
+        .iter()
+        .enumerate()
+        .rev()
+        .find(|(i, (_, s))| evidence(*i, s))
+        .map(|(_, d)| d);
+    let gpu_elsewhere = match last_gpu {
+        Some((Some(layer), s)) => {
+            let why = if s.builds_gpu_image() && !s.gpu.is_reserved() {
+                "builds on a GPU image".to_string()
+            } else {
+                s.gpu.describe()
+            };
+            Some((layer.source.clone(), layer.file.yaml.range(s.key), why))
+        }
+        _ => None,
+    };
+    let local_gpu_evidence = service.own_gpu_evidence();
+    if let Some(here) = definitions.iter().position(|(l, _)| l.is_none())
+        && dropped(here, service)
+    {
+        service.gpu.reserved = None;
+        service.gpu.count = None;
+        service.gpu.vendor = None;
+    }
+    // The merged GPU intent: a reservation and a command from the last
+    // definition that has one, NCCL and RDMA settings from any.
+    for (i, (layer, other)) in definitions.iter().enumerate() {
+        if layer.is_none() {
             continue;
         }
-        layers.push((here, None));
-        layers.sort_by_key(|(order, _)| *order);
-
-        let also_defined = layers
-            .iter()
-            .filter_map(|(_, l)| {
-                l.map(|(layer, s)| (layer.source.clone(), layer.file.yaml.range(s.key)))
-            })
-            .collect();
-
-        // GPU evidence: the last file that has any.
-        let last_gpu = layers.iter().rev().find(|(_, l)| match l {
-            Some((_, s)) => s.own_gpu_evidence(),
-            None => service.own_gpu_evidence(),
-        });
-        let gpu_elsewhere = match last_gpu {
-            Some((_, Some((layer, s)))) => {
-                let why = if s.builds_gpu_image() && !s.gpu.is_reserved() {
-                    "builds on a GPU image".to_string()
-                } else {
-                    s.gpu.describe()
-                };
-                Some((layer.source.clone(), layer.file.yaml.range(s.key), why))
-            }
-            _ => None,
-        };
-        let local_gpu_evidence = service.own_gpu_evidence();
-        // The merged GPU intent: a reservation and a command from the last
-        // file that has one, NCCL and RDMA settings from any.
-        for (_, layer) in &layers {
-            let Some((_, other)) = layer else { continue };
-            if other.gpu.is_reserved() && !service.gpu.is_reserved() {
-                service.gpu.reserved = other.gpu.reserved.clone();
-                service.gpu.count = other.gpu.count;
-                service.gpu.vendor = other.gpu.vendor;
-            }
-            if service.command_line.is_empty() && !other.command_line.is_empty() {
-                service.gpu.launcher = other.gpu.launcher;
-                service.gpu.parallelism = other.gpu.parallelism;
-            }
-            service.gpu.nccl_env |= other.gpu.nccl_env;
-            service.gpu.rdma |= other.gpu.rdma;
+        if other.gpu.is_reserved() && !service.gpu.is_reserved() && !dropped(i, other) {
+            service.gpu.reserved = other.gpu.reserved.clone();
+            service.gpu.count = other.gpu.count;
+            service.gpu.vendor = other.gpu.vendor;
         }
-
-        // /dev/shm: the highest-precedence setting, the last file winning ties.
-        // `max_by_key` keeps the last of equal elements: the latest file.
-        let decider = layers.iter().max_by_key(|(_, l)| match l {
-            Some((_, s)) => shm_rank(s),
-            None => shm_rank(service),
-        });
-        if let Some((_, Some((layer, other)))) = decider
-            && shm_rank(other) > 0
-            // `shm_size: 0` there and nothing here is still the 64 MiB default.
-            && !(other.effective_shm == EffectiveShm::Default
-                && service.effective_shm == EffectiveShm::Default)
-        {
-            let shm = super::runtime::service_shm(layer.file, other);
-            let file = layer
-                .source
-                .path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy();
-            service.effective_shm = EffectiveShm::Elsewhere(Box::new(super::runtime::Shm {
-                from: format!("{} in {file}", shm.from),
-                ..shm
-            }));
+        if service.command_line.is_empty() && !other.command_line.is_empty() {
+            service.gpu.launcher = other.gpu.launcher;
+            service.gpu.parallelism = other.gpu.parallelism;
         }
-
-        service.project = Some(ProjectView {
-            gpu_elsewhere,
-            also_defined,
-            local_gpu_evidence,
-        });
+        service.gpu.nccl_env |= other.gpu.nccl_env;
+        service.gpu.rdma |= other.gpu.rdma;
     }
+
+    // /dev/shm.
+    match shm_decider(definitions) {
+        Some((i, setting)) => match definitions[i] {
+            (Some(layer), other) => {
+                // `shm_size: 0` there and nothing here is still the 64 MiB default.
+                if !(other.effective_shm == EffectiveShm::Default
+                    && service.effective_shm == EffectiveShm::Default)
+                {
+                    // The size alone: another definition's `ipc` keeps it.
+                    let shm = match setting {
+                        ShmSetting::Size => super::runtime::shm_size_shm(other),
+                        _ => super::runtime::service_shm(layer.file, other),
+                    };
+                    let from = origin(layer, other, shm.from.clone()).what;
+                    service.effective_shm =
+                        EffectiveShm::Elsewhere(Box::new(super::runtime::Shm { from, ..shm }));
+                }
+            }
+            (None, _) => {
+                // This definition decides by its `shm_size`, while its own
+                // `ipc` (which another definition replaces) would ignore it.
+                if setting == ShmSetting::Size
+                    && !matches!(service.effective_shm, EffectiveShm::Sized { .. })
+                {
+                    service.effective_shm = service.size_decision();
+                }
+            }
+        },
+        None if service.effective_shm != EffectiveShm::Default => {
+            // This definition's setting is removed by a later `!reset`, or
+            // its `ipc` replaced by a later one that keeps the default.
+            let overrider = definitions.iter().rev().find_map(|(l, s)| {
+                let l = (*l)?;
+                (s.resets("shm_size")
+                    || s.resets("ipc")
+                    || s.resets("volumes")
+                    || s.resets("tmpfs")
+                    || s.ipc.is_some())
+                .then_some((l, *s))
+            });
+            if let Some((layer, other)) = overrider {
+                let why = if other.ipc.is_some() {
+                    "Docker's default (`ipc`)"
+                } else {
+                    "Docker's default (`!reset`)"
+                };
+                service.effective_shm = EffectiveShm::Elsewhere(Box::new(super::runtime::Shm {
+                    kind: super::runtime::ShmKind::Default,
+                    bytes: Some(super::runtime::DEFAULT_SHM_BYTES),
+                    from: origin(layer, other, why.into()).what,
+                }));
+            }
+        }
+        None => {}
+    }
+
+    // Ulimits and environment, merged by name; `ipc`, the last one.
+    let mut ulimits: BTreeMap<String, usize> = BTreeMap::new();
+    let mut removed: BTreeMap<String, usize> = BTreeMap::new();
+    let mut environment: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ipc = None;
+    for (i, (_, s)) in definitions.iter().enumerate() {
+        if s.resets("ulimits") || s.overrides("ulimits") {
+            for (name, _) in std::mem::take(&mut ulimits) {
+                removed.insert(name, i);
+            }
+        }
+        for (name, _) in s.all_ulimits() {
+            removed.remove(&name);
+            ulimits.insert(name, i);
+        }
+        if s.resets("environment") || s.overrides("environment") {
+            environment.clear();
+        }
+        for var in &s.environment {
+            environment.insert(var.name.clone(), i);
+        }
+        if s.resets("ipc") {
+            ipc = None;
+        }
+        if s.ipc.is_some() {
+            ipc = Some(i);
+        }
+    }
+    let mut inherited = Inherited::default();
+    for (name, i) in ulimits {
+        if let (Some(layer), other) = definitions[i] {
+            let limit = other
+                .all_ulimits()
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, l)| l);
+            let shown = limit.map_or(String::new(), |l| match (l.soft, l.hard) {
+                (Some(s), Some(h)) if s == h => format!(" {s}"),
+                (s, h) => format!(" {s:?}:{h:?}"),
+            });
+            let from = origin(layer, other, format!("`{name}`{shown}"));
+            inherited.ulimits.insert(name, (limit, from));
+        }
+    }
+    for (name, i) in removed {
+        if let (Some(layer), other) = definitions[i] {
+            let from = origin(layer, other, "`ulimits: !reset`".into());
+            inherited.ulimits.insert(name, (None, from));
+        }
+    }
+    for (name, i) in environment {
+        if let (Some(layer), other) = definitions[i] {
+            let value = other.env(&name).and_then(|v| v.value.clone());
+            let from = origin(layer, other, format!("`{name}`"));
+            inherited.environment.insert(name, (value, from));
+        }
+    }
+    if let Some(i) = ipc
+        && let (Some(layer), other) = definitions[i]
+        && let Some(mode) = &other.ipc
+    {
+        inherited.ipc = Some((mode.value.clone(), origin(layer, other, "`ipc`".into())));
+    } else if ipc.is_none()
+        && service.ipc.is_some()
+        && let Some((layer, other)) = definitions
+            .iter()
+            .rev()
+            .find_map(|(l, s)| Some(((*l)?, *s)).filter(|(_, s)| s.resets("ipc")))
+    {
+        // `ipc: !reset` later: the daemon's default mode.
+        inherited.ipc = Some((
+            IpcMode::Private,
+            origin(layer, other, "`ipc: !reset`".into()),
+        ));
+    }
+    service.inherited = inherited;
+    service.project = Some(ProjectView {
+        gpu_elsewhere,
+        also_defined,
+        local_gpu_evidence,
+    });
 }

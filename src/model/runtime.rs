@@ -164,28 +164,21 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
         .iter()
         .map(|service| {
             let yaml = file.yaml;
-            let mut ulimits = BTreeMap::new();
-            let named = [
-                ("memlock", service.ulimits.memlock.as_ref()),
-                ("stack", service.ulimits.stack.as_ref()),
-            ];
-            let others = service
-                .ulimits
-                .others
-                .iter()
-                .map(|(name, limit)| (name.as_str(), Some(limit)));
-            for (name, limit) in named.into_iter().chain(others) {
-                if let Some(limit) = limit {
-                    ulimits.insert(
-                        name.to_string(),
-                        Ulimit {
-                            soft: limit.soft,
-                            hard: limit.hard,
-                        },
-                    );
-                }
+            let mut ulimits: BTreeMap<String, Ulimit> =
+                service.all_ulimits().into_iter().collect();
+            // What the other definitions of the service (override files,
+            // extended bases) decide wins; `None` is a removed one.
+            for (name, (limit, _)) in &service.inherited.ulimits {
+                match limit {
+                    Some(limit) => ulimits.insert(name.clone(), *limit),
+                    None => ulimits.remove(name),
+                };
             }
-            let ipc = match service.ipc.as_ref().map(|i| &i.value) {
+            let ipc_mode = match &service.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => service.ipc.as_ref().map(|i| &i.value),
+            };
+            let ipc = match ipc_mode {
                 None | Some(IpcMode::Private) => "private".to_string(),
                 Some(IpcMode::Shareable) => "shareable".to_string(),
                 Some(IpcMode::Host) => "host".to_string(),
@@ -197,17 +190,15 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
             };
             ContainerRuntime {
                 platform: Platform::Compose,
-                refused: service
-                    .ipc
-                    .as_ref()
-                    .and_then(|i| match &i.value {
+                refused: service.inherited.error.clone().or_else(|| ipc_mode
+                    .and_then(|mode| match mode {
                         // Whatever else decides /dev/shm, the engine
                         // refuses the mode when it starts the container.
                         IpcMode::Invalid(v) => {
                             Some(format!("ipc {v:?}: the engine refuses it (`Invalid IPC mode`)"))
                         }
                         _ => None,
-                    })
+                    }))
                     .or_else(|| service.device_requests.iter().find_map(|r| {
                     if r.count.is_some() && r.device_ids.is_some() {
                         return Some(
@@ -238,7 +229,14 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                     service
                         .environment
                         .iter()
-                        .map(|v| (v.name.clone(), v.value.clone())),
+                        .map(|v| (v.name.clone(), v.value.clone()))
+                        .chain(
+                            service
+                                .inherited
+                                .environment
+                                .iter()
+                                .map(|(name, (value, _))| (name.clone(), value.clone())),
+                        ),
                 ),
             }
         })
@@ -280,6 +278,16 @@ fn compose_size(size: &SizeValue, setting: &str) -> Shm {
     }
 }
 
+/// The `/dev/shm` a compose service's own `shm_size` gives (Docker's default
+/// without one), whatever its `ipc` says: what a merged project gets when
+/// another file's `ipc` keeps this definition's `shm_size`.
+pub fn shm_size_shm(service: &Service) -> Shm {
+    match &service.shm_size {
+        Some(size) => compose_size(&size.value, "shm_size"),
+        None => Shm::default_of("Docker"),
+    }
+}
+
 /// A compose service's `/dev/shm`, following `ipc: service:` to its donor.
 pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
     compose_shm(file, service, 0)
@@ -292,24 +300,26 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             Some(size) => compose_size(&size.value, "shm_size"),
             None => Shm::default_of("Docker"),
         },
-        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => match &service.shm_size {
-            Some(size)
-                if service
-                    .ipc
-                    .as_ref()
-                    .is_none_or(|i| i.value.honours_shm_size()) =>
-            {
-                compose_size(&size.value, "shm_size")
+        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => {
+            // The IPC mode as the project merges it.
+            let ipc = match &service.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => service.ipc.as_ref().map(|i| &i.value),
+            };
+            match &service.shm_size {
+                Some(size) if ipc.is_none_or(|i| i.honours_shm_size()) => {
+                    compose_size(&size.value, "shm_size")
+                }
+                _ => match ipc {
+                    Some(IpcMode::Invalid(v)) => Shm::new(
+                        ShmKind::Refused,
+                        None,
+                        format!("ipc {v:?}: the engine refuses it"),
+                    ),
+                    _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
+                },
             }
-            _ => match service.ipc.as_ref().map(|i| &i.value) {
-                Some(IpcMode::Invalid(v)) => Shm::new(
-                    ShmKind::Refused,
-                    None,
-                    format!("ipc {v:?}: the engine refuses it"),
-                ),
-                _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
-            },
-        },
+        }
         EffectiveShm::Host { .. } => Shm::new(ShmKind::Host, None, "ipc: host"),
         EffectiveShm::Missing { .. } => Shm::new(ShmKind::Missing, None, "ipc: none"),
         EffectiveShm::Elsewhere(shm) => (**shm).clone(),
@@ -329,17 +339,24 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             },
         },
         EffectiveShm::Donor { donor, .. } => {
-            let Some(giver) = file.service(donor) else {
+            // A donor may come from a file `include:` names.
+            let Some(giver) = file
+                .service(donor)
+                .or_else(|| file.included.iter().find(|s| s.name == *donor))
+            else {
                 return Shm::new(
                     ShmKind::Unknown,
                     None,
                     format!("the IPC namespace of `{donor}`, which is not in this file"),
                 );
             };
-            let shares = matches!(
-                giver.ipc.as_ref().map(|i| &i.value),
-                Some(IpcMode::Shareable | IpcMode::Host)
-            );
+            // The donor's IPC mode as its project merges it (an extended
+            // base or an override may set it).
+            let giver_ipc = match &giver.inherited.ipc {
+                Some((mode, _)) => Some(mode),
+                None => giver.ipc.as_ref().map(|i| &i.value),
+            };
+            let shares = matches!(giver_ipc, Some(IpcMode::Shareable | IpcMode::Host));
             if !shares {
                 return Shm::new(
                     ShmKind::Refused,

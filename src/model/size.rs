@@ -321,11 +321,13 @@ pub enum Interpolated {
     Invalid(String),
 }
 
-/// Resolves Compose interpolation using only what the file itself says:
-/// `${VAR:-default}` and `${VAR-default}` take the default, `$$` is a literal
-/// `$`, and a variable without a default makes the value unknown. The shell
-/// environment is deliberately not consulted, so results do not depend on
-/// who runs the linter.
+/// Resolves Compose interpolation with the project's `.env` variables (see
+/// [`super::variables`]) and what the file itself says: `${VAR:-default}`
+/// takes the default when VAR is unset or empty, `${VAR-default}` when it is
+/// unset, `${VAR:+alt}` gives `alt` when VAR is set and not empty, `$$` is a
+/// literal `$`, and a variable `.env` does not set and that has no default
+/// makes the value unknown. The shell environment is deliberately not
+/// consulted, so results do not depend on who runs the linter.
 pub fn interpolate(raw: &str) -> Interpolated {
     if !raw.contains('$') {
         return Interpolated::Text(raw.to_string());
@@ -351,23 +353,55 @@ pub fn interpolate(raw: &str) -> Interpolated {
             if name.is_empty() {
                 return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
             }
-            let default = op.strip_prefix(":-").or_else(|| op.strip_prefix('-'));
-            match default {
-                Some(default) => match interpolate(default) {
-                    Interpolated::Text(t) => out.push_str(&t),
-                    other => return other,
-                },
-                None if op.is_empty()
-                    || op.starts_with(":?")
-                    || op.starts_with('?')
-                    || op.starts_with(":+")
-                    || op.starts_with('+') =>
-                {
+            let value = super::variables::lookup(name);
+            let set_nonempty = value.as_deref().is_some_and(|v| !v.is_empty());
+            let nested = |text: &str| interpolate(text);
+            if op.is_empty() {
+                match value {
+                    Some(v) => out.push_str(&v),
+                    None => return Interpolated::Unknown(name.to_string()),
+                }
+            } else if let Some(default) = op.strip_prefix(":-") {
+                if set_nonempty {
+                    out.push_str(value.as_deref().unwrap_or_default());
+                } else {
+                    match nested(default) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    }
+                }
+            } else if let Some(default) = op.strip_prefix('-') {
+                match value {
+                    Some(v) => out.push_str(&v),
+                    None => match nested(default) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    },
+                }
+            } else if op.starts_with(":?") || op.starts_with('?') {
+                // Compose refuses the file when the variable is missing.
+                match value {
+                    Some(v) if set_nonempty || op.starts_with('?') => out.push_str(&v),
+                    _ => return Interpolated::Unknown(name.to_string()),
+                }
+            } else if let Some(alternative) = op.strip_prefix(":+").or_else(|| op.strip_prefix('+'))
+            {
+                let set = if op.starts_with(":+") {
+                    set_nonempty
+                } else {
+                    value.is_some()
+                };
+                if set {
+                    match nested(alternative) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    }
+                } else if value.is_none() {
+                    // Unset here, but the shell could set it.
                     return Interpolated::Unknown(name.to_string());
                 }
-                None => {
-                    return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
-                }
+            } else {
+                return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
             }
         } else {
             let name_len = after
@@ -378,7 +412,13 @@ pub fn interpolate(raw: &str) -> Interpolated {
                 out.push('$');
                 rest = after;
             } else {
-                return Interpolated::Unknown(after[..name_len].to_string());
+                match super::variables::lookup(&after[..name_len]) {
+                    Some(v) => {
+                        out.push_str(&v);
+                        rest = &after[name_len..];
+                    }
+                    None => return Interpolated::Unknown(after[..name_len].to_string()),
+                }
             }
         }
     }

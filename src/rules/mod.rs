@@ -245,6 +245,7 @@ declare_rules! {
         GPU005 => gpu005_legacy_nvidia_runtime,
         GPU006 => gpu006_training_without_gpu_reservation,
         GPU011 => gpu011_gpu_resource_in_deploy_resources,
+        PROJ001 => proj001_project_refused,
         SHM001 => shm001_default_shm,
         SHM003 => shm003_malformed_shm_size,
         SHM005 => shm005_ignored_shm_size,

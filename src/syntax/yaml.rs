@@ -203,6 +203,14 @@ impl Yaml {
         out
     }
 
+    /// [`Yaml::entries`] with the `!reset` entries kept: what a later
+    /// compose file removes from the earlier ones it is merged over.
+    pub fn entries_with_resets(&self, map: NodeId) -> Vec<Entry> {
+        let mut out = Vec::new();
+        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        out
+    }
+
     /// `visited` holds the mappings already collected: a mapping merged in a
     /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
     /// its keys are all in `out` by then, and walking it again would make a

@@ -31,8 +31,10 @@ pub struct Case {
     /// Compose files given with `-f`, in order; empty means Compose's own
     /// discovery (`compose.yaml` and its `compose.override.yaml`).
     pub files: Vec<String>,
-    /// What `gpulint inspect` is pointed at: the directory, or the file.
-    pub target: PathBuf,
+    /// What `gpulint inspect` is pointed at: the files whose services
+    /// Compose creates (a default project's base and override, an overlay
+    /// merged over its base), or the directory.
+    pub targets: Vec<PathBuf>,
     /// Removed when the case is dropped.
     pub cleanup: Option<PathBuf>,
     /// Many generated cases in one project: when Compose refuses it, the
@@ -75,7 +77,7 @@ impl Case {
             label: label.to_string(),
             dir: dir.to_path_buf(),
             files: Vec::new(),
-            target: dir.to_path_buf(),
+            targets: vec![dir.to_path_buf()],
             cleanup: None,
             batch: false,
             members: Vec::new(),
@@ -114,7 +116,9 @@ impl Case {
                 label: label.to_string(),
                 dir: dir.to_path_buf(),
                 files: Vec::new(),
-                target: dir.to_path_buf(),
+                // The project's own files: a file it extends is judged on
+                // its own below, and its services are not this project's.
+                targets: used.iter().map(|n| dir.join(n)).collect(),
                 cleanup: None,
                 batch: false,
                 members: Vec::new(),
@@ -133,11 +137,26 @@ impl Case {
             } else {
                 format!("{label}/{name}")
             };
+            // An overlay (`docker-compose.gpu.yml` next to the base whose
+            // services it adds to) is run as users run it: `-f base -f
+            // overlay`; so is a file `COMPOSE_FILE` in `.env` names.
+            let config = gpulint::engine::config::Config::default();
+            let files = match gpulint::engine::project::project_files(
+                &gpulint::engine::system::Disk,
+                &dir.join(name),
+                &config,
+            ) {
+                Some((files, _)) if files.len() > 1 => files
+                    .iter()
+                    .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+                    .collect(),
+                _ => vec![name.clone()],
+            };
             cases.push(Case {
                 label: shown,
                 dir: dir.to_path_buf(),
-                files: vec![name.clone()],
-                target: dir.join(name),
+                files,
+                targets: vec![dir.join(name)],
                 cleanup: None,
                 batch: false,
                 members: Vec::new(),
@@ -412,7 +431,7 @@ impl Engine {
     /// Judges one project: load, create, inspect, run; every fact compared.
     /// `false` when a batch was refused and nothing was recorded.
     pub fn judge(&self, case: &Case, tally: &mut Tally) -> bool {
-        let gpulint = gpulint_containers(&case.target);
+        let gpulint = gpulint_containers(&case.targets);
         if gpulint.is_empty() {
             tally.skipped.push(case.label.clone());
             return true;
@@ -514,7 +533,7 @@ impl Engine {
             .rfind(|l| !l.trim().is_empty())
             .unwrap_or("")
             .trim();
-        let flagged = gpulint.iter().any(claims_refusal) || has_error(&case.target);
+        let flagged = gpulint.iter().any(claims_refusal) || has_error(&case.targets);
         if let Some(kind) = known_refusal(why) {
             tally
                 .known
@@ -831,6 +850,14 @@ impl Engine {
 
 /// The files Compose discovers in `dir`.
 fn discovered_files(dir: &Path) -> Vec<String> {
+    // Compose takes the project's files from COMPOSE_FILE in its `.env`.
+    if let Ok(env) = std::fs::read_to_string(dir.join(".env"))
+        && let Some(list) = env
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("COMPOSE_FILE="))
+    {
+        return list.split(':').map(str::to_string).collect();
+    }
     let first = |names: &[&str]| {
         names
             .iter()
@@ -852,10 +879,10 @@ fn df_bytes(output: &Output) -> u64 {
 }
 
 /// The compose containers `gpulint inspect` reports for `target`.
-fn gpulint_containers(target: &Path) -> Vec<Value> {
+fn gpulint_containers(targets: &[PathBuf]) -> Vec<Value> {
     let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .args(["inspect", "--format", "json"])
-        .arg(target)
+        .args(targets)
         .env("NO_COLOR", "1"));
     let json: Value = match serde_json::from_slice(&output.stdout) {
         Ok(json) => json,
@@ -870,10 +897,10 @@ fn gpulint_containers(target: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn has_error(target: &Path) -> bool {
+fn has_error(targets: &[PathBuf]) -> bool {
     let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .args(["check", "--output-format", "json", "--select", "ALL"])
-        .arg(target)
+        .args(targets)
         .env("NO_COLOR", "1"));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
     json["diagnostics"]
@@ -1151,15 +1178,7 @@ fn known_difference(
     written: &Value,
     layers: usize,
 ) -> Option<&'static str> {
-    let _ = claim;
-    // Compose merges every key of a service across the project's files,
-    // with `!reset` and `!override`; gpulint merges only the /dev/shm
-    // decision and the GPU evidence so far (issue 22 takes the rest).
-    if layers > 1 && matches!(what, "ipc" | "ulimits" | "gpus" | "/dev/shm") {
-        return Some(
-            "a setting merged across the project's files (ipc, ulimits, mounts, device reservations, `!reset`, `!override`): gpulint merges only the /dev/shm decision and GPU evidence (issue 22)",
-        );
-    }
+    let _ = (claim, layers);
     // `gpus:` on a service came with Compose 2.30 (compose-go 2.4.0,
     // "introduce service.gpus", 2024-10-04); 2.26 keeps the key in its
     // model but creates no device request from it.

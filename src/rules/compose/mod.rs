@@ -7,6 +7,7 @@ pub mod gpu003_capabilities_without_gpu;
 pub mod gpu005_legacy_nvidia_runtime;
 pub mod gpu006_training_without_gpu_reservation;
 pub mod gpu011_gpu_resource_in_deploy_resources;
+pub mod proj001_project_refused;
 pub mod shm001_default_shm;
 pub mod shm003_malformed_shm_size;
 pub mod shm005_ignored_shm_size;

@@ -4,6 +4,7 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::EffectiveShm;
 use crate::model::docker_run::RunShm;
+use crate::model::runtime::ShmKind;
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{
     SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix,
@@ -15,7 +16,38 @@ pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        if service.effective_shm != EffectiveShm::Default || !service.is_gpu_workload() {
+        if !service.is_gpu_workload() {
+            continue;
+        }
+        // Another file of the project resets what this one sets (`shm_size:
+        // !reset`): the default is decided there, so the finding is shown
+        // here, where the GPUs are, without a fix that the reset would undo.
+        if let EffectiveShm::Elsewhere(shm) = &service.effective_shm
+            && shm.kind == ShmKind::Default
+            && service
+                .project
+                .as_ref()
+                .is_none_or(|p| p.gpu_elsewhere.is_none())
+        {
+            out.report(
+                cx.range(service.key),
+                format!(
+                    "GPU service `{}` runs with Docker's default 64 MiB /dev/shm",
+                    service.name
+                ),
+            )
+            .label(format!(
+                "{}, but the project gives it {}",
+                gpu_reason(service),
+                shm.from
+            ))
+            .gpu_evidence(cx, service)
+            .severity(Severity::Warning)
+            .note(SHM_FAILURES)
+            .help("set `shm_size` where the project decides it, or drop the `!reset`");
+            continue;
+        }
+        if service.effective_shm != EffectiveShm::Default {
             continue;
         }
         // In a compose project, the file that asks for the GPUs reports it.

@@ -15,6 +15,11 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         let range = cx.range(ipc.node);
         let Some(donor) = cx.file.service(donor_name) else {
+            // A donor an included file defines is judged there (its mode is
+            // not this file's to fix); `inspect` follows it.
+            if cx.file.included.iter().any(|s| s.name == *donor_name) {
+                continue;
+            }
             out.report(
                 range,
                 format!("`ipc: service:{donor_name}` names a service this file does not define"),
@@ -25,7 +30,28 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             );
             continue;
         };
-        let donor_mode = donor.ipc.as_ref().map(|i| &i.value);
+        // An extended base or another file of the project may decide the
+        // donor's mode; a fix here would not change it.
+        let donor_mode = match &donor.inherited.ipc {
+            Some((mode, _)) => Some(mode),
+            None => donor.ipc.as_ref().map(|i| &i.value),
+        };
+        if let Some((mode, origin)) = &donor.inherited.ipc
+            && !matches!(
+                mode,
+                IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_)
+            )
+        {
+            out.report(
+                range,
+                format!("service `{}` joins the IPC namespace of `{donor_name}`, which is not shareable", service.name),
+            )
+            .label(format!("`{donor_name}` gets `ipc: {mode:?}` from elsewhere"))
+            .related_in(&origin.source, origin.range, format!("the donor's IPC mode: {}", origin.what))
+            .note("the container fails to start: `non-shareable IPC (hint: use IpcMode:shareable for the donor container)`")
+            .help(format!("set `ipc: shareable` where `{donor_name}`'s IPC mode is decided"));
+            continue;
+        }
         if matches!(
             donor_mode,
             Some(IpcMode::Shareable | IpcMode::Host | IpcMode::Unknown(_))

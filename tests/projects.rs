@@ -1,0 +1,340 @@
+//! Compose projects as Compose sees them (issue 22): `extends`, the
+//! project's `.env`, overlays run with `-f base -f overlay`, override files
+//! with `!reset` and `!override`. `fixtures/_projects/*/` are small
+//! repositories; what `gpulint inspect` says about each is snapshotted next
+//! to it (`<name>.inspect.snap`) and judged by the real engine in
+//! tests/engine.rs. The tests below hold the examples of the issue.
+
+mod common;
+
+use common::{assert_snapshot, copy_dir, gpulint, root, stdout, write};
+use serde_json::Value;
+use std::path::Path;
+
+fn projects() -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(root().join("fixtures/_projects"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let output = gpulint(dir, args);
+    serde_json::from_str(&stdout(&output)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&output)))
+}
+
+/// `gpulint inspect` of `paths` (relative to `dir`).
+fn inspect(dir: &Path, paths: &[&str]) -> Vec<Value> {
+    let mut args = vec!["inspect", "--format", "json"];
+    args.extend(paths);
+    json(dir, &args)["containers"].as_array().unwrap().clone()
+}
+
+/// `gpulint check --select ALL` of `paths`: (code, file, line) of each finding.
+fn findings(dir: &Path, paths: &[&str]) -> Vec<(String, String, u64)> {
+    let mut args = vec!["check", "--select", "ALL", "--output-format", "json"];
+    args.extend(paths);
+    json(dir, &args)["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .trim_start_matches("./")
+                    .to_string(),
+                d["start"]["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn container(containers: &[Value], file: &str, id: &str) -> Value {
+    containers
+        .iter()
+        .find(|c| c["id"] == id && c["path"].as_str().is_some_and(|p| p.ends_with(file)))
+        .unwrap_or_else(|| panic!("no {id} in {file}: {containers:#?}"))
+        .clone()
+}
+
+#[test]
+fn every_project_fixture_matches_its_inspect_snapshot() {
+    let mut failures = Vec::new();
+    let dirs = projects();
+    assert!(dirs.len() >= 40, "{} project fixtures", dirs.len());
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let mut out = String::new();
+        for c in inspect(&dir, &["."]) {
+            out.push_str(&format!(
+                "{} {}: gpus {} shm {} {} ({}) ipc {} ulimits {} env {} refused {}\n",
+                c["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .trim_start_matches("./"),
+                c["id"].as_str().unwrap(),
+                c["gpus"],
+                c["shm"]["kind"].as_str().unwrap(),
+                c["shm"]["bytes"],
+                c["shm"]["from"].as_str().unwrap(),
+                c["ipc"].as_str().unwrap(),
+                c["ulimits"],
+                c["env"],
+                c["refused"],
+            ));
+        }
+        let snapshot = root().join(format!("fixtures/_projects/{name}.inspect.snap"));
+        if let Err(e) = assert_snapshot(&snapshot, &out) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The issue's first example: a service extending a base with shm_size
+/// 16gb and memlock -1 gets neither SHM001 nor ULIM001, and `--fix` leaves
+/// it alone (it used to add `shm_size: "8gb"`, lowering 16 GiB).
+#[test]
+fn extends_base_values_are_seen_and_never_lowered() {
+    for name in ["extends_other_file", "extends_same_file"] {
+        let temp = tempfile::tempdir().unwrap();
+        copy_dir(&root().join("fixtures/_projects").join(name), temp.path());
+        let dir = temp.path();
+        assert_eq!(findings(dir, &["compose.yaml"]), vec![], "{name}");
+        let trainer = container(&inspect(dir, &["compose.yaml"]), "compose.yaml", "trainer");
+        assert_eq!(trainer["shm"]["bytes"], 16u64 << 30, "{name}");
+        assert_eq!(trainer["ulimits"]["memlock"]["soft"], -1, "{name}");
+        assert_eq!(trainer["gpus"], "all", "{name}");
+        let before = std::fs::read_to_string(dir.join("compose.yaml")).unwrap();
+        gpulint(
+            dir,
+            &["check", "--select", "ALL", "--fix", "--unsafe-fixes", "."],
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("compose.yaml")).unwrap(),
+            before,
+            "{name}: --fix changed an extending service"
+        );
+    }
+    // A service that extends the extending service keeps the GPUs.
+    let chain = inspect(
+        &root().join("fixtures/_projects/extends_long_chain"),
+        &["."],
+    );
+    let e = container(&chain, "compose.yaml", "e");
+    assert_eq!(e["gpus"], 2);
+    assert_eq!(e["shm"]["bytes"], 2u64 << 30);
+    assert_eq!(e["ulimits"]["memlock"]["soft"], -1);
+}
+
+/// `.env` sets SHM_SIZE=256m: `${SHM_SIZE:-8g}` is 256 MiB, as Compose gives.
+#[test]
+fn the_project_env_interpolates_every_file() {
+    let dir = root().join("fixtures/_projects/env_shm_size");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["shm"]["bytes"], 256u64 << 20);
+    let found = findings(&dir, &["."]);
+    assert!(
+        found.iter().any(|(code, _, _)| code == "SHM002"),
+        "256 MiB is too small for all GPUs: {found:?}"
+    );
+    // The finding points at the `.env` line that decides the value.
+    let output = gpulint(&dir, &["check", "--output-format", "json", "."]);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let related = &report["diagnostics"][0]["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some(".env")
+    );
+    assert_eq!(related["start"]["line"], 2);
+    assert_eq!(
+        related["message"],
+        "`SHM_SIZE=256m` in the project's .env decides this value"
+    );
+    // The override and the extended base are interpolated with it too.
+    let dir = root().join("fixtures/_projects/env_in_extends_base");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["shm"]["bytes"], 5u64 << 30);
+    assert_eq!(trainer["ulimits"]["memlock"]["soft"], -1);
+    assert_eq!(findings(&dir, &["compose.yaml"]), vec![]);
+}
+
+/// `${CDI_GPU:-nvidia.com/gpu=all}` under `devices:` is a GPU.
+#[test]
+fn interpolated_cdi_device_is_a_gpu() {
+    let temp = tempfile::tempdir().unwrap();
+    write(
+        temp.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    devices:\n      - ${CDI_GPU:-nvidia.com/gpu=all}\n",
+    );
+    let trainer = container(&inspect(temp.path(), &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["gpus"], "all");
+    assert_eq!(trainer["gpu_workload"], true);
+    let found = findings(temp.path(), &["."]);
+    assert!(found.iter().any(|(c, _, _)| c == "SHM001"), "{found:?}");
+    // `.env` can name another device.
+    write(temp.path(), ".env", "CDI_GPU=nvidia.com/gpu=0\n");
+    let trainer = container(&inspect(temp.path(), &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["gpus"], 1);
+}
+
+/// An overlay run with `-f base -f overlay`: the base's `ipc: host` and
+/// `memlock: -1` apply, so the overlay that adds GPUs is not flagged.
+#[test]
+fn overlays_are_merged_over_their_base() {
+    let dir = root().join("fixtures/_projects/overlay_gpu_ipc_host_base");
+    assert_eq!(findings(&dir, &["docker-compose.gpu.yml"]), vec![]);
+    let trainer = container(&inspect(&dir, &["."]), "docker-compose.gpu.yml", "trainer");
+    assert_eq!(trainer["shm"]["kind"], "host");
+    assert_eq!(trainer["ipc"], "host");
+    // An overlay of other services is judged alone.
+    let dir = root().join("fixtures/_projects/overlay_unrelated_services");
+    let trainer = container(&inspect(&dir, &["."]), "compose.gpu.yaml", "trainer");
+    assert_eq!(trainer["shm"]["from"], "shm_size 8 GiB");
+}
+
+/// A base's `memlock: -1` is seen from the override that adds GPUs and a
+/// launcher; `shm_size: !reset` and `ulimits: !reset` in an override drop
+/// the base's values.
+#[test]
+fn override_files_merge_every_key_with_reset_and_override() {
+    let dir = root().join("fixtures/_projects/override_memlock_in_base");
+    assert_eq!(findings(&dir, &["."]), vec![]);
+    let trainer = container(&inspect(&dir, &["."]), "compose.override.yaml", "trainer");
+    assert_eq!(trainer["ulimits"]["memlock"]["soft"], -1);
+
+    let dir = root().join("fixtures/_projects/override_reset_shm");
+    for file in ["compose.yaml", "compose.override.yaml"] {
+        let trainer = container(&inspect(&dir, &["."]), file, "trainer");
+        assert_eq!(trainer["shm"]["bytes"], 64u64 << 20, "{file}");
+    }
+    // Reported once, where the GPUs are, with no fix the reset would undo.
+    let found = findings(&dir, &["."]);
+    assert_eq!(
+        found,
+        vec![("SHM001".to_string(), "compose.yaml".to_string(), 3)]
+    );
+
+    let dir = root().join("fixtures/_projects/override_reset_ulimits");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["ulimits"], serde_json::json!({}));
+    let dir = root().join("fixtures/_projects/override_override_ulimits");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(
+        trainer["ulimits"],
+        serde_json::json!({"nofile": {"soft": 4096, "hard": 4096}})
+    );
+}
+
+/// Extends cycles and missing bases are refused as Compose refuses them,
+/// quickly, and deep chains are followed without blowing up.
+#[test]
+fn extends_cycles_and_deep_chains_are_bounded() {
+    let dir = root().join("fixtures/_projects/extends_cycle");
+    for c in inspect(&dir, &["."]) {
+        assert!(
+            c["refused"].as_str().is_some_and(|r| r.contains("cycle")),
+            "{c:#}"
+        );
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let mut text = String::from("services:\n  s0:\n    image: x\n    shm_size: 3gb\n");
+    for i in 1..200 {
+        text.push_str(&format!("  s{i}:\n    extends: s{}\n", i - 1));
+    }
+    write(temp.path(), "compose.yaml", &text);
+    let started = std::time::Instant::now();
+    let containers = inspect(temp.path(), &["."]);
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    let deep = container(&containers, "compose.yaml", "s60");
+    assert_eq!(deep["shm"]["bytes"], 3u64 << 30);
+    // Beyond the bound, a clear refusal rather than a guess.
+    let deepest = container(&containers, "compose.yaml", "s199");
+    assert!(
+        deepest["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("deeper than")),
+        "{deepest:#}"
+    );
+}
+
+/// `env_file:` contents are the container's environment (what
+/// `environment:` sets wins), and a finding about a service behind a
+/// profile says which profile runs it.
+#[test]
+fn env_files_and_profiles() {
+    let dir = root().join("fixtures/_projects/env_file_nccl");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(
+        trainer["env"],
+        serde_json::json!({"NCCL_DEBUG": "WARN", "NCCL_IB_HCA": "mlx5_0", "NCCL_SOCKET_IFNAME": "ib0"})
+    );
+    assert_eq!(trainer["rdma"], true);
+    let output = gpulint(
+        &dir,
+        &["check", "--select", "ALL", "--output-format", "json", "."],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let ulim = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "ULIM001")
+        .unwrap_or_else(|| panic!("RDMA from the env_file needs memlock: {report:#}"));
+    assert!(
+        ulim["note"]
+            .as_str()
+            .unwrap()
+            .contains("is in profile `gpu`: it runs with `docker compose --profile gpu`"),
+        "{ulim:#}"
+    );
+    let dir = root().join("fixtures/_projects/env_file_missing");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert!(
+        trainer["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("secrets.env is missing")),
+        "{trainer:#}"
+    );
+}
+
+/// A project that names a device or a FIFO (`env_file: /dev/zero`, a `.env`
+/// that is a FIFO, `extends: {file: /dev/zero}`) is answered at once: such
+/// files are refused, never read or waited on.
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_named_by_a_project_are_not_read() {
+    let temp = tempfile::tempdir().unwrap();
+    write(
+        temp.path(),
+        "compose.yaml",
+        "services:\n  a:\n    image: x\n    env_file: /dev/zero\n  b:\n    extends:\n      file: /dev/zero\n      service: c\n",
+    );
+    let made = std::process::Command::new("mkfifo")
+        .arg(temp.path().join(".env"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let containers = inspect(temp.path(), &["compose.yaml"]);
+    let a = container(&containers, "compose.yaml", "a");
+    assert!(
+        a["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("/dev/zero cannot be read here")),
+        "{a:#}"
+    );
+    let b = container(&containers, "compose.yaml", "b");
+    assert!(
+        b["refused"]
+            .as_str()
+            .is_some_and(|r| r.contains("cannot read /dev/zero")),
+        "{b:#}"
+    );
+}
