@@ -309,3 +309,18 @@ fn fix_df007_quote_spanning_lines() {
         "{diagnostics:#?}"
     );
 }
+
+/// GPU004 sliced a `docker run` option's range past the end of the text;
+/// found by the shell target.
+#[test]
+fn shell_gpu004_span_past_the_end() {
+    shell(&input("shell/gpu004_span_past_the_end"));
+}
+
+/// `capabilities:` with only a comment after it (`capabilities: #gne]`):
+/// GPU003's fix was verified against a changed path it did not declare;
+/// found by the fix target.
+#[test]
+fn fix_gpu003_capabilities_comment() {
+    fix(&input("fix/gpu003_capabilities_comment"));
+}

@@ -62,6 +62,11 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
 /// first block item (keeping its quoting) with the others removed.
 fn replace_with_gpu(cx: &ComposeContext, list: crate::syntax::yaml::NodeId) -> Option<Vec<Edit>> {
     let list = cx.yaml().resolve(list);
+    // `capabilities:` with no value (a comment at most): the empty value's
+    // span sits at the key, where an insertion would rename the key.
+    if cx.yaml().range(list).is_empty() {
+        return None;
+    }
     let items = cx.yaml().items(list);
     if cx.yaml().node(list).flow || items.is_empty() {
         return Some(vec![cx.edit.replace(list, "[gpu]")]);

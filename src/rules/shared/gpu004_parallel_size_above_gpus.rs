@@ -280,7 +280,10 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             else {
                 continue;
             };
-            let text = &cx.text[option.range.as_range()];
+            // A range past the text (a command cut off at the end) is skipped.
+            let Some(text) = cx.text.get(option.range.as_range()) else {
+                continue;
+            };
             let Some(at) = text.rfind(&size.main.written) else {
                 continue;
             };
@@ -293,7 +296,10 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             // The engine's options come after the image.
             let after_image = run.image.as_ref().map_or(run.range.start, |w| w.range.end);
             let span = TextRange::new(after_image as usize, run.range.end as usize);
-            let Some(located) = locate(&cx.text[span.as_range()], span.start as usize, &size.main)
+            let Some(located) = cx
+                .text
+                .get(span.as_range())
+                .and_then(|text| locate(text, span.start as usize, &size.main))
             else {
                 continue;
             };
@@ -350,7 +356,10 @@ fn slurm(cx: &ScriptContext, out: &mut Reporter) {
             continue;
         }
         let range = command.range();
-        let Some(located) = locate(&cx.text[range.as_range()], range.start as usize, &size.main)
+        let Some(located) = cx
+            .text
+            .get(range.as_range())
+            .and_then(|text| locate(text, range.start as usize, &size.main))
         else {
             continue;
         };
