@@ -334,6 +334,20 @@ impl Engine {
                     .into(),
             );
         }
+        // Networks left by an earlier run that was killed (its projects are
+        // named after its process id) would use up Docker's address pools.
+        let networks = docker(&["network", "ls", "--format", "{{.Name}}"]);
+        for name in String::from_utf8_lossy(&networks.stdout).lines() {
+            let owner = name
+                .strip_prefix("gljudge")
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok());
+            if owner.is_some_and(|pid| {
+                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+            }) {
+                let _ = docker(&["network", "rm", name]);
+            }
+        }
         let compose = docker(&["compose", "version", "--short"]);
         if !compose.status.success() {
             return Err(format!(
