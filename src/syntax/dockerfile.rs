@@ -466,10 +466,11 @@ fn skip_space(text: &str, from: usize) -> usize {
         .map_or(text.len(), |i| from + i)
 }
 
-/// The end of a whitespace-separated word starting at `from`; quotes group,
-/// and a backslash escapes the next character (outside single quotes), as
-/// BuildKit's word splitting does.
-fn word_end(text: &str, from: usize) -> usize {
+/// Scans a word from `from` as BuildKit splits words: quotes group, and a
+/// backslash escapes the next character (outside single quotes). Returns
+/// where the word ends (unquoted whitespace, or the end of the text) and
+/// the quote still open there.
+fn scan_word(text: &str, from: usize) -> (usize, Option<char>) {
     let mut quote = None;
     let mut escaped = false;
     for (i, c) in text[from..].char_indices() {
@@ -481,32 +482,24 @@ fn word_end(text: &str, from: usize) -> usize {
             (None | Some('"'), '\\') => escaped = true,
             (None, '"' | '\'') => quote = Some(c),
             (Some(q), c) if c == q => quote = None,
-            (None, c) if c.is_whitespace() => return from + i,
+            (None, c) if c.is_whitespace() => return (from + i, None),
             _ => {}
         }
     }
-    text.len()
+    (text.len(), quote)
+}
+
+/// The end of a whitespace-separated word starting at `from`.
+fn word_end(text: &str, from: usize) -> usize {
+    scan_word(text, from).0
 }
 
 /// The quote a word opens and never closes (`"video,utility`), which
 /// BuildKit refuses: `unexpected end of statement while looking for
-/// matching double-quote`.
+/// matching double-quote`. (A word holds no unquoted whitespace, so the
+/// scan reaches its end.)
 fn unclosed_quote(word: &str) -> Option<char> {
-    let mut quote = None;
-    let mut escaped = false;
-    for c in word.chars() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match (quote, c) {
-            (None | Some('"'), '\\') => escaped = true,
-            (None, '"' | '\'') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            _ => {}
-        }
-    }
-    quote
+    scan_word(word, 0).1
 }
 
 /// Removes one level of surrounding quotes.
