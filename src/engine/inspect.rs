@@ -6,7 +6,8 @@ use super::config::Config;
 use super::lint::{Document, documents};
 use super::session::Session;
 use super::{FileError, without_crashing};
-use crate::model::runtime::{self, ContainerRuntime};
+use crate::model::container::ContainerRuntime;
+use crate::model::runtime;
 use std::path::Path;
 
 /// The run-time settings of every compose service and Kubernetes container

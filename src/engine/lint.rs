@@ -196,11 +196,7 @@ fn lint_script(
     if script.runs.is_empty() && script.batch.is_none() && script.nccl_env.is_empty() {
         return diagnostics;
     }
-    let cx = ScriptContext {
-        script,
-        text,
-        settings: &config.rule_settings,
-    };
+    let cx = ScriptContext::new(script, text, &config.rule_settings);
     for (info, meta) in active.iter() {
         if let Some(check) = info.check.commands {
             run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
@@ -288,13 +284,13 @@ fn lint_yaml(
     for (document_index, document) in documents(session, yaml, text, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
-                let cx = KubeContext {
-                    manifest: &manifest,
+                let cx = KubeContext::new(
+                    &manifest,
                     text,
-                    settings: &config.rule_settings,
-                    edit: &editor,
-                    document: document_index,
-                };
+                    &config.rule_settings,
+                    &editor,
+                    document_index,
+                );
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.kubernetes {
                         run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
@@ -302,14 +298,13 @@ fn lint_yaml(
                 }
             }
             Document::Compose(file) => {
-                let cx = ComposeContext {
-                    file: &file,
+                let cx = ComposeContext::new(
+                    &file,
                     text,
-                    settings: &config.rule_settings,
-                    edit: &editor,
-                    document: document_index,
-                    aliases: Default::default(),
-                };
+                    &config.rule_settings,
+                    &editor,
+                    document_index,
+                );
                 let first = diagnostics.len();
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.compose {

@@ -342,7 +342,7 @@ pub enum EffectiveShm {
     /// Decided by a setting in another file of the compose project (an
     /// override file): that file's findings are about it. It holds what
     /// that file gives the container, as `gpulint inspect` reports it.
-    Elsewhere(Box<super::runtime::Shm>),
+    Elsewhere(Box<super::container::Shm>),
     /// A mount at `/dev/shm` replaces the engine's.
     Mount {
         mount: ShmMount,
@@ -663,7 +663,7 @@ impl Service {
     }
 
     /// Every ulimit this definition writes, by name.
-    pub fn all_ulimits(&self) -> Vec<(String, super::runtime::Ulimit)> {
+    pub fn all_ulimits(&self) -> Vec<(String, super::container::Ulimit)> {
         let named = [
             ("memlock", self.ulimits.memlock.as_ref()),
             ("stack", self.ulimits.stack.as_ref()),
@@ -680,7 +680,7 @@ impl Service {
                 let limit = limit?;
                 Some((
                     name.to_string(),
-                    super::runtime::Ulimit {
+                    super::container::Ulimit {
                         soft: limit.soft,
                         hard: limit.hard,
                     },
@@ -696,7 +696,7 @@ impl Service {
     pub fn ulimit_decision(
         &self,
         name: &str,
-    ) -> Result<Option<&Ulimit>, (Option<super::runtime::Ulimit>, &super::project::Origin)> {
+    ) -> Result<Option<&Ulimit>, (Option<super::container::Ulimit>, &super::project::Origin)> {
         if let Some((limit, origin)) = self.inherited.ulimits.get(name) {
             return Err((*limit, origin));
         }

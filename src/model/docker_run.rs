@@ -2,7 +2,8 @@
 //! lines read as the container they start: its GPUs, its `/dev/shm`, its
 //! environment and what it launches, in the terms the compose rules use.
 
-use crate::model::size::{SizeValue, parse_compose_size};
+use crate::model::container::{Gpus, Shm, ShmKind, ShmSetting};
+use crate::model::size::parse_compose_size;
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
@@ -61,19 +62,6 @@ pub struct RunOption {
     pub dynamic: bool,
     /// From the flag to the end of its value.
     pub range: TextRange,
-}
-
-/// What the container's `/dev/shm` is.
-#[derive(Debug, Clone)]
-pub enum RunShm {
-    /// Docker's 64 MiB default: no `--shm-size`, a private IPC namespace
-    /// and nothing mounted at `/dev/shm`.
-    Default,
-    /// `--shm-size`.
-    Sized { option: usize, value: SizeValue },
-    /// Decided elsewhere: `--ipc host` or `container:…`, a volume or tmpfs at
-    /// `/dev/shm`, or an option whose value is only known at run time.
-    Elsewhere,
 }
 
 #[derive(Debug, Clone)]
@@ -340,8 +328,7 @@ impl DockerRun {
     }
 
     /// The GPUs it asks for.
-    pub fn gpus(&self) -> crate::model::runtime::Gpus {
-        use crate::model::runtime::Gpus;
+    pub fn gpus(&self) -> Gpus {
         let all = self
             .option("--gpus")
             .and_then(|(_, g)| g.value.as_deref())
@@ -379,7 +366,6 @@ impl DockerRun {
 
     /// All GPUs (`--gpus all`) or at least two.
     pub fn multi_gpu(&self) -> bool {
-        use crate::model::runtime::Gpus;
         match self.gpus() {
             Gpus::All => true,
             Gpus::Count(n) => n >= 2,
@@ -429,26 +415,86 @@ impl DockerRun {
         })
     }
 
-    /// The effective `/dev/shm`.
-    pub fn shm(&self) -> RunShm {
-        if let Some((_, ipc)) = self.option("--ipc") {
-            match ipc.value.as_deref() {
-                Some("private" | "shareable" | "") | None if !ipc.dynamic => {}
-                _ => return RunShm::Elsewhere,
+    /// The container's `/dev/shm`, and the option that decided it.
+    pub fn shm(&self) -> Shm {
+        let ipc = self.option("--ipc").map(|(_, o)| o);
+        if let Some(o) = ipc {
+            let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
+            match o.value.as_deref() {
+                Some("host") => {
+                    return decided(Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc);
+                }
+                Some("none") => {
+                    return decided(
+                        Shm::new(ShmKind::Missing, None, "--ipc none"),
+                        ShmSetting::Ipc,
+                    );
+                }
+                Some(other) if other.starts_with("container:") => {
+                    return decided(
+                        Shm::new(
+                            ShmKind::Unknown,
+                            None,
+                            format!("the IPC namespace of {other}"),
+                        ),
+                        ShmSetting::Donor,
+                    );
+                }
+                _ => {}
             }
         }
-        if self.dev_shm_mount().is_some() {
-            return RunShm::Elsewhere;
+        if let Some(mount) = self.dev_shm_mount() {
+            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
+        }
+        let run_time = |o: &RunOption| {
+            Shm::new(ShmKind::Unknown, None, "options only known at run time")
+                .decided_by(ShmSetting::Unresolved, Some(o.range))
+        };
+        if let Some(o) = ipc {
+            match o.value.as_deref() {
+                Some("private" | "shareable" | "") | None if !o.dynamic => {}
+                _ => return run_time(o),
+            }
         }
         match self.option("--shm-size") {
-            Some((_, o)) if o.dynamic || o.value.is_none() => RunShm::Elsewhere,
-            Some((index, o)) => RunShm::Sized {
-                option: index,
-                value: parse_compose_size(o.value.as_deref().unwrap_or("")),
-            },
-            None if self.uncertain => RunShm::Elsewhere,
-            None => RunShm::Default,
+            Some((_, o)) if o.dynamic || o.value.is_none() => run_time(o),
+            // `--shm-size=0` is written, so a fix must not add another.
+            Some((_, o)) => Shm::of_size(
+                &parse_compose_size(o.value.as_deref().unwrap_or("")),
+                "--shm-size",
+            )
+            .decided_by(ShmSetting::Size, Some(o.range)),
+            None if self.uncertain => {
+                Shm::new(ShmKind::Unknown, None, "options only known at run time")
+                    .decided_by(ShmSetting::Unresolved, None)
+            }
+            None => Shm::default_of("Docker"),
         }
+    }
+}
+
+/// The `/dev/shm` a `--volume`, `--tmpfs` or `--mount` at `/dev/shm` gives.
+fn mount_shm(mount: &RunOption) -> Shm {
+    let value = mount.value.as_deref().unwrap_or("");
+    match mount.name.as_str() {
+        "--volume" if value.starts_with("/dev/shm:") => {
+            Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
+        }
+        "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
+        "--tmpfs" => match value
+            .split_once(':')
+            .and_then(|(_, opts)| opts.split(',').find_map(|o| o.strip_prefix("size=")))
+        {
+            Some(size) => Shm::of_size(&parse_compose_size(size), "--tmpfs size"),
+            None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
+        },
+        _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {
+            Some(size) => Shm::of_size(&parse_compose_size(size), "--mount tmpfs-size"),
+            None if value.contains("type=tmpfs") => {
+                Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+            }
+            None => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
+        },
     }
 }
 
@@ -472,8 +518,10 @@ mod tests {
         );
         assert_eq!(r.gpu_request().unwrap(), "asks for GPUs with `--gpus all`");
         assert_eq!(r.launcher(), Some("torchrun"));
-        assert!(
-            matches!(r.shm(), RunShm::Sized { value: SizeValue::Bytes { bytes, .. }, .. } if bytes == 8 << 30)
+        let shm = r.shm();
+        assert_eq!(
+            (shm.kind, shm.bytes, shm.decided_by),
+            (ShmKind::Sized, Some(8 << 30), ShmSetting::Size)
         );
         assert_eq!(r.env().map(|e| e.0).collect::<Vec<_>>(), ["NCCL_DEBUG"]);
     }
@@ -489,41 +537,31 @@ mod tests {
 
     #[test]
     fn shm_from_ipc_mounts_and_unknowns() {
-        let shm = |t: &str| run(t).unwrap().shm();
-        assert!(matches!(shm("docker run --gpus all x"), RunShm::Default));
-        assert!(matches!(
-            shm("docker run --ipc=host --gpus all x"),
-            RunShm::Elsewhere
-        ));
-        assert!(matches!(
+        use ShmKind::*;
+        use ShmSetting::{Default as Nothing, Ipc, Mount, Unresolved};
+        let shm = |t: &str| {
+            let shm = run(t).unwrap().shm();
+            (shm.kind, shm.decided_by)
+        };
+        assert_eq!(shm("docker run --gpus all x"), (Default, Nothing));
+        assert_eq!(shm("docker run --ipc=host --gpus all x"), (Host, Ipc));
+        assert_eq!(
             shm("docker run --ipc private --gpus all x"),
-            RunShm::Default
-        ));
-        assert!(matches!(
-            shm("docker run -v /dev/shm:/dev/shm x"),
-            RunShm::Elsewhere
-        ));
+            (Default, Nothing)
+        );
+        assert_eq!(shm("docker run -v /dev/shm:/dev/shm x"), (Host, Mount));
         // An anonymous volume at /dev/shm.
-        assert!(matches!(
-            shm("docker run -v /dev/shm --gpus all x"),
-            RunShm::Elsewhere
-        ));
-        assert!(matches!(
+        assert_eq!(shm("docker run -v /dev/shm --gpus all x"), (Disk, Mount));
+        assert_eq!(
             shm("docker run --tmpfs /dev/shm:rw,size=8g x"),
-            RunShm::Elsewhere
-        ));
-        assert!(matches!(
+            (Sized, Mount)
+        );
+        assert_eq!(
             shm("docker run --mount type=tmpfs,target=/dev/shm x"),
-            RunShm::Elsewhere
-        ));
-        assert!(matches!(
-            shm("docker run --shm-size=$SHM x"),
-            RunShm::Elsewhere
-        ));
-        assert!(matches!(
-            shm("docker run \"${ARGS[@]}\" x"),
-            RunShm::Elsewhere
-        ));
+            (Unbounded, Mount)
+        );
+        assert_eq!(shm("docker run --shm-size=$SHM x"), (Unknown, Unresolved));
+        assert_eq!(shm("docker run \"${ARGS[@]}\" x"), (Unknown, Unresolved));
         // A variable named as an option list, where the image would be.
         for options in [
             "$EXTRA_FLAGS",
@@ -532,12 +570,12 @@ mod tests {
             "\"$OPTIONS\"",
         ] {
             let line = format!("docker run --gpus all {options} x");
-            assert!(matches!(shm(&line), RunShm::Elsewhere), "{line}");
+            assert_eq!(shm(&line), (Unknown, Unresolved), "{line}");
         }
         // The image from a variable: the run is still checked.
         for image in ["$IMAGE", "${IMAGE}:latest", "\"$IMG\""] {
             let line = format!("docker run --gpus all {image} python train.py");
-            assert!(matches!(shm(&line), RunShm::Default), "{line}");
+            assert_eq!(shm(&line), (Default, Nothing), "{line}");
         }
     }
 }

@@ -2,6 +2,7 @@
 //! pod means at run time.
 
 pub mod compose;
+pub mod container;
 pub mod docker_run;
 pub mod dockerfile;
 pub mod dockerfile_scope;

@@ -22,7 +22,7 @@
 //!   inspect` reports and the rules read, never edit.
 
 use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service};
-use super::runtime::Ulimit;
+use super::container::Ulimit;
 use crate::text::{SourceFile, TextRange};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -254,7 +254,7 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
                     };
                     let from = origin(layer, other, shm.from.clone()).what;
                     service.effective_shm =
-                        EffectiveShm::Elsewhere(Box::new(super::runtime::Shm { from, ..shm }));
+                        EffectiveShm::Elsewhere(Box::new(super::container::Shm { from, ..shm }));
                 }
             }
             (None, _) => {
@@ -285,11 +285,12 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
                 } else {
                     "Docker's default (`!reset`)"
                 };
-                service.effective_shm = EffectiveShm::Elsewhere(Box::new(super::runtime::Shm {
-                    kind: super::runtime::ShmKind::Default,
-                    bytes: Some(super::runtime::DEFAULT_SHM_BYTES),
-                    from: origin(layer, other, why.into()).what,
-                }));
+                service.effective_shm =
+                    EffectiveShm::Elsewhere(Box::new(super::container::Shm::new(
+                        super::container::ShmKind::Default,
+                        Some(super::container::DEFAULT_SHM_BYTES),
+                        origin(layer, other, why.into()).what,
+                    )));
             }
         }
         None => {}

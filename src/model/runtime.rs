@@ -1,154 +1,24 @@
-//! What a container gets at run time from its config, as Docker Compose
-//! and the engine, or the API server and kubelet, would apply it: the size
-//! of `/dev/shm` and which setting decided it, the IPC mode, the GPUs, the
-//! ulimits and the GPU-related environment.
+//! The adapters that build the [container model](super::container) from
+//! each platform's config, as Docker Compose and the engine, or the API
+//! server and kubelet, would apply it.
 //!
-//! It is what the rules reason over, reduced to plain values: `gpulint
-//! inspect` prints it, and the run-time test harness reproduces it around a
-//! real workload (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
+//! The rules read what these build (their contexts hold it), `gpulint
+//! inspect` prints it, and the engine and run-time tests check it against
+//! real containers (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
 //! ulimits, the environment).
 
 use super::compose::{ComposeFile, EffectiveShm, GpuCount, IpcMode, Service, ShmMount};
-use super::docker_run::{DockerRun, RunShm};
+use super::container::{
+    ContainerRuntime, Gpus, Platform, Shm, ShmKind, ShmSetting, Ulimit, gpu_env,
+};
+use super::docker_run::DockerRun;
 use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
 use super::quantity::QuantityValue;
 use super::script::Script;
-use super::size::{HumanBytes, SizeValue};
+use super::size::HumanBytes;
 use super::workload::{detect_launcher, selects_rdma};
-use crate::text::TextRange;
-use serde::Serialize;
+use crate::syntax::yaml::Yaml;
 use std::collections::BTreeMap;
-
-/// The `/dev/shm` Docker and the CRI runtimes give a container by default.
-pub const DEFAULT_SHM_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Environment variables that change how GPU jobs run.
-const GPU_ENV_PREFIXES: &[&str] = &["NCCL_", "TORCH_", "CUDA_", "NVIDIA_", "PYTORCH_", "UCX_"];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    Compose,
-    Kubernetes,
-    /// A `docker run` (or `podman run`, …) command line.
-    #[serde(rename = "docker-run")]
-    DockerRun,
-}
-
-/// One compose service or Kubernetes container.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ContainerRuntime {
-    pub platform: Platform,
-    /// Stable within a file: the service name, or
-    /// `Kind/name/<pod path>/container` for Kubernetes.
-    pub id: String,
-    /// The service or container name.
-    pub name: String,
-    /// Where it is named (the service key, the container's mapping).
-    #[serde(skip)]
-    pub range: TextRange,
-    /// What findings about this container can be attached to: the service
-    /// mapping, or the whole pod spec (volumes live there).
-    #[serde(skip)]
-    pub scope: TextRange,
-    /// Why Compose, the engine or the API server would not create it at all.
-    pub refused: Option<String>,
-    /// gpulint treats it as a GPU workload (what its rules check).
-    pub gpu_workload: bool,
-    /// GPUs reserved or requested.
-    pub gpus: Option<Gpus>,
-    /// Processes the command launches in this container (`torchrun
-    /// --nproc_per_node 8`, `--tensor-parallel-size 4`), when it says.
-    pub ranks: Option<u64>,
-    pub shm: Shm,
-    /// The IPC namespace: `private`, `shareable`, `host`, `none`,
-    /// `service:X`, `container:X` (Kubernetes: `private` or `host`).
-    pub ipc: String,
-    /// Ulimits the config sets (`memlock`, `stack`); absent ones are the
-    /// engine's default. `-1` is unlimited.
-    pub ulimits: BTreeMap<String, Ulimit>,
-    /// Capabilities added (compose `cap_add`).
-    pub cap_add: Vec<String>,
-    /// Uses InfiniBand/RDMA (NCCL_IB_* settings, `/dev/infiniband`).
-    pub rdma: bool,
-    /// `NCCL_*`, `TORCH_*`, `CUDA_*`, `NVIDIA_*`, `PYTORCH_*` and `UCX_*`
-    /// variables; `null` when the value is unknown (an unset variable).
-    pub env: BTreeMap<String, Option<String>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Gpus {
-    All,
-    Unknown,
-    #[serde(untagged)]
-    Count(u64),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Ulimit {
-    pub soft: Option<i64>,
-    pub hard: Option<i64>,
-}
-
-/// The container's `/dev/shm`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Shm {
-    pub kind: ShmKind,
-    /// The tmpfs size in bytes, when it is bounded and known.
-    pub bytes: Option<u64>,
-    /// The setting that decided it, in words.
-    pub from: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ShmKind {
-    /// The 64 MiB default.
-    Default,
-    /// A tmpfs of `bytes`.
-    Sized,
-    /// The host's `/dev/shm` (`ipc: host`, `hostIPC`, a bind of `/dev/shm`).
-    Host,
-    /// A tmpfs with no size: up to half the host's memory (compose), or the
-    /// node's (a memory emptyDir with neither sizeLimit nor memory limits).
-    Unbounded,
-    /// A disk-backed volume at `/dev/shm`.
-    Disk,
-    /// No `/dev/shm` at all (`ipc: none`).
-    Missing,
-    /// The engine or the API server refuses the setting: the container
-    /// never starts.
-    Refused,
-    /// Depends on a variable with no value, or on something gpulint cannot read.
-    Unknown,
-}
-
-impl Shm {
-    fn new(kind: ShmKind, bytes: Option<u64>, from: impl Into<String>) -> Shm {
-        Shm {
-            kind,
-            bytes,
-            from: from.into(),
-        }
-    }
-
-    fn default_of(runtime: &str) -> Shm {
-        Shm::new(
-            ShmKind::Default,
-            Some(DEFAULT_SHM_BYTES),
-            format!("{runtime}'s default"),
-        )
-    }
-}
-
-fn gpu_env(
-    vars: impl IntoIterator<Item = (String, Option<String>)>,
-) -> BTreeMap<String, Option<String>> {
-    vars.into_iter()
-        .filter(|(name, _)| GPU_ENV_PREFIXES.iter().any(|p| name.starts_with(p)))
-        .collect()
-}
 
 fn gpus_of(count: GpuCount) -> Gpus {
     match count {
@@ -243,47 +113,12 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
         .collect()
 }
 
-fn compose_size(size: &SizeValue, setting: &str) -> Shm {
-    match size {
-        SizeValue::Bytes { bytes: 0, .. } => Shm::new(
-            ShmKind::Default,
-            Some(DEFAULT_SHM_BYTES),
-            format!("{setting} 0: Docker's default"),
-        ),
-        SizeValue::Bytes { bytes, .. } => Shm::new(
-            ShmKind::Sized,
-            Some(*bytes),
-            format!("{setting} {}", HumanBytes(*bytes)),
-        ),
-        SizeValue::Negative(n) => Shm::new(
-            ShmKind::Refused,
-            None,
-            format!("{setting} {n}: the engine refuses a negative size"),
-        ),
-        SizeValue::Unknown { variable } => Shm::new(
-            ShmKind::Unknown,
-            None,
-            format!("{setting} depends on ${{{variable}}}"),
-        ),
-        SizeValue::Invalid { text, .. } => Shm::new(
-            ShmKind::Refused,
-            None,
-            format!("{setting} {text:?}: Compose cannot parse it"),
-        ),
-        SizeValue::Dropped { text, .. } => Shm::new(
-            ShmKind::Default,
-            Some(DEFAULT_SHM_BYTES),
-            format!("{setting} {text}, which Compose drops: Docker's default"),
-        ),
-    }
-}
-
 /// The `/dev/shm` a compose service's own `shm_size` gives (Docker's default
 /// without one), whatever its `ipc` says: what a merged project gets when
 /// another file's `ipc` keeps this definition's `shm_size`.
 pub fn shm_size_shm(service: &Service) -> Shm {
     match &service.shm_size {
-        Some(size) => compose_size(&size.value, "shm_size"),
+        Some(size) => Shm::of_size(&size.value, "shm_size"),
         None => Shm::default_of("Docker"),
     }
 }
@@ -295,12 +130,21 @@ pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
 
 /// `depth` bounds `ipc: service:` chains (a cycle is refused by the engine).
 fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
+    let at = |node| Some(file.yaml.range(node));
     match &service.effective_shm {
         EffectiveShm::Default => match &service.shm_size {
-            Some(size) => compose_size(&size.value, "shm_size"),
+            // `shm_size: 0`, or a value Compose drops: written, but the
+            // default applies.
+            Some(size) => {
+                Shm::of_size(&size.value, "shm_size").decided_by(ShmSetting::Default, at(size.node))
+            }
             None => Shm::default_of("Docker"),
         },
-        EffectiveShm::Sized { .. } | EffectiveShm::Unknown { .. } => {
+        EffectiveShm::Sized { node, .. } | EffectiveShm::Unknown { node } => {
+            let setting = match service.effective_shm {
+                EffectiveShm::Sized { .. } => ShmSetting::Size,
+                _ => ShmSetting::Unresolved,
+            };
             // The IPC mode as the project merges it.
             let ipc = match &service.inherited.ipc {
                 Some((mode, _)) => Some(mode),
@@ -308,7 +152,7 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             };
             match &service.shm_size {
                 Some(size) if ipc.is_none_or(|i| i.honours_shm_size()) => {
-                    compose_size(&size.value, "shm_size")
+                    Shm::of_size(&size.value, "shm_size")
                 }
                 _ => match ipc {
                     Some(IpcMode::Invalid(v)) => Shm::new(
@@ -319,17 +163,22 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
                     _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
                 },
             }
+            .decided_by(setting, at(*node))
         }
-        EffectiveShm::Host { .. } => Shm::new(ShmKind::Host, None, "ipc: host"),
-        EffectiveShm::Missing { .. } => Shm::new(ShmKind::Missing, None, "ipc: none"),
-        EffectiveShm::Elsewhere(shm) => (**shm).clone(),
-        EffectiveShm::Mount { mount, .. } => match mount {
+        EffectiveShm::Host { node } => {
+            Shm::new(ShmKind::Host, None, "ipc: host").decided_by(ShmSetting::Ipc, at(*node))
+        }
+        EffectiveShm::Missing { node } => {
+            Shm::new(ShmKind::Missing, None, "ipc: none").decided_by(ShmSetting::Ipc, at(*node))
+        }
+        EffectiveShm::Elsewhere(shm) => (**shm).clone().decided_by(ShmSetting::Project, None),
+        EffectiveShm::Mount { mount, node } => match mount {
             ShmMount::HostBind => Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm"),
             ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
             ShmMount::Tmpfs(None) => {
                 Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
             }
-            ShmMount::Tmpfs(Some(size)) => match compose_size(size, "tmpfs size") {
+            ShmMount::Tmpfs(Some(size)) => match Shm::of_size(size, "tmpfs size") {
                 // A tmpfs size of 0 means no limit, not the engine default.
                 Shm {
                     kind: ShmKind::Default,
@@ -337,55 +186,61 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
                 } => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with size 0"),
                 shm => shm,
             },
-        },
-        EffectiveShm::Donor { donor, .. } => {
-            // A donor may come from a file `include:` names.
-            let Some(giver) = file
-                .service(donor)
-                .or_else(|| file.included.iter().find(|s| s.name == *donor))
-            else {
-                return Shm::new(
-                    ShmKind::Unknown,
-                    None,
-                    format!("the IPC namespace of `{donor}`, which is not in this file"),
-                );
-            };
-            // The donor's IPC mode as its project merges it (an extended
-            // base or an override may set it).
-            let giver_ipc = match &giver.inherited.ipc {
-                Some((mode, _)) => Some(mode),
-                None => giver.ipc.as_ref().map(|i| &i.value),
-            };
-            let shares = matches!(giver_ipc, Some(IpcMode::Shareable | IpcMode::Host));
-            if !shares {
-                return Shm::new(
-                    ShmKind::Refused,
-                    None,
-                    format!(
-                        "ipc: service:{donor}, which does not share its IPC namespace (\"non-shareable IPC\")"
-                    ),
-                );
-            }
-            if depth > 8 {
-                return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
-            }
-            // A donor that mounts its own /dev/shm has no IPC /dev/shm for
-            // the engine to share (moby: "non-shareable IPC").
-            if matches!(giver.effective_shm, EffectiveShm::Mount { .. }) {
-                return Shm::new(
-                    ShmKind::Refused,
-                    None,
-                    format!(
-                        "ipc: service:{donor}, which mounts its own /dev/shm: the engine cannot share it (\"non-shareable IPC\")"
-                    ),
-                );
-            }
-            let shm = compose_shm(file, giver, depth + 1);
-            Shm {
-                from: format!("`{donor}`'s /dev/shm ({})", shm.from),
-                ..shm
-            }
         }
+        .decided_by(ShmSetting::Mount, at(*node)),
+        EffectiveShm::Donor { donor, node } => {
+            donor_shm(file, donor, depth).decided_by(ShmSetting::Donor, at(*node))
+        }
+    }
+}
+
+/// The `/dev/shm` a service gets from `ipc: service:donor`.
+fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
+    // A donor may come from a file `include:` names.
+    let Some(giver) = file
+        .service(donor)
+        .or_else(|| file.included.iter().find(|s| s.name == *donor))
+    else {
+        return Shm::new(
+            ShmKind::Unknown,
+            None,
+            format!("the IPC namespace of `{donor}`, which is not in this file"),
+        );
+    };
+    // The donor's IPC mode as its project merges it (an extended base or
+    // an override may set it).
+    let giver_ipc = match &giver.inherited.ipc {
+        Some((mode, _)) => Some(mode),
+        None => giver.ipc.as_ref().map(|i| &i.value),
+    };
+    let shares = matches!(giver_ipc, Some(IpcMode::Shareable | IpcMode::Host));
+    if !shares {
+        return Shm::new(
+            ShmKind::Refused,
+            None,
+            format!(
+                "ipc: service:{donor}, which does not share its IPC namespace (\"non-shareable IPC\")"
+            ),
+        );
+    }
+    if depth > 8 {
+        return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
+    }
+    // A donor that mounts its own /dev/shm has no IPC /dev/shm for the
+    // engine to share (moby: "non-shareable IPC").
+    if matches!(giver.effective_shm, EffectiveShm::Mount { .. }) {
+        return Shm::new(
+            ShmKind::Refused,
+            None,
+            format!(
+                "ipc: service:{donor}, which mounts its own /dev/shm: the engine cannot share it (\"non-shareable IPC\")"
+            ),
+        );
+    }
+    let shm = compose_shm(file, giver, depth + 1);
+    Shm {
+        from: format!("`{donor}`'s /dev/shm ({})", shm.from),
+        ..shm
     }
 }
 
@@ -423,7 +278,7 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
                         None => Gpus::Unknown,
                     }),
                     ranks: parallelism,
-                    shm: kubernetes_shm(pod, container),
+                    shm: kubernetes_shm(yaml, pod, container),
                     ipc: if pod.host_ipc.is_some() {
                         "host"
                     } else {
@@ -479,15 +334,27 @@ fn kubernetes_refusal(container: &super::k8s::Container) -> Option<String> {
     None
 }
 
-fn kubernetes_shm(pod: &PodSpec, container: &super::k8s::Container) -> Shm {
+fn kubernetes_shm(yaml: &Yaml, pod: &PodSpec, container: &super::k8s::Container) -> Shm {
     if let Some(operator) = pod.shm_managed_by {
         return Shm::new(
             ShmKind::Unbounded,
             None,
             format!("a memory-backed /dev/shm that {operator} mounts"),
-        );
+        )
+        .decided_by(ShmSetting::Operator, None);
     }
-    match pod.shm_of(container) {
+    let source = pod.shm_of(container);
+    let (setting, at) = match source {
+        ContainerShm::Default => (ShmSetting::Default, None),
+        ContainerShm::HostIpc => (ShmSetting::Ipc, pod.host_ipc.map(|n| yaml.range(n))),
+        ContainerShm::Mounted { mount, .. } => (ShmSetting::Mount, Some(yaml.range(mount.node))),
+    };
+    mounted_shm(pod, source).decided_by(setting, at)
+}
+
+/// What a pod's way of providing `/dev/shm` gives the container.
+fn mounted_shm(pod: &PodSpec, source: ContainerShm) -> Shm {
+    match source {
         ContainerShm::Default => Shm::default_of("the container runtime"),
         ContainerShm::HostIpc => Shm::new(ShmKind::Host, None, "hostIPC: true"),
         ContainerShm::Mounted {
@@ -595,7 +462,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 .env()
                 .map(|(name, value, _)| (name.to_string(), value.map(str::to_string)))
                 .collect();
-            let shm = run_shm(run);
+            let shm = run.shm();
             ContainerRuntime {
                 platform: Platform::DockerRun,
                 id: format!("{label} #{}", n + 1),
@@ -641,51 +508,4 @@ fn run_ulimits(run: &DockerRun) -> BTreeMap<String, Ulimit> {
         );
     }
     ulimits
-}
-
-/// The `/dev/shm` a `docker run` gives its container.
-fn run_shm(run: &DockerRun) -> Shm {
-    let ipc = run.option("--ipc").and_then(|(_, o)| o.value.as_deref());
-    match ipc {
-        Some("host") => return Shm::new(ShmKind::Host, None, "--ipc host"),
-        Some("none") => return Shm::new(ShmKind::Missing, None, "--ipc none"),
-        Some(other) if other.starts_with("container:") => {
-            return Shm::new(
-                ShmKind::Unknown,
-                None,
-                format!("the IPC namespace of {other}"),
-            );
-        }
-        _ => {}
-    }
-    if let Some(mount) = run.dev_shm_mount() {
-        let value = mount.value.as_deref().unwrap_or("");
-        return match mount.name.as_str() {
-            "--volume" if value.starts_with("/dev/shm:") => {
-                Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
-            }
-            "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
-            "--tmpfs" => match value
-                .split_once(':')
-                .and_then(|(_, opts)| opts.split(',').find_map(|o| o.strip_prefix("size=")))
-            {
-                Some(size) => compose_size(&super::size::parse_compose_size(size), "--tmpfs size"),
-                None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
-            },
-            _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {
-                Some(size) => {
-                    compose_size(&super::size::parse_compose_size(size), "--mount tmpfs-size")
-                }
-                None if value.contains("type=tmpfs") => {
-                    Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
-                }
-                None => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
-            },
-        };
-    }
-    match run.shm() {
-        RunShm::Default => Shm::default_of("Docker"),
-        RunShm::Sized { value, .. } => compose_size(&value, "--shm-size"),
-        RunShm::Elsewhere => Shm::new(ShmKind::Unknown, None, "options only known at run time"),
-    }
 }

@@ -4,7 +4,7 @@
 use super::json::{Span, span_in};
 use super::shown_path;
 use crate::engine::FileError;
-use crate::model::runtime::{ContainerRuntime, Gpus};
+use crate::model::container::{ContainerRuntime, Gpus};
 use crate::model::size::HumanBytes;
 use crate::text::LineIndex;
 use serde::Serialize;

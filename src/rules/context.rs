@@ -3,6 +3,7 @@
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::{ComposeFile, Service, Spanned};
+use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::size::{GIB, MIB};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
@@ -71,6 +72,9 @@ pub struct ComposeContext<'a> {
     pub document: usize,
     /// What the fixes' alias check has learned about this document.
     pub aliases: AliasChecks,
+    /// What each service gets at run time: the model `gpulint inspect`
+    /// prints, which the rules judge.
+    pub containers: Containers,
 }
 
 /// Memoized checks for one document's fixes. Many services merging one
@@ -102,6 +106,31 @@ pub struct Reach {
 }
 
 impl<'a> ComposeContext<'a> {
+    pub fn new(
+        file: &'a ComposeFile<'a>,
+        text: &'a str,
+        settings: &'a RuleSettings,
+        edit: &'a YamlEditor<'a>,
+        document: usize,
+    ) -> ComposeContext<'a> {
+        ComposeContext {
+            file,
+            text,
+            settings,
+            edit,
+            document,
+            aliases: AliasChecks::default(),
+            containers: Containers::new(crate::model::runtime::compose_runtimes(file)),
+        }
+    }
+
+    /// What `service` gets at run time.
+    pub fn container(&self, service: &Service) -> &ContainerRuntime {
+        self.containers
+            .named_at(self.range(service.key))
+            .expect("every service is a container of the model")
+    }
+
     pub fn yaml(&self) -> &'a Yaml {
         self.file.yaml
     }

@@ -1,7 +1,7 @@
 //! Predicates and wording shared by several rules.
 
 use crate::fix::{Applicability, Edit, Fix};
-use crate::model::compose::{DeviceRequest, EffectiveShm, EnvVar, Service, Ulimit};
+use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
 use crate::rules::{ComposeContext, RuleSettings};
 use crate::syntax::yaml::Value;
 use crate::syntax::yaml_edit::NewNode;
@@ -46,20 +46,6 @@ pub fn add_shm_help(settings: &RuleSettings) -> String {
         "set `shm_size: \"{}\"` on the service (or `ipc: host`, which also shares the host's IPC namespace)",
         settings.fix_shm_size
     )
-}
-
-/// What decided the effective /dev/shm, for labels.
-pub fn shm_source(shm: &EffectiveShm) -> &'static str {
-    match shm {
-        EffectiveShm::Default => "the daemon default",
-        EffectiveShm::Sized { .. } => "`shm_size`",
-        EffectiveShm::Unknown { .. } => "a value gpulint cannot resolve",
-        EffectiveShm::Host { .. } => "`ipc: host`",
-        EffectiveShm::Donor { .. } => "the `ipc` donor",
-        EffectiveShm::Missing { .. } => "`ipc: none`",
-        EffectiveShm::Mount { .. } => "a mount at /dev/shm",
-        EffectiveShm::Elsewhere(_) => "another file of the compose project",
-    }
 }
 
 /// Where a device request sits under its service:

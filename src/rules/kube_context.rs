@@ -3,6 +3,7 @@
 
 use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::k8s::{Container, Manifest, Object, PodSpec};
 use crate::model::workload::EnvVar;
 use crate::syntax::yaml::{NodeId, Yaml};
@@ -16,6 +17,9 @@ pub struct KubeContext<'a> {
     pub edit: &'a YamlEditor<'a>,
     /// The document's index in the stream (fixes must not touch the others).
     pub document: usize,
+    /// What each container gets at run time: the model `gpulint inspect`
+    /// prints, which the rules judge.
+    pub containers: Containers,
 }
 
 /// A pod spec with the object it belongs to.
@@ -80,6 +84,29 @@ pub struct Change {
 }
 
 impl<'a> KubeContext<'a> {
+    pub fn new(
+        manifest: &'a Manifest<'a>,
+        text: &'a str,
+        settings: &'a RuleSettings,
+        edit: &'a YamlEditor<'a>,
+        document: usize,
+    ) -> KubeContext<'a> {
+        KubeContext {
+            manifest,
+            text,
+            settings,
+            edit,
+            document,
+            containers: Containers::new(crate::model::runtime::kubernetes_runtimes(manifest)),
+        }
+    }
+
+    /// What `container` gets at run time (`None` for an init container,
+    /// which the model leaves out).
+    pub fn container(&self, container: &Container) -> Option<&ContainerRuntime> {
+        self.containers.named_at(self.range(container.map))
+    }
+
     pub fn yaml(&self) -> &'a Yaml {
         self.manifest.yaml
     }

@@ -5,6 +5,7 @@
 
 use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::docker_run::RunOption;
 use crate::model::script::{RunSite, Script};
 use crate::model::script_env::{ScriptEnv, SetBy};
@@ -15,9 +16,28 @@ pub struct ScriptContext<'a> {
     pub script: &'a Script,
     pub text: &'a str,
     pub settings: &'a RuleSettings,
+    /// What each `docker run` gives its container: the model `gpulint
+    /// inspect` prints, which the rules judge.
+    pub containers: Containers,
 }
 
 impl<'a> ScriptContext<'a> {
+    pub fn new(script: &'a Script, text: &'a str, settings: &'a RuleSettings) -> ScriptContext<'a> {
+        ScriptContext {
+            script,
+            text,
+            settings,
+            containers: Containers::new(crate::model::runtime::command_runtimes(script)),
+        }
+    }
+
+    /// What the `docker run` of `site` gives its container.
+    pub fn container(&self, site: &RunSite) -> &ContainerRuntime {
+        self.containers
+            .named_at(site.run.program_range)
+            .expect("every `docker run` is a container of the model")
+    }
+
     /// A fix made of `edits` to the command of `site`.
     pub fn run_fix(
         &self,

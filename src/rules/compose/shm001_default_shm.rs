@@ -2,9 +2,7 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
-use crate::model::compose::EffectiveShm;
-use crate::model::docker_run::RunShm;
-use crate::model::runtime::ShmKind;
+use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{
     SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix,
@@ -22,7 +20,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         // Another file of the project resets what this one sets (`shm_size:
         // !reset`): the default is decided there, so the finding is shown
         // here, where the GPUs are, without a fix that the reset would undo.
-        if let EffectiveShm::Elsewhere(shm) = &service.effective_shm
+        let shm = &cx.container(service).shm;
+        if shm.decided_by == ShmSetting::Project
             && shm.kind == ShmKind::Default
             && service
                 .project
@@ -47,7 +46,9 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .help("set `shm_size` where the project decides it, or drop the `!reset`");
             continue;
         }
-        if service.effective_shm != EffectiveShm::Default {
+        // Nothing the service writes changes the default (`shm_size: 0`
+        // and a size Compose drops are written, but leave it).
+        if shm.decided_by != ShmSetting::Default {
             continue;
         }
         // In a compose project, the file that asks for the GPUs reports it.
@@ -132,7 +133,9 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         let Some(request) = run.gpu_request() else {
             continue;
         };
-        if !matches!(run.shm(), RunShm::Default) {
+        // `--shm-size=0` is written: adding another option is no fix.
+        let shm = &cx.container(site).shm;
+        if shm.decided_by != ShmSetting::Default || shm.at.is_some() {
             continue;
         }
         let severity = if run.launches_ranks() {

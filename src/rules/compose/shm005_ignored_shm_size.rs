@@ -1,7 +1,7 @@
 //! SHM005: `shm_size` the engine ignores because of `ipc` or a /dev/shm mount.
 
 use crate::fix::Applicability;
-use crate::model::compose::{EffectiveShm, ShmMount};
+use crate::model::container::{ShmKind, ShmSetting};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::compose(check);
@@ -11,30 +11,29 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let Some(shm) = &service.shm_size else {
             continue;
         };
-        let (node, cause, result) = match &service.effective_shm {
-            EffectiveShm::Host { node } => (
-                *node,
-                format!("`ipc: {}`", cx.source(*node)),
+        let decided = &cx.container(service).shm;
+        let Some(at) = decided.at else { continue };
+        let written = &cx.text[at.as_range()];
+        let (cause, result) = match (decided.decided_by, decided.kind) {
+            (ShmSetting::Ipc, ShmKind::Host) => (
+                format!("`ipc: {written}`"),
                 "the container uses the host's /dev/shm",
             ),
-            EffectiveShm::Donor { node, .. } => (
-                *node,
-                format!("`ipc: {}`", cx.source(*node)),
-                "the donor's /dev/shm is used; size it there",
-            ),
-            EffectiveShm::Missing { node } => (
-                *node,
-                format!("`ipc: {}`", cx.source(*node)),
+            (ShmSetting::Ipc, _) => (
+                format!("`ipc: {written}`"),
                 "the container has no /dev/shm at all",
             ),
-            EffectiveShm::Mount { mount, node } => (
-                *node,
+            (ShmSetting::Donor, _) => (
+                format!("`ipc: {written}`"),
+                "the donor's /dev/shm is used; size it there",
+            ),
+            (ShmSetting::Mount, kind) => (
                 "a mount at /dev/shm".to_string(),
-                match mount {
-                    ShmMount::HostBind => "the host's /dev/shm is bind-mounted instead",
-                    ShmMount::Volume => "a volume replaces /dev/shm (on disk, not in memory)",
-                    ShmMount::Tmpfs(None) => "an unbounded tmpfs replaces it",
-                    ShmMount::Tmpfs(Some(_)) => "the tmpfs's own size applies",
+                match kind {
+                    ShmKind::Host => "the host's /dev/shm is bind-mounted instead",
+                    ShmKind::Disk => "a volume replaces /dev/shm (on disk, not in memory)",
+                    ShmKind::Unbounded => "an unbounded tmpfs replaces it",
+                    _ => "the tmpfs's own size applies",
                 },
             ),
             _ => continue,
@@ -55,7 +54,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             format!("`shm_size` of service `{}` has no effect because of {cause}", service.name),
         )
         .label("ignored by the engine")
-        .related(cx.range(node), result)
+        .related(at, result)
         .note("Docker only applies `shm_size` to a private or shareable IPC namespace without a /dev/shm mount")
         .help("remove `shm_size`, or drop the setting that overrides it")
         .fix(fix);

@@ -1,6 +1,6 @@
 //! SHM006: `ipc: none` on a GPU service (no /dev/shm at all).
 
-use crate::model::compose::EffectiveShm;
+use crate::model::container::{ShmKind, ShmSetting};
 use crate::rules::helpers::{add_shm_help, gpu_reason};
 use crate::rules::{Check, ComposeContext, Reporter};
 
@@ -8,14 +8,16 @@ pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let EffectiveShm::Missing { node } = service.effective_shm else {
+        let shm = &cx.container(service).shm;
+        let (ShmSetting::Ipc, ShmKind::Missing, Some(at)) = (shm.decided_by, shm.kind, shm.at)
+        else {
             continue;
         };
         if !service.is_gpu_workload() {
             continue;
         }
         out.report(
-            cx.range(node),
+            at,
             format!("`ipc: none` leaves GPU service `{}` without any /dev/shm", service.name),
         )
         .label(format!("the service {}", gpu_reason(service)))

@@ -1,7 +1,7 @@
 //! SHM009: `build.shm_size` on a GPU service that has no run-time `shm_size`.
 
 use crate::fix::Applicability;
-use crate::model::compose::EffectiveShm;
+use crate::model::container::ShmSetting;
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, shm_threshold};
 use crate::rules::{Check, ComposeContext, Reporter};
@@ -15,7 +15,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         };
         if service.shm_size.is_some()
-            || service.effective_shm != EffectiveShm::Default
+            || cx.container(service).shm.decided_by != ShmSetting::Default
             || !service.is_gpu_workload()
         {
             continue;

@@ -5,9 +5,9 @@
 
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::GpuCount;
+use crate::model::container::Gpus;
 use crate::model::docker_run::DockerRun;
 use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
-use crate::model::runtime::Gpus;
 use crate::rules::kube_context::container_path;
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
 use crate::text::TextRange;

@@ -3,11 +3,10 @@
 
 use crate::fix::Applicability;
 use crate::fix::Edit;
-use crate::model::compose::{EffectiveShm, ShmMount};
-use crate::model::docker_run::RunShm;
+use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
-use crate::model::size::{HumanBytes, MIB, SizeValue};
+use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, needs_large_shm, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings, ScriptContext};
@@ -56,13 +55,12 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         if !service.is_gpu_workload() {
             continue;
         }
-        let (bytes, node) = match &service.effective_shm {
-            EffectiveShm::Sized { bytes, node } => (*bytes, *node),
-            EffectiveShm::Mount {
-                mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })),
-                node,
-            } => (*bytes, *node),
-            _ => continue,
+        // A size this service writes: `shm_size`, or a tmpfs at /dev/shm.
+        let shm = &cx.container(service).shm;
+        let (ShmKind::Sized, Some(bytes), ShmSetting::Size | ShmSetting::Mount, Some(at)) =
+            (shm.kind, shm.bytes, shm.decided_by, shm.at)
+        else {
+            continue;
         };
         // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
         let bare = matches!(
@@ -78,15 +76,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let subject = format!("service `{}`", service.name);
         let suggested = format!("\"{}\"", cx.settings.fix_shm_size);
         let multi = needs_large_shm(service);
-        let Some(finding) = report(
-            out,
-            cx.settings,
-            cx.range(node),
-            bytes,
-            multi,
-            &subject,
-            &suggested,
-        ) else {
+        let Some(finding) = report(out, cx.settings, at, bytes, multi, &subject, &suggested) else {
             continue;
         };
         // Only a plain `shm_size` is rewritten: an interpolated default or a
@@ -94,7 +84,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let fix = service
             .shm_size
             .as_ref()
-            .filter(|s| s.node == node && !cx.source(node).contains('$'))
+            .filter(|s| cx.range(s.node) == at && !cx.source(s.node).contains('$'))
             .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe));
         finding
             .label(format!("the service {}", gpu_reason(service)))
@@ -157,17 +147,27 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         if run.gpu_request().is_none() {
             continue;
         }
-        let RunShm::Sized {
-            option,
-            value: SizeValue::Bytes { bytes, bare_number },
-        } = run.shm()
+        let decided = &cx.container(site).shm;
+        let (ShmKind::Sized, Some(bytes), ShmSetting::Size) =
+            (decided.kind, decided.bytes, decided.decided_by)
         else {
             continue;
         };
-        if bare_number && bytes < MIB {
+        let Some((_, shm)) = run.option("--shm-size") else {
+            continue;
+        };
+        // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
+        let written = parse_compose_size(shm.value.as_deref().unwrap_or(""));
+        if matches!(
+            written,
+            SizeValue::Bytes {
+                bare_number: true,
+                ..
+            }
+        ) && bytes < MIB
+        {
             continue;
         }
-        let shm = &run.options[option];
         let Some(value_range) = shm.value_range else {
             continue;
         };

@@ -1,0 +1,253 @@
+//! The one container model: what a container gets at run time from its
+//! config, whatever the platform that starts it (a compose service, a
+//! Kubernetes container, a `docker run` line). The size of `/dev/shm` and
+//! the setting that decided it (with its span), the IPC mode, the GPUs, the
+//! ranks, the ulimits and the GPU-related environment.
+//!
+//! The per-platform adapters in [`super::runtime`] build it; the rules read
+//! it (through their contexts) and `gpulint inspect` prints it, so what the
+//! engine tests check is what the rules judge. Only the spans are left out
+//! of the printed form.
+
+use super::size::{HumanBytes, SizeValue};
+use crate::text::TextRange;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The `/dev/shm` Docker and the CRI runtimes give a container by default.
+pub const DEFAULT_SHM_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Environment variables that change how GPU jobs run.
+const GPU_ENV_PREFIXES: &[&str] = &["NCCL_", "TORCH_", "CUDA_", "NVIDIA_", "PYTORCH_", "UCX_"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Compose,
+    Kubernetes,
+    /// A `docker run` (or `podman run`, …) command line.
+    #[serde(rename = "docker-run")]
+    DockerRun,
+}
+
+/// One compose service or Kubernetes container.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContainerRuntime {
+    pub platform: Platform,
+    /// Stable within a file: the service name, or
+    /// `Kind/name/<pod path>/container` for Kubernetes.
+    pub id: String,
+    /// The service or container name.
+    pub name: String,
+    /// Where it is named (the service key, the container's mapping).
+    #[serde(skip)]
+    pub range: TextRange,
+    /// What findings about this container can be attached to: the service
+    /// mapping, or the whole pod spec (volumes live there).
+    #[serde(skip)]
+    pub scope: TextRange,
+    /// Why Compose, the engine or the API server would not create it at all.
+    pub refused: Option<String>,
+    /// gpulint treats it as a GPU workload (what its rules check).
+    pub gpu_workload: bool,
+    /// GPUs reserved or requested.
+    pub gpus: Option<Gpus>,
+    /// Processes the command launches in this container (`torchrun
+    /// --nproc_per_node 8`, `--tensor-parallel-size 4`), when it says.
+    pub ranks: Option<u64>,
+    pub shm: Shm,
+    /// The IPC namespace: `private`, `shareable`, `host`, `none`,
+    /// `service:X`, `container:X` (Kubernetes: `private` or `host`).
+    pub ipc: String,
+    /// Ulimits the config sets (`memlock`, `stack`); absent ones are the
+    /// engine's default. `-1` is unlimited.
+    pub ulimits: BTreeMap<String, Ulimit>,
+    /// Capabilities added (compose `cap_add`).
+    pub cap_add: Vec<String>,
+    /// Uses InfiniBand/RDMA (NCCL_IB_* settings, `/dev/infiniband`).
+    pub rdma: bool,
+    /// `NCCL_*`, `TORCH_*`, `CUDA_*`, `NVIDIA_*`, `PYTORCH_*` and `UCX_*`
+    /// variables; `null` when the value is unknown (an unset variable).
+    pub env: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Gpus {
+    All,
+    Unknown,
+    #[serde(untagged)]
+    Count(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ulimit {
+    pub soft: Option<i64>,
+    pub hard: Option<i64>,
+}
+
+/// The container's `/dev/shm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shm {
+    pub kind: ShmKind,
+    /// The tmpfs size in bytes, when it is bounded and known.
+    pub bytes: Option<u64>,
+    /// The setting that decided it, in words.
+    pub from: String,
+    /// Which setting decided it.
+    #[serde(skip)]
+    pub decided_by: ShmSetting,
+    /// Where that setting is written in this file (its value); `None` for
+    /// the runtime's default or a setting in another file.
+    #[serde(skip)]
+    pub at: Option<TextRange>,
+}
+
+/// The kind of setting that decides a container's `/dev/shm`, in the
+/// order the engine applies them: a mount at `/dev/shm` wins over the IPC
+/// mode, which wins over a size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ShmSetting {
+    /// Nothing usable: the runtime's default. A size of 0, or one Compose
+    /// drops without a word, is written but leaves the default.
+    #[default]
+    Default,
+    /// A size: compose `shm_size`, `docker run --shm-size`.
+    Size,
+    /// The IPC mode: `ipc: host`, `ipc: none`, `hostIPC`, `--ipc`.
+    Ipc,
+    /// Another container's IPC namespace: `ipc: service:X`, `container:X`.
+    Donor,
+    /// A mount at `/dev/shm`: a tmpfs, a volume, a bind, an emptyDir.
+    Mount,
+    /// An operator that mounts its own `/dev/shm` into the pods it creates.
+    Operator,
+    /// A setting in another file of the compose project.
+    Project,
+    /// A value gpulint cannot resolve: an unset variable, an option only
+    /// known at run time.
+    Unresolved,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShmKind {
+    /// The 64 MiB default.
+    Default,
+    /// A tmpfs of `bytes`.
+    Sized,
+    /// The host's `/dev/shm` (`ipc: host`, `hostIPC`, a bind of `/dev/shm`).
+    Host,
+    /// A tmpfs with no size: up to half the host's memory (compose), or the
+    /// node's (a memory emptyDir with neither sizeLimit nor memory limits).
+    Unbounded,
+    /// A disk-backed volume at `/dev/shm`.
+    Disk,
+    /// No `/dev/shm` at all (`ipc: none`).
+    Missing,
+    /// The engine or the API server refuses the setting: the container
+    /// never starts.
+    Refused,
+    /// Depends on a variable with no value, or on something gpulint cannot read.
+    Unknown,
+}
+
+impl Shm {
+    pub fn new(kind: ShmKind, bytes: Option<u64>, from: impl Into<String>) -> Shm {
+        Shm {
+            kind,
+            bytes,
+            from: from.into(),
+            decided_by: ShmSetting::Default,
+            at: None,
+        }
+    }
+
+    /// The runtime's default, which nothing in the config changes.
+    pub fn default_of(runtime: &str) -> Shm {
+        Shm::new(
+            ShmKind::Default,
+            Some(DEFAULT_SHM_BYTES),
+            format!("{runtime}'s default"),
+        )
+    }
+
+    /// What a size setting gives, as Compose and the engine read it
+    /// (`setting` names it: `shm_size`, `--shm-size`, `tmpfs size`).
+    pub fn of_size(size: &SizeValue, setting: &str) -> Shm {
+        match size {
+            SizeValue::Bytes { bytes: 0, .. } => Shm::new(
+                ShmKind::Default,
+                Some(DEFAULT_SHM_BYTES),
+                format!("{setting} 0: Docker's default"),
+            ),
+            SizeValue::Bytes { bytes, .. } => Shm::new(
+                ShmKind::Sized,
+                Some(*bytes),
+                format!("{setting} {}", HumanBytes(*bytes)),
+            ),
+            SizeValue::Negative(n) => Shm::new(
+                ShmKind::Refused,
+                None,
+                format!("{setting} {n}: the engine refuses a negative size"),
+            ),
+            SizeValue::Unknown { variable } => Shm::new(
+                ShmKind::Unknown,
+                None,
+                format!("{setting} depends on ${{{variable}}}"),
+            ),
+            SizeValue::Invalid { text, .. } => Shm::new(
+                ShmKind::Refused,
+                None,
+                format!("{setting} {text:?}: Compose cannot parse it"),
+            ),
+            SizeValue::Dropped { text, .. } => Shm::new(
+                ShmKind::Default,
+                Some(DEFAULT_SHM_BYTES),
+                format!("{setting} {text}, which Compose drops: Docker's default"),
+            ),
+        }
+    }
+
+    /// The same `/dev/shm`, decided by `setting` written at `at`.
+    pub fn decided_by(self, setting: ShmSetting, at: Option<TextRange>) -> Shm {
+        Shm {
+            decided_by: setting,
+            at,
+            ..self
+        }
+    }
+}
+
+/// The variables among `vars` that change how GPU jobs run.
+pub fn gpu_env(
+    vars: impl IntoIterator<Item = (String, Option<String>)>,
+) -> BTreeMap<String, Option<String>> {
+    vars.into_iter()
+        .filter(|(name, _)| GPU_ENV_PREFIXES.iter().any(|p| name.starts_with(p)))
+        .collect()
+}
+
+/// One document's containers, found by where each is named.
+#[derive(Debug, Default)]
+pub struct Containers {
+    list: Vec<ContainerRuntime>,
+    by_range: std::collections::HashMap<TextRange, usize>,
+}
+
+impl Containers {
+    pub fn new(list: Vec<ContainerRuntime>) -> Containers {
+        let by_range = list.iter().enumerate().map(|(i, c)| (c.range, i)).collect();
+        Containers { list, by_range }
+    }
+
+    /// The container named at `range` (a service's key, a container's
+    /// mapping, a `docker run`'s program).
+    pub fn named_at(&self, range: TextRange) -> Option<&ContainerRuntime> {
+        self.by_range.get(&range).map(|&i| &self.list[i])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ContainerRuntime> {
+        self.list.iter()
+    }
+}
