@@ -55,6 +55,11 @@ pub struct ContainerRuntime {
     /// Processes the command launches in this container (`torchrun
     /// --nproc_per_node 8`, `--tensor-parallel-size 4`), when it says.
     pub ranks: Option<u64>,
+    /// What starts its ranks: a launcher in the command (`torchrun`,
+    /// `deepspeed`, `accelerate`, `mpirun`), or the operator of a
+    /// distributed Kubernetes kind (`PyTorchJob`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
     pub shm: Shm,
     /// The IPC namespace: `private`, `shareable`, `host`, `none`,
     /// `service:X`, `container:X` (Kubernetes: `private` or `host`).

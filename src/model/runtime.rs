@@ -90,6 +90,7 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                 gpu_workload: service.is_gpu_workload(),
                 gpus: service.gpu.count.map(gpus_of),
                 ranks: service.gpu.parallelism,
+                launcher: service.gpu.launcher.map(str::to_string),
                 shm: compose_shm(file, service, 0),
                 ipc,
                 ulimits,
@@ -253,7 +254,10 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
         for pod in &object.pods {
             for container in pod.app_containers() {
                 let gpu = container.gpu();
-                let (_, parallelism) = detect_launcher(&container.command_line);
+                let (launcher, parallelism) = detect_launcher(&container.command_line);
+                let launcher = launcher
+                    .map(str::to_string)
+                    .or_else(|| pod.distributed.then(|| object.kind.clone()));
                 let env = gpu_env(
                     container
                         .env
@@ -278,6 +282,7 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
                         None => Gpus::Unknown,
                     }),
                     ranks: parallelism,
+                    launcher,
                     shm: kubernetes_shm(yaml, pod, container),
                     ipc: if pod.host_ipc.is_some() {
                         "host"
@@ -473,6 +478,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 gpu_workload: run.gpu_request().is_some(),
                 gpus: run.gpu_request().map(|_| run.gpus()),
                 ranks: detect_launcher(&run.command).1,
+                launcher: run.launcher().map(str::to_string),
                 ipc: run
                     .option("--ipc")
                     .and_then(|(_, o)| o.value.clone())
