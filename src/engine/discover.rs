@@ -299,16 +299,25 @@ pub fn discover(
     let mut targets = targets.into_inner().expect("targets");
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
-    mark_kustomize_overlays(&mut targets, &kustomized.into_inner().expect("kustomized"));
     // Discovery walks the disk itself, so it reads what it walked from there.
-    super::project::promote_referenced_compose_files(&super::system::Disk, &mut targets);
+    let disk = super::system::Disk;
+    mark_kustomize_overlays(
+        &disk,
+        &mut targets,
+        &kustomized.into_inner().expect("kustomized"),
+    );
+    super::project::promote_referenced_compose_files(&disk, &mut targets);
     (targets, errors.into_inner().expect("errors"))
 }
 
 /// Marks kustomizations with patches, and the patches they apply, as skipped.
 /// `kustomized` holds the walked directories with a kustomization; a
 /// directory of an explicitly named file is looked at on disk.
-fn mark_kustomize_overlays(targets: &mut [Target], kustomized: &HashSet<PathBuf>) {
+fn mark_kustomize_overlays(
+    system: &dyn super::system::System,
+    targets: &mut [Target],
+    kustomized: &HashSet<PathBuf>,
+) {
     let mut overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = HashMap::new();
     for target in targets.iter_mut() {
         let dir = target
@@ -322,7 +331,7 @@ fn mark_kustomize_overlays(targets: &mut [Target], kustomized: &HashSet<PathBuf>
         }
         let overlay = overlays
             .entry(dir.clone())
-            .or_insert_with(|| kustomize::overlay_files(&dir));
+            .or_insert_with(|| kustomize::overlay_files(system, &dir));
         if let Some((kustomization, patches)) = overlay
             && std::iter::once(&*kustomization)
                 .chain(patches.iter())

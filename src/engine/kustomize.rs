@@ -4,6 +4,7 @@
 //! files, and the kustomization itself, are skipped with a note saying how to
 //! lint the built output.
 
+use super::system::System;
 use crate::syntax::yaml::{Value, Yaml};
 use std::path::{Path, PathBuf};
 
@@ -12,12 +13,12 @@ pub const KUSTOMIZATION_NAMES: &[&str] =
 
 /// The kustomization file in `dir` and the files it applies as patches,
 /// when it has patches. Paths are `dir` joined with what the file says.
-pub fn overlay_files(dir: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
+pub fn overlay_files(system: &dyn System, dir: &Path) -> Option<(PathBuf, Vec<PathBuf>)> {
     let kustomization = KUSTOMIZATION_NAMES
         .iter()
         .map(|n| dir.join(n))
-        .find(|p| p.is_file())?;
-    let text = std::fs::read_to_string(&kustomization).ok()?;
+        .find(|p| system.is_file(p))?;
+    let (text, _) = system.read(&kustomization).ok()?;
     let yaml = Yaml::parse(&text).ok()?;
     let root = yaml.documents.first()?.root?;
     let mut patches = Vec::new();
@@ -51,6 +52,7 @@ pub fn same_file(file: &Path, other: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::system::Disk;
 
     #[test]
     fn patches_of_every_form_are_found() {
@@ -60,7 +62,7 @@ mod tests {
             "resources: [../base]\npatches:\n- path: gpu.yaml\n  target: {kind: Deployment}\n- patch: |-\n    - op: add\npatchesStrategicMerge:\n- shm.yaml\npatchesJson6902:\n- path: json.yaml\n",
         )
         .unwrap();
-        let (kustomization, patches) = overlay_files(dir.path()).unwrap();
+        let (kustomization, patches) = overlay_files(&Disk, dir.path()).unwrap();
         assert!(kustomization.ends_with("kustomization.yaml"));
         let names: Vec<_> = patches
             .iter()
@@ -77,7 +79,7 @@ mod tests {
             "resources: [deployment.yaml]\n",
         )
         .unwrap();
-        assert!(overlay_files(dir.path()).is_none());
-        assert!(overlay_files(&dir.path().join("missing")).is_none());
+        assert!(overlay_files(&Disk, dir.path()).is_none());
+        assert!(overlay_files(&Disk, &dir.path().join("missing")).is_none());
     }
 }
