@@ -270,10 +270,25 @@ impl DeviceRequest {
 
     pub fn gpu_count(&self) -> GpuCount {
         if let Some(ids) = &self.device_ids {
-            if ids.value.iter().any(|id| id.ends_with("=all")) {
+            // The engine joins the ids with commas for the runtime
+            // (`NVIDIA_VISIBLE_DEVICES=0,1`), which splits them again: one
+            // `'0,1,2,3'` is four GPUs, as `['0', '1', '2', '3']` is.
+            let mut split: Vec<&str> = ids
+                .value
+                .iter()
+                .flat_map(|id| id.split(','))
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .collect();
+            if split.iter().any(|id| *id == "all" || id.ends_with("=all")) {
                 return GpuCount::All;
             }
-            return GpuCount::Exactly(ids.value.len() as u64);
+            if split.iter().any(|id| id.contains('$')) {
+                return GpuCount::Unknown;
+            }
+            split.sort_unstable();
+            split.dedup();
+            return GpuCount::Exactly(split.len() as u64);
         }
         match self
             .count
@@ -1326,6 +1341,23 @@ mod tests {
         let root = yaml.documents[0].root.unwrap();
         let file = ComposeFile::from_document(&yaml, root).unwrap();
         file.service(name).unwrap().clone()
+    }
+
+    #[test]
+    fn device_ids_count_as_the_runtime_splits_them() {
+        let count = |ids: &str| {
+            let src = format!(
+                "services:\n  s:\n    image: x\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [gpu]\n              device_ids: {ids}\n"
+            );
+            service(&src, "s").gpu.count
+        };
+        assert_eq!(count("['0', '1']"), Some(GpuCount::Exactly(2)));
+        // One string the engine passes on and the runtime splits.
+        assert_eq!(count("['0,1,2,3']"), Some(GpuCount::Exactly(4)));
+        assert_eq!(count("['0,1', '1']"), Some(GpuCount::Exactly(2)));
+        assert_eq!(count("['GPU-6f1c']"), Some(GpuCount::Exactly(1)));
+        assert_eq!(count("['nvidia.com/gpu=all']"), Some(GpuCount::All));
+        assert_eq!(count("['${GPUS}']"), Some(GpuCount::Unknown));
     }
 
     #[test]

@@ -1149,7 +1149,18 @@ fn engine_gpus(container: &Value) -> String {
             continue;
         }
         any = true;
-        let ids = request["DeviceIDs"].as_array().map_or(0, Vec::len) as i64;
+        // The daemon hands the runtime `NVIDIA_VISIBLE_DEVICES` as the ids
+        // joined with commas (moby daemon/nvidia_linux.go `setNvidiaGPUs`),
+        // and the runtime splits it: `["0,1"]` is two GPUs.
+        let mut visible: Vec<&str> = ids
+            .iter()
+            .flat_map(|id| id.split(','))
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+            .collect();
+        visible.sort_unstable();
+        visible.dedup();
+        let ids = visible.len() as i64;
         match request["Count"].as_i64().unwrap_or(0) {
             -1 => return "all".into(),
             n => total += n.max(ids),

@@ -138,14 +138,14 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let Some(GpuCount::Exactly(gets)) = service.gpu.count else {
             continue;
         };
-        // `device_ids: ['0,1,2,3']` is one string the runtime splits: the
-        // model counts one id, so the count is not known for certain.
-        let joined_ids = service.device_requests.iter().any(|r| {
+        // An id from an unset variable: another request's count is then
+        // only part of what the service gets.
+        let unknown_ids = service.device_requests.iter().any(|r| {
             r.device_ids
                 .as_ref()
-                .is_some_and(|ids| ids.value.iter().any(|id| id.contains([',', '$'])))
+                .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
         });
-        if gets == 0 || joined_ids {
+        if gets == 0 || unknown_ids {
             continue;
         }
         let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
