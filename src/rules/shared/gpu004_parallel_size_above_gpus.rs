@@ -85,17 +85,70 @@ fn failure(size: &ParallelSize, gets: u64) -> String {
     }
 }
 
-/// The finding, when `size` needs more GPUs than the `gets` the container
-/// gets; `located` is where the size is written, `fix_paths` what a fix
+/// The GPUs the processes of a container see: what it gets, narrowed by
+/// a `CUDA_VISIBLE_DEVICES` it sets (which then says so in the message).
+struct Visible {
+    gets: u64,
+    narrowed_by: Option<String>,
+}
+
+impl Visible {
+    /// `reserved` is `None` for all the host's GPUs (then only a
+    /// `CUDA_VISIBLE_DEVICES` list tells how many the processes see).
+    fn of(reserved: Option<u64>, cuda_visible_devices: Option<&str>) -> Option<Visible> {
+        let listed = cuda_visible_devices.and_then(|v| visible_count(v, reserved).map(|n| (n, v)));
+        let visible = match (reserved, listed) {
+            (Some(gets), Some((n, value))) if n < gets => Visible {
+                gets: n,
+                narrowed_by: Some(value.to_string()),
+            },
+            (Some(gets), _) => Visible {
+                gets,
+                narrowed_by: None,
+            },
+            (None, Some((n, value))) => Visible {
+                gets: n,
+                narrowed_by: Some(value.to_string()),
+            },
+            (None, None) => return None,
+        };
+        (visible.gets > 0).then_some(visible)
+    }
+}
+
+/// How many GPUs CUDA shows for a `CUDA_VISIBLE_DEVICES` list of indexes,
+/// `GPU-` UUIDs or `MIG-` ids: it enumerates them in order and stops at the
+/// first index the container does not have (CUDA C Programming Guide,
+/// "CUDA Environment Variables"). `None` when it is only known at run time.
+fn visible_count(value: &str, reserved: Option<u64>) -> Option<u64> {
+    let value = value.trim();
+    if value.contains('$') {
+        return None;
+    }
+    let mut count = 0;
+    for entry in value.split(',').map(str::trim) {
+        match entry.parse::<u64>() {
+            Ok(index) if reserved.is_none_or(|gets| index < gets) => count += 1,
+            Ok(_) => break,
+            Err(_) if entry.starts_with("GPU-") || entry.starts_with("MIG-") => count += 1,
+            Err(_) => break,
+        }
+    }
+    Some(count)
+}
+
+/// The finding, when `size` needs more GPUs than the container's processes
+/// see; `located` is where the size is written, `fix_paths` what a fix
 /// changes.
 fn report(
     out: &mut Reporter,
     size: &ParallelSize,
-    gets: u64,
+    visible: Visible,
     owner: &str,
     located: Located,
     fix_with: impl FnOnce(String, Edit) -> Fix,
 ) {
+    let Visible { gets, narrowed_by } = visible;
     let needs = size.gpus();
     if needs <= gets {
         return;
@@ -114,10 +167,17 @@ fn report(
             },
         )
     });
+    let (sees, give) = match &narrowed_by {
+        Some(value) => (
+            format!("sees {gets} (`CUDA_VISIBLE_DEVICES={value}`)"),
+            format!("let `CUDA_VISIBLE_DEVICES` show it {}", gpus(needs)),
+        ),
+        None => (format!("gets {gets}"), format!("give it {}", gpus(needs))),
+    };
     out.report(
         located.whole,
         format!(
-            "{} asks {} for {} but {owner} gets {gets}",
+            "{} asks {} for {} but {owner} {sees}",
             size.describe(),
             size.server.name(),
             gpus(needs)
@@ -126,8 +186,7 @@ fn report(
     .label(format!("{}, one worker each", gpus(needs)))
     .note(format!("{}: it never starts serving or training", failure(size, gets)))
     .help(format!(
-        "give it {}, or lower the parallel size to fit {} (a model that needs more GPUs then needs a smaller or quantized variant)",
-        gpus(needs),
+        "{give}, or lower the parallel size to fit {} (a model that needs more GPUs then needs a smaller or quantized variant)",
         gpus(gets)
     ))
     .fix(fix);
@@ -135,8 +194,10 @@ fn report(
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        let Some(GpuCount::Exactly(gets)) = service.gpu.count else {
-            continue;
+        let reserved = match service.gpu.count {
+            Some(GpuCount::Exactly(n)) => Some(n),
+            Some(GpuCount::All) => None,
+            _ => continue,
         };
         // An id from an unset variable: another request's count is then
         // only part of what the service gets.
@@ -145,7 +206,12 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
                 .as_ref()
                 .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
         });
-        if gets == 0 || unknown_ids {
+        // The environment as the project merges it (an env_file too).
+        let cuda_visible = cx.container(service).env.get("CUDA_VISIBLE_DEVICES");
+        let Some(visible) = Visible::of(reserved, cuda_visible.and_then(Option::as_deref)) else {
+            continue;
+        };
+        if unknown_ids {
             continue;
         }
         let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
@@ -184,7 +250,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         report(
             out,
             &size,
-            gets,
+            visible,
             &format!("service `{}`", service.name),
             located,
             |title, edit| Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path]),
@@ -198,11 +264,13 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             .gpu()
             .and_then(|g| g.count)
             .and_then(|n| u64::try_from(n).ok())
-            .filter(|n| *n > 0)
         else {
             continue;
         };
         let env = |name: &str| container.env(name).and_then(|v| v.value.clone());
+        let Some(visible) = Visible::of(Some(gets), env("CUDA_VISIBLE_DEVICES").as_deref()) else {
+            continue;
+        };
         let Some(size) = parallel_size(&container.command_line, container.image.as_deref(), &env)
         else {
             continue;
@@ -243,7 +311,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
         report(
             out,
             &size,
-            gets,
+            visible,
             &pod.describe_container(container),
             located,
             |title, edit| {
@@ -257,12 +325,13 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for site in &cx.script.runs {
         let run = &site.run;
-        let Gpus::Count(gets) = run.gpus() else {
-            continue;
+        let reserved = match run.gpus() {
+            Gpus::Count(n) => Some(n),
+            Gpus::All => None,
+            Gpus::Unknown => continue,
         };
         // `--gpus '"device='$GPU'"'`: the devices are only known at run time.
-        let dynamic = run.option("--gpus").is_some_and(|(_, o)| o.dynamic);
-        if gets == 0 || dynamic {
+        if run.option("--gpus").is_some_and(|(_, o)| o.dynamic) {
             continue;
         }
         let env = |name: &str| {
@@ -270,6 +339,9 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
                 .filter(|(n, _, _)| *n == name)
                 .last()
                 .and_then(|(_, v, _)| v.map(str::to_string))
+        };
+        let Some(visible) = Visible::of(reserved, env("CUDA_VISIBLE_DEVICES").as_deref()) else {
+            continue;
         };
         let image = run.image.as_ref().map(|w| w.text.as_str());
         let Some(size) = parallel_size(&run.command, image, &env) else {
@@ -308,7 +380,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         report(
             out,
             &size,
-            gets,
+            visible,
             &ScriptContext::describe_run(site),
             located,
             |title, edit| cx.run_fix(site, title, Applicability::DisplayOnly, vec![edit]),
@@ -366,7 +438,10 @@ fn slurm(cx: &ScriptContext, out: &mut Reporter) {
         report(
             out,
             &size,
-            gets,
+            Visible {
+                gets,
+                narrowed_by: None,
+            },
             "each node of the job",
             located,
             |title, edit| {
@@ -384,6 +459,30 @@ fn slurm(cx: &ScriptContext, out: &mut Reporter) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cuda_visible_devices_narrows_what_the_processes_see() {
+        let sees = |reserved, value| Visible::of(reserved, value).map(|v| (v.gets, v.narrowed_by));
+        assert_eq!(sees(Some(8), None), Some((8, None)));
+        assert_eq!(sees(Some(8), Some("0,1")), Some((2, Some("0,1".into()))));
+        // Listing more than the container has shows only what it has.
+        assert_eq!(sees(Some(2), Some("0,1,2,3")), Some((2, None)));
+        // CUDA stops at the first index the container lacks.
+        assert_eq!(
+            sees(Some(2), Some("1,5,0")),
+            Some((1, Some("1,5,0".into())))
+        );
+        assert_eq!(sees(Some(2), Some("2,3")), None);
+        assert_eq!(
+            sees(None, Some("GPU-6f1c,MIG-1")),
+            Some((2, Some("GPU-6f1c,MIG-1".into())))
+        );
+        assert_eq!(sees(None, Some("5")), Some((1, Some("5".into()))));
+        // All the host's GPUs, or a list only known at run time: unknown.
+        assert_eq!(sees(None, None), None);
+        assert_eq!(sees(None, Some("$GPUS")), None);
+        assert_eq!(sees(Some(4), Some("${GPUS}")), Some((4, None)));
+    }
 
     #[test]
     fn locates_each_spelling() {
