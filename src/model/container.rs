@@ -157,6 +157,25 @@ pub enum ShmKind {
     Unknown,
 }
 
+impl ContainerRuntime {
+    /// Several processes in the container talk over NCCL: a launcher (or a
+    /// distributed kind), two ranks or more, or NCCL settings.
+    pub fn launches_ranks(&self) -> bool {
+        self.launcher.is_some()
+            || self.ranks.is_some_and(|r| r >= 2)
+            || self
+                .env
+                .keys()
+                .any(|name| name.starts_with("NCCL_") || name.starts_with("TORCH_NCCL_"))
+    }
+
+    /// Several GPUs or ranks share the container's `/dev/shm`: NCCL's
+    /// buffers between them live there.
+    pub fn shares_shm_between_ranks(&self) -> bool {
+        self.launches_ranks() || matches!(self.gpus, Some(Gpus::All | Gpus::Count(2..)))
+    }
+}
+
 impl Shm {
     pub fn new(kind: ShmKind, bytes: Option<u64>, from: impl Into<String>) -> Shm {
         Shm {

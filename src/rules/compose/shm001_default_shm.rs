@@ -4,9 +4,7 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::size::SizeValue;
-use crate::rules::helpers::{
-    SHM_FAILURES, add_shm_help, gpu_reason, launches_ranks, set_shm_size_fix,
-};
+use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -63,7 +61,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if service.build_shm_size.is_some() && service.shm_size.is_none() {
             continue;
         }
-        let severity = if service.gpu.is_reserved() && launches_ranks(service) {
+        let container = cx.container(service);
+        let severity = if container.gpus.is_some() && container.launches_ranks() {
             Severity::Error
         } else {
             Severity::Warning
@@ -138,7 +137,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         if shm.decided_by != ShmSetting::Default || shm.at.is_some() {
             continue;
         }
-        let severity = if run.launches_ranks() {
+        let severity = if cx.container(site).launches_ranks() {
             Severity::Error
         } else {
             Severity::Warning

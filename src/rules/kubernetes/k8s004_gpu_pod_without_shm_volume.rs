@@ -31,7 +31,9 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
         let fix = add_shm_volume_fix(cx, &pod, &containers);
         for container in containers {
             let gpu = container.gpu().expect("filtered on GPUs");
-            let large = pod.needs_large_shm(container);
+            let large = cx
+                .container(container)
+                .is_some_and(|c| c.shares_shm_between_ranks());
             let request = cx.entry_range(gpu.resource.key, gpu.resource.value);
             let name = cx
                 .yaml()

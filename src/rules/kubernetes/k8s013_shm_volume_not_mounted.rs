@@ -31,7 +31,7 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 .get(container.map, "name")
                 .map_or(cx.range(container.map), |e| cx.range(e.value));
             out.report(at, format!("GPU {} does not mount the pod's /dev/shm volume `{name}`", pod.describe_container(container)))
-                .severity(if pod.needs_large_shm(container) { Severity::Error } else { Severity::Warning })
+                .severity(if cx.container(container).is_some_and(|c| c.shares_shm_between_ranks()) { Severity::Error } else { Severity::Warning })
                 .label("this container still has the default 64 MiB /dev/shm")
                 .related(cx.range(volume.node), "a memory-backed emptyDir, meant for /dev/shm")
                 .note(format!("{SHM_FAILURES}; a volume only reaches the containers that list it in `volumeMounts`"))
