@@ -5,6 +5,7 @@
 //! then the `ipc` mode decides whether `shm_size` applies at all, and
 //! `shm_size: 0` or no `shm_size` means the daemon default of 64 MiB.
 
+use super::container::Gpus;
 use super::dockerfile::BuiltImage;
 use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
 use super::workload::selects_rdma;
@@ -57,7 +58,7 @@ pub struct Service {
     pub device_requests: Vec<DeviceRequest>,
     /// The `deploy.resources.reservations.devices` entry, if written.
     pub devices_key: Option<NodeId>,
-    pub gpus: Option<Spanned<GpuCount>>,
+    pub gpus: Option<Spanned<Gpus>>,
     pub runtime: Option<Spanned<String>>,
     pub devices: Vec<Spanned<String>>,
     pub ulimits: Ulimits,
@@ -174,27 +175,6 @@ pub enum ShmMount {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuCount {
-    All,
-    Exactly(u64),
-    Unknown,
-}
-
-impl GpuCount {
-    pub fn is_multi(self) -> bool {
-        matches!(self, GpuCount::All | GpuCount::Exactly(2..))
-    }
-
-    fn combine(self, other: GpuCount) -> GpuCount {
-        match (self, other) {
-            (GpuCount::All, _) | (_, GpuCount::All) => GpuCount::All,
-            (GpuCount::Exactly(a), GpuCount::Exactly(b)) => GpuCount::Exactly(a + b),
-            (GpuCount::Unknown, x) | (x, GpuCount::Unknown) => x,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vendor {
     Nvidia,
     Amd,
@@ -268,7 +248,7 @@ impl DeviceRequest {
         (nvidia && !caps.is_empty() && !unknown.is_empty()).then_some(caps.clone())
     }
 
-    pub fn gpu_count(&self) -> GpuCount {
+    pub fn gpu_count(&self) -> Gpus {
         if let Some(ids) = &self.device_ids {
             // The engine joins the ids with commas for the runtime
             // (`NVIDIA_VISIBLE_DEVICES=0,1`), which splits them again: one
@@ -281,14 +261,14 @@ impl DeviceRequest {
                 .filter(|id| !id.is_empty())
                 .collect();
             if split.iter().any(|id| *id == "all" || id.ends_with("=all")) {
-                return GpuCount::All;
+                return Gpus::All;
             }
             if split.iter().any(|id| id.contains('$')) {
-                return GpuCount::Unknown;
+                return Gpus::Unknown;
             }
             split.sort_unstable();
             split.dedup();
-            return GpuCount::Exactly(split.len() as u64);
+            return Gpus::Count(split.len() as u64);
         }
         match self
             .count
@@ -296,9 +276,9 @@ impl DeviceRequest {
             .map(|c| c.value.trim().to_ascii_lowercase())
         {
             // Compose reserves every GPU when neither count nor device_ids is given.
-            None => GpuCount::All,
-            Some(c) if c == "all" || c == "-1" => GpuCount::All,
-            Some(c) => c.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
+            None => Gpus::All,
+            Some(c) if c == "all" || c == "-1" => Gpus::All,
+            Some(c) => c.parse().map_or(Gpus::Unknown, Gpus::Count),
         }
     }
 }
@@ -371,7 +351,7 @@ pub struct GpuIntent {
     pub vendor: Option<Vendor>,
     /// Hard evidence that the container gets GPUs: (what, where).
     pub reserved: Option<String>,
-    pub count: Option<GpuCount>,
+    pub count: Option<Gpus>,
     /// A distributed launcher (`torchrun`, `deepspeed`, ...) in the command.
     pub launcher: Option<&'static str>,
     /// Processes or tensor-parallel ranks per container, from the command line.
@@ -387,7 +367,7 @@ impl GpuIntent {
 
     /// Uses several GPUs in one container (so NCCL talks through `/dev/shm`).
     pub fn is_multi_gpu(&self) -> bool {
-        self.count.is_some_and(GpuCount::is_multi) || self.parallelism.is_some_and(|p| p >= 2)
+        self.count.is_some_and(Gpus::is_multi) || self.parallelism.is_some_and(|p| p >= 2)
     }
 
     pub fn is_distributed(&self) -> bool {
@@ -398,10 +378,10 @@ impl GpuIntent {
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         match self.count {
-            Some(GpuCount::All) if self.reserved.is_some() => {
+            Some(Gpus::All) if self.reserved.is_some() => {
                 parts.push("reserves all GPUs".to_string())
             }
-            Some(GpuCount::Exactly(n)) if self.reserved.is_some() => {
+            Some(Gpus::Count(n)) if self.reserved.is_some() => {
                 parts.push(format!("reserves {n} GPU{}", if n == 1 { "" } else { "s" }))
             }
             _ if self.reserved.is_some() => parts.push("reserves GPUs".to_string()),
@@ -776,9 +756,9 @@ impl Service {
 
     fn compute_gpu_intent(&self) -> GpuIntent {
         let mut gpu = GpuIntent::default();
-        let mut count: Option<GpuCount> = None;
+        let mut count: Option<Gpus> = None;
         let mut reserve =
-            |gpu: &mut GpuIntent, vendor: Vendor, what: String, _: NodeId, c: GpuCount| {
+            |gpu: &mut GpuIntent, vendor: Vendor, what: String, _: NodeId, c: Gpus| {
                 if gpu.reserved.is_none() {
                     gpu.reserved = Some(what);
                 }
@@ -818,9 +798,9 @@ impl Service {
             let host = d.split(':').next().unwrap_or(d);
             if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
                 let c = if rest == "all" {
-                    GpuCount::All
+                    Gpus::All
                 } else {
-                    GpuCount::Exactly(1)
+                    Gpus::Count(1)
                 };
                 reserve(
                     &mut gpu,
@@ -835,7 +815,7 @@ impl Service {
                     Vendor::Amd,
                     format!("the CDI device `{d}`"),
                     device.node,
-                    GpuCount::Unknown,
+                    Gpus::Unknown,
                 );
             } else if host.starts_with("/dev/nvidia")
                 && host["/dev/nvidia".len()..]
@@ -848,7 +828,7 @@ impl Service {
                     Vendor::Nvidia,
                     format!("the device `{host}`"),
                     device.node,
-                    GpuCount::Exactly(1),
+                    Gpus::Count(1),
                 );
             } else if host == "/dev/kfd" {
                 reserve(
@@ -856,7 +836,7 @@ impl Service {
                     Vendor::Amd,
                     "the ROCm device `/dev/kfd`".into(),
                     device.node,
-                    GpuCount::Unknown,
+                    Gpus::Unknown,
                 );
             } else if host.starts_with("/dev/infiniband") {
                 gpu.rdma = true;
@@ -869,9 +849,9 @@ impl Service {
                     let disabled = matches!(&visible, Some(Some(v)) if matches!(v.as_str(), "void" | "none" | ""));
                     if !disabled {
                         let c = match &visible {
-                            Some(Some(v)) if v == "all" => GpuCount::All,
-                            Some(Some(v)) => GpuCount::Exactly(v.split(',').count() as u64),
-                            _ => GpuCount::Unknown,
+                            Some(Some(v)) if v == "all" => Gpus::All,
+                            Some(Some(v)) => Gpus::Count(v.split(',').count() as u64),
+                            _ => Gpus::Unknown,
                         };
                         reserve(
                             &mut gpu,
@@ -887,7 +867,7 @@ impl Service {
                     Vendor::Amd,
                     "`runtime: amd`".into(),
                     runtime.node,
-                    GpuCount::Unknown,
+                    Gpus::Unknown,
                 ),
                 _ => {}
             }
@@ -1241,18 +1221,18 @@ fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> Devi
     }
 }
 
-fn read_gpus_count(yaml: &Yaml, node: NodeId) -> GpuCount {
+fn read_gpus_count(yaml: &Yaml, node: NodeId) -> Gpus {
     match yaml.value(node) {
         Value::Scalar { text, .. } => match interpolated(text).as_deref() {
-            Some("all") => GpuCount::All,
-            Some(text) => text.parse().map_or(GpuCount::Unknown, GpuCount::Exactly),
-            None => GpuCount::Unknown,
+            Some("all") => Gpus::All,
+            Some(text) => text.parse().map_or(Gpus::Unknown, Gpus::Count),
+            None => Gpus::Unknown,
         },
         Value::Sequence(items) => items
             .iter()
             .map(|&i| read_device_request(yaml, i, true).gpu_count())
-            .fold(GpuCount::Exactly(0), GpuCount::combine),
-        _ => GpuCount::Unknown,
+            .fold(Gpus::Count(0), Gpus::combine),
+        _ => Gpus::Unknown,
     }
 }
 
@@ -1351,13 +1331,13 @@ mod tests {
             );
             service(&src, "s").gpu.count
         };
-        assert_eq!(count("['0', '1']"), Some(GpuCount::Exactly(2)));
+        assert_eq!(count("['0', '1']"), Some(Gpus::Count(2)));
         // One string the engine passes on and the runtime splits.
-        assert_eq!(count("['0,1,2,3']"), Some(GpuCount::Exactly(4)));
-        assert_eq!(count("['0,1', '1']"), Some(GpuCount::Exactly(2)));
-        assert_eq!(count("['GPU-6f1c']"), Some(GpuCount::Exactly(1)));
-        assert_eq!(count("['nvidia.com/gpu=all']"), Some(GpuCount::All));
-        assert_eq!(count("['${GPUS}']"), Some(GpuCount::Unknown));
+        assert_eq!(count("['0,1,2,3']"), Some(Gpus::Count(4)));
+        assert_eq!(count("['0,1', '1']"), Some(Gpus::Count(2)));
+        assert_eq!(count("['GPU-6f1c']"), Some(Gpus::Count(1)));
+        assert_eq!(count("['nvidia.com/gpu=all']"), Some(Gpus::All));
+        assert_eq!(count("['${GPUS}']"), Some(Gpus::Unknown));
     }
 
     #[test]
@@ -1424,14 +1404,14 @@ mod tests {
             "a",
         );
         assert_eq!(s.gpu.vendor, Some(Vendor::Nvidia));
-        assert_eq!(s.gpu.count, Some(GpuCount::All));
+        assert_eq!(s.gpu.count, Some(Gpus::All));
         let s = service("services:\n  a:\n    gpus: all\n", "a");
         assert!(s.gpu.is_reserved() && s.gpu.is_multi_gpu());
         let s = service(
             "services:\n  a:\n    devices: [\"nvidia.com/gpu=0\"]\n",
             "a",
         );
-        assert_eq!(s.gpu.count, Some(GpuCount::Exactly(1)));
+        assert_eq!(s.gpu.count, Some(Gpus::Count(1)));
         let s = service("services:\n  a:\n    devices: [/dev/kfd, /dev/dri]\n", "a");
         assert_eq!(s.gpu.vendor, Some(Vendor::Amd));
         let s = service(
@@ -1460,7 +1440,7 @@ mod tests {
     #[test]
     fn merges_and_overrides() {
         let src = "x-gpu: &gpu\n  deploy:\n    resources:\n      reservations:\n        devices:\n          - driver: nvidia\n            count: 2\n            capabilities: [gpu]\nservices:\n  a:\n    <<: *gpu\n  b:\n    <<: *gpu\n    deploy: {}\n";
-        assert_eq!(service(src, "a").gpu.count, Some(GpuCount::Exactly(2)));
+        assert_eq!(service(src, "a").gpu.count, Some(Gpus::Count(2)));
         assert!(!service(src, "b").gpu.is_reserved());
     }
 }

@@ -157,6 +157,23 @@ pub enum ShmKind {
     Unknown,
 }
 
+impl Gpus {
+    /// All GPUs, or at least two.
+    pub fn is_multi(self) -> bool {
+        matches!(self, Gpus::All | Gpus::Count(2..))
+    }
+
+    /// What two requests give together: all wins, counts add, an unknown
+    /// one adds nothing known.
+    pub fn combine(self, other: Gpus) -> Gpus {
+        match (self, other) {
+            (Gpus::All, _) | (_, Gpus::All) => Gpus::All,
+            (Gpus::Count(a), Gpus::Count(b)) => Gpus::Count(a + b),
+            (Gpus::Unknown, x) | (x, Gpus::Unknown) => x,
+        }
+    }
+}
+
 impl ContainerRuntime {
     /// Several processes in the container talk over NCCL: a launcher (or a
     /// distributed kind), two ranks or more, or NCCL settings.
@@ -172,7 +189,7 @@ impl ContainerRuntime {
     /// Several GPUs or ranks share the container's `/dev/shm`: NCCL's
     /// buffers between them live there.
     pub fn shares_shm_between_ranks(&self) -> bool {
-        self.launches_ranks() || matches!(self.gpus, Some(Gpus::All | Gpus::Count(2..)))
+        self.launches_ranks() || self.gpus.is_some_and(Gpus::is_multi)
     }
 }
 

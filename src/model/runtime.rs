@@ -7,7 +7,7 @@
 //! real containers (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
 //! ulimits, the environment).
 
-use super::compose::{ComposeFile, EffectiveShm, GpuCount, IpcMode, Service, ShmMount};
+use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service, ShmMount};
 use super::container::{
     ContainerRuntime, Gpus, Platform, Shm, ShmKind, ShmSetting, Ulimit, gpu_env,
 };
@@ -19,14 +19,6 @@ use super::size::HumanBytes;
 use super::workload::{detect_launcher, selects_rdma};
 use crate::syntax::yaml::Yaml;
 use std::collections::BTreeMap;
-
-fn gpus_of(count: GpuCount) -> Gpus {
-    match count {
-        GpuCount::All => Gpus::All,
-        GpuCount::Exactly(n) => Gpus::Count(n),
-        GpuCount::Unknown => Gpus::Unknown,
-    }
-}
 
 /// The services of a compose file (after its project and builds were merged in).
 pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
@@ -88,7 +80,7 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                 range: yaml.range(service.key),
                 scope: yaml.range(service.key).cover(yaml.range(service.map)),
                 gpu_workload: service.is_gpu_workload(),
-                gpus: service.gpu.count.map(gpus_of),
+                gpus: service.gpu.count,
                 ranks: service.gpu.parallelism,
                 launcher: service.gpu.launcher.map(str::to_string),
                 shm: compose_shm(file, service, 0),

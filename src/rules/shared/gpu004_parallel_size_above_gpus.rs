@@ -4,7 +4,6 @@
 //! `--nproc_per_node`), when both numbers are known.
 
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::compose::GpuCount;
 use crate::model::container::Gpus;
 use crate::model::docker_run::DockerRun;
 use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
@@ -195,8 +194,8 @@ fn report(
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let reserved = match service.gpu.count {
-            Some(GpuCount::Exactly(n)) => Some(n),
-            Some(GpuCount::All) => None,
+            Some(Gpus::Count(n)) => Some(n),
+            Some(Gpus::All) => None,
             _ => continue,
         };
         // An id from an unset variable: another request's count is then
