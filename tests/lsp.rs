@@ -445,6 +445,35 @@ fn configuration_changes_apply_without_a_restart() {
 }
 
 #[test]
+fn an_unsaved_configuration_buffer_applies() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_COMPOSE);
+    write(dir.path(), "gpulint.toml", "ignore = []\n");
+    let config_uri = uri(&dir.path().join("gpulint.toml"));
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    assert!(codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+    client.open(&config_uri, "toml", "ignore = []\n");
+    // The buffer ignores SHM001 and is not saved.
+    client.change(&config_uri, 2, full_change("ignore = [\"SHM001\"]\n"));
+    let after = diagnostics_until(&mut client, &uri, |d| {
+        !codes(d).contains(&"SHM001".to_string())
+    });
+    assert!(!codes(&after).contains(&"SHM001".to_string()), "{after:?}");
+    let on_disk = std::fs::read_to_string(dir.path().join("gpulint.toml")).unwrap();
+    assert_eq!(on_disk, "ignore = []\n", "nothing was saved");
+    // Closed without saving: the file on disk applies again.
+    client.notify::<lsp::notification::DidCloseTextDocument>(json!({
+        "textDocument": {"uri": config_uri}
+    }));
+    let closed = diagnostics_until(&mut client, &uri, |d| {
+        codes(d).contains(&"SHM001".to_string())
+    });
+    assert!(codes(&closed).contains(&"SHM001".to_string()), "{closed:?}");
+}
+
+#[test]
 fn cross_file_findings_refresh_when_the_other_file_is_saved() {
     let dir = tempfile::tempdir().unwrap();
     let compose = "services:\n  trainer:\n    build: ./trainer\n";

@@ -154,10 +154,20 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Reads and validates a config file.
+    /// Reads and validates a config file from disk.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        // `read_source` refuses a FIFO instead of waiting on it forever.
-        let text = super::read_source(path)
+        Config::load_through(&super::system::Disk, path)
+    }
+
+    /// Reads and validates a config file through `system` (an editor's
+    /// unsaved buffer of it, for the language server).
+    pub fn load_through(
+        system: &dyn super::system::System,
+        path: &Path,
+    ) -> Result<Config, ConfigError> {
+        // The disk's reader refuses a FIFO instead of waiting on it forever.
+        let (text, _) = system
+            .read(path)
             .map_err(|(e, _)| ConfigError(format!("{}: {}", path.display(), e.message)))?;
         let file: ConfigFile = toml::from_str(&text).map_err(|e| {
             let location = e
@@ -173,7 +183,7 @@ impl Config {
         let root = path
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-        let root = std::fs::canonicalize(&root).unwrap_or(root);
+        let root = system.canonicalize(&root).unwrap_or(root);
         Config::from_file(file, Some(path.to_path_buf()), root)
             .map_err(|e| ConfigError(format!("{}: {e}", path.display())))
     }

@@ -107,6 +107,16 @@ impl ConfigResolver {
     }
 
     pub fn for_file(&self, file: &Path) -> Result<Arc<Config>, ConfigError> {
+        self.for_file_through(&super::system::Disk, file)
+    }
+
+    /// [`Self::for_file`], reading the `gpulint.toml` files through `system`
+    /// (an editor's unsaved buffers, for the language server).
+    pub fn for_file_through(
+        &self,
+        system: &dyn super::system::System,
+        file: &Path,
+    ) -> Result<Arc<Config>, ConfigError> {
         if let Some(c) = &self.fixed {
             return Ok(c.clone());
         }
@@ -124,7 +134,7 @@ impl ConfigResolver {
             None => given.to_path_buf(),
         };
         let dir = super::build::normalize(&absolute);
-        let config = self.for_dir(&dir)?;
+        let config = self.for_dir(system, &dir)?;
         self.cache
             .lock()
             .expect("config cache")
@@ -135,17 +145,21 @@ impl ConfigResolver {
     /// The config of an absolute directory: its own `gpulint.toml`, else its
     /// parent's (so each file is read once per run, and each directory
     /// looked at once), else the defaults, shared by every such directory.
-    fn for_dir(&self, dir: &Path) -> Result<Arc<Config>, ConfigError> {
+    fn for_dir(
+        &self,
+        system: &dyn super::system::System,
+        dir: &Path,
+    ) -> Result<Arc<Config>, ConfigError> {
         if let Some(c) = self.cache.lock().expect("config cache").get(dir) {
             return Ok(c.clone());
         }
         let candidate = dir.join(CONFIG_FILE_NAME);
-        let config = if candidate.is_file() {
-            let mut config = Config::load(&candidate)?;
+        let config = if system.is_file(&candidate) {
+            let mut config = Config::load_through(system, &candidate)?;
             Self::override_selection(&mut config, &self.select, &self.ignore);
             Arc::new(config)
         } else if let Some(parent) = dir.parent() {
-            self.for_dir(parent)?
+            self.for_dir(system, parent)?
         } else {
             self.defaults
                 .get_or_init(|| {

@@ -32,7 +32,7 @@ pub fn code_actions(
     report: &FileReport,
     params: &lsp::CodeActionParams,
 ) -> Vec<lsp::CodeActionOrCommand> {
-    let Ok(config) = super::config_for(document) else {
+    let Ok(config) = super::config_for(session, document) else {
         return Vec::new();
     };
     let text = &document.text;

@@ -406,9 +406,9 @@ fn lints_as_gpulint_file(document: &Document) -> bool {
 }
 
 /// Lints a document with the configuration that applies to its path, read
-/// from disk now (so edits to `gpulint.toml` apply).
+/// now through the session (so edits to `gpulint.toml` apply, saved or not).
 fn lint(session: &Session, document: &Document) -> FileReport {
-    match config_for(document) {
+    match config_for(session, document) {
         Ok(config) => lint_with(session, document, &config),
         Err(message) => {
             let error = engine::FileError::new(message);
@@ -418,10 +418,10 @@ fn lint(session: &Session, document: &Document) -> FileReport {
 }
 
 /// The configuration for the document's path: the nearest `gpulint.toml`
-/// above it, read now.
-fn config_for(document: &Document) -> Result<Arc<Config>, String> {
+/// above it, read now (its open buffer, if the editor has one).
+fn config_for(session: &Session, document: &Document) -> Result<Arc<Config>, String> {
     ConfigResolver::new(None, None, Vec::new())
-        .for_file(&document.path)
+        .for_file_through(session.system(), &document.path)
         .map_err(|e| format!("invalid gpulint configuration: {e}"))
 }
 
