@@ -57,6 +57,7 @@ struct ComposeConfig {
 struct ShmConfig {
     min_size: Option<String>,
     min_size_multi_gpu: Option<String>,
+    dataloader_workers: Option<u64>,
     fix_size: Option<String>,
 }
 
@@ -218,6 +219,10 @@ impl Config {
                 "min-size-multi-gpu",
                 defaults.min_shm_multi_gpu,
             )?,
+            dataloader_workers: file
+                .shm
+                .dataloader_workers
+                .unwrap_or(defaults.dataloader_workers),
             fix_shm_size: match &file.shm.fix_size {
                 Some(s) => {
                     size_setting(&Some(s.clone()), "fix-size", 0)?;
@@ -447,5 +452,13 @@ mod tests {
         assert!(c.is_ignored_for(Path::new("/repo/legacy/a/compose.yml"), RuleCode::SHM001));
         assert!(!c.is_ignored_for(Path::new("/repo/new/compose.yml"), RuleCode::SHM001));
         assert_eq!(c.rule_settings.min_shm, crate::model::size::GIB);
+        assert_eq!(c.rule_settings.dataloader_workers, 8);
+        // The old keys keep working beside the new one.
+        let c = config("[shm]\nmin-size-multi-gpu = \"4gb\"\ndataloader-workers = 2\n").unwrap();
+        assert_eq!(
+            c.rule_settings.min_shm_multi_gpu,
+            4 * crate::model::size::GIB
+        );
+        assert_eq!(c.rule_settings.shm_policy().workers, 2);
     }
 }

@@ -15,6 +15,7 @@ pub mod resolved;
 pub mod runtime;
 pub mod script;
 pub mod script_env;
+pub mod shm_need;
 pub mod size;
 pub mod slurm;
 pub mod variables;

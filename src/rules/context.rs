@@ -4,6 +4,7 @@ use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::{ComposeFile, Service, Spanned};
 use crate::model::container::{ContainerRuntime, Containers};
+use crate::model::shm_need::ShmPolicy;
 use crate::model::size::{GIB, MIB};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
@@ -14,10 +15,15 @@ use std::sync::Arc;
 /// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleSettings {
-    /// Below this, any GPU service gets a warning (DeepSpeed's `ds_report` threshold).
+    /// The least /dev/shm any GPU workload gets (DeepSpeed's `ds_report`
+    /// threshold): a single-GPU job, and the floor of every other need.
     pub min_shm: u64,
-    /// Below this, multi-GPU or distributed services get a warning.
+    /// Several GPUs or NCCL ranks running a workload gpulint cannot
+    /// classify, or training whose rank count is unknown.
     pub min_shm_multi_gpu: u64,
+    /// DataLoader workers per training rank assumed when the command does
+    /// not say (the reference workload's 8).
+    pub dataloader_workers: u64,
     /// The size fixes write and messages suggest, as the user would spell it.
     pub fix_shm_size: String,
 }
@@ -27,33 +33,43 @@ impl Default for RuleSettings {
         Self {
             min_shm: 512 * MIB,
             min_shm_multi_gpu: 2 * GIB,
+            dataloader_workers: 8,
             fix_shm_size: "8gb".to_string(),
         }
     }
 }
 
 impl RuleSettings {
-    /// The `/dev/shm` size below which a GPU workload is flagged.
-    pub fn shm_threshold(&self, multi_gpu: bool) -> u64 {
-        if multi_gpu {
-            self.min_shm_multi_gpu
-        } else {
-            self.min_shm
+    /// The part of these settings that decides how much /dev/shm a
+    /// workload needs ([`crate::model::shm_need`]).
+    pub fn shm_policy(&self) -> ShmPolicy {
+        ShmPolicy {
+            min: self.min_shm,
+            min_multi_gpu: self.min_shm_multi_gpu,
+            workers: self.dataloader_workers,
         }
     }
 
-    /// The gpulint.toml key that sets [`Self::shm_threshold`].
-    pub fn shm_threshold_key(multi_gpu: bool) -> &'static str {
-        if multi_gpu {
-            "min-size-multi-gpu"
-        } else {
-            "min-size"
+    /// The size to suggest for a workload that needs `need` bytes:
+    /// `fix-size`, unless the need is larger (a job of many ranks), then
+    /// the need in whole gigabytes, so a fix never leaves a finding behind.
+    pub fn shm_size_for(&self, need: u64) -> String {
+        match crate::model::size::parse_compose_size(&self.fix_shm_size) {
+            crate::model::size::SizeValue::Bytes { bytes, .. } if bytes >= need => {
+                self.fix_shm_size.clone()
+            }
+            _ => format!("{}gb", need.div_ceil(GIB)),
         }
     }
 
     /// `fix-size` as a Kubernetes quantity (`"8gb"` → `8Gi`).
     pub fn fix_shm_quantity(&self) -> String {
-        match crate::model::size::parse_compose_size(&self.fix_shm_size) {
+        self.shm_quantity_for(0)
+    }
+
+    /// [`Self::shm_size_for`] as a Kubernetes quantity (`"8gb"` → `8Gi`).
+    pub fn shm_quantity_for(&self, need: u64) -> String {
+        match crate::model::size::parse_compose_size(&self.shm_size_for(need)) {
             crate::model::size::SizeValue::Bytes { bytes, .. } => {
                 crate::model::quantity::bytes_to_quantity(bytes)
             }

@@ -2,6 +2,7 @@
 
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
+use crate::model::shm_need::{ShmNeed, WorkloadFacts, shm_need};
 use crate::rules::{ComposeContext, RuleSettings};
 use crate::syntax::yaml::Value;
 use crate::syntax::yaml_edit::NewNode;
@@ -37,8 +38,22 @@ pub fn gpu_reason(service: &Service) -> String {
     "uses GPUs".to_string()
 }
 
+/// How much /dev/shm the service's workload needs ([`shm_need`]).
+pub fn service_shm_need(service: &Service, settings: &RuleSettings) -> ShmNeed {
+    let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
+    let facts = WorkloadFacts {
+        command: &service.command_line,
+        image: service.image.as_ref().map(|i| i.value.as_str()),
+        env: &env,
+        gpus: service.gpu.count,
+        distributed_kind: false,
+        nccl_env: service.gpu.nccl_env,
+    };
+    shm_need(&facts, &settings.shm_policy())
+}
+
 pub fn shm_threshold(service: &Service, settings: &RuleSettings) -> u64 {
-    settings.shm_threshold(needs_large_shm(service))
+    service_shm_need(service, settings).bytes
 }
 
 pub fn add_shm_help(settings: &RuleSettings) -> String {
@@ -138,7 +153,8 @@ pub fn nvidia_reservation() -> NewNode {
 }
 
 /// A fix that rewrites the service's `shm_size` value (`node`) to
-/// `[shm] fix-size`, keeping the value's quoting: "`verb` `shm_size` to ...".
+/// `[shm] fix-size` (or the workload's need, when larger), keeping the
+/// value's quoting: "`verb` `shm_size` to ...".
 pub fn set_shm_size_fix(
     cx: &ComposeContext,
     service: &Service,
@@ -146,7 +162,9 @@ pub fn set_shm_size_fix(
     verb: &str,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let size = &cx.settings.fix_shm_size;
+    let size = &cx
+        .settings
+        .shm_size_for(shm_threshold(service, cx.settings));
     cx.edit_fix(
         service,
         &["shm_size"],

@@ -4,49 +4,46 @@
 use crate::fix::Applicability;
 use crate::fix::Edit;
 use crate::model::container::{ShmKind, ShmSetting};
+use crate::model::docker_run::DockerRun;
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
+use crate::model::shm_need::{ShmNeed, WorkloadFacts, shm_need};
 use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size};
 use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, needs_large_shm, set_shm_size_fix};
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings, ScriptContext};
 use crate::text::TextRange;
 
 pub const CHECK: Check = Check::both(compose, kubernetes).and_commands(commands);
 
-/// The finding, when `bytes` is below the threshold for the workload.
+/// The finding, when `bytes` is below what the workload needs.
 fn report<'r>(
     out: &'r mut Reporter,
-    settings: &RuleSettings,
     range: TextRange,
     bytes: u64,
-    multi_gpu: bool,
+    need: &ShmNeed,
     subject: &str,
     suggested: &str,
 ) -> Option<DiagnosticBuilder<'r>> {
-    let threshold = settings.shm_threshold(multi_gpu);
-    if bytes >= threshold {
+    if bytes >= need.bytes {
         return None;
     }
-    let kind = if multi_gpu {
-        "multi-GPU or distributed"
-    } else {
-        "GPU"
+    let key = match need.key {
+        Some(key) => format!(" (`{key}` in gpulint.toml's [shm] changes the threshold)"),
+        None => String::new(),
     };
     Some(
         out.report(
             range,
             format!(
-                "/dev/shm of {} is below the {} gpulint expects for {kind} {subject}",
+                "/dev/shm of {} is below the {} that {subject} needs: {}",
                 HumanBytes(bytes),
-                HumanBytes(threshold),
+                HumanBytes(need.bytes),
+                need.reason,
             ),
         )
         .note(SHM_FAILURES)
-        .help(format!(
-            "raise it to at least {suggested} (`{}` in gpulint.toml's [shm] sets the threshold)",
-            RuleSettings::shm_threshold_key(multi_gpu)
-        )),
+        .help(format!("raise it to at least {suggested}{key}")),
     )
 }
 
@@ -74,9 +71,9 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         let subject = format!("service `{}`", service.name);
-        let suggested = format!("\"{}\"", cx.settings.fix_shm_size);
-        let multi = needs_large_shm(service);
-        let Some(finding) = report(out, cx.settings, at, bytes, multi, &subject, &suggested) else {
+        let need = service_shm_need(service, cx.settings);
+        let size = cx.settings.shm_size_for(need.bytes);
+        let Some(finding) = report(out, at, bytes, &need, &subject, &format!("\"{size}\"")) else {
             continue;
         };
         // Only a plain `shm_size` is rewritten: an interpolated default or a
@@ -114,15 +111,20 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 .filter(|c| c.gpu().is_some())
                 .collect();
             let Some(first) = users.first() else { continue };
-            let multi = users.iter().any(|c| pod.needs_large_shm(c));
-            let size = cx.settings.fix_shm_quantity();
+            // The volume serves every container that mounts it: the
+            // largest need decides.
+            let (first, need) = users
+                .iter()
+                .map(|c| (*c, pod.shm_need(c, cx.settings)))
+                .max_by_key(|(_, need)| need.bytes)
+                .unwrap_or((first, pod.shm_need(first, cx.settings)));
+            let size = cx.settings.shm_quantity_for(need.bytes);
             let subject = pod.describe_container(first);
             let Some(finding) = report(
                 out,
-                cx.settings,
                 cx.range(*value),
                 quantity.bytes_ceil(),
-                multi,
+                &need,
                 &subject,
                 &format!("`{size}`"),
             ) else {
@@ -139,6 +141,25 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 .fix(fix);
         }
     }
+}
+
+/// How much /dev/shm a `docker run` container's workload needs.
+fn run_shm_need(run: &DockerRun, settings: &RuleSettings) -> ShmNeed {
+    let env = |name: &str| {
+        run.env()
+            .filter(|(n, _, _)| *n == name)
+            .last()
+            .and_then(|(_, v, _)| v.map(str::to_string))
+    };
+    let facts = WorkloadFacts {
+        command: &run.command,
+        image: run.image.as_ref().map(|w| w.text.as_str()),
+        env: &env,
+        gpus: Some(run.gpus()),
+        distributed_kind: false,
+        nccl_env: run.env().any(|(name, _, _)| name.starts_with("NCCL_")),
+    };
+    shm_need(&facts, &settings.shm_policy())
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
@@ -171,18 +192,11 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         let Some(value_range) = shm.value_range else {
             continue;
         };
-        let multi = run.needs_large_shm();
-        let size = &cx.settings.fix_shm_size;
-        let subject = format!("container started by `{}`", run.invocation());
-        let Some(finding) = report(
-            out,
-            cx.settings,
-            shm.range,
-            bytes,
-            multi,
-            &subject,
-            &format!("`{size}`"),
-        ) else {
+        let need = run_shm_need(run, cx.settings);
+        let size = &cx.settings.shm_size_for(need.bytes);
+        let subject = format!("the container started by `{}`", run.invocation());
+        let Some(finding) = report(out, shm.range, bytes, &need, &subject, &format!("`{size}`"))
+        else {
             continue;
         };
         // Only a value written on its own (`--shm-size=1g`, `--shm-size 1g`)

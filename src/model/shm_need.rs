@@ -1,0 +1,460 @@
+//! How much `/dev/shm` a GPU workload needs, from what its config says it
+//! runs: the one place SHM002 (compose, Kubernetes, command lines) and the
+//! rules that compare a size with it get their threshold.
+//!
+//! - Training (a launcher such as torchrun, DeepSpeed, `accelerate launch`,
+//!   or a distributed training kind such as PyTorchJob) holds, per rank,
+//!   `prefetch_factor` (2) batches for each DataLoader worker, and one NCCL
+//!   shared-memory segment per local peer. The constants are those of the
+//!   reference workload (`tests/runtime/workload.py`), whose use of
+//!   /dev/shm was measured on the real engine (rules/SHM002.md).
+//! - Serving (vLLM, TGI, SGLang, Triton) needs NCCL's segments between its
+//!   tensor-parallel ranks, plus the engine's own shared memory.
+//! - Anything else keeps the configured `min-size` (one GPU) and
+//!   `min-size-multi-gpu` (several GPUs or NCCL settings): gpulint does not
+//!   know what it runs.
+//!
+//! Every need is rounded up to a multiple of 256 MiB (a size people write)
+//! and is never below `min-size`.
+
+use super::container::Gpus;
+use super::parallel::{Server, parallel_size, words};
+use super::size::{HumanBytes, MIB};
+use super::workload::detect_launcher;
+
+/// One DataLoader worker's share: PyTorch's default `prefetch_factor` of 2
+/// batches of 32 RGB 224×224 float32 images (the reference workload's).
+pub const DATALOADER_WORKER_BYTES: u64 = 2 * 32 * 3 * 224 * 224 * 4;
+
+/// One NCCL shared-memory segment, one per local peer of each rank: the
+/// size NCCL logs of 8-GPU jobs show (NVIDIA/nccl#342, pytorch/torchtitan#853).
+pub const NCCL_SEGMENT_BYTES: u64 = 9_637_888;
+
+/// vLLM's executor broadcasts to its tensor-parallel workers through a
+/// shared-memory ring of 10 chunks of `VLLM_MQ_MAX_CHUNK_BYTES_MB` (16 MiB).
+pub const VLLM_RING_BYTES: u64 = 10 * 16 * MIB;
+
+/// Triton's Python backend maps a region per model instance: 64 MiB by
+/// default before 23.x (1 MiB since), growing with the tensors it passes.
+pub const TRITON_PYTHON_BYTES: u64 = 64 * MIB;
+
+/// Why `min-size` is the least any GPU workload gets.
+const FLOOR: &str = "no GPU workload should get less (DeepSpeed's `ds_report` warns below 512 MiB)";
+
+/// Needs are rounded up to this step.
+const STEP: u64 = 256 * MIB;
+
+/// Ranks assumed for a server given all the node's GPUs, with no size
+/// written: a full 8-GPU node.
+const FULL_NODE_GPUS: u64 = 8;
+
+/// The configurable part of the decision (`[shm]` in gpulint.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShmPolicy {
+    /// The least any GPU workload gets (`min-size`).
+    pub min: u64,
+    /// A workload gpulint cannot classify that uses several GPUs or NCCL,
+    /// or training whose rank count is unknown (`min-size-multi-gpu`).
+    pub min_multi_gpu: u64,
+    /// DataLoader workers per rank assumed when the command does not say
+    /// (`dataloader-workers`).
+    pub workers: u64,
+}
+
+/// What gpulint knows about a container's workload.
+pub struct WorkloadFacts<'a> {
+    /// `entrypoint` and `command`, or what `docker run` runs after the image.
+    pub command: &'a str,
+    pub image: Option<&'a str>,
+    /// The container's environment (`NUM_SHARD`, `RAY_ADDRESS`).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The GPUs it gets, when it gets any.
+    pub gpus: Option<Gpus>,
+    /// Its kind runs distributed training (PyTorchJob, MPIJob, ...).
+    pub distributed_kind: bool,
+    /// It sets NCCL variables.
+    pub nccl_env: bool,
+}
+
+/// A serving engine with its own use of /dev/shm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Vllm,
+    Tgi,
+    Sglang,
+    Triton,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vLLM",
+            Engine::Tgi => "TGI",
+            Engine::Sglang => "SGLang",
+            Engine::Triton => "Triton",
+        }
+    }
+
+    /// Shared memory besides NCCL's, with `ranks` tensor-parallel ranks.
+    fn own_bytes(self, ranks: u64) -> u64 {
+        match self {
+            // The ring exists only with several workers (multiprocessing executor).
+            Engine::Vllm if ranks >= 2 => VLLM_RING_BYTES,
+            Engine::Triton => TRITON_PYTHON_BYTES,
+            // TGI's shards and SGLang's processes talk over sockets; only
+            // NCCL uses /dev/shm.
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    Training,
+    Serving(Engine),
+    Unclassified,
+}
+
+/// How much /dev/shm the workload needs, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShmNeed {
+    pub bytes: u64,
+    pub kind: WorkloadKind,
+    /// "8 training ranks with 8 DataLoader workers each (assumed) need about
+    /// 2.8 GiB: ...", for messages.
+    pub reason: String,
+    /// The gpulint.toml `[shm]` key that changes it, when one does.
+    pub key: Option<&'static str>,
+}
+
+/// The serving engine a command or image runs, by name.
+pub fn serving_engine(command: &str, image: Option<&str>) -> Option<Engine> {
+    let text = format!("{} {command}", image.unwrap_or("")).to_ascii_lowercase();
+    if text.contains("sglang") {
+        Some(Engine::Sglang)
+    } else if text.contains("vllm") {
+        Some(Engine::Vllm)
+    } else if text.contains("text-generation-inference")
+        || text.contains("text-generation-launcher")
+    {
+        Some(Engine::Tgi)
+    } else if text.contains("tritonserver") {
+        Some(Engine::Triton)
+    } else {
+        None
+    }
+}
+
+/// DataLoader workers per rank the command sets: `--num_workers 4`,
+/// `--dataloader-num-workers=4`, `--workers 4`, or a Hydra-style override
+/// `data.num_workers=4`. The last one wins; a variable is unknown.
+pub fn dataloader_workers(command: &str) -> Option<u64> {
+    let words = words(command);
+    let flags = [
+        "--num-workers",
+        "--dataloader-num-workers",
+        "--workers",
+        "--data-workers",
+    ];
+    let mut found = None;
+    for (i, word) in words.iter().enumerate() {
+        let (name, inline) = match word.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (*word, None),
+        };
+        let dashed = name.replace('_', "-");
+        let value = if flags.contains(&dashed.as_str()) {
+            inline.or_else(|| words.get(i + 1).copied())
+        } else if !name.starts_with('-') && dashed.ends_with("num-workers") {
+            inline
+        } else {
+            None
+        };
+        if let Some(value) = value {
+            found = Some(value.parse::<u64>().ok());
+        }
+    }
+    found.flatten()
+}
+
+fn round_up(bytes: u64) -> u64 {
+    bytes.div_ceil(STEP) * STEP
+}
+
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// NCCL's segments on one node: one per ordered pair of local ranks.
+fn nccl_bytes(ranks: u64) -> u64 {
+    ranks * ranks.saturating_sub(1) * NCCL_SEGMENT_BYTES
+}
+
+/// The /dev/shm the workload needs.
+pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
+    let (launcher, launcher_ranks) = detect_launcher(facts.command);
+    let size = parallel_size(facts.command, facts.image, facts.env);
+    let gpu_count = match facts.gpus {
+        Some(Gpus::Count(n)) => Some(n),
+        _ => None,
+    };
+    let several = matches!(facts.gpus, Some(Gpus::All)) || gpu_count.is_some_and(|n| n >= 2);
+    let engine = serving_engine(facts.command, facts.image);
+
+    if launcher.is_some() || (facts.distributed_kind && engine.is_none()) {
+        // torchrun's and DeepSpeed's own options, else another launcher's
+        // process count (`accelerate launch --num_processes`, `mpirun -np`),
+        // else one rank per GPU.
+        let ranks = size
+            .as_ref()
+            .filter(|s| matches!(s.server, Server::Torchrun | Server::DeepSpeed))
+            .map(|s| s.gpus())
+            .or(launcher_ranks.filter(|_| launcher.is_some()))
+            .or(gpu_count);
+        let Some(ranks) = ranks.filter(|n| *n > 0) else {
+            return ShmNeed {
+                bytes: policy.min_multi_gpu.max(policy.min),
+                kind: WorkloadKind::Training,
+                reason: "distributed training whose rank count gpulint cannot tell".into(),
+                key: Some("min-size-multi-gpu"),
+            };
+        };
+        let (workers, assumed) = match dataloader_workers(facts.command) {
+            Some(w) => (w, ""),
+            None => (policy.workers, " (assumed)"),
+        };
+        let exact = ranks * workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
+        let bytes = round_up(exact).max(policy.min);
+        let what = format!(
+            "{} with {} each{assumed} use about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
+            plural(ranks, "training rank"),
+            plural(workers, "DataLoader worker"),
+            HumanBytes(exact),
+        );
+        return ShmNeed {
+            bytes,
+            kind: WorkloadKind::Training,
+            reason: if bytes == policy.min {
+                format!("{what}, and {FLOOR}")
+            } else {
+                what
+            },
+            key: if bytes == policy.min {
+                Some("min-size")
+            } else if !assumed.is_empty() {
+                Some("dataloader-workers")
+            } else {
+                None
+            },
+        };
+    }
+
+    if let Some(engine) = engine {
+        let (ranks, how) = match (&size, facts.gpus) {
+            (Some(s), _) if !matches!(s.server, Server::Torchrun | Server::DeepSpeed) => {
+                (s.gpus(), format!(" ({})", s.describe()))
+            }
+            (_, Some(Gpus::Count(n))) => (n, String::new()),
+            (_, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)".into()),
+            _ => (1, String::new()),
+        };
+        let exact = engine.own_bytes(ranks) + nccl_bytes(ranks);
+        let bytes = round_up(exact).max(policy.min);
+        let what = if ranks >= 2 {
+            format!(
+                "{} with {}{how}",
+                engine.name(),
+                plural(ranks, "tensor-parallel rank")
+            )
+        } else {
+            format!("{} on one GPU", engine.name())
+        };
+        return ShmNeed {
+            bytes,
+            kind: WorkloadKind::Serving(engine),
+            reason: if bytes > policy.min {
+                format!(
+                    "{what} uses about {} (NCCL's segments between its ranks and the engine's own shared memory)",
+                    HumanBytes(exact)
+                )
+            } else {
+                format!("{what} uses about {}, and {FLOOR}", HumanBytes(exact))
+            },
+            key: (bytes == policy.min).then_some("min-size"),
+        };
+    }
+
+    if several || facts.nccl_env {
+        return ShmNeed {
+            bytes: policy.min_multi_gpu.max(policy.min),
+            kind: WorkloadKind::Unclassified,
+            reason: "several GPUs or NCCL ranks share it, and gpulint cannot tell what they run"
+                .into(),
+            key: Some("min-size-multi-gpu"),
+        };
+    }
+    ShmNeed {
+        bytes: policy.min,
+        kind: WorkloadKind::Unclassified,
+        reason: FLOOR.into(),
+        key: Some("min-size"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::size::GIB;
+
+    const POLICY: ShmPolicy = ShmPolicy {
+        min: 512 * MIB,
+        min_multi_gpu: 2 * GIB,
+        workers: 8,
+    };
+
+    fn need(command: &str, image: Option<&str>, gpus: Option<Gpus>) -> ShmNeed {
+        shm_need(
+            &WorkloadFacts {
+                command,
+                image,
+                env: &|_| None,
+                gpus,
+                distributed_kind: false,
+                nccl_env: false,
+            },
+            &POLICY,
+        )
+    }
+
+    /// The reference workload's use of /dev/shm, as measured on the engine
+    /// (rules/SHM002.md): every need covers it, and the sizes it failed
+    /// at are below the need.
+    #[test]
+    fn training_needs_cover_the_measured_workload() {
+        for (ranks, used, failed_at) in [
+            (1u64, 308_281_344u64, None),
+            (2, 635_838_464, None),
+            (4, 1_348_780_032, Some(GIB)),
+            (8, 3_005_972_480, Some(2800 * MIB)),
+        ] {
+            let command = format!("torchrun --nproc_per_node={ranks} train.py");
+            let n = need(&command, None, Some(Gpus::Count(ranks)));
+            assert_eq!(n.kind, WorkloadKind::Training);
+            assert!(n.bytes >= used, "{ranks} ranks: {} < {used}", n.bytes);
+            if let Some(failed) = failed_at {
+                assert!(
+                    n.bytes > failed,
+                    "{ranks} ranks: {} passes a size that failed",
+                    n.bytes
+                );
+            }
+        }
+        // The thresholds themselves: clean sizes a user would write.
+        let at = |ranks: u64| {
+            need(
+                &format!("torchrun --nproc_per_node {ranks} t.py"),
+                None,
+                None,
+            )
+            .bytes
+        };
+        assert_eq!(
+            (at(1), at(2), at(4), at(8)),
+            (512 * MIB, 768 * MIB, 1536 * MIB, 3 * GIB)
+        );
+    }
+
+    #[test]
+    fn workers_written_in_the_command_count() {
+        let n = need(
+            "torchrun --nproc_per_node=8 train.py --num_workers 2",
+            None,
+            None,
+        );
+        // 8 ranks × 2 workers × 36.75 MiB + 56 NCCL segments = 1.1 GiB.
+        assert_eq!(n.bytes, 1280 * MIB);
+        assert!(
+            n.reason.contains("2 DataLoader workers each use"),
+            "{}",
+            n.reason
+        );
+        assert_eq!(
+            dataloader_workers("python t.py data.num_workers=6"),
+            Some(6)
+        );
+        assert_eq!(
+            dataloader_workers("python t.py --dataloader-num-workers=3"),
+            Some(3)
+        );
+        assert_eq!(dataloader_workers("python t.py --workers $W"), None);
+        assert_eq!(dataloader_workers("python t.py"), None);
+    }
+
+    #[test]
+    fn ranks_come_from_the_launcher_else_the_gpus() {
+        let by_gpus = need("torchrun train.py", None, Some(Gpus::Count(4)));
+        assert_eq!(by_gpus.bytes, 1536 * MIB);
+        let unknown = need(
+            "torchrun --nproc_per_node=gpu train.py",
+            None,
+            Some(Gpus::All),
+        );
+        assert_eq!(
+            (unknown.bytes, unknown.key),
+            (2 * GIB, Some("min-size-multi-gpu"))
+        );
+        let accelerate = need("accelerate launch --num_processes 2 t.py", None, None);
+        assert_eq!(accelerate.bytes, 768 * MIB);
+    }
+
+    #[test]
+    fn serving_needs_nccl_and_the_engine() {
+        // A 4-GPU vLLM: 160 MiB ring + 12 segments, under the 512 MiB floor.
+        let vllm = need(
+            "--model m --tensor-parallel-size 4",
+            Some("vllm/vllm-openai:v0.6.3"),
+            Some(Gpus::Count(4)),
+        );
+        assert_eq!(
+            (vllm.kind, vllm.bytes),
+            (WorkloadKind::Serving(Engine::Vllm), 512 * MIB)
+        );
+        // 8 ranks: 160 MiB + 56 segments = 675 MiB.
+        let vllm8 = need("vllm serve m -tp 8", None, Some(Gpus::Count(8)));
+        assert_eq!(vllm8.bytes, 768 * MIB);
+        assert!(vllm8.reason.contains("`-tp 8`"), "{}", vllm8.reason);
+        // TGI shards over every GPU it is given.
+        let tgi = need(
+            "--model-id m",
+            Some("ghcr.io/huggingface/text-generation-inference:2.0"),
+            Some(Gpus::All),
+        );
+        assert_eq!(tgi.bytes, 768 * MIB);
+        let triton = need(
+            "tritonserver --model-repository=/models",
+            None,
+            Some(Gpus::Count(1)),
+        );
+        assert_eq!(
+            (triton.kind, triton.bytes),
+            (WorkloadKind::Serving(Engine::Triton), 512 * MIB)
+        );
+    }
+
+    #[test]
+    fn unclassified_keeps_the_configured_sizes() {
+        assert_eq!(
+            need("python app.py", None, Some(Gpus::Count(1))).bytes,
+            512 * MIB
+        );
+        assert_eq!(need("python app.py", None, Some(Gpus::All)).bytes, 2 * GIB);
+        assert_eq!(
+            need("", None, Some(Gpus::Count(2))).key,
+            Some("min-size-multi-gpu")
+        );
+    }
+}
