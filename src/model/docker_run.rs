@@ -385,11 +385,6 @@ impl DockerRun {
             })
     }
 
-    /// Several GPUs or several ranks: the larger `/dev/shm` threshold applies.
-    pub fn needs_large_shm(&self) -> bool {
-        self.multi_gpu() || self.launches_ranks()
-    }
-
     /// The `-v`, `--tmpfs` or `--mount` option that mounts something at
     /// `/dev/shm`, if one does.
     pub fn dev_shm_mount(&self) -> Option<&RunOption> {

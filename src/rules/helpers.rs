@@ -12,11 +12,6 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
-/// Several GPUs or ranks share this container's /dev/shm.
-pub fn needs_large_shm(service: &Service) -> bool {
-    service.gpu.is_multi_gpu() || service.gpu.is_distributed()
-}
-
 /// Several processes in this container talk over NCCL: a launcher, tensor
 /// parallelism or NCCL settings (reserving all GPUs alone may mean one).
 pub fn launches_ranks(service: &Service) -> bool {
