@@ -230,9 +230,10 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
         let exact = ranks * workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
         let bytes = round_up(exact).max(policy.min);
         let what = format!(
-            "{} with {} each{assumed} use about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
+            "{} with {} each{assumed} {} about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
             plural(ranks, "training rank"),
             plural(workers, "DataLoader worker"),
+            if ranks == 1 { "uses" } else { "use" },
             HumanBytes(exact),
         );
         return ShmNeed {
