@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 const EXPECTED: &[(&str, &[&str])] = &[
     ("001", &[]), // GPU-OK: ipc: host
     ("002", &[]), // NO-NVIDIA: ROCm with ipc: host
-    // FLAG: all GPUs (no count), 1g below the multi-GPU threshold; redundant runtime is the label's optional info.
+    // FLAG: all GPUs (no count) running `nvidia-smi dmon`, no launcher or server
+    // gpulint knows: an unclassified workload, and 1g is below `min-size-multi-gpu`
+    // (2 GiB). The redundant runtime is the label's optional info.
     ("003", &["SHM002@gpt-neox", "GPU005@gpt-neox"]),
     ("004", &["SHM002@gpt-neox", "GPU005@gpt-neox"]),
     ("005", &["SHM001@auto", "SHM001@comfy"]), // merged reservation; *-cpu reset deploy
@@ -32,8 +34,10 @@ const EXPECTED: &[(&str, &[&str])] = &[
     ("009", &["SHM001@fastchat-model-worker"]),
     ("010", &[]),
     ("011", &["SHM001@axolotl"]),
-    ("012", &[]), // 2gb meets the 2 GiB multi-GPU threshold
-    ("013", &[]), // FLAG-MAYBE: only with a threshold above 2g
+    ("012", &[]), // the command is `${H2OGPT_ARGS}`: unclassified, 2gb meets `min-size-multi-gpu`
+    // FLAG-MAYBE: only with a threshold above 2g. h2ogpt is unclassified on 2 GPUs
+    // (2gb meets 2 GiB); vllm serves on 2 GPUs (512 MiB needed, 64gb given).
+    ("013", &[]),
     ("014", &[]),
     ("015", &["SHM001@whisper-asr-webservice-gpu"]),
     ("016", &["SHM001@kokoro-tts"]),
