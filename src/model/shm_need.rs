@@ -206,14 +206,19 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
     let engine = serving_engine(facts.command, facts.image);
 
     if launcher.is_some() || (facts.distributed_kind && engine.is_none()) {
-        // torchrun's and DeepSpeed's own options, else another launcher's
-        // process count (`accelerate launch --num_processes`, `mpirun -np`),
-        // else one rank per GPU.
+        // torchrun's and DeepSpeed's own options (a script's `--tp 2` after
+        // them is not a rank count), another launcher's process count
+        // (`accelerate launch --num_processes`, `mpirun -np`), else one rank
+        // per GPU.
+        let own_options = matches!(
+            launcher,
+            Some("torchrun" | "torch.distributed.run" | "deepspeed")
+        );
         let ranks = size
             .as_ref()
             .filter(|s| matches!(s.server, Server::Torchrun | Server::DeepSpeed))
             .map(|s| s.gpus())
-            .or(launcher_ranks.filter(|_| launcher.is_some()))
+            .or(launcher_ranks.filter(|_| launcher.is_some() && !own_options))
             .or(gpu_count);
         let Some(ranks) = ranks.filter(|n| *n > 0) else {
             return ShmNeed {
@@ -282,6 +287,8 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
                     "{what} uses about {} (NCCL's segments between its ranks and the engine's own shared memory)",
                     HumanBytes(exact)
                 )
+            } else if exact == 0 {
+                format!("{what}, and {FLOOR}")
             } else {
                 format!("{what} uses about {}, and {FLOOR}", HumanBytes(exact))
             },
@@ -443,6 +450,23 @@ mod tests {
         assert_eq!(
             (triton.kind, triton.bytes),
             (WorkloadKind::Serving(Engine::Triton), 512 * MIB)
+        );
+    }
+
+    #[test]
+    fn a_scripts_own_options_are_not_ranks() {
+        let script = need(
+            "torchrun --nproc_per_node=gpu train.py --tp 2",
+            None,
+            Some(Gpus::All),
+        );
+        assert_eq!(script.bytes, 2 * GIB);
+        let one = need("vllm serve m", None, Some(Gpus::Count(1)));
+        assert_eq!(one.bytes, 512 * MIB);
+        assert!(
+            one.reason.starts_with("vLLM on one GPU, and no GPU"),
+            "{}",
+            one.reason
         );
     }
 
