@@ -1526,8 +1526,7 @@ fn default_fix_size_carries_the_reference_job() {
 #[test]
 #[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
 fn shm002_thresholds_carry_the_reference_job() {
-    use gpulint::model::container::Gpus;
-    use gpulint::model::shm_need::{WorkloadFacts, shm_need};
+    use gpulint::model::shm_need::shm_need;
     use gpulint::model::size::{HumanBytes, MIB};
     let engine = Engine::connect(false);
     let policy = gpulint::engine::config::Config::default()
@@ -1577,17 +1576,15 @@ fn shm002_thresholds_carry_the_reference_job() {
         let runs: Vec<_> = cases
             .iter()
             .map(|&(command, ranks, workers, too_small)| {
-                let need = shm_need(
-                    &WorkloadFacts {
-                        command,
-                        image: None,
-                        env: &|_| None,
-                        gpus: Some(Gpus::Count(ranks)),
-                        distributed_kind: false,
-                        nccl_env: false,
-                    },
-                    &policy,
-                );
+                // The container gpulint models for the command on `ranks` GPUs.
+                let line = format!("docker run --gpus {ranks} --shm-size=1g img {command}\n");
+                let containers = gpulint::engine::inspect_text(
+                    &line,
+                    Path::new("run.sh"),
+                    &gpulint::engine::config::Config::default(),
+                )
+                .expect("a docker run line");
+                let need = shm_need(&containers[0], &policy);
                 let run_at = &run_at;
                 scope.spawn(move || {
                     let at_need = run_at(ranks, workers, need.bytes);

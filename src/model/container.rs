@@ -60,6 +60,11 @@ pub struct ContainerRuntime {
     /// distributed Kubernetes kind (`PyTorchJob`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
+    /// What it runs, as far as its /dev/shm is concerned: training or a
+    /// serving engine, its ranks and DataLoader workers
+    /// (`model::shm_need` decides from it how much /dev/shm it needs).
+    #[serde(skip_serializing_if = "Workload::is_unknown")]
+    pub workload: Workload,
     pub shm: Shm,
     /// The IPC namespace: `private`, `shareable`, `host`, `none`,
     /// `service:X`, `container:X` (Kubernetes: `private` or `host`).
@@ -83,6 +88,56 @@ pub enum Gpus {
     Unknown,
     #[serde(untagged)]
     Count(u64),
+}
+
+/// What a container runs, read from its command, image and kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    /// The ranks that share its /dev/shm: a launcher's processes
+    /// (`--nproc_per_node 8`), a server's tensor × pipeline parallel size
+    /// or shard count, when the command says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u64>,
+    /// DataLoader workers per rank, when the command says
+    /// (`--num_workers 4`, `data.num_workers=4`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataloader_workers: Option<u64>,
+}
+
+impl Workload {
+    /// Nothing known: not printed.
+    pub fn is_unknown(&self) -> bool {
+        *self == Workload::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadKind {
+    /// A launcher in the command (`torchrun`, `deepspeed`, `accelerate
+    /// launch`, `mpirun`) or a distributed training kind (PyTorchJob).
+    Training,
+    Vllm,
+    Tgi,
+    Sglang,
+    Triton,
+    /// Neither: gpulint cannot tell what runs.
+    #[default]
+    Unknown,
+}
+
+impl WorkloadKind {
+    /// The serving engine, by name, when it is one.
+    pub fn engine(self) -> Option<&'static str> {
+        match self {
+            WorkloadKind::Vllm => Some("vLLM"),
+            WorkloadKind::Tgi => Some("TGI"),
+            WorkloadKind::Sglang => Some("SGLang"),
+            WorkloadKind::Triton => Some("Triton"),
+            WorkloadKind::Training | WorkloadKind::Unknown => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -15,6 +15,7 @@ use super::docker_run::DockerRun;
 use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
 use super::quantity::QuantityValue;
 use super::script::Script;
+use super::shm_need::{WorkloadFacts, classify};
 use super::size::HumanBytes;
 use super::workload::{detect_launcher, selects_rdma};
 use crate::syntax::yaml::Yaml;
@@ -83,6 +84,12 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                 gpus: service.gpu.count,
                 ranks: service.gpu.parallelism,
                 launcher: service.gpu.launcher.map(str::to_string),
+                workload: classify(&WorkloadFacts {
+                    command: &service.command_line,
+                    image: service.image.as_ref().map(|i| i.value.as_str()),
+                    env: &|name| service.env(name).and_then(|v| v.value.clone()),
+                    distributed_kind: false,
+                }),
                 shm: compose_shm(file, service, 0),
                 ipc,
                 ulimits,
@@ -275,6 +282,12 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
                     }),
                     ranks: parallelism,
                     launcher,
+                    workload: classify(&WorkloadFacts {
+                        command: &container.command_line,
+                        image: container.image.as_deref(),
+                        env: &|name| container.env(name).and_then(|v| v.value.clone()),
+                        distributed_kind: pod.distributed,
+                    }),
                     shm: kubernetes_shm(yaml, pod, container),
                     ipc: if pod.host_ipc.is_some() {
                         "host"
@@ -471,6 +484,17 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 gpus: run.gpu_request().map(|_| run.gpus()),
                 ranks: detect_launcher(&run.command).1,
                 launcher: run.launcher().map(str::to_string),
+                workload: classify(&WorkloadFacts {
+                    command: &run.command,
+                    image: run.image.as_ref().map(|w| w.text.as_str()),
+                    env: &|name| {
+                        run.env()
+                            .filter(|(n, _, _)| *n == name)
+                            .last()
+                            .and_then(|(_, v, _)| v.map(str::to_string))
+                    },
+                    distributed_kind: false,
+                }),
                 ipc: run
                     .option("--ipc")
                     .and_then(|(_, o)| o.value.clone())

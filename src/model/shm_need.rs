@@ -17,7 +17,7 @@
 //! Every need is rounded up to a multiple of 256 MiB (a size people write)
 //! and is never below `min-size`.
 
-use super::container::Gpus;
+use super::container::{ContainerRuntime, Gpus, Workload, WorkloadKind};
 use super::parallel::{Server, parallel_size, words};
 use super::size::{HumanBytes, MIB};
 use super::workload::detect_launcher;
@@ -61,85 +61,42 @@ pub struct ShmPolicy {
     pub workers: u64,
 }
 
-/// What gpulint knows about a container's workload.
+/// What the platform models know about a container's command, read once
+/// by the adapters into [`Workload`].
 pub struct WorkloadFacts<'a> {
     /// `entrypoint` and `command`, or what `docker run` runs after the image.
     pub command: &'a str,
     pub image: Option<&'a str>,
     /// The container's environment (`NUM_SHARD`, `RAY_ADDRESS`).
     pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// The GPUs it gets, when it gets any.
-    pub gpus: Option<Gpus>,
     /// Its kind runs distributed training (PyTorchJob, MPIJob, ...).
     pub distributed_kind: bool,
-    /// It sets NCCL variables.
-    pub nccl_env: bool,
-}
-
-/// A serving engine with its own use of /dev/shm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    Vllm,
-    Tgi,
-    Sglang,
-    Triton,
-}
-
-impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Vllm => "vLLM",
-            Engine::Tgi => "TGI",
-            Engine::Sglang => "SGLang",
-            Engine::Triton => "Triton",
-        }
-    }
-
-    /// Shared memory besides NCCL's, with `ranks` tensor-parallel ranks.
-    fn own_bytes(self, ranks: u64) -> u64 {
-        match self {
-            // The ring exists only with several workers (multiprocessing executor).
-            Engine::Vllm if ranks >= 2 => VLLM_RING_BYTES,
-            Engine::Triton => TRITON_PYTHON_BYTES,
-            // TGI's shards and SGLang's processes talk over sockets; only
-            // NCCL uses /dev/shm.
-            _ => 0,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
-    Training,
-    Serving(Engine),
-    Unclassified,
 }
 
 /// How much /dev/shm the workload needs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShmNeed {
     pub bytes: u64,
-    pub kind: WorkloadKind,
-    /// "8 training ranks with 8 DataLoader workers each (assumed) need about
-    /// 2.8 GiB: ...", for messages.
+    /// "8 training ranks with 8 DataLoader workers each (assumed) use about
+    /// 2.8 GiB (...)", for messages.
     pub reason: String,
     /// The gpulint.toml `[shm]` key that changes it, when one does.
     pub key: Option<&'static str>,
 }
 
 /// The serving engine a command or image runs, by name.
-pub fn serving_engine(command: &str, image: Option<&str>) -> Option<Engine> {
+pub fn serving_engine(command: &str, image: Option<&str>) -> Option<WorkloadKind> {
     let text = format!("{} {command}", image.unwrap_or("")).to_ascii_lowercase();
     if text.contains("sglang") {
-        Some(Engine::Sglang)
+        Some(WorkloadKind::Sglang)
     } else if text.contains("vllm") {
-        Some(Engine::Vllm)
+        Some(WorkloadKind::Vllm)
     } else if text.contains("text-generation-inference")
         || text.contains("text-generation-launcher")
     {
-        Some(Engine::Tgi)
+        Some(WorkloadKind::Tgi)
     } else if text.contains("tritonserver") {
-        Some(Engine::Triton)
+        Some(WorkloadKind::Triton)
     } else {
         None
     }
@@ -177,6 +134,46 @@ pub fn dataloader_workers(command: &str) -> Option<u64> {
     found.flatten()
 }
 
+/// What a container runs: training (a launcher, or a distributed training
+/// kind), a serving engine, or neither; with the ranks and DataLoader
+/// workers its command sets.
+pub fn classify(facts: &WorkloadFacts) -> Workload {
+    let (launcher, launcher_ranks) = detect_launcher(facts.command);
+    let size = parallel_size(facts.command, facts.image, facts.env);
+    let engine = serving_engine(facts.command, facts.image);
+    let launched = matches!(
+        size.as_ref().map(|s| s.server),
+        Some(Server::Torchrun | Server::DeepSpeed)
+    );
+    if launcher.is_some() || (facts.distributed_kind && engine.is_none()) {
+        // torchrun's and DeepSpeed's own options (a script's `--tp 2` after
+        // them is not a rank count), else another launcher's process count
+        // (`accelerate launch --num_processes`, `mpirun -np`).
+        let own_options = matches!(
+            launcher,
+            Some("torchrun" | "torch.distributed.run" | "deepspeed")
+        );
+        let ranks = size
+            .as_ref()
+            .filter(|_| launched)
+            .map(|s| s.gpus())
+            .or(launcher_ranks.filter(|_| launcher.is_some() && !own_options));
+        return Workload {
+            kind: WorkloadKind::Training,
+            ranks,
+            dataloader_workers: dataloader_workers(facts.command),
+        };
+    }
+    match engine {
+        Some(kind) => Workload {
+            kind,
+            ranks: size.filter(|_| !launched).map(|s| s.gpus()),
+            dataloader_workers: None,
+        },
+        None => Workload::default(),
+    }
+}
+
 fn round_up(bytes: u64) -> u64 {
     bytes.div_ceil(STEP) * STEP
 }
@@ -194,41 +191,36 @@ fn nccl_bytes(ranks: u64) -> u64 {
     ranks * ranks.saturating_sub(1) * NCCL_SEGMENT_BYTES
 }
 
-/// The /dev/shm the workload needs.
-pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
-    let (launcher, launcher_ranks) = detect_launcher(facts.command);
-    let size = parallel_size(facts.command, facts.image, facts.env);
-    let gpu_count = match facts.gpus {
+/// A serving engine's shared memory besides NCCL's, with `ranks` ranks.
+fn engine_bytes(kind: WorkloadKind, ranks: u64) -> u64 {
+    match kind {
+        // The ring exists only with several workers (multiprocessing executor).
+        WorkloadKind::Vllm if ranks >= 2 => VLLM_RING_BYTES,
+        WorkloadKind::Triton => TRITON_PYTHON_BYTES,
+        // TGI's shards and SGLang's processes talk over sockets; only NCCL
+        // uses /dev/shm.
+        _ => 0,
+    }
+}
+
+/// The /dev/shm the container's workload needs.
+pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
+    let workload = container.workload;
+    let gpu_count = match container.gpus {
         Some(Gpus::Count(n)) => Some(n),
         _ => None,
     };
-    let several = matches!(facts.gpus, Some(Gpus::All)) || gpu_count.is_some_and(|n| n >= 2);
-    let engine = serving_engine(facts.command, facts.image);
 
-    if launcher.is_some() || (facts.distributed_kind && engine.is_none()) {
-        // torchrun's and DeepSpeed's own options (a script's `--tp 2` after
-        // them is not a rank count), another launcher's process count
-        // (`accelerate launch --num_processes`, `mpirun -np`), else one rank
-        // per GPU.
-        let own_options = matches!(
-            launcher,
-            Some("torchrun" | "torch.distributed.run" | "deepspeed")
-        );
-        let ranks = size
-            .as_ref()
-            .filter(|s| matches!(s.server, Server::Torchrun | Server::DeepSpeed))
-            .map(|s| s.gpus())
-            .or(launcher_ranks.filter(|_| launcher.is_some() && !own_options))
-            .or(gpu_count);
-        let Some(ranks) = ranks.filter(|n| *n > 0) else {
+    if workload.kind == WorkloadKind::Training {
+        // The launcher's ranks, else one rank per GPU.
+        let Some(ranks) = workload.ranks.or(gpu_count).filter(|n| *n > 0) else {
             return ShmNeed {
                 bytes: policy.min_multi_gpu.max(policy.min),
-                kind: WorkloadKind::Training,
                 reason: "distributed training whose rank count gpulint cannot tell".into(),
                 key: Some("min-size-multi-gpu"),
             };
         };
-        let (workers, assumed) = match dataloader_workers(facts.command) {
+        let (workers, assumed) = match workload.dataloader_workers {
             Some(w) => (w, ""),
             None => (policy.workers, " (assumed)"),
         };
@@ -243,7 +235,6 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
         );
         return ShmNeed {
             bytes,
-            kind: WorkloadKind::Training,
             reason: if bytes == policy.min {
                 format!("{what}, and {FLOOR}")
             } else {
@@ -259,29 +250,27 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
         };
     }
 
-    if let Some(engine) = engine {
-        let (ranks, how) = match (&size, facts.gpus) {
-            (Some(s), _) if !matches!(s.server, Server::Torchrun | Server::DeepSpeed) => {
-                (s.gpus(), format!(" ({})", s.describe()))
-            }
-            (_, Some(Gpus::Count(n))) => (n, String::new()),
-            (_, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)".into()),
-            _ => (1, String::new()),
+    if let Some(engine) = workload.kind.engine() {
+        // The size the command sets, else one rank per GPU (TGI shards
+        // over every GPU it sees; with all of them, a full node).
+        let (ranks, assumed) = match (workload.ranks, container.gpus) {
+            (Some(n), _) => (n, ""),
+            (None, Some(Gpus::Count(n))) => (n, ""),
+            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
+            _ => (1, ""),
         };
-        let exact = engine.own_bytes(ranks) + nccl_bytes(ranks);
+        let exact = engine_bytes(workload.kind, ranks) + nccl_bytes(ranks);
         let bytes = round_up(exact).max(policy.min);
         let what = if ranks >= 2 {
             format!(
-                "{} with {}{how}",
-                engine.name(),
+                "{engine} with {}{assumed}",
                 plural(ranks, "tensor-parallel rank")
             )
         } else {
-            format!("{} on one GPU", engine.name())
+            format!("{engine} on one GPU")
         };
         return ShmNeed {
             bytes,
-            kind: WorkloadKind::Serving(engine),
             reason: if bytes > policy.min {
                 format!(
                     "{what} uses about {} (NCCL's segments between its ranks and the engine's own shared memory)",
@@ -296,10 +285,9 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
         };
     }
 
-    if several || facts.nccl_env {
+    if container.shares_shm_between_ranks() {
         return ShmNeed {
             bytes: policy.min_multi_gpu.max(policy.min),
-            kind: WorkloadKind::Unclassified,
             reason: "several GPUs or NCCL ranks share it, and gpulint cannot tell what they run"
                 .into(),
             key: Some("min-size-multi-gpu"),
@@ -307,7 +295,6 @@ pub fn shm_need(facts: &WorkloadFacts, policy: &ShmPolicy) -> ShmNeed {
     }
     ShmNeed {
         bytes: policy.min,
-        kind: WorkloadKind::Unclassified,
         reason: FLOOR.into(),
         key: Some("min-size"),
     }
@@ -324,18 +311,38 @@ mod tests {
         workers: 8,
     };
 
-    fn need(command: &str, image: Option<&str>, gpus: Option<Gpus>) -> ShmNeed {
-        shm_need(
-            &WorkloadFacts {
+    /// A container that runs `command` in `image` with `gpus`, as the
+    /// adapters would model it.
+    fn container(command: &str, image: Option<&str>, gpus: Option<Gpus>) -> ContainerRuntime {
+        let (launcher, ranks) = detect_launcher(command);
+        ContainerRuntime {
+            platform: crate::model::container::Platform::DockerRun,
+            id: String::new(),
+            name: String::new(),
+            range: Default::default(),
+            scope: Default::default(),
+            refused: None,
+            gpu_workload: true,
+            gpus,
+            ranks,
+            launcher: launcher.map(str::to_string),
+            workload: classify(&WorkloadFacts {
                 command,
                 image,
                 env: &|_| None,
-                gpus,
                 distributed_kind: false,
-                nccl_env: false,
-            },
-            &POLICY,
-        )
+            }),
+            shm: crate::model::container::Shm::default_of("Docker"),
+            ipc: "private".into(),
+            ulimits: Default::default(),
+            cap_add: Vec::new(),
+            rdma: false,
+            env: Default::default(),
+        }
+    }
+
+    fn need(command: &str, image: Option<&str>, gpus: Option<Gpus>) -> ShmNeed {
+        shm_need(&container(command, image, gpus), &POLICY)
     }
 
     /// The reference workload's use of /dev/shm, as measured on the engine
@@ -350,8 +357,9 @@ mod tests {
             (8, 3_005_972_480, Some(2800 * MIB)),
         ] {
             let command = format!("torchrun --nproc_per_node={ranks} train.py");
-            let n = need(&command, None, Some(Gpus::Count(ranks)));
-            assert_eq!(n.kind, WorkloadKind::Training);
+            let c = container(&command, None, Some(Gpus::Count(ranks)));
+            assert_eq!(c.workload.kind, WorkloadKind::Training);
+            let n = shm_need(&c, &POLICY);
             assert!(n.bytes >= used, "{ranks} ranks: {} < {used}", n.bytes);
             if let Some(failed) = failed_at {
                 assert!(
@@ -427,14 +435,17 @@ mod tests {
             Some("vllm/vllm-openai:v0.6.3"),
             Some(Gpus::Count(4)),
         );
-        assert_eq!(
-            (vllm.kind, vllm.bytes),
-            (WorkloadKind::Serving(Engine::Vllm), 512 * MIB)
-        );
+        assert_eq!(vllm.bytes, 512 * MIB);
         // 8 ranks: 160 MiB + 56 segments = 675 MiB.
         let vllm8 = need("vllm serve m -tp 8", None, Some(Gpus::Count(8)));
         assert_eq!(vllm8.bytes, 768 * MIB);
-        assert!(vllm8.reason.contains("`-tp 8`"), "{}", vllm8.reason);
+        assert!(
+            vllm8
+                .reason
+                .starts_with("vLLM with 8 tensor-parallel ranks uses"),
+            "{}",
+            vllm8.reason
+        );
         // TGI shards over every GPU it is given.
         let tgi = need(
             "--model-id m",
@@ -442,15 +453,13 @@ mod tests {
             Some(Gpus::All),
         );
         assert_eq!(tgi.bytes, 768 * MIB);
-        let triton = need(
+        let triton = container(
             "tritonserver --model-repository=/models",
             None,
             Some(Gpus::Count(1)),
         );
-        assert_eq!(
-            (triton.kind, triton.bytes),
-            (WorkloadKind::Serving(Engine::Triton), 512 * MIB)
-        );
+        assert_eq!(triton.workload.kind, WorkloadKind::Triton);
+        assert_eq!(shm_need(&triton, &POLICY).bytes, 512 * MIB);
     }
 
     #[test]
@@ -468,6 +477,39 @@ mod tests {
             "{}",
             one.reason
         );
+    }
+
+    #[test]
+    fn classify_reads_the_command_image_and_kind() {
+        let facts = |command, image, env: &'static dyn Fn(&str) -> Option<String>, kind| {
+            classify(&WorkloadFacts {
+                command,
+                image,
+                env,
+                distributed_kind: kind,
+            })
+        };
+        let none: &dyn Fn(&str) -> Option<String> = &|_| None;
+        let vllm = facts("vllm serve m -tp 2 -pp 2", None, none, false);
+        assert_eq!((vllm.kind, vllm.ranks), (WorkloadKind::Vllm, Some(4)));
+        let shards: &dyn Fn(&str) -> Option<String> =
+            &|name| (name == "NUM_SHARD").then(|| "4".to_string());
+        let tgi = facts(
+            "--model-id m",
+            Some("ghcr.io/huggingface/text-generation-inference:2.0"),
+            shards,
+            false,
+        );
+        assert_eq!((tgi.kind, tgi.ranks), (WorkloadKind::Tgi, Some(4)));
+        // A distributed kind trains, unless what it runs is a server.
+        let job = facts("python train.py --num_workers 4", None, none, true);
+        assert_eq!(
+            (job.kind, job.ranks, job.dataloader_workers),
+            (WorkloadKind::Training, None, Some(4))
+        );
+        let ray = facts("vllm serve m", None, none, true);
+        assert_eq!(ray.kind, WorkloadKind::Vllm);
+        assert!(facts("python app.py", None, none, false).is_unknown());
     }
 
     #[test]

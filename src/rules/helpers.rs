@@ -2,7 +2,7 @@
 
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
-use crate::model::shm_need::{ShmNeed, WorkloadFacts, shm_need};
+use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::rules::{ComposeContext, RuleSettings};
 use crate::syntax::yaml::Value;
 use crate::syntax::yaml_edit::NewNode;
@@ -34,21 +34,8 @@ pub fn gpu_reason(service: &Service) -> String {
 }
 
 /// How much /dev/shm the service's workload needs ([`shm_need`]).
-pub fn service_shm_need(service: &Service, settings: &RuleSettings) -> ShmNeed {
-    let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
-    let facts = WorkloadFacts {
-        command: &service.command_line,
-        image: service.image.as_ref().map(|i| i.value.as_str()),
-        env: &env,
-        gpus: service.gpu.count,
-        distributed_kind: false,
-        nccl_env: service.gpu.nccl_env,
-    };
-    shm_need(&facts, &settings.shm_policy())
-}
-
-pub fn shm_threshold(service: &Service, settings: &RuleSettings) -> u64 {
-    service_shm_need(service, settings).bytes
+pub fn service_shm_need(cx: &ComposeContext, service: &Service) -> ShmNeed {
+    shm_need(cx.container(service), &cx.settings.shm_policy())
 }
 
 pub fn add_shm_help(settings: &RuleSettings) -> String {
@@ -159,7 +146,7 @@ pub fn set_shm_size_fix(
 ) -> Option<Fix> {
     let size = &cx
         .settings
-        .shm_size_for(shm_threshold(service, cx.settings));
+        .shm_size_for(service_shm_need(cx, service).bytes);
     cx.edit_fix(
         service,
         &["shm_size"],

@@ -3,10 +3,8 @@
 
 use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::container::Gpus;
 use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::k8s::{Container, Manifest, Object, PodSpec};
-use crate::model::shm_need::{ShmNeed, WorkloadFacts, shm_need};
 use crate::model::workload::EnvVar;
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
@@ -62,23 +60,6 @@ impl<'a> Pod<'a> {
     /// The path of the pod's `index`th volume.
     pub fn volume_path(&self, index: usize) -> ModelPath {
         self.path().child("volumes").child(index.to_string())
-    }
-
-    /// How much /dev/shm the container's workload needs ([`shm_need`]).
-    pub fn shm_need(&self, container: &Container, settings: &RuleSettings) -> ShmNeed {
-        let env = |name: &str| container.env(name).and_then(|v| v.value.clone());
-        let facts = WorkloadFacts {
-            command: &container.command_line,
-            image: container.image.as_deref(),
-            env: &env,
-            gpus: container.gpu().map(|g| match g.count {
-                Some(n) => Gpus::Count(n.max(0) as u64),
-                None => Gpus::Unknown,
-            }),
-            distributed_kind: self.spec.distributed,
-            nccl_env: container.env.iter().any(|v| v.name.starts_with("NCCL_")),
-        };
-        shm_need(&facts, &settings.shm_policy())
     }
 
     /// Several GPUs or ranks share the container's `/dev/shm`.

@@ -3,7 +3,7 @@
 use crate::fix::Applicability;
 use crate::model::container::ShmSetting;
 use crate::model::size::SizeValue;
-use crate::rules::helpers::{SHM_FAILURES, gpu_reason, shm_threshold};
+use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need};
 use crate::rules::{Check, ComposeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -21,7 +21,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         // Reuse the build's size when it is large enough, as the user wrote it.
-        let build_is_enough = matches!(build_shm.value, SizeValue::Bytes { bytes, .. } if bytes >= shm_threshold(service, cx.settings));
+        let build_is_enough = matches!(build_shm.value, SizeValue::Bytes { bytes, .. } if bytes >= service_shm_need(cx, service).bytes);
         let (value, shown) = if build_is_enough {
             (
                 cx.source(build_shm.node).to_string(),

@@ -4,14 +4,13 @@
 use crate::fix::Applicability;
 use crate::fix::Edit;
 use crate::model::container::{ShmKind, ShmSetting};
-use crate::model::docker_run::DockerRun;
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
-use crate::model::shm_need::{ShmNeed, WorkloadFacts, shm_need};
+use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter, RuleSettings, ScriptContext};
+use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
 use crate::text::TextRange;
 
 pub const CHECK: Check = Check::both(compose, kubernetes).and_commands(commands);
@@ -71,7 +70,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         }
         let subject = format!("service `{}`", service.name);
-        let need = service_shm_need(service, cx.settings);
+        let need = service_shm_need(cx, service);
         let size = cx.settings.shm_size_for(need.bytes);
         let Some(finding) = report(out, at, bytes, &need, &subject, &format!("\"{size}\"")) else {
             continue;
@@ -110,14 +109,16 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 .shm_mounters(volume)
                 .filter(|c| c.gpu().is_some())
                 .collect();
-            let Some(first) = users.first() else { continue };
             // The volume serves every container that mounts it: the
             // largest need decides.
-            let (first, need) = users
+            let policy = cx.settings.shm_policy();
+            let Some((first, need)) = users
                 .iter()
-                .map(|c| (*c, pod.shm_need(c, cx.settings)))
+                .filter_map(|c| Some((*c, shm_need(cx.container(c)?, &policy))))
                 .max_by_key(|(_, need)| need.bytes)
-                .unwrap_or((first, pod.shm_need(first, cx.settings)));
+            else {
+                continue;
+            };
             let size = cx.settings.shm_quantity_for(need.bytes);
             let subject = pod.describe_container(first);
             let Some(finding) = report(
@@ -141,25 +142,6 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 .fix(fix);
         }
     }
-}
-
-/// How much /dev/shm a `docker run` container's workload needs.
-fn run_shm_need(run: &DockerRun, settings: &RuleSettings) -> ShmNeed {
-    let env = |name: &str| {
-        run.env()
-            .filter(|(n, _, _)| *n == name)
-            .last()
-            .and_then(|(_, v, _)| v.map(str::to_string))
-    };
-    let facts = WorkloadFacts {
-        command: &run.command,
-        image: run.image.as_ref().map(|w| w.text.as_str()),
-        env: &env,
-        gpus: Some(run.gpus()),
-        distributed_kind: false,
-        nccl_env: run.env().any(|(name, _, _)| name.starts_with("NCCL_")),
-    };
-    shm_need(&facts, &settings.shm_policy())
 }
 
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
@@ -192,7 +174,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         let Some(value_range) = shm.value_range else {
             continue;
         };
-        let need = run_shm_need(run, cx.settings);
+        let need = shm_need(cx.container(site), &cx.settings.shm_policy());
         let size = &cx.settings.shm_size_for(need.bytes);
         let subject = format!("the container started by `{}`", run.invocation());
         let Some(finding) = report(out, shm.range, bytes, &need, &subject, &format!("`{size}`"))
