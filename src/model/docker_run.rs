@@ -355,15 +355,6 @@ impl DockerRun {
         detect_launcher(&self.command).0
     }
 
-    /// Several NCCL ranks share the container: a launcher, tensor
-    /// parallelism or NCCL settings.
-    pub fn launches_ranks(&self) -> bool {
-        let (launcher, parallelism) = detect_launcher(&self.command);
-        launcher.is_some()
-            || parallelism.is_some_and(|p| p >= 2)
-            || self.env().any(|(name, _, _)| name.starts_with("NCCL_"))
-    }
-
     /// All GPUs (`--gpus all`) or at least two.
     pub fn multi_gpu(&self) -> bool {
         match self.gpus() {

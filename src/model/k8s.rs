@@ -9,7 +9,7 @@
 //! workload is distributed, and whether an operator mounts `/dev/shm` itself.
 
 use super::quantity::QuantityValue;
-use super::workload::{EnvVar, detect_launcher};
+use super::workload::EnvVar;
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 
 /// The objects of one YAML document (a `List` contributes its items).
@@ -175,14 +175,6 @@ impl Container {
 
     pub fn env(&self, name: &str) -> Option<&EnvVar> {
         self.env.iter().rev().find(|v| v.name == name)
-    }
-
-    /// A distributed launcher or tensor parallelism in the command, or NCCL settings.
-    pub fn launches_ranks(&self) -> bool {
-        let (launcher, parallelism) = detect_launcher(&self.command_line);
-        launcher.is_some()
-            || parallelism.is_some_and(|p| p >= 2)
-            || self.env.iter().any(|v| v.name.starts_with("NCCL_"))
     }
 
     pub fn memory_limit(&self) -> Option<&Resource> {

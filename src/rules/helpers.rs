@@ -12,12 +12,6 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
-/// Several processes in this container talk over NCCL: a launcher, tensor
-/// parallelism or NCCL settings (reserving all GPUs alone may mean one).
-pub fn launches_ranks(service: &Service) -> bool {
-    service.gpu.is_distributed() || service.gpu.parallelism.is_some_and(|p| p >= 2)
-}
-
 /// Why gpulint treats the service as a GPU workload, for labels.
 pub fn gpu_reason(service: &Service) -> String {
     let described = service.gpu.describe();

@@ -61,15 +61,6 @@ impl<'a> Pod<'a> {
     pub fn volume_path(&self, index: usize) -> ModelPath {
         self.path().child("volumes").child(index.to_string())
     }
-
-    /// Several GPUs or ranks share the container's `/dev/shm`.
-    pub fn needs_large_shm(&self, container: &Container) -> bool {
-        self.spec.distributed
-            || container.launches_ranks()
-            || container
-                .gpu()
-                .is_some_and(|g| g.count.is_none_or(|n| n >= 2))
-    }
 }
 
 /// A container's path in the document.
