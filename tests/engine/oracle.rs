@@ -1212,7 +1212,13 @@ fn engine_gpus(container: &Value) -> String {
             continue;
         }
         any = true;
-        let ids = request["DeviceIDs"].as_array().map_or(0, Vec::len) as i64;
+        // The NVIDIA runtime joins the IDs with commas into
+        // NVIDIA_VISIBLE_DEVICES, so one entry `"0,1,2,3"` is four GPUs.
+        let ids = ids
+            .iter()
+            .flat_map(|id| id.split(','))
+            .filter(|id| !id.trim().is_empty())
+            .count() as i64;
         match request["Count"].as_i64().unwrap_or(0) {
             -1 => return "all".into(),
             n => total += n.max(ids),
