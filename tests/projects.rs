@@ -338,3 +338,37 @@ fn devices_and_fifos_named_by_a_project_are_not_read() {
         "{b:#}"
     );
 }
+
+/// Corpus files put back with their siblings: what the lone file cannot
+/// show. The notebook template's GPU overlay asks for `${SHM_SIZE:-8g}`, and
+/// the `.env` that its `make init` writes sets `SHM_SIZE=2g`;
+/// DeepQExploration's `agent` builds `FROM tensorflow/tensorflow:latest-gpu`
+/// and nothing in its file reserves GPUs, which makes it a GPU service with
+/// Docker's 64 MiB.
+#[test]
+fn corpus_files_are_judged_with_their_siblings() {
+    let projects = root().join("fixtures/_projects");
+    let notebook = projects.join("corpus_datascience_notebook");
+    let deepq = projects.join("corpus_deepq_exploration");
+    let overlay = "docker-compose.gpu.yaml";
+    let jupyter = |dir: &Path| container(&inspect(dir, &[overlay]), overlay, "jupyter");
+    let agent = |dir: &Path| container(&inspect(dir, &["docker-compose.yml"]), "", "agent");
+    assert_eq!(jupyter(&notebook)["shm"]["bytes"], 2u64 << 30);
+    assert_eq!(jupyter(&notebook)["gpus"], "all");
+    assert_eq!(agent(&deepq)["gpu_workload"], true);
+    assert_eq!(
+        findings(&deepq, &["docker-compose.yml"]),
+        vec![("SHM001".to_string(), "docker-compose.yml".to_string(), 3)]
+    );
+    // The same files alone.
+    let alone = |dir: &Path, file: &str| {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::copy(dir.join(file), temp.path().join(file)).unwrap();
+        temp
+    };
+    let lone_overlay = alone(&notebook, overlay);
+    assert_eq!(jupyter(lone_overlay.path())["shm"]["bytes"], 8u64 << 30);
+    let lone_deepq = alone(&deepq, "docker-compose.yml");
+    assert_eq!(agent(lone_deepq.path())["gpu_workload"], false);
+    assert_eq!(findings(lone_deepq.path(), &["docker-compose.yml"]), vec![]);
+}

@@ -459,7 +459,8 @@ impl Engine {
         // Nothing can be pulled or built here: every service runs the
         // workload image, named in one more file (the only change made to
         // the project as written, with `container_name` dropped so that
-        // projects judged side by side do not clash). A fixture often names no image at all,
+        // projects judged side by side do not clash, and `cpus` above the
+        // sandbox's lowered below). A fixture often names no image at all,
         // which Compose refuses; it gets the image too, and says so.
         let (config, named) = if config.status.success() {
             let config: Value = serde_json::from_slice(&config.stdout).unwrap();
@@ -512,6 +513,25 @@ impl Engine {
                 serde_json::from_slice(&retried.stdout).unwrap()
             }
         };
+        // What a real host would have and this sandbox lacks, supplied
+        // before `create` and said in the report (neither is a compared
+        // fact): CPU limits above the sandbox's CPUs are lowered to them in
+        // the image file, and the volumes a project declares `external`
+        // (which its install script creates) are created, then removed.
+        let lowered = self.lower_cpus(case, &config, tally);
+        if !lowered.is_empty() {
+            let mut yaml = String::from("services:\n");
+            for name in &named {
+                yaml.push_str(&format!(
+                    "  {}: {{image: {}, container_name: !reset null{}}}\n",
+                    serde_json::to_string(name).unwrap(),
+                    self.image,
+                    lowered.get(name).map(String::as_str).unwrap_or("")
+                ));
+            }
+            std::fs::write(case.dir.join(&image_file), yaml).unwrap();
+        }
+        let external = create_external_volumes(case, &config, tally);
         let created = self.compose(
             case,
             &project,
@@ -533,10 +553,53 @@ impl Engine {
             &["down", "-v", "-t", "0", "--remove-orphans"],
         );
         let _ = std::fs::remove_file(case.dir.join(&image_file));
+        for volume in external {
+            let _ = docker(&["volume", "rm", &volume]);
+        }
         if recorded {
             tally.projects += 1;
         }
         recorded
+    }
+
+    /// `cpus` (on the service or under `deploy.resources.limits`) above the
+    /// sandbox's CPUs, which the engine refuses, as the image file's extra
+    /// entries lowering them, by service.
+    fn lower_cpus(
+        &self,
+        case: &Case,
+        config: &Value,
+        tally: &mut Tally,
+    ) -> BTreeMap<String, String> {
+        let host = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let number = |v: &Value| {
+            v.as_f64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        };
+        let mut lowered = BTreeMap::new();
+        let Some(services) = config["services"].as_object() else {
+            return lowered;
+        };
+        for (name, service) in services {
+            let mut extra = String::new();
+            if number(&service["cpus"]).is_some_and(|c| c > host) {
+                extra.push_str(&format!(", cpus: {host}"));
+            }
+            let limit = &service["deploy"]["resources"]["limits"]["cpus"];
+            if number(limit).is_some_and(|c| c > host) {
+                extra.push_str(&format!(
+                    ", deploy: {{resources: {{limits: {{cpus: \"{host}\"}}}}}}"
+                ));
+            }
+            if !extra.is_empty() {
+                tally.sandbox.push(format!(
+                    "{} {name}: cpus lowered to the sandbox's {host} to create it",
+                    case.label
+                ));
+                lowered.insert(name.clone(), extra);
+            }
+        }
+        lowered
     }
 
     /// Compose (or the engine) refused the project: gpulint must refuse or
@@ -1193,6 +1256,37 @@ fn engine_gpus(container: &Value) -> String {
         }
     }
     "none".into()
+}
+
+/// Creates the volumes `config` declares `external` that do not exist yet
+/// (a repository's install script creates them: getsentry/self-hosted's
+/// `install/create-docker-volumes.sh`), says so, and returns their names
+/// for removal.
+fn create_external_volumes(case: &Case, config: &Value, tally: &mut Tally) -> Vec<String> {
+    let mut created = Vec::new();
+    let Some(volumes) = config["volumes"].as_object() else {
+        return created;
+    };
+    for (key, volume) in volumes {
+        if volume["external"] != true {
+            continue;
+        }
+        let name = volume["name"].as_str().unwrap_or(key);
+        if docker(&["volume", "inspect", name]).status.success() {
+            continue;
+        }
+        if docker(&["volume", "create", name]).status.success() {
+            created.push(name.to_string());
+        }
+    }
+    if !created.is_empty() {
+        tally.sandbox.push(format!(
+            "{}: external volumes created as its install script would: {}",
+            case.label,
+            created.join(", ")
+        ));
+    }
+    created
 }
 
 /// A difference between the pinned Compose 2.26 and the current Compose
