@@ -12,7 +12,7 @@ use super::system::System;
 use super::{FileError, build};
 use crate::model::compose::{ComposeFile, Service};
 use crate::model::project::{Definition, Layer, merge_definitions};
-use crate::model::variables::{Variables, with_variables};
+use crate::model::variables::Variables;
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::SourceFile;
 use std::collections::HashMap;
@@ -145,7 +145,9 @@ fn shares_a_service(system: &dyn System, base: &Path, overlay: &Path) -> bool {
             yaml.documents
                 .first()
                 .and_then(|d| d.root)
-                .is_some_and(|root| !extends_files(&yaml, root).is_empty())
+                // Which files it extends does not depend on the `.env`
+                // here: only whether it names one.
+                .is_some_and(|root| !extends_files(&yaml, root, None).is_empty())
         });
     if extends_a_file {
         return false;
@@ -223,17 +225,16 @@ pub fn read_compose_document<'y>(
 ) -> Option<ComposeFile<'y>> {
     let system = session.system();
     let project = project_files(system, path, config);
-    let vars = read_dotenv(system, &project_directory(path, project.as_ref())).map(Arc::new);
-    with_variables(vars, || {
-        let mut file = ComposeFile::from_document(yaml, root)?;
-        build::attach_built_images(session, &mut file, path);
-        merge_project(session, &mut file, yaml, root, text, path, project);
-        attach_env_files(system, &mut file, path);
-        attach_included(session, &mut file, path);
-        // Reservations merged from an override count too.
-        file.settle_build_evidence();
-        Some(file)
-    })
+    let vars = read_dotenv(system, &project_directory(path, project.as_ref()));
+    let vars = vars.as_ref();
+    let mut file = ComposeFile::from_document(yaml, root, vars)?;
+    build::attach_built_images(session, &mut file, path);
+    merge_project(session, &mut file, yaml, root, text, path, project, vars);
+    attach_env_files(system, &mut file, path);
+    attach_included(session, &mut file, path, vars);
+    // Reservations merged from an override count too.
+    file.settle_build_evidence();
+    Some(file)
 }
 
 /// The project directory: where its first file is (Compose's default).
@@ -332,6 +333,8 @@ fn extends_target(from: &Path, file: &str) -> PathBuf {
 /// services extends, say about `file`'s services. Files that cannot be read
 /// or parsed are left out; a service whose `extends:` cannot be resolved
 /// (a cycle, a missing service or file) is refused, as Compose refuses it.
+/// Every file is interpolated with the project's variables `vars`.
+#[allow(clippy::too_many_arguments)]
 fn merge_project(
     session: &Session,
     file: &mut ComposeFile,
@@ -340,6 +343,7 @@ fn merge_project(
     text: &str,
     path: &Path,
     project: Option<(Vec<PathBuf>, usize)>,
+    vars: Option<&Variables>,
 ) {
     let system = session.system();
     let (files, here) = project.unwrap_or_else(|| (vec![path.to_path_buf()], 0));
@@ -398,7 +402,7 @@ fn merge_project(
                 },
                 None => (yaml, root),
             };
-            extends_files(y, r)
+            extends_files(y, r, vars)
                 .into_iter()
                 .map(|f| extends_target(&l.path, &f))
                 .collect()
@@ -415,7 +419,7 @@ fn merge_project(
                 Some(y) => (y, y.documents.first()?.root?),
                 None => (yaml, root),
             };
-            let mut model = ComposeFile::from_document(y, r)?;
+            let mut model = ComposeFile::from_document(y, r, vars)?;
             build::attach_built_images(session, &mut model, &l.path);
             Some(model)
         })
@@ -474,8 +478,8 @@ fn merge_project(
 }
 
 /// The `file:` of every `extends:` in a compose document.
-fn extends_files(yaml: &Yaml, root: NodeId) -> Vec<String> {
-    ComposeFile::from_document(yaml, root)
+fn extends_files(yaml: &Yaml, root: NodeId, vars: Option<&Variables>) -> Vec<String> {
+    ComposeFile::from_document(yaml, root, vars)
         .map(|f| {
             f.services
                 .iter()
@@ -606,7 +610,9 @@ fn promote_named_by(
         let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
             continue;
         };
-        let mut names = extends_files(&yaml, root);
+        // Promotion reads the names with their written defaults only, as
+        // it always has: it runs over walked files, before any project.
+        let mut names = extends_files(&yaml, root, None);
         if let Some(include) = yaml.get(root, "include") {
             for &item in yaml.items(include.value) {
                 let included = yaml.str(item).or_else(|| {
@@ -733,11 +739,15 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 /// The paths an `include:` entry names: `- other.yaml`, or `- path: a.yaml`
 /// / `- path: [a.yaml, b.yaml]` (merged as one included project; their
 /// services are what it brings in).
-fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
+fn include_entries(
+    yaml: &Yaml,
+    root: NodeId,
+    vars: Option<&Variables>,
+) -> Vec<(NodeId, Vec<String>)> {
     let Some(include) = yaml.get(root, "include") else {
         return Vec::new();
     };
-    let known = |t: &str| match crate::model::size::interpolate(t) {
+    let known = |t: &str| match crate::model::size::interpolate(t, vars) {
         crate::model::size::Interpolated::Text(t) => t,
         _ => t.to_string(),
     };
@@ -765,8 +775,13 @@ fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
 /// (transitively), as compose-go's `ApplyInclude` imports them: a service
 /// this file also defines is a conflict Compose refuses, and so is an
 /// include cycle or a file it cannot read.
-fn attach_included(session: &Session, file: &mut ComposeFile, path: &Path) {
-    let entries = include_entries(file.yaml, file.root);
+fn attach_included(
+    session: &Session,
+    file: &mut ComposeFile,
+    path: &Path,
+    vars: Option<&Variables>,
+) {
+    let entries = include_entries(file.yaml, file.root, vars);
     if entries.is_empty() {
         return;
     }
@@ -822,16 +837,14 @@ fn include_file(
     // The included project is interpolated with its own `.env` (its
     // project directory is its own by default).
     let dir = path.parent().unwrap_or(Path::new("."));
-    let vars = read_dotenv(system, dir).map(Arc::new);
-    let (services, nested) = with_variables(vars, || {
-        let services = ComposeFile::from_document(&yaml, root)
-            .map(|mut f| {
-                build::attach_built_images(session, &mut f, path);
-                f.services
-            })
-            .unwrap_or_default();
-        (services, include_entries(&yaml, root))
-    });
+    let vars = read_dotenv(system, dir);
+    let services = ComposeFile::from_document(&yaml, root, vars.as_ref())
+        .map(|mut f| {
+            build::attach_built_images(session, &mut f, path);
+            f.services
+        })
+        .unwrap_or_default();
+    let nested = include_entries(&yaml, root, vars.as_ref());
     let file_name = path
         .file_name()
         .unwrap_or_default()
