@@ -305,6 +305,29 @@ fn env_files_and_profiles() {
     );
 }
 
+/// `include:`'s long form, as Compose 2.26 loads it: the included
+/// project's variables are the including project's, then its `env_file`s
+/// (a later one wins) or else the `.env` of its `project_directory`; a
+/// missing `env_file` refuses the project. Each decides the /dev/shm of the
+/// included IPC donor, which the GPU service shares.
+#[test]
+fn include_long_form_env_file_and_project_directory() {
+    let donor_shm = |name: &str| {
+        let dir = root().join("fixtures/_projects").join(name);
+        container(&inspect(&dir, &["."]), "compose.yaml", "trainer")["shm"]["bytes"].clone()
+    };
+    assert_eq!(donor_shm("include_ipc_donor"), 3u64 << 30);
+    assert_eq!(donor_shm("include_env_file"), 2u64 << 30);
+    assert_eq!(donor_shm("include_env_files_later_wins"), 1536u64 << 20);
+    assert_eq!(donor_shm("include_project_directory"), 512u64 << 20);
+    assert_eq!(donor_shm("include_parent_env_wins"), 768u64 << 20);
+    let dir = root().join("fixtures/_projects/include_env_file_missing");
+    assert_eq!(
+        findings(&dir, &["compose.yaml"]),
+        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 3)]
+    );
+}
+
 /// A project that names a device or a FIFO (`env_file: /dev/zero`, a `.env`
 /// that is a FIFO, `extends: {file: /dev/zero}`) is answered at once: such
 /// files are refused, never read or waited on.

@@ -736,14 +736,18 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
 /// Included files are followed this deep at most.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// The paths an `include:` entry names: `- other.yaml`, or `- path: a.yaml`
+/// One `include:` entry: `- other.yaml`, or the long form `- path: a.yaml`
 /// / `- path: [a.yaml, b.yaml]` (merged as one included project; their
-/// services are what it brings in).
-fn include_entries(
-    yaml: &Yaml,
-    root: NodeId,
-    vars: Option<&Variables>,
-) -> Vec<(NodeId, Vec<String>)> {
+/// services are what it brings in) with its `project_directory` and
+/// `env_file` (interpolated, as written).
+struct IncludeEntry {
+    node: NodeId,
+    paths: Vec<String>,
+    project_directory: Option<String>,
+    env_files: Vec<String>,
+}
+
+fn include_entries(yaml: &Yaml, root: NodeId, vars: Option<&Variables>) -> Vec<IncludeEntry> {
     let Some(include) = yaml.get(root, "include") else {
         return Vec::new();
     };
@@ -751,22 +755,41 @@ fn include_entries(
         crate::model::size::Interpolated::Text(t) => t,
         _ => t.to_string(),
     };
+    // A string or a list of strings.
+    let strings = |node: NodeId| -> Vec<String> {
+        match yaml.str(node) {
+            Some(text) => vec![known(text)],
+            None => yaml
+                .items(node)
+                .iter()
+                .filter_map(|&i| yaml.str(i).map(known))
+                .collect(),
+        }
+    };
     yaml.items(include.value)
         .iter()
         .filter_map(|&item| {
             if let Some(text) = yaml.str(item) {
-                return Some((item, vec![known(text)]));
+                return Some(IncludeEntry {
+                    node: item,
+                    paths: vec![known(text)],
+                    project_directory: None,
+                    env_files: Vec::new(),
+                });
             }
             let entry = yaml.get(item, "path")?;
-            let paths: Vec<String> = match yaml.str(entry.value) {
-                Some(text) => vec![known(text)],
-                None => yaml
-                    .items(entry.value)
-                    .iter()
-                    .filter_map(|&i| yaml.str(i).map(known))
-                    .collect(),
-            };
-            Some((item, paths))
+            Some(IncludeEntry {
+                node: item,
+                paths: strings(entry.value),
+                project_directory: yaml
+                    .get(item, "project_directory")
+                    .and_then(|e| yaml.str(e.value))
+                    .map(known),
+                env_files: yaml
+                    .get(item, "env_file")
+                    .map(|e| strings(e.value))
+                    .unwrap_or_default(),
+            })
         })
         .collect()
 }
@@ -774,7 +797,7 @@ fn include_entries(
 /// Reads the services the files `include:` names bring into the project
 /// (transitively), as compose-go's `ApplyInclude` imports them: a service
 /// this file also defines is a conflict Compose refuses, and so is an
-/// include cycle or a file it cannot read.
+/// include cycle, a file it cannot read or a missing `env_file`.
 fn attach_included(
     session: &Session,
     file: &mut ComposeFile,
@@ -787,12 +810,18 @@ fn attach_included(
     }
     let mut stack = vec![file_key(session.system(), path)];
     let mut included: Vec<(Service, String)> = Vec::new();
-    for (node, paths) in entries {
-        for name in paths {
-            let target = extends_target(path, &name);
-            if let Err(why) = include_file(session, &target, &mut stack, &mut included, 0) {
-                file.include_error.get_or_insert((node, why));
-            }
+    let working_dir = path.parent().unwrap_or(Path::new(""));
+    for entry in &entries {
+        if let Err(why) = include_entry(
+            session,
+            entry,
+            working_dir,
+            vars,
+            &mut stack,
+            &mut included,
+            0,
+        ) {
+            file.include_error.get_or_insert((entry.node, why));
         }
     }
     for service in &mut file.services {
@@ -808,9 +837,87 @@ fn attach_included(
     file.included = included.into_iter().map(|(s, _)| s).collect();
 }
 
+/// Imports one `include:` entry of a project whose working directory is
+/// `working_dir` and whose variables are `vars`, as compose-go's
+/// `ApplyInclude` does (measured with Compose 2.26.1):
+/// - `path` and a relative `project_directory` and `env_file` are relative
+///   to `working_dir`; `project_directory` defaults to the directory of the
+///   first path;
+/// - the included project is interpolated with the including project's
+///   variables, and, for names those do not set, its `env_file`s (a later
+///   one wins; a missing one is refused) or else the `.env` of its project
+///   directory;
+/// - the included files' own includes are relative to its project directory.
+#[allow(clippy::too_many_arguments)]
+fn include_entry(
+    session: &Session,
+    entry: &IncludeEntry,
+    working_dir: &Path,
+    vars: Option<&Variables>,
+    stack: &mut Vec<PathBuf>,
+    included: &mut Vec<(Service, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    let system = session.system();
+    let Some(first) = entry.paths.first() else {
+        return Ok(());
+    };
+    let project_directory = match &entry.project_directory {
+        Some(dir) => working_dir.join(dir),
+        None => working_dir
+            .join(first)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    // A missing env_file refuses the project; its services are still
+    // imported (with the files that are there), so that what refers to
+    // them is not reported as dangling on top of the refusal.
+    let mut refusal = None;
+    let own = if entry.env_files.is_empty() {
+        read_dotenv(system, &project_directory)
+    } else {
+        let mut own: Option<Variables> = None;
+        for name in &entry.env_files {
+            let env_path = working_dir.join(name);
+            let Ok(text) = read_text(system, &env_path) else {
+                refusal.get_or_insert(format!(
+                    "`include`: env_file {name} cannot be read (Compose refuses the project)"
+                ));
+                continue;
+            };
+            let read = Variables::parse(&env_path, &text);
+            own = Some(match own {
+                Some(earlier) => read.over(&earlier),
+                None => read,
+            });
+        }
+        own
+    };
+    let included_vars = match (own, vars) {
+        (Some(own), Some(parent)) => Some(parent.over(&own)),
+        (Some(own), None) => Some(own),
+        (None, parent) => parent.cloned(),
+    };
+    for name in &entry.paths {
+        include_file(
+            session,
+            &working_dir.join(name),
+            &project_directory,
+            included_vars.as_ref(),
+            stack,
+            included,
+            depth,
+        )?;
+    }
+    refusal.map_or(Ok(()), Err)
+}
+
 fn include_file(
     session: &Session,
     path: &Path,
+    project_directory: &Path,
+    vars: Option<&Variables>,
     stack: &mut Vec<PathBuf>,
     included: &mut Vec<(Service, String)>,
     depth: usize,
@@ -834,17 +941,13 @@ fn include_file(
     let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
         return Ok(());
     };
-    // The included project is interpolated with its own `.env` (its
-    // project directory is its own by default).
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let vars = read_dotenv(system, dir);
-    let services = ComposeFile::from_document(&yaml, root, vars.as_ref())
+    let services = ComposeFile::from_document(&yaml, root, vars)
         .map(|mut f| {
             build::attach_built_images(session, &mut f, path);
             f.services
         })
         .unwrap_or_default();
-    let nested = include_entries(&yaml, root, vars.as_ref());
+    let nested = include_entries(&yaml, root, vars);
     let file_name = path
         .file_name()
         .unwrap_or_default()
@@ -852,16 +955,16 @@ fn include_file(
         .to_string();
     included.extend(services.into_iter().map(|s| (s, file_name.clone())));
     stack.push(key);
-    for (_, paths) in nested {
-        for name in paths {
-            include_file(
-                session,
-                &extends_target(path, &name),
-                stack,
-                included,
-                depth + 1,
-            )?;
-        }
+    for entry in &nested {
+        include_entry(
+            session,
+            entry,
+            project_directory,
+            vars,
+            stack,
+            included,
+            depth + 1,
+        )?;
     }
     stack.pop();
     Ok(())

@@ -40,6 +40,19 @@ impl Variables {
         self.values.is_empty()
     }
 
+    /// These variables over `under`: a name both set keeps this value (an
+    /// including project's variables over what an included project's own
+    /// `.env` or `env_file` says, as compose-go's `Mapping.Merge` keeps
+    /// them). It is for interpolation: its `path` is `under`'s, so it is
+    /// no guide to which file a line number belongs to.
+    pub fn over(&self, under: &Variables) -> Variables {
+        let mut merged = under.clone();
+        for (name, value) in &self.values {
+            merged.values.insert(name.clone(), value.clone());
+        }
+        merged
+    }
+
     /// Reads `.env` text as compose-go's dotenv does: `KEY=value` lines
     /// (optionally `export KEY=value`), `#` comments, single quotes kept
     /// literally, double quotes with `\n`, `\t`, `\"` and `\\` escapes, an
