@@ -305,6 +305,51 @@ fn env_files_and_profiles() {
     );
 }
 
+/// `COMPOSE_PROFILES` in the project's `.env` enables a profile for a
+/// plain `docker compose up` (Compose reads it there as from the shell):
+/// a finding about a service it enables says so and points at that line;
+/// a service of another profile still needs `--profile`.
+#[test]
+fn compose_profiles_from_the_env_say_what_up_starts() {
+    let dir = root().join("fixtures/_projects/env_compose_profiles");
+    let output = gpulint(
+        &dir,
+        &["check", "--select", "ALL", "--output-format", "json", "."],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let about = |service: &str| {
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "SHM001" && d["message"].as_str().unwrap().contains(service))
+            .unwrap_or_else(|| panic!("no SHM001 for {service}: {report:#}"))
+            .clone()
+    };
+    let trainer = about("`trainer`");
+    assert!(
+        trainer["note"].as_str().unwrap().contains(
+            "`COMPOSE_PROFILES=gpu` in the project's .env enables `gpu`, so `docker compose up` starts it"
+        ),
+        "{trainer:#}"
+    );
+    let related = &trainer["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some(".env")
+    );
+    assert_eq!(related["start"]["line"], 2);
+    let debugger = about("`debugger`");
+    assert!(
+        debugger["note"]
+            .as_str()
+            .unwrap()
+            .contains("it runs with `docker compose --profile debug`"),
+        "{debugger:#}"
+    );
+    assert_eq!(debugger["related"], serde_json::json!([]));
+}
+
 /// `include:`'s long form, as Compose 2.26 loads it: the included
 /// project's variables are the including project's, then its `env_file`s
 /// (a later one wins) or else the `.env` of its `project_directory`; a

@@ -252,29 +252,64 @@ fn project_directory(path: &Path, project: Option<&(Vec<PathBuf>, usize)>) -> Pa
     }
 }
 
+/// The project's `.env`, read once per compose document for what findings
+/// say about it: the line that decides an interpolated value, and the
+/// profiles `COMPOSE_PROFILES` enables.
+pub struct DotEnv {
+    pub vars: Variables,
+    source: Arc<SourceFile>,
+}
+
+impl DotEnv {
+    /// The `.env` of the project `path` belongs to, if it has one.
+    pub fn of_project(system: &dyn System, path: &Path, config: &Config) -> Option<DotEnv> {
+        let project = project_files(system, path, config);
+        let vars = read_dotenv(system, &project_directory(path, project.as_ref()))?;
+        let text = read_text(system, &vars.path).ok()?;
+        let source = Arc::new(SourceFile::new(vars.path.clone(), text));
+        Some(DotEnv { vars, source })
+    }
+
+    /// A related span at the line that sets `name`, saying `message`.
+    fn label(&self, name: &str, message: String) -> Option<crate::diagnostic::Label> {
+        let line = self.vars.line(name)?;
+        let text = &self.source.text;
+        let start = match line {
+            0 | 1 => 0,
+            _ => text
+                .match_indices('\n')
+                .nth(line - 2)
+                .map_or(0, |(i, _)| i + 1),
+        };
+        let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+        Some(crate::diagnostic::Label {
+            range: crate::text::TextRange::new(start, end),
+            message,
+            file: Some(self.source.clone()),
+        })
+    }
+
+    /// The profiles `COMPOSE_PROFILES` enables (comma-separated, as Compose
+    /// reads it from the `.env` as from the shell; `*` enables every one).
+    fn enables(&self, profile: &str) -> bool {
+        self.vars.get("COMPOSE_PROFILES").is_some_and(|list| {
+            list.split(',')
+                .map(str::trim)
+                .any(|p| p == "*" || p == profile)
+        })
+    }
+}
+
 /// A finding whose value is interpolated from the project's `.env` points
 /// at the line of `.env` that decides it.
 pub fn point_at_dotenv(
-    system: &dyn System,
+    dotenv: Option<&DotEnv>,
     text: &str,
-    path: &Path,
-    config: &Config,
     diagnostics: &mut [crate::diagnostic::Diagnostic],
 ) {
-    if diagnostics.is_empty() {
-        return;
-    }
-    let project = project_files(system, path, config);
-    let Some(vars) = read_dotenv(system, &project_directory(path, project.as_ref())) else {
+    let Some(dotenv) = dotenv else {
         return;
     };
-    let Ok(env_text) = read_text(system, &vars.path) else {
-        return;
-    };
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(env_text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let source = Arc::new(SourceFile::new(vars.path.clone(), env_text.clone()));
     for d in diagnostics.iter_mut() {
         let Some(written) = text.get(d.range.start as usize..d.range.end as usize) else {
             continue;
@@ -292,18 +327,13 @@ pub fn point_at_dotenv(
             rest = &after[len..];
         }
         for name in named {
-            let (Some(line), Some(value)) = (vars.line(name), vars.get(name)) else {
+            let Some(value) = dotenv.vars.get(name) else {
                 continue;
             };
-            let start = line_starts.get(line - 1).copied().unwrap_or(0);
-            let end = env_text[start..]
-                .find('\n')
-                .map_or(env_text.len(), |e| start + e);
-            d.related.push(crate::diagnostic::Label {
-                range: crate::text::TextRange::new(start, end),
-                message: format!("`{name}={value}` in the project's .env decides this value"),
-                file: Some(source.clone()),
-            });
+            d.related.extend(dotenv.label(
+                name,
+                format!("`{name}={value}` in the project's .env decides this value"),
+            ));
         }
     }
 }
@@ -702,8 +732,14 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
 
 /// A finding about a service behind `profiles:` says so: the service is
 /// linted like any other, but runs only with `--profile` (or
-/// `COMPOSE_PROFILES`) naming one of them.
-pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::Diagnostic]) {
+/// `COMPOSE_PROFILES`) naming one of them. When `COMPOSE_PROFILES` in the
+/// project's `.env` enables one, a plain `docker compose up` starts it:
+/// the note says that instead, with the `.env` line as a related span.
+pub fn note_profiles(
+    file: &ComposeFile,
+    dotenv: Option<&DotEnv>,
+    diagnostics: &mut [crate::diagnostic::Diagnostic],
+) {
     for service in file.services.iter().filter(|s| !s.profiles.is_empty()) {
         let scope = file
             .yaml
@@ -715,12 +751,31 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
             .map(|p| format!("`{p}`"))
             .collect::<Vec<_>>()
             .join(", ");
-        let said = format!(
-            "`{}` is in profile{} {profiles}: it runs with `docker compose --profile {}`",
-            service.name,
-            if service.profiles.len() == 1 { "" } else { "s" },
-            service.profiles[0]
-        );
+        let plural = if service.profiles.len() == 1 { "" } else { "s" };
+        let enabled = dotenv.and_then(|d| {
+            let profile = service.profiles.iter().find(|p| d.enables(p))?;
+            let list = d.vars.get("COMPOSE_PROFILES")?;
+            Some((d, profile, list))
+        });
+        let (said, related) = match enabled {
+            Some((dotenv, profile, list)) => (
+                format!(
+                    "`{}` is in profile{plural} {profiles}: `COMPOSE_PROFILES={list}` in the project's .env enables `{profile}`, so `docker compose up` starts it",
+                    service.name
+                ),
+                dotenv.label(
+                    "COMPOSE_PROFILES",
+                    format!("`COMPOSE_PROFILES={list}` enables profile `{profile}`"),
+                ),
+            ),
+            None => (
+                format!(
+                    "`{}` is in profile{plural} {profiles}: it runs with `docker compose --profile {}`",
+                    service.name, service.profiles[0]
+                ),
+                None,
+            ),
+        };
         for d in diagnostics
             .iter_mut()
             .filter(|d| d.range.start >= scope.start && d.range.end <= scope.end)
@@ -729,6 +784,7 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
                 Some(note) => format!("{note}; {said}"),
                 None => said.clone(),
             });
+            d.related.extend(related.clone());
         }
     }
 }
