@@ -305,6 +305,45 @@ fn env_files_and_profiles() {
     );
 }
 
+/// A variable only an `env_file` sets is judged by the NCCL rules, placed
+/// on the `env_file` entry with the env file's line related and no fix;
+/// `environment:` from another file (the override) wins over the env file,
+/// as Compose resolves them, so what it re-enables is not reported.
+#[test]
+fn env_file_variables_meet_the_nccl_rules() {
+    let dir = root().join("fixtures/_projects/env_file_under_override");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(
+        trainer["env"],
+        serde_json::json!({"NCCL_P2P_DISABLE": "0", "NCCL_SHM_DISABLE": "1"})
+    );
+    let output = gpulint(
+        &dir,
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--output-format",
+            "json",
+            "compose.yaml",
+        ],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let found = report["diagnostics"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{report:#}");
+    let nccl = &found[0];
+    assert_eq!(nccl["code"], "NCCL001");
+    assert_eq!(nccl["start"]["line"], 6);
+    assert_eq!(nccl["fixable"], false, "{nccl:#}");
+    assert_eq!(nccl["fix"], Value::Null, "{nccl:#}");
+    let related = &nccl["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some("nccl.env")
+    );
+    assert_eq!(related["start"]["line"], 3);
+}
+
 /// `COMPOSE_PROFILES` in the project's `.env` enables a profile for a
 /// plain `docker compose up` (Compose reads it there as from the shell):
 /// a finding about a service it enables says so and points at that line;

@@ -677,7 +677,11 @@ fn promote_named_by(
 /// project. Paths are relative to the compose file.
 fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
     for service in &mut file.services {
-        for (name, required) in service.env_files.clone() {
+        // `environment:` from any definition (an override, an extended
+        // base) wins over every `env_file`, as Compose resolves them.
+        let from_definitions: Vec<String> = service.inherited.environment.keys().cloned().collect();
+        let entries = env_file_entries(file.yaml, service.map);
+        for (index, (name, required)) in service.env_files.clone().into_iter().enumerate() {
             let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
             let text = match read_text(system, &env_path) {
                 Ok(text) => text,
@@ -702,7 +706,7 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();
             for (var, value) in vars.iter() {
-                if service.env(var).is_some() {
+                if service.env(var).is_some() || from_definitions.iter().any(|d| d == var) {
                     continue;
                 }
                 let line = vars.line(var).unwrap_or(1);
@@ -725,9 +729,37 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                         },
                     ),
                 );
+                match entries.get(index) {
+                    Some(&entry) => service
+                        .inherited
+                        .env_file_entries
+                        .insert(var.to_string(), entry),
+                    None => service.inherited.env_file_entries.remove(var),
+                };
             }
         }
     }
+}
+
+/// The nodes of a service's `env_file:` entries, in the order
+/// `Service::env_files` lists them (a string, or a mapping with a `path`).
+fn env_file_entries(yaml: &Yaml, map: NodeId) -> Vec<NodeId> {
+    let Some(entry) = yaml.get(map, "env_file") else {
+        return Vec::new();
+    };
+    let items: Vec<NodeId> = match yaml.value(entry.value) {
+        crate::syntax::yaml::Value::Sequence(items) => items.clone(),
+        _ => vec![entry.value],
+    };
+    items
+        .into_iter()
+        .filter(|&item| {
+            yaml.str(item).is_some()
+                || yaml
+                    .get(item, "path")
+                    .is_some_and(|p| !yaml.is_null(p.value) && yaml.str(p.value).is_some())
+        })
+        .collect()
 }
 
 /// A finding about a service behind `profiles:` says so: the service is

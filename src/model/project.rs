@@ -66,6 +66,10 @@ pub struct Inherited {
     pub ipc: Option<(IpcMode, Origin)>,
     /// Environment variables another definition (or its `env_file`) sets.
     pub environment: BTreeMap<String, (Option<String>, Origin)>,
+    /// For a variable of `environment` that only this definition's own
+    /// `env_file:` sets: the `env_file` entry naming its file (where a
+    /// finding about it is placed; its line is the `Origin`).
+    pub env_file_entries: BTreeMap<String, crate::syntax::yaml::NodeId>,
     /// Why Compose cannot build the service at all (an `extends` cycle, a
     /// missing base): Compose refuses the project.
     pub error: Option<String>,
