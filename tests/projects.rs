@@ -305,6 +305,40 @@ fn env_files_and_profiles() {
     );
 }
 
+/// `!reset` beyond `deploy…devices`, as Compose 2.26 merges it: a later
+/// `environment: !reset`, `devices: !reset`, `deploy: !reset` or
+/// `volumes: !reset` removes what the files before it set, so the base
+/// file is no longer flagged for it; with `ulimits: !reset` in the
+/// override, ULIM001 is reported only there, where the limit is lost.
+#[test]
+fn resets_deeper_than_device_reservations() {
+    let project = |name: &str| root().join("fixtures/_projects").join(name);
+    let dir = project("override_reset_environment");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["env"], serde_json::json!({}));
+    assert_eq!(findings(&dir, &["."]), vec![]);
+    for name in ["override_reset_devices", "override_reset_deploy"] {
+        let containers = inspect(&project(name), &["."]);
+        for file in ["compose.yaml", "compose.override.yaml"] {
+            assert_eq!(container(&containers, file, "trainer")["gpus"], Value::Null);
+        }
+    }
+    let trainer = container(
+        &inspect(&project("override_reset_volumes"), &["."]),
+        "compose.yaml",
+        "trainer",
+    );
+    assert_eq!(trainer["shm"]["bytes"], 2u64 << 30);
+    assert_eq!(
+        findings(&project("override_reset_ulimits"), &["."]),
+        vec![(
+            "ULIM001".to_string(),
+            "compose.override.yaml".to_string(),
+            3
+        )]
+    );
+}
+
 /// A variable only an `env_file` sets is judged by the NCCL rules, placed
 /// on the `env_file` entry with the env file's line related and no fix;
 /// `environment:` from another file (the override) wins over the env file,

@@ -781,7 +781,7 @@ impl Service {
         }
     }
 
-    fn compute_gpu_intent(&self) -> GpuIntent {
+    pub(crate) fn compute_gpu_intent(&self) -> GpuIntent {
         let mut gpu = GpuIntent::default();
         let mut count: Option<GpuCount> = None;
         let mut reserve =

@@ -70,6 +70,12 @@ pub struct Inherited {
     /// `env_file:` sets: the `env_file` entry naming its file (where a
     /// finding about it is placed; its line is the `Origin`).
     pub env_file_entries: BTreeMap<String, crate::syntax::yaml::NodeId>,
+    /// Ulimits (by name) that the service's last definition removes with
+    /// `ulimits: !reset` (or replaces with `!override`) when that
+    /// definition is another file's own: that file is linted as part of
+    /// the project and reports what the removal leaves wrong, so a finding
+    /// is not repeated here, where the removed value is written.
+    pub ulimits_removed_by_last_file: Vec<String>,
     /// Why Compose cannot build the service at all (an `extends` cycle, a
     /// missing base): Compose refuses the project.
     pub error: Option<String>,
@@ -161,9 +167,50 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
     }
 }
 
+/// `service` without the `environment` and `devices` that a definition in
+/// `later` resets (`!reset`) or replaces (`!override`), as Compose merges
+/// them, and with the GPU intent recomputed without them; `None` when
+/// nothing is removed. (`deploy`, `ulimits`, `ipc`, /dev/shm settings are
+/// dropped where they are merged, below.)
+fn without_replaced(service: &Service, later: &[Definition]) -> Option<Service> {
+    let replaced = |key: &str| later.iter().any(|(_, s)| s.resets(key) || s.overrides(key));
+    let environment = replaced("environment") && !service.environment.is_empty();
+    let devices = replaced("devices") && !service.devices.is_empty();
+    if !environment && !devices {
+        return None;
+    }
+    let mut kept = service.clone();
+    if environment {
+        kept.environment.clear();
+    }
+    if devices {
+        kept.devices.clear();
+    }
+    kept.gpu = kept.compute_gpu_intent();
+    Some(kept)
+}
+
 /// Merges `definitions` (in Compose's order, one of them `None`: the
 /// service itself, as read from its own file) into `service`.
 pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
+    // What a later definition resets is gone from the earlier ones,
+    // this file's own included: it no longer describes the container.
+    let trimmed: Vec<Option<Service>> = (0..definitions.len())
+        .map(|i| without_replaced(definitions[i].1, &definitions[i + 1..]))
+        .collect();
+    let definitions: Vec<Definition> = definitions
+        .iter()
+        .zip(&trimmed)
+        .map(|(&(layer, s), kept)| (layer, kept.as_ref().unwrap_or(s)))
+        .collect();
+    let definitions = definitions.as_slice();
+    if let Some(here) = definitions.iter().position(|(l, _)| l.is_none())
+        && let Some(kept) = &trimmed[here]
+    {
+        service.environment = kept.environment.clone();
+        service.devices = kept.devices.clone();
+        service.gpu = kept.gpu.clone();
+    }
     let origin = |layer: &Layer, s: &Service, what: String| {
         let named = if s.name == service.name {
             String::new()
@@ -346,6 +393,9 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
     for (name, i) in removed {
         if let (Some(layer), other) = definitions[i] {
             let from = origin(layer, other, "`ulimits: !reset`".into());
+            if i + 1 == definitions.len() {
+                inherited.ulimits_removed_by_last_file.push(name.clone());
+            }
             inherited.ulimits.insert(name, (None, from));
         }
     }
