@@ -439,6 +439,8 @@ fn include_long_form_env_file_and_project_directory() {
     assert_eq!(donor_shm("include_env_files_later_wins"), 1536u64 << 20);
     assert_eq!(donor_shm("include_project_directory"), 512u64 << 20);
     assert_eq!(donor_shm("include_parent_env_wins"), 768u64 << 20);
+    // The included file's own include is resolved from project_directory.
+    assert_eq!(donor_shm("include_nested_project_directory"), 1u64 << 30);
     let dir = root().join("fixtures/_projects/include_env_file_missing");
     assert_eq!(
         findings(&dir, &["compose.yaml"]),

@@ -643,13 +643,33 @@ fn promote_named_by(
         // Promotion reads the names with their written defaults only, as
         // it always has: it runs over walked files, before any project.
         let mut names = extends_files(&yaml, root, None);
-        if let Some(include) = yaml.get(root, "include") {
-            for &item in yaml.items(include.value) {
-                let included = yaml.str(item).or_else(|| {
-                    let entry = yaml.get(item, "path")?;
-                    yaml.str(entry.value)
-                });
-                names.extend(included.map(str::to_string));
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for entry in include_entries(&yaml, root, None) {
+            names.extend(entry.paths.iter().cloned());
+            // What the included files include is resolved from the entry's
+            // project_directory (the next round would take their own
+            // directory, which Compose does not use then).
+            let Some(project_directory) = &entry.project_directory else {
+                continue;
+            };
+            for included in &entry.paths {
+                let Ok(text) = read_text(system, &dir.join(included)) else {
+                    continue;
+                };
+                let Ok(inner) = Yaml::parse(&text) else {
+                    continue;
+                };
+                let Some(inner_root) = inner.documents.first().and_then(|d| d.root) else {
+                    continue;
+                };
+                for nested in include_entries(&inner, inner_root, None) {
+                    names.extend(nested.paths.iter().map(|n| {
+                        Path::new(project_directory)
+                            .join(n)
+                            .to_string_lossy()
+                            .into_owned()
+                    }));
+                }
             }
         }
         referenced.extend(
