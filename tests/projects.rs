@@ -306,7 +306,7 @@ fn env_files_and_profiles() {
 }
 
 /// `!reset` beyond `deploy…devices`, as Compose 2.26 merges it: a later
-/// `environment: !reset`, `devices: !reset`, `deploy: !reset` or
+/// `environment: !reset`, `devices: !reset`, `runtime: !reset`, `deploy: !reset` or
 /// `volumes: !reset` removes what the files before it set, so the base
 /// file is no longer flagged for it; with `ulimits: !reset` in the
 /// override, ULIM001 is reported only there, where the limit is lost.
@@ -317,7 +317,11 @@ fn resets_deeper_than_device_reservations() {
     let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
     assert_eq!(trainer["env"], serde_json::json!({}));
     assert_eq!(findings(&dir, &["."]), vec![]);
-    for name in ["override_reset_devices", "override_reset_deploy"] {
+    for name in [
+        "override_reset_devices",
+        "override_reset_deploy",
+        "override_reset_runtime",
+    ] {
         let containers = inspect(&project(name), &["."]);
         for file in ["compose.yaml", "compose.override.yaml"] {
             assert_eq!(container(&containers, file, "trainer")["gpus"], Value::Null);

@@ -167,7 +167,7 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
     }
 }
 
-/// `service` without the `environment` and `devices` that a definition in
+/// `service` without the `environment`, `devices` and `runtime` that a definition in
 /// `later` resets (`!reset`) or replaces (`!override`), as Compose merges
 /// them, and with the GPU intent recomputed without them; `None` when
 /// nothing is removed. (`deploy`, `ulimits`, `ipc`, /dev/shm settings are
@@ -176,7 +176,8 @@ fn without_replaced(service: &Service, later: &[Definition]) -> Option<Service> 
     let replaced = |key: &str| later.iter().any(|(_, s)| s.resets(key) || s.overrides(key));
     let environment = replaced("environment") && !service.environment.is_empty();
     let devices = replaced("devices") && !service.devices.is_empty();
-    if !environment && !devices {
+    let runtime = replaced("runtime") && service.runtime.is_some();
+    if !environment && !devices && !runtime {
         return None;
     }
     let mut kept = service.clone();
@@ -185,6 +186,9 @@ fn without_replaced(service: &Service, later: &[Definition]) -> Option<Service> 
     }
     if devices {
         kept.devices.clear();
+    }
+    if runtime {
+        kept.runtime = None;
     }
     kept.gpu = kept.compute_gpu_intent();
     Some(kept)
@@ -209,6 +213,7 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
     {
         service.environment = kept.environment.clone();
         service.devices = kept.devices.clone();
+        service.runtime = kept.runtime.clone();
         service.gpu = kept.gpu.clone();
     }
     let origin = |layer: &Layer, s: &Service, what: String| {
