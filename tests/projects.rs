@@ -346,7 +346,8 @@ fn resets_deeper_than_device_reservations() {
 /// A variable only an `env_file` sets is judged by the NCCL rules, placed
 /// on the `env_file` entry with the env file's line related and no fix;
 /// `environment:` from another file (the override) wins over the env file,
-/// as Compose resolves them, so what it re-enables is not reported.
+/// as Compose resolves them, so what it re-enables is not reported; the
+/// env_files of the service's other definitions join its environment.
 #[test]
 fn env_file_variables_meet_the_nccl_rules() {
     let dir = root().join("fixtures/_projects/env_file_under_override");
@@ -380,6 +381,17 @@ fn env_file_variables_meet_the_nccl_rules() {
         Some("nccl.env")
     );
     assert_eq!(related["start"]["line"], 3);
+    // The override's view of the same container has the base's env_file
+    // too, and leaves the finding to the file that names it.
+    let containers = inspect(&dir, &["."]);
+    let overridden = container(&containers, "compose.override.yaml", "trainer");
+    assert_eq!(overridden["env"], trainer["env"]);
+    assert_eq!(findings(&dir, &["compose.override.yaml"]), vec![]);
+    // An extended base's env_file, resolved from the base's directory.
+    let dir = root().join("fixtures/_projects/env_file_in_extends_base");
+    let trainer = container(&inspect(&dir, &["compose.yaml"]), "compose.yaml", "trainer");
+    assert_eq!(trainer["env"], serde_json::json!({"NCCL_IB_HCA": "mlx5_0"}));
+    assert_eq!(trainer["rdma"], true);
 }
 
 /// `COMPOSE_PROFILES` in the project's `.env` enables a profile for a

@@ -691,18 +691,37 @@ fn promote_named_by(
     promoted
 }
 
-/// Adds what each service's `env_file:` sets (and its `environment:` does
-/// not) to the container's environment, as Compose does, with the line
-/// that sets it; a required file that is missing makes Compose refuse the
-/// project. Paths are relative to the compose file.
+/// Adds what the service's `env_file:` entries set (and no `environment:`
+/// of its project does) to the container's environment, as Compose does,
+/// with the line that sets it: its own entries and, merged in the
+/// project's order, those of its other definitions (an override, an
+/// extended base); a required file that is missing makes Compose refuse
+/// the project. Paths are relative to the compose file that names them.
 fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
     for service in &mut file.services {
         // `environment:` from any definition (an override, an extended
         // base) wins over every `env_file`, as Compose resolves them.
         let from_definitions: Vec<String> = service.inherited.environment.keys().cloned().collect();
         let entries = env_file_entries(file.yaml, service.map);
-        for (index, (name, required)) in service.env_files.clone().into_iter().enumerate() {
-            let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
+        let merged = service.inherited.env_files.clone().unwrap_or_else(|| {
+            service
+                .env_files
+                .iter()
+                .map(|(name, required)| (None, name.clone(), *required))
+                .collect()
+        });
+        // The position of each of this file's own entries among its entries.
+        let mut own_index = 0;
+        for (named_by, name, required) in merged {
+            let entry = match &named_by {
+                None => {
+                    own_index += 1;
+                    entries.get(own_index - 1).copied()
+                }
+                Some(_) => None,
+            };
+            let named_by = named_by.as_deref().unwrap_or(path);
+            let env_path = named_by.parent().unwrap_or(Path::new("")).join(&name);
             let text = match read_text(system, &env_path) {
                 Ok(text) => text,
                 Err((error, _)) => {
@@ -749,8 +768,8 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                         },
                     ),
                 );
-                match entries.get(index) {
-                    Some(&entry) => service
+                match entry {
+                    Some(entry) => service
                         .inherited
                         .env_file_entries
                         .insert(var.to_string(), entry),

@@ -25,6 +25,7 @@ use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service};
 use super::runtime::Ulimit;
 use crate::text::{SourceFile, TextRange};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Another file of the project (or the file an `extends:` names).
@@ -76,6 +77,12 @@ pub struct Inherited {
     /// the project and reports what the removal leaves wrong, so a finding
     /// is not repeated here, where the removed value is written.
     pub ulimits_removed_by_last_file: Vec<String>,
+    /// The `env_file:` entries of every definition, in Compose's merge
+    /// order (a later file's variable wins; `!reset` or `!override` drops
+    /// the earlier ones): the compose file that names each (`None`: this
+    /// one), the entry as written and whether it is required. `None` when
+    /// the service has no other definition: its own `env_files` are all.
+    pub env_files: Option<Vec<(Option<PathBuf>, String, bool)>>,
     /// Why Compose cannot build the service at all (an `extends` cycle, a
     /// missing base): Compose refuses the project.
     pub error: Option<String>,
@@ -380,6 +387,19 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         }
     }
     let mut inherited = Inherited::default();
+    let mut env_files: Vec<(Option<PathBuf>, String, bool)> = Vec::new();
+    for (layer, s) in definitions {
+        if s.resets("env_file") || s.overrides("env_file") {
+            env_files.clear();
+        }
+        let named_by = layer.map(|l| l.source.path.clone());
+        env_files.extend(
+            s.env_files
+                .iter()
+                .map(|(name, required)| (named_by.clone(), name.clone(), *required)),
+        );
+    }
+    inherited.env_files = Some(env_files);
     for (name, i) in ulimits {
         if let (Some(layer), other) = definitions[i] {
             let limit = other
