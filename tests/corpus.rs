@@ -310,7 +310,7 @@ fn service_at(text: &str, offset: usize) -> String {
     let yaml = Yaml::parse(text).unwrap();
     for doc in &yaml.documents {
         let Some(root) = doc.root else { continue };
-        let Some(file) = ComposeFile::from_document(&yaml, root) else {
+        let Some(file) = ComposeFile::from_document(&yaml, root, None) else {
             continue;
         };
         for s in &file.services {
@@ -577,7 +577,10 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
         let text = std::fs::read_to_string(path).unwrap();
         let yaml = Yaml::parse(&text).unwrap();
         for doc in &yaml.documents {
-            let Some(mut file) = doc.root.and_then(|r| ComposeFile::from_document(&yaml, r)) else {
+            let Some(mut file) = doc
+                .root
+                .and_then(|r| ComposeFile::from_document(&yaml, r, None))
+            else {
                 continue;
             };
             gpulint::engine::build::attach_built_images(

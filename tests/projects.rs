@@ -305,6 +305,165 @@ fn env_files_and_profiles() {
     );
 }
 
+/// `!reset` beyond `deploy…devices`, as Compose 2.26 merges it: a later
+/// `environment: !reset`, `devices: !reset`, `runtime: !reset`, `deploy: !reset` or
+/// `volumes: !reset` removes what the files before it set, so the base
+/// file is no longer flagged for it; with `ulimits: !reset` in the
+/// override, ULIM001 is reported only there, where the limit is lost.
+#[test]
+fn resets_deeper_than_device_reservations() {
+    let project = |name: &str| root().join("fixtures/_projects").join(name);
+    let dir = project("override_reset_environment");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(trainer["env"], serde_json::json!({}));
+    assert_eq!(findings(&dir, &["."]), vec![]);
+    for name in [
+        "override_reset_devices",
+        "override_reset_deploy",
+        "override_reset_runtime",
+    ] {
+        let containers = inspect(&project(name), &["."]);
+        for file in ["compose.yaml", "compose.override.yaml"] {
+            assert_eq!(container(&containers, file, "trainer")["gpus"], Value::Null);
+        }
+    }
+    let trainer = container(
+        &inspect(&project("override_reset_volumes"), &["."]),
+        "compose.yaml",
+        "trainer",
+    );
+    assert_eq!(trainer["shm"]["bytes"], 2u64 << 30);
+    assert_eq!(
+        findings(&project("override_reset_ulimits"), &["."]),
+        vec![(
+            "ULIM001".to_string(),
+            "compose.override.yaml".to_string(),
+            3
+        )]
+    );
+}
+
+/// A variable only an `env_file` sets is judged by the NCCL rules, placed
+/// on the `env_file` entry with the env file's line related and no fix;
+/// `environment:` from another file (the override) wins over the env file,
+/// as Compose resolves them, so what it re-enables is not reported; the
+/// env_files of the service's other definitions join its environment.
+#[test]
+fn env_file_variables_meet_the_nccl_rules() {
+    let dir = root().join("fixtures/_projects/env_file_under_override");
+    let trainer = container(&inspect(&dir, &["."]), "compose.yaml", "trainer");
+    assert_eq!(
+        trainer["env"],
+        serde_json::json!({"NCCL_P2P_DISABLE": "0", "NCCL_SHM_DISABLE": "1"})
+    );
+    let output = gpulint(
+        &dir,
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--output-format",
+            "json",
+            "compose.yaml",
+        ],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let found = report["diagnostics"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{report:#}");
+    let nccl = &found[0];
+    assert_eq!(nccl["code"], "NCCL001");
+    assert_eq!(nccl["start"]["line"], 6);
+    assert_eq!(nccl["fixable"], false, "{nccl:#}");
+    assert_eq!(nccl["fix"], Value::Null, "{nccl:#}");
+    let related = &nccl["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some("nccl.env")
+    );
+    assert_eq!(related["start"]["line"], 3);
+    // The override's view of the same container has the base's env_file
+    // too, and leaves the finding to the file that names it.
+    let containers = inspect(&dir, &["."]);
+    let overridden = container(&containers, "compose.override.yaml", "trainer");
+    assert_eq!(overridden["env"], trainer["env"]);
+    assert_eq!(findings(&dir, &["compose.override.yaml"]), vec![]);
+    // An extended base's env_file, resolved from the base's directory.
+    let dir = root().join("fixtures/_projects/env_file_in_extends_base");
+    let trainer = container(&inspect(&dir, &["compose.yaml"]), "compose.yaml", "trainer");
+    assert_eq!(trainer["env"], serde_json::json!({"NCCL_IB_HCA": "mlx5_0"}));
+    assert_eq!(trainer["rdma"], true);
+}
+
+/// `COMPOSE_PROFILES` in the project's `.env` enables a profile for a
+/// plain `docker compose up` (Compose reads it there as from the shell):
+/// a finding about a service it enables says so and points at that line;
+/// a service of another profile still needs `--profile`.
+#[test]
+fn compose_profiles_from_the_env_say_what_up_starts() {
+    let dir = root().join("fixtures/_projects/env_compose_profiles");
+    let output = gpulint(
+        &dir,
+        &["check", "--select", "ALL", "--output-format", "json", "."],
+    );
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let about = |service: &str| {
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["code"] == "SHM001" && d["message"].as_str().unwrap().contains(service))
+            .unwrap_or_else(|| panic!("no SHM001 for {service}: {report:#}"))
+            .clone()
+    };
+    let trainer = about("`trainer`");
+    assert!(
+        trainer["note"].as_str().unwrap().contains(
+            "`COMPOSE_PROFILES=gpu` in the project's .env enables `gpu`, so `docker compose up` starts it"
+        ),
+        "{trainer:#}"
+    );
+    let related = &trainer["related"][0];
+    assert_eq!(
+        related["path"].as_str().map(|p| p.trim_start_matches("./")),
+        Some(".env")
+    );
+    assert_eq!(related["start"]["line"], 2);
+    let debugger = about("`debugger`");
+    assert!(
+        debugger["note"]
+            .as_str()
+            .unwrap()
+            .contains("it runs with `docker compose --profile debug`"),
+        "{debugger:#}"
+    );
+    assert_eq!(debugger["related"], serde_json::json!([]));
+}
+
+/// `include:`'s long form, as Compose 2.26 loads it: the included
+/// project's variables are the including project's, then its `env_file`s
+/// (a later one wins) or else the `.env` of its `project_directory`; a
+/// missing `env_file` refuses the project. Each decides the /dev/shm of the
+/// included IPC donor, which the GPU service shares.
+#[test]
+fn include_long_form_env_file_and_project_directory() {
+    let donor_shm = |name: &str| {
+        let dir = root().join("fixtures/_projects").join(name);
+        container(&inspect(&dir, &["."]), "compose.yaml", "trainer")["shm"]["bytes"].clone()
+    };
+    assert_eq!(donor_shm("include_ipc_donor"), 3u64 << 30);
+    assert_eq!(donor_shm("include_env_file"), 2u64 << 30);
+    assert_eq!(donor_shm("include_env_files_later_wins"), 1536u64 << 20);
+    assert_eq!(donor_shm("include_project_directory"), 512u64 << 20);
+    assert_eq!(donor_shm("include_parent_env_wins"), 768u64 << 20);
+    // The included file's own include is resolved from project_directory.
+    assert_eq!(donor_shm("include_nested_project_directory"), 1u64 << 30);
+    let dir = root().join("fixtures/_projects/include_env_file_missing");
+    assert_eq!(
+        findings(&dir, &["compose.yaml"]),
+        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 3)]
+    );
+}
+
 /// A project that names a device or a FIFO (`env_file: /dev/zero`, a `.env`
 /// that is a FIFO, `extends: {file: /dev/zero}`) is answered at once: such
 /// files are refused, never read or waited on.

@@ -311,14 +311,11 @@ fn lint_yaml(
                         run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
                     }
                 }
-                project::note_profiles(&file, &mut diagnostics[first..]);
-                project::point_at_dotenv(
-                    session.system(),
-                    text,
-                    path,
-                    config,
-                    &mut diagnostics[first..],
-                );
+                if diagnostics.len() > first {
+                    let dotenv = project::DotEnv::of_project(session.system(), path, config);
+                    project::note_profiles(&file, dotenv.as_ref(), &mut diagnostics[first..]);
+                    project::point_at_dotenv(dotenv.as_ref(), text, &mut diagnostics[first..]);
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ use super::system::System;
 use super::{FileError, build};
 use crate::model::compose::{ComposeFile, Service};
 use crate::model::project::{Definition, Layer, merge_definitions};
-use crate::model::variables::{Variables, with_variables};
+use crate::model::variables::Variables;
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::SourceFile;
 use std::collections::HashMap;
@@ -145,7 +145,9 @@ fn shares_a_service(system: &dyn System, base: &Path, overlay: &Path) -> bool {
             yaml.documents
                 .first()
                 .and_then(|d| d.root)
-                .is_some_and(|root| !extends_files(&yaml, root).is_empty())
+                // Which files it extends does not depend on the `.env`
+                // here: only whether it names one.
+                .is_some_and(|root| !extends_files(&yaml, root, None).is_empty())
         });
     if extends_a_file {
         return false;
@@ -223,17 +225,16 @@ pub fn read_compose_document<'y>(
 ) -> Option<ComposeFile<'y>> {
     let system = session.system();
     let project = project_files(system, path, config);
-    let vars = read_dotenv(system, &project_directory(path, project.as_ref())).map(Arc::new);
-    with_variables(vars, || {
-        let mut file = ComposeFile::from_document(yaml, root)?;
-        build::attach_built_images(session, &mut file, path);
-        merge_project(session, &mut file, yaml, root, text, path, project);
-        attach_env_files(system, &mut file, path);
-        attach_included(session, &mut file, path);
-        // Reservations merged from an override count too.
-        file.settle_build_evidence();
-        Some(file)
-    })
+    let vars = read_dotenv(system, &project_directory(path, project.as_ref()));
+    let vars = vars.as_ref();
+    let mut file = ComposeFile::from_document(yaml, root, vars)?;
+    build::attach_built_images(session, &mut file, path);
+    merge_project(session, &mut file, yaml, root, text, path, project, vars);
+    attach_env_files(system, &mut file, path);
+    attach_included(session, &mut file, path, vars);
+    // Reservations merged from an override count too.
+    file.settle_build_evidence();
+    Some(file)
 }
 
 /// The project directory: where its first file is (Compose's default).
@@ -251,29 +252,64 @@ fn project_directory(path: &Path, project: Option<&(Vec<PathBuf>, usize)>) -> Pa
     }
 }
 
+/// The project's `.env`, read once per compose document for what findings
+/// say about it: the line that decides an interpolated value, and the
+/// profiles `COMPOSE_PROFILES` enables.
+pub struct DotEnv {
+    pub vars: Variables,
+    source: Arc<SourceFile>,
+}
+
+impl DotEnv {
+    /// The `.env` of the project `path` belongs to, if it has one.
+    pub fn of_project(system: &dyn System, path: &Path, config: &Config) -> Option<DotEnv> {
+        let project = project_files(system, path, config);
+        let vars = read_dotenv(system, &project_directory(path, project.as_ref()))?;
+        let text = read_text(system, &vars.path).ok()?;
+        let source = Arc::new(SourceFile::new(vars.path.clone(), text));
+        Some(DotEnv { vars, source })
+    }
+
+    /// A related span at the line that sets `name`, saying `message`.
+    fn label(&self, name: &str, message: String) -> Option<crate::diagnostic::Label> {
+        let line = self.vars.line(name)?;
+        let text = &self.source.text;
+        let start = match line {
+            0 | 1 => 0,
+            _ => text
+                .match_indices('\n')
+                .nth(line - 2)
+                .map_or(0, |(i, _)| i + 1),
+        };
+        let end = text[start..].find('\n').map_or(text.len(), |e| start + e);
+        Some(crate::diagnostic::Label {
+            range: crate::text::TextRange::new(start, end),
+            message,
+            file: Some(self.source.clone()),
+        })
+    }
+
+    /// The profiles `COMPOSE_PROFILES` enables (comma-separated, as Compose
+    /// reads it from the `.env` as from the shell; `*` enables every one).
+    fn enables(&self, profile: &str) -> bool {
+        self.vars.get("COMPOSE_PROFILES").is_some_and(|list| {
+            list.split(',')
+                .map(str::trim)
+                .any(|p| p == "*" || p == profile)
+        })
+    }
+}
+
 /// A finding whose value is interpolated from the project's `.env` points
 /// at the line of `.env` that decides it.
 pub fn point_at_dotenv(
-    system: &dyn System,
+    dotenv: Option<&DotEnv>,
     text: &str,
-    path: &Path,
-    config: &Config,
     diagnostics: &mut [crate::diagnostic::Diagnostic],
 ) {
-    if diagnostics.is_empty() {
-        return;
-    }
-    let project = project_files(system, path, config);
-    let Some(vars) = read_dotenv(system, &project_directory(path, project.as_ref())) else {
+    let Some(dotenv) = dotenv else {
         return;
     };
-    let Ok(env_text) = read_text(system, &vars.path) else {
-        return;
-    };
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(env_text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let source = Arc::new(SourceFile::new(vars.path.clone(), env_text.clone()));
     for d in diagnostics.iter_mut() {
         let Some(written) = text.get(d.range.start as usize..d.range.end as usize) else {
             continue;
@@ -291,18 +327,13 @@ pub fn point_at_dotenv(
             rest = &after[len..];
         }
         for name in named {
-            let (Some(line), Some(value)) = (vars.line(name), vars.get(name)) else {
+            let Some(value) = dotenv.vars.get(name) else {
                 continue;
             };
-            let start = line_starts.get(line - 1).copied().unwrap_or(0);
-            let end = env_text[start..]
-                .find('\n')
-                .map_or(env_text.len(), |e| start + e);
-            d.related.push(crate::diagnostic::Label {
-                range: crate::text::TextRange::new(start, end),
-                message: format!("`{name}={value}` in the project's .env decides this value"),
-                file: Some(source.clone()),
-            });
+            d.related.extend(dotenv.label(
+                name,
+                format!("`{name}={value}` in the project's .env decides this value"),
+            ));
         }
     }
 }
@@ -332,6 +363,8 @@ fn extends_target(from: &Path, file: &str) -> PathBuf {
 /// services extends, say about `file`'s services. Files that cannot be read
 /// or parsed are left out; a service whose `extends:` cannot be resolved
 /// (a cycle, a missing service or file) is refused, as Compose refuses it.
+/// Every file is interpolated with the project's variables `vars`.
+#[allow(clippy::too_many_arguments)]
 fn merge_project(
     session: &Session,
     file: &mut ComposeFile,
@@ -340,6 +373,7 @@ fn merge_project(
     text: &str,
     path: &Path,
     project: Option<(Vec<PathBuf>, usize)>,
+    vars: Option<&Variables>,
 ) {
     let system = session.system();
     let (files, here) = project.unwrap_or_else(|| (vec![path.to_path_buf()], 0));
@@ -398,7 +432,7 @@ fn merge_project(
                 },
                 None => (yaml, root),
             };
-            extends_files(y, r)
+            extends_files(y, r, vars)
                 .into_iter()
                 .map(|f| extends_target(&l.path, &f))
                 .collect()
@@ -415,7 +449,7 @@ fn merge_project(
                 Some(y) => (y, y.documents.first()?.root?),
                 None => (yaml, root),
             };
-            let mut model = ComposeFile::from_document(y, r)?;
+            let mut model = ComposeFile::from_document(y, r, vars)?;
             build::attach_built_images(session, &mut model, &l.path);
             Some(model)
         })
@@ -474,8 +508,8 @@ fn merge_project(
 }
 
 /// The `file:` of every `extends:` in a compose document.
-fn extends_files(yaml: &Yaml, root: NodeId) -> Vec<String> {
-    ComposeFile::from_document(yaml, root)
+fn extends_files(yaml: &Yaml, root: NodeId, vars: Option<&Variables>) -> Vec<String> {
+    ComposeFile::from_document(yaml, root, vars)
         .map(|f| {
             f.services
                 .iter()
@@ -606,14 +640,36 @@ fn promote_named_by(
         let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
             continue;
         };
-        let mut names = extends_files(&yaml, root);
-        if let Some(include) = yaml.get(root, "include") {
-            for &item in yaml.items(include.value) {
-                let included = yaml.str(item).or_else(|| {
-                    let entry = yaml.get(item, "path")?;
-                    yaml.str(entry.value)
-                });
-                names.extend(included.map(str::to_string));
+        // Promotion reads the names with their written defaults only, as
+        // it always has: it runs over walked files, before any project.
+        let mut names = extends_files(&yaml, root, None);
+        let dir = path.parent().unwrap_or(Path::new(""));
+        for entry in include_entries(&yaml, root, None) {
+            names.extend(entry.paths.iter().cloned());
+            // What the included files include is resolved from the entry's
+            // project_directory (the next round would take their own
+            // directory, which Compose does not use then).
+            let Some(project_directory) = &entry.project_directory else {
+                continue;
+            };
+            for included in &entry.paths {
+                let Ok(text) = read_text(system, &dir.join(included)) else {
+                    continue;
+                };
+                let Ok(inner) = Yaml::parse(&text) else {
+                    continue;
+                };
+                let Some(inner_root) = inner.documents.first().and_then(|d| d.root) else {
+                    continue;
+                };
+                for nested in include_entries(&inner, inner_root, None) {
+                    names.extend(nested.paths.iter().map(|n| {
+                        Path::new(project_directory)
+                            .join(n)
+                            .to_string_lossy()
+                            .into_owned()
+                    }));
+                }
             }
         }
         referenced.extend(
@@ -635,14 +691,37 @@ fn promote_named_by(
     promoted
 }
 
-/// Adds what each service's `env_file:` sets (and its `environment:` does
-/// not) to the container's environment, as Compose does, with the line
-/// that sets it; a required file that is missing makes Compose refuse the
-/// project. Paths are relative to the compose file.
+/// Adds what the service's `env_file:` entries set (and no `environment:`
+/// of its project does) to the container's environment, as Compose does,
+/// with the line that sets it: its own entries and, merged in the
+/// project's order, those of its other definitions (an override, an
+/// extended base); a required file that is missing makes Compose refuse
+/// the project. Paths are relative to the compose file that names them.
 fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
     for service in &mut file.services {
-        for (name, required) in service.env_files.clone() {
-            let env_path = path.parent().unwrap_or(Path::new("")).join(&name);
+        // `environment:` from any definition (an override, an extended
+        // base) wins over every `env_file`, as Compose resolves them.
+        let from_definitions: Vec<String> = service.inherited.environment.keys().cloned().collect();
+        let entries = env_file_entries(file.yaml, service.map);
+        let merged = service.inherited.env_files.clone().unwrap_or_else(|| {
+            service
+                .env_files
+                .iter()
+                .map(|(name, required)| (None, name.clone(), *required))
+                .collect()
+        });
+        // The position of each of this file's own entries among its entries.
+        let mut own_index = 0;
+        for (named_by, name, required) in merged {
+            let entry = match &named_by {
+                None => {
+                    own_index += 1;
+                    entries.get(own_index - 1).copied()
+                }
+                Some(_) => None,
+            };
+            let named_by = named_by.as_deref().unwrap_or(path);
+            let env_path = named_by.parent().unwrap_or(Path::new("")).join(&name);
             let text = match read_text(system, &env_path) {
                 Ok(text) => text,
                 Err((error, _)) => {
@@ -666,7 +745,7 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect();
             for (var, value) in vars.iter() {
-                if service.env(var).is_some() {
+                if service.env(var).is_some() || from_definitions.iter().any(|d| d == var) {
                     continue;
                 }
                 let line = vars.line(var).unwrap_or(1);
@@ -689,15 +768,49 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                         },
                     ),
                 );
+                match entry {
+                    Some(entry) => service
+                        .inherited
+                        .env_file_entries
+                        .insert(var.to_string(), entry),
+                    None => service.inherited.env_file_entries.remove(var),
+                };
             }
         }
     }
 }
 
+/// The nodes of a service's `env_file:` entries, in the order
+/// `Service::env_files` lists them (a string, or a mapping with a `path`).
+fn env_file_entries(yaml: &Yaml, map: NodeId) -> Vec<NodeId> {
+    let Some(entry) = yaml.get(map, "env_file") else {
+        return Vec::new();
+    };
+    let items: Vec<NodeId> = match yaml.value(entry.value) {
+        crate::syntax::yaml::Value::Sequence(items) => items.clone(),
+        _ => vec![entry.value],
+    };
+    items
+        .into_iter()
+        .filter(|&item| {
+            yaml.str(item).is_some()
+                || yaml
+                    .get(item, "path")
+                    .is_some_and(|p| !yaml.is_null(p.value) && yaml.str(p.value).is_some())
+        })
+        .collect()
+}
+
 /// A finding about a service behind `profiles:` says so: the service is
 /// linted like any other, but runs only with `--profile` (or
-/// `COMPOSE_PROFILES`) naming one of them.
-pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::Diagnostic]) {
+/// `COMPOSE_PROFILES`) naming one of them. When `COMPOSE_PROFILES` in the
+/// project's `.env` enables one, a plain `docker compose up` starts it:
+/// the note says that instead, with the `.env` line as a related span.
+pub fn note_profiles(
+    file: &ComposeFile,
+    dotenv: Option<&DotEnv>,
+    diagnostics: &mut [crate::diagnostic::Diagnostic],
+) {
     for service in file.services.iter().filter(|s| !s.profiles.is_empty()) {
         let scope = file
             .yaml
@@ -709,12 +822,31 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
             .map(|p| format!("`{p}`"))
             .collect::<Vec<_>>()
             .join(", ");
-        let said = format!(
-            "`{}` is in profile{} {profiles}: it runs with `docker compose --profile {}`",
-            service.name,
-            if service.profiles.len() == 1 { "" } else { "s" },
-            service.profiles[0]
-        );
+        let plural = if service.profiles.len() == 1 { "" } else { "s" };
+        let enabled = dotenv.and_then(|d| {
+            let profile = service.profiles.iter().find(|p| d.enables(p))?;
+            let list = d.vars.get("COMPOSE_PROFILES")?;
+            Some((d, profile, list))
+        });
+        let (said, related) = match enabled {
+            Some((dotenv, profile, list)) => (
+                format!(
+                    "`{}` is in profile{plural} {profiles}: `COMPOSE_PROFILES={list}` in the project's .env enables `{profile}`, so `docker compose up` starts it",
+                    service.name
+                ),
+                dotenv.label(
+                    "COMPOSE_PROFILES",
+                    format!("`COMPOSE_PROFILES={list}` enables profile `{profile}`"),
+                ),
+            ),
+            None => (
+                format!(
+                    "`{}` is in profile{plural} {profiles}: it runs with `docker compose --profile {}`",
+                    service.name, service.profiles[0]
+                ),
+                None,
+            ),
+        };
         for d in diagnostics
             .iter_mut()
             .filter(|d| d.range.start >= scope.start && d.range.end <= scope.end)
@@ -723,6 +855,7 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
                 Some(note) => format!("{note}; {said}"),
                 None => said.clone(),
             });
+            d.related.extend(related.clone());
         }
     }
 }
@@ -730,33 +863,60 @@ pub fn note_profiles(file: &ComposeFile, diagnostics: &mut [crate::diagnostic::D
 /// Included files are followed this deep at most.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
-/// The paths an `include:` entry names: `- other.yaml`, or `- path: a.yaml`
+/// One `include:` entry: `- other.yaml`, or the long form `- path: a.yaml`
 /// / `- path: [a.yaml, b.yaml]` (merged as one included project; their
-/// services are what it brings in).
-fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
+/// services are what it brings in) with its `project_directory` and
+/// `env_file` (interpolated, as written).
+struct IncludeEntry {
+    node: NodeId,
+    paths: Vec<String>,
+    project_directory: Option<String>,
+    env_files: Vec<String>,
+}
+
+fn include_entries(yaml: &Yaml, root: NodeId, vars: Option<&Variables>) -> Vec<IncludeEntry> {
     let Some(include) = yaml.get(root, "include") else {
         return Vec::new();
     };
-    let known = |t: &str| match crate::model::size::interpolate(t) {
+    let known = |t: &str| match crate::model::size::interpolate(t, vars) {
         crate::model::size::Interpolated::Text(t) => t,
         _ => t.to_string(),
+    };
+    // A string or a list of strings.
+    let strings = |node: NodeId| -> Vec<String> {
+        match yaml.str(node) {
+            Some(text) => vec![known(text)],
+            None => yaml
+                .items(node)
+                .iter()
+                .filter_map(|&i| yaml.str(i).map(known))
+                .collect(),
+        }
     };
     yaml.items(include.value)
         .iter()
         .filter_map(|&item| {
             if let Some(text) = yaml.str(item) {
-                return Some((item, vec![known(text)]));
+                return Some(IncludeEntry {
+                    node: item,
+                    paths: vec![known(text)],
+                    project_directory: None,
+                    env_files: Vec::new(),
+                });
             }
             let entry = yaml.get(item, "path")?;
-            let paths: Vec<String> = match yaml.str(entry.value) {
-                Some(text) => vec![known(text)],
-                None => yaml
-                    .items(entry.value)
-                    .iter()
-                    .filter_map(|&i| yaml.str(i).map(known))
-                    .collect(),
-            };
-            Some((item, paths))
+            Some(IncludeEntry {
+                node: item,
+                paths: strings(entry.value),
+                project_directory: yaml
+                    .get(item, "project_directory")
+                    .and_then(|e| yaml.str(e.value))
+                    .map(known),
+                env_files: yaml
+                    .get(item, "env_file")
+                    .map(|e| strings(e.value))
+                    .unwrap_or_default(),
+            })
         })
         .collect()
 }
@@ -764,20 +924,31 @@ fn include_entries(yaml: &Yaml, root: NodeId) -> Vec<(NodeId, Vec<String>)> {
 /// Reads the services the files `include:` names bring into the project
 /// (transitively), as compose-go's `ApplyInclude` imports them: a service
 /// this file also defines is a conflict Compose refuses, and so is an
-/// include cycle or a file it cannot read.
-fn attach_included(session: &Session, file: &mut ComposeFile, path: &Path) {
-    let entries = include_entries(file.yaml, file.root);
+/// include cycle, a file it cannot read or a missing `env_file`.
+fn attach_included(
+    session: &Session,
+    file: &mut ComposeFile,
+    path: &Path,
+    vars: Option<&Variables>,
+) {
+    let entries = include_entries(file.yaml, file.root, vars);
     if entries.is_empty() {
         return;
     }
     let mut stack = vec![file_key(session.system(), path)];
     let mut included: Vec<(Service, String)> = Vec::new();
-    for (node, paths) in entries {
-        for name in paths {
-            let target = extends_target(path, &name);
-            if let Err(why) = include_file(session, &target, &mut stack, &mut included, 0) {
-                file.include_error.get_or_insert((node, why));
-            }
+    let working_dir = path.parent().unwrap_or(Path::new(""));
+    for entry in &entries {
+        if let Err(why) = include_entry(
+            session,
+            entry,
+            working_dir,
+            vars,
+            &mut stack,
+            &mut included,
+            0,
+        ) {
+            file.include_error.get_or_insert((entry.node, why));
         }
     }
     for service in &mut file.services {
@@ -793,9 +964,87 @@ fn attach_included(session: &Session, file: &mut ComposeFile, path: &Path) {
     file.included = included.into_iter().map(|(s, _)| s).collect();
 }
 
+/// Imports one `include:` entry of a project whose working directory is
+/// `working_dir` and whose variables are `vars`, as compose-go's
+/// `ApplyInclude` does (measured with Compose 2.26.1):
+/// - `path` and a relative `project_directory` and `env_file` are relative
+///   to `working_dir`; `project_directory` defaults to the directory of the
+///   first path;
+/// - the included project is interpolated with the including project's
+///   variables, and, for names those do not set, its `env_file`s (a later
+///   one wins; a missing one is refused) or else the `.env` of its project
+///   directory;
+/// - the included files' own includes are relative to its project directory.
+#[allow(clippy::too_many_arguments)]
+fn include_entry(
+    session: &Session,
+    entry: &IncludeEntry,
+    working_dir: &Path,
+    vars: Option<&Variables>,
+    stack: &mut Vec<PathBuf>,
+    included: &mut Vec<(Service, String)>,
+    depth: usize,
+) -> Result<(), String> {
+    let system = session.system();
+    let Some(first) = entry.paths.first() else {
+        return Ok(());
+    };
+    let project_directory = match &entry.project_directory {
+        Some(dir) => working_dir.join(dir),
+        None => working_dir
+            .join(first)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    };
+    // A missing env_file refuses the project; its services are still
+    // imported (with the files that are there), so that what refers to
+    // them is not reported as dangling on top of the refusal.
+    let mut refusal = None;
+    let own = if entry.env_files.is_empty() {
+        read_dotenv(system, &project_directory)
+    } else {
+        let mut own: Option<Variables> = None;
+        for name in &entry.env_files {
+            let env_path = working_dir.join(name);
+            let Ok(text) = read_text(system, &env_path) else {
+                refusal.get_or_insert(format!(
+                    "`include`: env_file {name} cannot be read (Compose refuses the project)"
+                ));
+                continue;
+            };
+            let read = Variables::parse(&env_path, &text);
+            own = Some(match own {
+                Some(earlier) => read.over(&earlier),
+                None => read,
+            });
+        }
+        own
+    };
+    let included_vars = match (own, vars) {
+        (Some(own), Some(parent)) => Some(parent.over(&own)),
+        (Some(own), None) => Some(own),
+        (None, parent) => parent.cloned(),
+    };
+    for name in &entry.paths {
+        include_file(
+            session,
+            &working_dir.join(name),
+            &project_directory,
+            included_vars.as_ref(),
+            stack,
+            included,
+            depth,
+        )?;
+    }
+    refusal.map_or(Ok(()), Err)
+}
+
 fn include_file(
     session: &Session,
     path: &Path,
+    project_directory: &Path,
+    vars: Option<&Variables>,
     stack: &mut Vec<PathBuf>,
     included: &mut Vec<(Service, String)>,
     depth: usize,
@@ -819,19 +1068,13 @@ fn include_file(
     let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
         return Ok(());
     };
-    // The included project is interpolated with its own `.env` (its
-    // project directory is its own by default).
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let vars = read_dotenv(system, dir).map(Arc::new);
-    let (services, nested) = with_variables(vars, || {
-        let services = ComposeFile::from_document(&yaml, root)
-            .map(|mut f| {
-                build::attach_built_images(session, &mut f, path);
-                f.services
-            })
-            .unwrap_or_default();
-        (services, include_entries(&yaml, root))
-    });
+    let services = ComposeFile::from_document(&yaml, root, vars)
+        .map(|mut f| {
+            build::attach_built_images(session, &mut f, path);
+            f.services
+        })
+        .unwrap_or_default();
+    let nested = include_entries(&yaml, root, vars);
     let file_name = path
         .file_name()
         .unwrap_or_default()
@@ -839,16 +1082,16 @@ fn include_file(
         .to_string();
     included.extend(services.into_iter().map(|s| (s, file_name.clone())));
     stack.push(key);
-    for (_, paths) in nested {
-        for name in paths {
-            include_file(
-                session,
-                &extends_target(path, &name),
-                stack,
-                included,
-                depth + 1,
-            )?;
-        }
+    for entry in &nested {
+        include_entry(
+            session,
+            entry,
+            project_directory,
+            vars,
+            stack,
+            included,
+            depth + 1,
+        )?;
     }
     stack.pop();
     Ok(())

@@ -7,7 +7,8 @@
 
 use super::container::Gpus;
 use super::dockerfile::BuiltImage;
-use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size};
+use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size_with};
+use super::variables::Variables;
 use super::workload::selects_rdma;
 pub use super::workload::{EnvVar, detect_launcher};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
@@ -132,8 +133,8 @@ pub enum IpcMode {
 }
 
 impl IpcMode {
-    fn parse(raw: &str) -> IpcMode {
-        let text = match interpolate(raw) {
+    fn parse(raw: &str, vars: Option<&Variables>) -> IpcMode {
+        let text = match interpolate(raw, vars) {
             Interpolated::Text(t) => t,
             Interpolated::Unknown(v) => return IpcMode::Unknown(v),
             Interpolated::Invalid(_) => return IpcMode::Invalid(raw.to_string()),
@@ -403,9 +404,14 @@ impl GpuIntent {
 }
 
 impl<'y> ComposeFile<'y> {
-    /// Reads the services of one compose document. Returns `None` when the
-    /// document is not a mapping.
-    pub fn from_document(yaml: &'y Yaml, root: NodeId) -> Option<ComposeFile<'y>> {
+    /// Reads the services of one compose document, interpolated with its
+    /// project's variables `vars` (`None`: no `.env`). Returns `None` when
+    /// the document is not a mapping.
+    pub fn from_document(
+        yaml: &'y Yaml,
+        root: NodeId,
+        vars: Option<&Variables>,
+    ) -> Option<ComposeFile<'y>> {
         if !yaml.is_mapping(root) {
             return None;
         }
@@ -418,7 +424,7 @@ impl<'y> ComposeFile<'y> {
                 if !yaml.is_mapping(e.value) {
                     continue;
                 }
-                services.push(Service::read(yaml, name.to_string(), e.key, e.value));
+                services.push(Service::read(yaml, name.to_string(), e.key, e.value, vars));
             }
         }
         Some(ComposeFile {
@@ -466,8 +472,8 @@ fn scalar(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
 
 /// A list of strings (or one string), each interpolated as Compose does;
 /// a value that depends on an unknown variable stays as written.
-fn string_list(yaml: &Yaml, node: NodeId) -> Vec<String> {
-    let known = |t: &str| interpolated(t).unwrap_or_else(|| t.to_string());
+fn string_list(yaml: &Yaml, node: NodeId, vars: Option<&Variables>) -> Vec<String> {
+    let known = |t: &str| interpolated(t, vars).unwrap_or_else(|| t.to_string());
     match yaml.value(node) {
         Value::Sequence(items) => items
             .iter()
@@ -480,43 +486,59 @@ fn string_list(yaml: &Yaml, node: NodeId) -> Vec<String> {
 
 /// [`scalar`], interpolated as Compose does (as written when it depends on
 /// an unknown variable).
-fn scalar_interpolated(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
+fn scalar_interpolated(
+    yaml: &Yaml,
+    map: NodeId,
+    key: &str,
+    vars: Option<&Variables>,
+) -> Option<Spanned<String>> {
     scalar(yaml, map, key).map(|s| Spanned {
-        value: interpolated(&s.value).unwrap_or(s.value),
+        value: interpolated(&s.value, vars).unwrap_or(s.value),
         ..s
     })
 }
 
-fn interpolated(text: &str) -> Option<String> {
-    match interpolate(text) {
+/// The value the project's `.env` gives `name` (`- NAME` in `environment:`).
+fn lookup(vars: Option<&Variables>, name: &str) -> Option<String> {
+    vars?.get(name).map(str::to_string)
+}
+
+fn interpolated(text: &str, vars: Option<&Variables>) -> Option<String> {
+    match interpolate(text, vars) {
         Interpolated::Text(t) => Some(t),
         _ => None,
     }
 }
 
 impl Service {
-    fn read(yaml: &Yaml, name: String, key: NodeId, map: NodeId) -> Service {
+    fn read(
+        yaml: &Yaml,
+        name: String,
+        key: NodeId,
+        map: NodeId,
+        vars: Option<&Variables>,
+    ) -> Service {
         let image = scalar(yaml, map, "image");
-        let shm_size = size_entry(yaml, map, "shm_size");
+        let shm_size = size_entry(yaml, map, "shm_size", vars);
         let build_shm_size = yaml
             .get(map, "build")
             .filter(|b| yaml.is_mapping(b.value))
-            .and_then(|b| size_entry(yaml, b.value, "shm_size"));
+            .and_then(|b| size_entry(yaml, b.value, "shm_size", vars));
         let ipc = scalar(yaml, map, "ipc").map(|s| Spanned {
-            value: IpcMode::parse(&s.value),
+            value: IpcMode::parse(&s.value, vars),
             node: s.node,
             key: s.key,
         });
-        let shm_mounts = read_shm_mounts(yaml, map);
-        let environment = read_environment(yaml, map);
-        let (command_line, command_node) = read_command(yaml, map);
-        let (device_requests, devices_key) = read_device_requests(yaml, map);
+        let shm_mounts = read_shm_mounts(yaml, map, vars);
+        let environment = read_environment(yaml, map, vars);
+        let (command_line, command_node) = read_command(yaml, map, vars);
+        let (device_requests, devices_key) = read_device_requests(yaml, map, vars);
         let gpus = yaml.get(map, "gpus").map(|e| Spanned {
-            value: read_gpus_count(yaml, e.value),
+            value: read_gpus_count(yaml, e.value, vars),
             node: e.value,
             key: Some(e.key),
         });
-        let runtime = scalar_interpolated(yaml, map, "runtime");
+        let runtime = scalar_interpolated(yaml, map, "runtime", vars);
         let devices = yaml
             .get(map, "devices")
             .map(|e| {
@@ -525,10 +547,10 @@ impl Service {
                     .filter_map(|&i| {
                         let text = yaml
                             .str(i)
-                            .map(|t| interpolated(t).unwrap_or_else(|| t.to_string()))
+                            .map(|t| interpolated(t, vars).unwrap_or_else(|| t.to_string()))
                             .or_else(|| {
                                 // Long syntax: {source: /dev/nvidia0, target: ...}
-                                scalar_interpolated(yaml, i, "source").map(|s| s.value)
+                                scalar_interpolated(yaml, i, "source", vars).map(|s| s.value)
                             })?;
                         Some(Spanned {
                             value: text,
@@ -539,11 +561,11 @@ impl Service {
                     .collect()
             })
             .unwrap_or_default();
-        let ulimits = read_ulimits(yaml, map);
+        let ulimits = read_ulimits(yaml, map, vars);
         let misplaced_gpu_resources = read_misplaced_resources(yaml, map);
         let cap_add = yaml
             .get(map, "cap_add")
-            .map(|e| string_list(yaml, e.value))
+            .map(|e| string_list(yaml, e.value, vars))
             .unwrap_or_default();
 
         let mut service = Service {
@@ -568,17 +590,17 @@ impl Service {
             cap_add,
             effective_shm: EffectiveShm::Default,
             gpu: GpuIntent::default(),
-            build: read_build(yaml, map),
+            build: read_build(yaml, map, vars),
             built_image: None,
             project: None,
             gpu_from_build: false,
-            extends: read_extends(yaml, map),
+            extends: read_extends(yaml, map, vars),
             merge_tags: read_merge_tags(yaml, map),
             inherited: Default::default(),
-            env_files: read_env_files(yaml, map),
+            env_files: read_env_files(yaml, map, vars),
             profiles: yaml
                 .get(map, "profiles")
-                .map(|e| string_list(yaml, e.value))
+                .map(|e| string_list(yaml, e.value, vars))
                 .unwrap_or_default(),
         };
         service.effective_shm = service.compute_effective_shm();
@@ -754,7 +776,7 @@ impl Service {
         }
     }
 
-    fn compute_gpu_intent(&self) -> GpuIntent {
+    pub(crate) fn compute_gpu_intent(&self) -> GpuIntent {
         let mut gpu = GpuIntent::default();
         let mut count: Option<Gpus> = None;
         let mut reserve =
@@ -890,11 +912,11 @@ impl Service {
     }
 }
 
-fn read_extends(yaml: &Yaml, map: NodeId) -> Option<Extends> {
+fn read_extends(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Option<Extends> {
     let entry = yaml.get(map, "extends")?;
     let known = |node: NodeId| {
         yaml.str(node)
-            .map(|t| interpolated(t).unwrap_or_else(|| t.to_string()))
+            .map(|t| interpolated(t, vars).unwrap_or_else(|| t.to_string()))
     };
     let (service, file) = if yaml.is_mapping(entry.value) {
         (
@@ -913,11 +935,11 @@ fn read_extends(yaml: &Yaml, map: NodeId) -> Option<Extends> {
 }
 
 /// `env_file: a.env`, `[a.env, b.env]` or `[{path: a.env, required: false}]`.
-fn read_env_files(yaml: &Yaml, map: NodeId) -> Vec<(String, bool)> {
+fn read_env_files(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<(String, bool)> {
     let Some(entry) = yaml.get(map, "env_file") else {
         return Vec::new();
     };
-    let known = |t: &str| interpolated(t).unwrap_or_else(|| t.to_string());
+    let known = |t: &str| interpolated(t, vars).unwrap_or_else(|| t.to_string());
     let items: Vec<NodeId> = match yaml.value(entry.value) {
         Value::Sequence(items) => items.clone(),
         _ => vec![entry.value],
@@ -967,9 +989,9 @@ fn collect_merge_tags(yaml: &Yaml, map: NodeId, prefix: &str, out: &mut Vec<(Str
     }
 }
 
-fn read_build(yaml: &Yaml, map: NodeId) -> Option<BuildSpec> {
+fn read_build(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Option<BuildSpec> {
     let entry = yaml.get(map, "build")?;
-    let known = |node: NodeId| yaml.str(node).and_then(interpolated);
+    let known = |node: NodeId| yaml.str(node).and_then(|t| interpolated(t, vars));
     let mut spec = BuildSpec {
         key: Some(entry.key),
         ..BuildSpec::default()
@@ -1006,7 +1028,12 @@ fn read_build(yaml: &Yaml, map: NodeId) -> Option<BuildSpec> {
     Some(spec)
 }
 
-fn size_entry(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<SizeValue>> {
+fn size_entry(
+    yaml: &Yaml,
+    map: NodeId,
+    key: &str,
+    vars: Option<&Variables>,
+) -> Option<Spanned<SizeValue>> {
     let e = yaml.get(map, key)?;
     if yaml.is_null(e.value) {
         return None;
@@ -1016,6 +1043,7 @@ fn size_entry(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<SizeValue>>
             text,
             yaml.is_plain(e.value),
             yaml.node(e.value).tag.as_deref(),
+            vars,
         ),
         _ => SizeValue::Invalid {
             text: String::new(),
@@ -1034,12 +1062,12 @@ fn is_dev_shm(target: &str) -> bool {
     t == "/dev/shm"
 }
 
-fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
+fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Spanned<ShmMount>> {
     let mut mounts = Vec::new();
     if let Some(volumes) = yaml.get(map, "volumes") {
         for &item in yaml.items(volumes.value) {
             if let Some(text) = yaml.str(item) {
-                let text = interpolated(text).unwrap_or_else(|| text.to_string());
+                let text = interpolated(text, vars).unwrap_or_else(|| text.to_string());
                 let parts: Vec<&str> = text.split(':').collect();
                 // `/dev/shm` alone is an anonymous volume there: disk, like a named one.
                 if parts.len() == 1 && is_dev_shm(parts[0]) {
@@ -1061,20 +1089,22 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
                     });
                 }
             } else if yaml.is_mapping(item) {
-                let target = scalar_interpolated(yaml, item, "target").map(|t| t.value);
+                let target = scalar_interpolated(yaml, item, "target", vars).map(|t| t.value);
                 if !target.as_deref().is_some_and(is_dev_shm) {
                     continue;
                 }
-                let kind = scalar_interpolated(yaml, item, "type").map(|t| t.value);
+                let kind = scalar_interpolated(yaml, item, "type", vars).map(|t| t.value);
                 let mount = match kind.as_deref() {
                     Some("tmpfs") => {
                         let size = yaml
                             .get_path(item, &["tmpfs", "size"])
-                            .and_then(|e| yaml.str(e.value).map(parse_compose_size));
+                            .and_then(|e| yaml.str(e.value))
+                            .map(|size| parse_compose_size_with(size, vars));
                         ShmMount::Tmpfs(size)
                     }
                     _ => {
-                        let source = scalar_interpolated(yaml, item, "source").map(|s| s.value);
+                        let source =
+                            scalar_interpolated(yaml, item, "source", vars).map(|s| s.value);
                         if source.as_deref().is_some_and(is_dev_shm) {
                             ShmMount::HostBind
                         } else {
@@ -1097,7 +1127,7 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
         };
         for item in items {
             let Some(text) = yaml.str(item) else { continue };
-            let text = interpolated(text).unwrap_or_else(|| text.to_string());
+            let text = interpolated(text, vars).unwrap_or_else(|| text.to_string());
             let (target, options) = text.split_once(':').unwrap_or((&text, ""));
             if !is_dev_shm(target) {
                 continue;
@@ -1105,7 +1135,7 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
             let size = options
                 .split(',')
                 .find_map(|o| o.strip_prefix("size="))
-                .map(parse_compose_size);
+                .map(|size| parse_compose_size_with(size, vars));
             mounts.push(Spanned {
                 value: ShmMount::Tmpfs(size),
                 node: item,
@@ -1116,22 +1146,22 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId) -> Vec<Spanned<ShmMount>> {
     mounts
 }
 
-fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
+fn read_environment(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<EnvVar> {
     let Some(env) = yaml.get(map, "environment") else {
         return Vec::new();
     };
-    let mut vars = Vec::new();
+    let mut env_vars = Vec::new();
     match yaml.value(env.value) {
         Value::Sequence(items) => {
             for &item in items {
                 let Some(text) = yaml.str(item) else { continue };
                 let (name, value) = match text.split_once('=') {
-                    Some((n, v)) => (n, interpolated(v)),
+                    Some((n, v)) => (n, interpolated(v, vars)),
                     // `- NAME` takes the value from the project's
                     // environment (its `.env`, here).
-                    None => (text, super::variables::lookup(text.trim())),
+                    None => (text, lookup(vars, text.trim())),
                 };
-                vars.push(EnvVar {
+                env_vars.push(EnvVar {
                     name: name.trim().to_string(),
                     value,
                     node: item,
@@ -1145,11 +1175,11 @@ fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
                     continue;
                 };
                 let value = if yaml.is_null(e.value) {
-                    super::variables::lookup(name)
+                    lookup(vars, name)
                 } else {
-                    yaml.str(e.value).and_then(interpolated)
+                    yaml.str(e.value).and_then(|t| interpolated(t, vars))
                 };
-                vars.push(EnvVar {
+                env_vars.push(EnvVar {
                     name: name.to_string(),
                     value,
                     node: e.key,
@@ -1159,15 +1189,15 @@ fn read_environment(yaml: &Yaml, map: NodeId) -> Vec<EnvVar> {
         }
         _ => {}
     }
-    vars
+    env_vars
 }
 
-fn read_command(yaml: &Yaml, map: NodeId) -> (String, Option<NodeId>) {
+fn read_command(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> (String, Option<NodeId>) {
     let mut line = String::new();
     let mut node = None;
     for key in ["entrypoint", "command"] {
         if let Some(e) = yaml.get(map, key) {
-            let parts = string_list(yaml, e.value);
+            let parts = string_list(yaml, e.value, vars);
             if !parts.is_empty() {
                 if !line.is_empty() {
                     line.push(' ');
@@ -1180,39 +1210,48 @@ fn read_command(yaml: &Yaml, map: NodeId) -> (String, Option<NodeId>) {
     (line, node)
 }
 
-fn read_device_requests(yaml: &Yaml, map: NodeId) -> (Vec<DeviceRequest>, Option<NodeId>) {
+fn read_device_requests(
+    yaml: &Yaml,
+    map: NodeId,
+    vars: Option<&Variables>,
+) -> (Vec<DeviceRequest>, Option<NodeId>) {
     let mut requests = Vec::new();
     let devices = yaml.get_path(map, &["deploy", "resources", "reservations", "devices"]);
     if let Some(devices) = devices {
         for &item in yaml.items(devices.value) {
             if yaml.is_mapping(item) {
-                requests.push(read_device_request(yaml, item, false));
+                requests.push(read_device_request(yaml, item, false, vars));
             }
         }
     }
     if let Some(gpus) = yaml.get(map, "gpus") {
         for &item in yaml.items(gpus.value) {
             if yaml.is_mapping(item) {
-                requests.push(read_device_request(yaml, item, true));
+                requests.push(read_device_request(yaml, item, true, vars));
             }
         }
     }
     (requests, devices.map(|d| d.key))
 }
 
-fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> DeviceRequest {
+fn read_device_request(
+    yaml: &Yaml,
+    item: NodeId,
+    from_gpus_field: bool,
+    vars: Option<&Variables>,
+) -> DeviceRequest {
     let list = |key: &str| {
         yaml.get(item, key).map(|e| Spanned {
-            value: string_list(yaml, e.value),
+            value: string_list(yaml, e.value, vars),
             node: e.value,
             key: Some(e.key),
         })
     };
     DeviceRequest {
         node: item,
-        driver: scalar_interpolated(yaml, item, "driver"),
+        driver: scalar_interpolated(yaml, item, "driver", vars),
         count: scalar(yaml, item, "count").map(|c| Spanned {
-            value: interpolated(&c.value).unwrap_or(c.value),
+            value: interpolated(&c.value, vars).unwrap_or(c.value),
             ..c
         }),
         device_ids: list("device_ids"),
@@ -1221,22 +1260,22 @@ fn read_device_request(yaml: &Yaml, item: NodeId, from_gpus_field: bool) -> Devi
     }
 }
 
-fn read_gpus_count(yaml: &Yaml, node: NodeId) -> Gpus {
+fn read_gpus_count(yaml: &Yaml, node: NodeId, vars: Option<&Variables>) -> Gpus {
     match yaml.value(node) {
-        Value::Scalar { text, .. } => match interpolated(text).as_deref() {
+        Value::Scalar { text, .. } => match interpolated(text, vars).as_deref() {
             Some("all") => Gpus::All,
             Some(text) => text.parse().map_or(Gpus::Unknown, Gpus::Count),
             None => Gpus::Unknown,
         },
         Value::Sequence(items) => items
             .iter()
-            .map(|&i| read_device_request(yaml, i, true).gpu_count())
+            .map(|&i| read_device_request(yaml, i, true, vars).gpu_count())
             .fold(Gpus::Count(0), Gpus::combine),
         _ => Gpus::Unknown,
     }
 }
 
-fn read_ulimits(yaml: &Yaml, map: NodeId) -> Ulimits {
+fn read_ulimits(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Ulimits {
     let Some(ulimits) = yaml.get(map, "ulimits") else {
         return Ulimits::default();
     };
@@ -1244,7 +1283,7 @@ fn read_ulimits(yaml: &Yaml, map: NodeId) -> Ulimits {
         let e = yaml.get(ulimits.value, name)?;
         let int = |node: NodeId| {
             yaml.str(node)
-                .and_then(interpolated)
+                .and_then(|t| interpolated(t, vars))
                 .and_then(|s| s.trim().parse::<i64>().ok())
         };
         let (soft, hard) = if yaml.is_mapping(e.value) {
@@ -1319,7 +1358,7 @@ mod tests {
     fn service(src: &str, name: &str) -> Service {
         let yaml = Yaml::parse(src).unwrap();
         let root = yaml.documents[0].root.unwrap();
-        let file = ComposeFile::from_document(&yaml, root).unwrap();
+        let file = ComposeFile::from_document(&yaml, root, None).unwrap();
         file.service(name).unwrap().clone()
     }
 

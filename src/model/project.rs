@@ -25,6 +25,7 @@ use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service};
 use super::container::Ulimit;
 use crate::text::{SourceFile, TextRange};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Another file of the project (or the file an `extends:` names).
@@ -66,6 +67,22 @@ pub struct Inherited {
     pub ipc: Option<(IpcMode, Origin)>,
     /// Environment variables another definition (or its `env_file`) sets.
     pub environment: BTreeMap<String, (Option<String>, Origin)>,
+    /// For a variable of `environment` that only this definition's own
+    /// `env_file:` sets: the `env_file` entry naming its file (where a
+    /// finding about it is placed; its line is the `Origin`).
+    pub env_file_entries: BTreeMap<String, crate::syntax::yaml::NodeId>,
+    /// Ulimits (by name) that the service's last definition removes with
+    /// `ulimits: !reset` (or replaces with `!override`) when that
+    /// definition is another file's own: that file is linted as part of
+    /// the project and reports what the removal leaves wrong, so a finding
+    /// is not repeated here, where the removed value is written.
+    pub ulimits_removed_by_last_file: Vec<String>,
+    /// The `env_file:` entries of every definition, in Compose's merge
+    /// order (a later file's variable wins; `!reset` or `!override` drops
+    /// the earlier ones): the compose file that names each (`None`: this
+    /// one), the entry as written and whether it is required. `None` when
+    /// the service has no other definition: its own `env_files` are all.
+    pub env_files: Option<Vec<(Option<PathBuf>, String, bool)>>,
     /// Why Compose cannot build the service at all (an `extends` cycle, a
     /// missing base): Compose refuses the project.
     pub error: Option<String>,
@@ -157,9 +174,55 @@ pub fn merge(file: &mut ComposeFile, here: usize, others: &[(usize, Layer)]) {
     }
 }
 
+/// `service` without the `environment`, `devices` and `runtime` that a definition in
+/// `later` resets (`!reset`) or replaces (`!override`), as Compose merges
+/// them, and with the GPU intent recomputed without them; `None` when
+/// nothing is removed. (`deploy`, `ulimits`, `ipc`, /dev/shm settings are
+/// dropped where they are merged, below.)
+fn without_replaced(service: &Service, later: &[Definition]) -> Option<Service> {
+    let replaced = |key: &str| later.iter().any(|(_, s)| s.resets(key) || s.overrides(key));
+    let environment = replaced("environment") && !service.environment.is_empty();
+    let devices = replaced("devices") && !service.devices.is_empty();
+    let runtime = replaced("runtime") && service.runtime.is_some();
+    if !environment && !devices && !runtime {
+        return None;
+    }
+    let mut kept = service.clone();
+    if environment {
+        kept.environment.clear();
+    }
+    if devices {
+        kept.devices.clear();
+    }
+    if runtime {
+        kept.runtime = None;
+    }
+    kept.gpu = kept.compute_gpu_intent();
+    Some(kept)
+}
+
 /// Merges `definitions` (in Compose's order, one of them `None`: the
 /// service itself, as read from its own file) into `service`.
 pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
+    // What a later definition resets is gone from the earlier ones,
+    // this file's own included: it no longer describes the container.
+    let trimmed: Vec<Option<Service>> = (0..definitions.len())
+        .map(|i| without_replaced(definitions[i].1, &definitions[i + 1..]))
+        .collect();
+    let definitions: Vec<Definition> = definitions
+        .iter()
+        .zip(&trimmed)
+        .map(|(&(layer, s), kept)| (layer, kept.as_ref().unwrap_or(s)))
+        .collect();
+    let definitions = definitions.as_slice();
+    if let Some(here) = definitions.iter().position(|(l, _)| l.is_none())
+        && let Some(kept) = &trimmed[here]
+    {
+        service.environment = kept.environment.clone();
+        service.devices = kept.devices.clone();
+        service.runtime = kept.runtime.clone();
+        service.gpu = kept.gpu.clone();
+    }
     let origin = |layer: &Layer, s: &Service, what: String| {
         let named = if s.name == service.name {
             String::new()
@@ -325,6 +388,19 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         }
     }
     let mut inherited = Inherited::default();
+    let mut env_files: Vec<(Option<PathBuf>, String, bool)> = Vec::new();
+    for (layer, s) in definitions {
+        if s.resets("env_file") || s.overrides("env_file") {
+            env_files.clear();
+        }
+        let named_by = layer.map(|l| l.source.path.clone());
+        env_files.extend(
+            s.env_files
+                .iter()
+                .map(|(name, required)| (named_by.clone(), name.clone(), *required)),
+        );
+    }
+    inherited.env_files = Some(env_files);
     for (name, i) in ulimits {
         if let (Some(layer), other) = definitions[i] {
             let limit = other
@@ -343,6 +419,9 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
     for (name, i) in removed {
         if let (Some(layer), other) = definitions[i] {
             let from = origin(layer, other, "`ulimits: !reset`".into());
+            if i + 1 == definitions.len() {
+                inherited.ulimits_removed_by_last_file.push(name.clone());
+            }
             inherited.ulimits.insert(name, (None, from));
         }
     }

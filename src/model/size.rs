@@ -5,6 +5,7 @@
 //! an optional single space and a case-insensitive suffix `b`, or `k m g t p`
 //! optionally followed by `b` or `ib`. All multipliers are binary (1k = 1024).
 
+use super::variables::Variables;
 use std::fmt;
 
 pub const KIB: u64 = 1024;
@@ -42,8 +43,14 @@ pub enum SizeValue {
 /// leading `0` for octal; a sign) is bytes; a float (`1e9`, `1.5`, `.5`,
 /// `!!float`) reaches compose-go's `UnitBytes` as a type it ignores, so the
 /// value is dropped. A string (quoted, `!!str`, or plain text that is not a
-/// number) is interpolated and read by go-units `RAMInBytes`.
-pub fn parse_compose_yaml_size(text: &str, plain: bool, tag: Option<&str>) -> SizeValue {
+/// number) is interpolated with `vars` (the project's `.env`, if any) and
+/// read by go-units `RAMInBytes`.
+pub fn parse_compose_yaml_size(
+    text: &str,
+    plain: bool,
+    tag: Option<&str>,
+    vars: Option<&Variables>,
+) -> SizeValue {
     let typed = match tag {
         Some("!!str" | "tag:yaml.org,2002:str") => false,
         Some("!!int" | "tag:yaml.org,2002:int" | "!!float" | "tag:yaml.org,2002:float") => true,
@@ -71,7 +78,7 @@ pub fn parse_compose_yaml_size(text: &str, plain: bool, tag: Option<&str>) -> Si
             };
         }
     }
-    let value = match interpolate(text) {
+    let value = match interpolate(text, vars) {
         Interpolated::Text(t) => t,
         Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
         Interpolated::Invalid(reason) => {
@@ -236,9 +243,17 @@ fn compose_ram_in_bytes(s: &str) -> Option<u64> {
     Some((size * multiplier as f64) as u64)
 }
 
-/// Parses a size the way `docker compose` does, after interpolation.
+/// Parses a size the way `docker compose` does, after interpolation with
+/// the defaults the text itself gives (a `docker run` option, a setting:
+/// no project `.env` applies).
 pub fn parse_compose_size(raw: &str) -> SizeValue {
-    let text = match interpolate(raw) {
+    parse_compose_size_with(raw, None)
+}
+
+/// [`parse_compose_size`] for a value of a compose file, interpolated with
+/// its project's variables `vars`.
+pub fn parse_compose_size_with(raw: &str, vars: Option<&Variables>) -> SizeValue {
+    let text = match interpolate(raw, vars) {
         Interpolated::Text(t) => t,
         Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
         Interpolated::Invalid(reason) => {
@@ -321,14 +336,15 @@ pub enum Interpolated {
     Invalid(String),
 }
 
-/// Resolves Compose interpolation with the project's `.env` variables (see
-/// [`super::variables`]) and what the file itself says: `${VAR:-default}`
+/// Resolves Compose interpolation with the project's `.env` variables
+/// `vars` (see [`super::variables`]; `None` when there is no `.env`) and
+/// what the file itself says: `${VAR:-default}`
 /// takes the default when VAR is unset or empty, `${VAR-default}` when it is
 /// unset, `${VAR:+alt}` gives `alt` when VAR is set and not empty, `$$` is a
 /// literal `$`, and a variable `.env` does not set and that has no default
 /// makes the value unknown. The shell environment is deliberately not
 /// consulted, so results do not depend on who runs the linter.
-pub fn interpolate(raw: &str) -> Interpolated {
+pub fn interpolate(raw: &str, vars: Option<&Variables>) -> Interpolated {
     if !raw.contains('$') {
         return Interpolated::Text(raw.to_string());
     }
@@ -353,9 +369,9 @@ pub fn interpolate(raw: &str) -> Interpolated {
             if name.is_empty() {
                 return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
             }
-            let value = super::variables::lookup(name);
+            let value = vars.and_then(|v| v.get(name)).map(str::to_string);
             let set_nonempty = value.as_deref().is_some_and(|v| !v.is_empty());
-            let nested = |text: &str| interpolate(text);
+            let nested = |text: &str| interpolate(text, vars);
             if op.is_empty() {
                 match value {
                     Some(v) => out.push_str(&v),
@@ -412,9 +428,9 @@ pub fn interpolate(raw: &str) -> Interpolated {
                 out.push('$');
                 rest = after;
             } else {
-                match super::variables::lookup(&after[..name_len]) {
+                match vars.and_then(|v| v.get(&after[..name_len])) {
                     Some(v) => {
-                        out.push_str(&v);
+                        out.push_str(v);
                         rest = &after[name_len..];
                     }
                     None => return Interpolated::Unknown(after[..name_len].to_string()),
@@ -542,12 +558,12 @@ mod tests {
                 bare_number: false
             }
         );
-        assert_eq!(interpolate("a$$b"), Interpolated::Text("a$b".into()));
-        assert!(matches!(interpolate("${A"), Interpolated::Invalid(_)));
+        assert_eq!(interpolate("a$$b", None), Interpolated::Text("a$b".into()));
+        assert!(matches!(interpolate("${A", None), Interpolated::Invalid(_)));
     }
 
     fn yaml(text: &str, plain: bool) -> SizeValue {
-        parse_compose_yaml_size(text, plain, None)
+        parse_compose_yaml_size(text, plain, None, None)
     }
 
     /// Each spelling with what Compose 2.26 gave the container, as
@@ -576,7 +592,7 @@ mod tests {
             );
         }
         assert!(matches!(
-            parse_compose_yaml_size("4096", true, Some("!!float")),
+            parse_compose_yaml_size("4096", true, Some("!!float"), None),
             SizeValue::Dropped { .. }
         ));
         assert_eq!(yaml("-1", true), SizeValue::Negative(-1));
@@ -601,12 +617,12 @@ mod tests {
             );
         }
         assert_eq!(
-            bytes(parse_compose_yaml_size("1g", true, None)),
+            bytes(parse_compose_yaml_size("1g", true, None, None)),
             Some(GIB),
             "plain text that is not a number is a string"
         );
         assert_eq!(
-            bytes(parse_compose_yaml_size("4096", true, Some("!!str"))),
+            bytes(parse_compose_yaml_size("4096", true, Some("!!str"), None)),
             Some(4096)
         );
     }

@@ -4,15 +4,12 @@
 //! gpulint says does not depend on who runs it; a variable that `.env` does
 //! not set is unknown unless the file gives it a default.
 //!
-//! Interpolation happens deep inside the typed model (every scalar a
-//! service is read from), so the variables of the project being read are
-//! set for the current thread with [`with_variables`] rather than threaded
-//! through every reader.
+//! The variables are passed explicitly to whatever interpolates (the
+//! compose readers, [`super::size::interpolate`]) as an
+//! `Option<&Variables>`: `None` when the project has no `.env`.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// A project's `.env`: each variable's value and the line that sets it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -41,6 +38,19 @@ impl Variables {
 
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// These variables over `under`: a name both set keeps this value (an
+    /// including project's variables over what an included project's own
+    /// `.env` or `env_file` says, as compose-go's `Mapping.Merge` keeps
+    /// them). It is for interpolation: its `path` is `under`'s, so it is
+    /// no guide to which file a line number belongs to.
+    pub fn over(&self, under: &Variables) -> Variables {
+        let mut merged = under.clone();
+        for (name, value) in &self.values {
+            merged.values.insert(name.clone(), value.clone());
+        }
+        merged
     }
 
     /// Reads `.env` text as compose-go's dotenv does: `KEY=value` lines
@@ -113,11 +123,10 @@ impl Variables {
         if !value.contains('$') {
             return value.to_string();
         }
-        let scoped = Arc::new(self.clone());
-        with_variables(Some(scoped), || match super::size::interpolate(value) {
+        match super::size::interpolate(value, Some(self)) {
             super::size::Interpolated::Text(t) => t,
             _ => value.to_string(),
-        })
+        }
     }
 }
 
@@ -152,35 +161,6 @@ fn unescape(text: &str) -> String {
     out
 }
 
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<Variables>>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` with `vars` as the variables interpolation sees, restoring the
-/// previous ones afterwards (also when `f` panics: the guard restores them).
-pub fn with_variables<T>(vars: Option<Arc<Variables>>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Arc<Variables>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CURRENT.with(|c| *c.borrow_mut() = previous);
-        }
-    }
-    let previous = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), vars));
-    let _restore = Restore(previous);
-    f()
-}
-
-/// The value `.env` gives `name` in the project being read, if any.
-pub fn lookup(name: &str) -> Option<String> {
-    CURRENT.with(|c| c.borrow().as_ref()?.get(name).map(str::to_string))
-}
-
-/// The variables of the project being read, if it has a `.env`.
-pub fn current() -> Option<Arc<Variables>> {
-    CURRENT.with(|c| c.borrow().clone())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,29 +182,19 @@ mod tests {
     }
 
     #[test]
-    fn interpolation_uses_the_scoped_variables_only_inside_the_scope() {
+    fn interpolation_uses_the_variables_it_is_given_only() {
         use super::super::size::{Interpolated, interpolate};
-        let vars = Arc::new(Variables::parse(Path::new(".env"), "SHM_SIZE=256m\nE=\n"));
-        with_variables(Some(vars), || {
-            assert_eq!(
-                interpolate("${SHM_SIZE:-8g}"),
-                Interpolated::Text("256m".into())
-            );
-            assert_eq!(interpolate("$SHM_SIZE"), Interpolated::Text("256m".into()));
-            // `:-` also replaces an empty value; `-` only an unset one.
-            assert_eq!(interpolate("${E:-1g}"), Interpolated::Text("1g".into()));
-            assert_eq!(interpolate("${E-1g}"), Interpolated::Text("".into()));
-            assert_eq!(
-                interpolate("${SHM_SIZE:+set}"),
-                Interpolated::Text("set".into())
-            );
-            assert_eq!(
-                interpolate("${OTHER}"),
-                Interpolated::Unknown("OTHER".into())
-            );
-        });
+        let vars = Variables::parse(Path::new(".env"), "SHM_SIZE=256m\nE=\n");
+        let with = |text: &str| interpolate(text, Some(&vars));
+        assert_eq!(with("${SHM_SIZE:-8g}"), Interpolated::Text("256m".into()));
+        assert_eq!(with("$SHM_SIZE"), Interpolated::Text("256m".into()));
+        // `:-` also replaces an empty value; `-` only an unset one.
+        assert_eq!(with("${E:-1g}"), Interpolated::Text("1g".into()));
+        assert_eq!(with("${E-1g}"), Interpolated::Text("".into()));
+        assert_eq!(with("${SHM_SIZE:+set}"), Interpolated::Text("set".into()));
+        assert_eq!(with("${OTHER}"), Interpolated::Unknown("OTHER".into()));
         assert_eq!(
-            interpolate("${SHM_SIZE:-8g}"),
+            interpolate("${SHM_SIZE:-8g}", None),
             Interpolated::Text("8g".into())
         );
     }

@@ -2,7 +2,9 @@
 
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
+use crate::model::project::Origin;
 use crate::model::shm_need::{ShmNeed, shm_need};
+use crate::model::workload::EnvView;
 use crate::rules::{ComposeContext, RuleSettings};
 use crate::syntax::yaml::Value;
 use crate::syntax::yaml_edit::NewNode;
@@ -60,6 +62,40 @@ pub fn device_request_site(
     let mut site: Vec<String> = parent.iter().map(|s| s.to_string()).collect();
     site.push(index.to_string());
     Some(site)
+}
+
+/// The variables only the service's own `env_file:` sets (its
+/// `environment:` and other definitions' do not), as rules read them: the
+/// setting's range is the `env_file` entry that names the file, and the
+/// `Origin` is its line there, for a related span. A finding about one has
+/// no fix: the line is in the env file, which gpulint does not edit.
+pub fn env_file_vars<'s>(
+    cx: &ComposeContext,
+    service: &'s Service,
+) -> Vec<(EnvView<'s>, &'s Origin)> {
+    service
+        .inherited
+        .env_file_entries
+        .iter()
+        .filter_map(|(name, &entry)| {
+            let (value, origin) = service.inherited.environment.get(name)?;
+            let view = EnvView {
+                name,
+                value: value.as_deref(),
+                range: cx.range(entry),
+            };
+            Some((view, origin))
+        })
+        .collect()
+}
+
+/// The related span of a finding about an `env_file` variable: the line of
+/// the env file that sets it, and why no fix is offered.
+pub fn env_file_line(origin: &Origin) -> String {
+    format!(
+        "{} sets it: remove it there (no fix is offered: gpulint edits the compose file, not the env file)",
+        origin.what
+    )
 }
 
 /// A fix that removes an environment variable (the whole `environment` key

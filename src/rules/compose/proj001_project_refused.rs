@@ -1,6 +1,7 @@
 //! PROJ001: a service Compose cannot build from its project: an `extends`
 //! cycle, an `extends` naming a service its file does not define, a
-//! service an `include:`d file also defines, or an `include:` cycle.
+//! service an `include:`d file also defines, an `include:` cycle, or an
+//! `include:` whose `env_file` is missing.
 //! Compose refuses the whole project. A file that is simply not here (a
 //! gitignored `.env`) is not reported.
 

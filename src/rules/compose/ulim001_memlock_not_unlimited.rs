@@ -22,6 +22,16 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             if limit.is_some_and(|l| l.soft == Some(-1) && l.hard.is_none_or(|h| h == -1)) {
                 continue;
             }
+            // Removed by the last file's `!reset`: that file reports it.
+            if limit.is_none()
+                && service
+                    .inherited
+                    .ulimits_removed_by_last_file
+                    .iter()
+                    .any(|n| n == "memlock")
+            {
+                continue;
+            }
             let why = if gpu.rdma {
                 "uses RDMA/InfiniBand".to_string()
             } else {
