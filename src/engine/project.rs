@@ -761,7 +761,7 @@ fn attach_env_files(system: &dyn System, file: &mut ComposeFile, path: &Path) {
                     var.to_string(),
                     (
                         Some(value.to_string()),
-                        crate::model::project::Origin {
+                        crate::model::compose::Origin {
                             source: source.clone(),
                             range: crate::text::TextRange::new(start, end),
                             what: format!("`{var}` in {name}"),
@@ -878,8 +878,8 @@ fn include_entries(yaml: &Yaml, root: NodeId, vars: Option<&Variables>) -> Vec<I
     let Some(include) = yaml.get(root, "include") else {
         return Vec::new();
     };
-    let known = |t: &str| match crate::model::size::interpolate(t, vars) {
-        crate::model::size::Interpolated::Text(t) => t,
+    let known = |t: &str| match crate::model::variables::interpolate(t, vars) {
+        crate::model::variables::Interpolated::Text(t) => t,
         _ => t.to_string(),
     };
     // A string or a list of strings.

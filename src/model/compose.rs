@@ -7,12 +7,14 @@
 
 use super::container::Gpus;
 use super::dockerfile::BuiltImage;
-use super::size::{Interpolated, SizeValue, interpolate, parse_compose_size_with};
-use super::variables::Variables;
+use super::size::{SizeValue, parse_compose_size_with};
+use super::variables::{Interpolated, Variables, interpolate};
 use super::workload::selects_rdma;
 pub use super::workload::{EnvVar, detect_launcher};
 use crate::syntax::yaml::{NodeId, Value, Yaml};
-use std::collections::HashMap;
+use crate::text::{SourceFile, TextRange};
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Docker's default `/dev/shm` size (daemon `default-shm-size`).
@@ -75,7 +77,7 @@ pub struct Service {
     pub built_image: Option<Arc<BuiltImage>>,
     /// What the other files of its compose project say about the service
     /// (attached by the engine; see [`super::project`]).
-    pub project: Option<super::project::ProjectView>,
+    pub project: Option<ProjectView>,
     /// The image it builds makes it a GPU service (see
     /// [`ComposeFile::settle_build_evidence`]).
     pub gpu_from_build: bool,
@@ -85,11 +87,69 @@ pub struct Service {
     /// or `!override` (replaces instead of merging), by key.
     pub merge_tags: Vec<(String, MergeTag)>,
     /// What other definitions of the service decide (see [`super::project`]).
-    pub inherited: super::project::Inherited,
+    pub inherited: Inherited,
     /// `env_file:` entries (interpolated), and whether each is required.
     pub env_files: Vec<(String, bool)>,
     /// `profiles:`: the service runs only with one of them enabled.
     pub profiles: Vec<String>,
+}
+
+/// What the other files of a project say about one service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectView {
+    /// Where the service's GPU evidence is, when the last definition with
+    /// GPU evidence is another one: that file, the service's key there, and why.
+    pub gpu_elsewhere: Option<(Arc<SourceFile>, TextRange, String)>,
+    /// The service's key in each other definition merged with it.
+    pub also_defined: Vec<(Arc<SourceFile>, TextRange)>,
+    /// This file's own settings for the service are GPU evidence (before
+    /// merging in the other files').
+    pub local_gpu_evidence: bool,
+}
+
+/// Where a merged setting comes from: the file, the service's key there,
+/// and the setting in words (`memlock -1 in base.yml, service `common``).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub source: Arc<SourceFile>,
+    pub range: TextRange,
+    pub what: String,
+}
+
+/// Settings another definition of the service decides (an override file,
+/// an extended base): the merged value wins over what this definition
+/// writes, or fills what it leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inherited {
+    /// Ulimits by name; `None` when a later definition removed it (`!reset`).
+    pub ulimits: BTreeMap<String, (Option<super::container::Ulimit>, Origin)>,
+    /// The IPC mode, when another definition decides it.
+    pub ipc: Option<(IpcMode, Origin)>,
+    /// Environment variables another definition (or its `env_file`) sets.
+    pub environment: BTreeMap<String, (Option<String>, Origin)>,
+    /// For a variable of `environment` that only this definition's own
+    /// `env_file:` sets: the `env_file` entry naming its file (where a
+    /// finding about it is placed; its line is the `Origin`).
+    pub env_file_entries: BTreeMap<String, NodeId>,
+    /// Ulimits (by name) that the service's last definition removes with
+    /// `ulimits: !reset` (or replaces with `!override`) when that
+    /// definition is another file's own: that file is linted as part of
+    /// the project and reports what the removal leaves wrong, so a finding
+    /// is not repeated here, where the removed value is written.
+    pub ulimits_removed_by_last_file: Vec<String>,
+    /// The `env_file:` entries of every definition, in Compose's merge
+    /// order (a later file's variable wins; `!reset` or `!override` drops
+    /// the earlier ones): the compose file that names each (`None`: this
+    /// one), the entry as written and whether it is required. `None` when
+    /// the service has no other definition: its own `env_files` are all.
+    pub env_files: Option<Vec<(Option<PathBuf>, String, bool)>>,
+    /// Why Compose cannot build the service at all (an `extends` cycle, a
+    /// missing base): Compose refuses the project.
+    pub error: Option<String>,
+    /// The error is a file the project names that is not here (a `.env`
+    /// left out of the checkout, a base file not copied with a lone file):
+    /// Compose refuses it here, but it is not a mistake in the config.
+    pub error_is_missing_file: bool,
 }
 
 /// `extends: common` or `extends: {service: common, file: base.yml}`.
@@ -713,7 +773,7 @@ impl Service {
     pub fn ulimit_decision(
         &self,
         name: &str,
-    ) -> Result<Option<&Ulimit>, (Option<super::container::Ulimit>, &super::project::Origin)> {
+    ) -> Result<Option<&Ulimit>, (Option<super::container::Ulimit>, &Origin)> {
         if let Some((limit, origin)) = self.inherited.ulimits.get(name) {
             return Err((*limit, origin));
         }

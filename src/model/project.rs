@@ -18,12 +18,12 @@
 //!   definition, this service sees [`EffectiveShm::Elsewhere`] and leaves
 //!   the findings about it (and their fixes) to that definition.
 //! - `ulimits` and `environment` are merged by name, `ipc` by the last one;
-//!   what another definition decides is in [`Inherited`], which `gpulint
+//!   what another definition decides is in [`Inherited`] (a field of the
+//!   compose service), which `gpulint
 //!   inspect` reports and the rules read, never edit.
 
-use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service};
-use super::container::Ulimit;
-use crate::text::{SourceFile, TextRange};
+use super::compose::{ComposeFile, EffectiveShm, Inherited, IpcMode, Origin, ProjectView, Service};
+use crate::text::SourceFile;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,64 +32,6 @@ use std::sync::Arc;
 pub struct Layer<'a> {
     pub source: Arc<SourceFile>,
     pub file: &'a ComposeFile<'a>,
-}
-
-/// What the other files of a project say about one service.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectView {
-    /// Where the service's GPU evidence is, when the last definition with
-    /// GPU evidence is another one: that file, the service's key there, and why.
-    pub gpu_elsewhere: Option<(Arc<SourceFile>, TextRange, String)>,
-    /// The service's key in each other definition merged with it.
-    pub also_defined: Vec<(Arc<SourceFile>, TextRange)>,
-    /// This file's own settings for the service are GPU evidence (before
-    /// merging in the other files').
-    pub local_gpu_evidence: bool,
-}
-
-/// Where a merged setting comes from: the file, the service's key there,
-/// and the setting in words (`memlock -1 in base.yml, service `common``).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
-    pub source: Arc<SourceFile>,
-    pub range: TextRange,
-    pub what: String,
-}
-
-/// Settings another definition of the service decides (an override file,
-/// an extended base): the merged value wins over what this definition
-/// writes, or fills what it leaves out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Inherited {
-    /// Ulimits by name; `None` when a later definition removed it (`!reset`).
-    pub ulimits: BTreeMap<String, (Option<Ulimit>, Origin)>,
-    /// The IPC mode, when another definition decides it.
-    pub ipc: Option<(IpcMode, Origin)>,
-    /// Environment variables another definition (or its `env_file`) sets.
-    pub environment: BTreeMap<String, (Option<String>, Origin)>,
-    /// For a variable of `environment` that only this definition's own
-    /// `env_file:` sets: the `env_file` entry naming its file (where a
-    /// finding about it is placed; its line is the `Origin`).
-    pub env_file_entries: BTreeMap<String, crate::syntax::yaml::NodeId>,
-    /// Ulimits (by name) that the service's last definition removes with
-    /// `ulimits: !reset` (or replaces with `!override`) when that
-    /// definition is another file's own: that file is linted as part of
-    /// the project and reports what the removal leaves wrong, so a finding
-    /// is not repeated here, where the removed value is written.
-    pub ulimits_removed_by_last_file: Vec<String>,
-    /// The `env_file:` entries of every definition, in Compose's merge
-    /// order (a later file's variable wins; `!reset` or `!override` drops
-    /// the earlier ones): the compose file that names each (`None`: this
-    /// one), the entry as written and whether it is required. `None` when
-    /// the service has no other definition: its own `env_files` are all.
-    pub env_files: Option<Vec<(Option<PathBuf>, String, bool)>>,
-    /// Why Compose cannot build the service at all (an `extends` cycle, a
-    /// missing base): Compose refuses the project.
-    pub error: Option<String>,
-    /// The error is a file the project names that is not here (a `.env`
-    /// left out of the checkout, a base file not copied with a lone file):
-    /// Compose refuses it here, but it is not a mistake in the config.
-    pub error_is_missing_file: bool,
 }
 
 /// One definition of a service, in Compose's merge order: `None` is the

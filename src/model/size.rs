@@ -1,11 +1,11 @@
-//! Byte sizes as Docker Compose reads them, and `${VAR}` interpolation.
+//! Byte sizes as Docker Compose reads them.
 //!
 //! Compose (compose-go `UnitBytes`) first tries the value as a plain integer,
 //! which means *bytes*; otherwise docker/go-units `RAMInBytes` parses a float,
 //! an optional single space and a case-insensitive suffix `b`, or `k m g t p`
 //! optionally followed by `b` or `ib`. All multipliers are binary (1k = 1024).
 
-use super::variables::Variables;
+use super::variables::{Interpolated, Variables, interpolate};
 use std::fmt;
 
 pub const KIB: u64 = 1024;
@@ -326,133 +326,6 @@ fn ram_in_bytes(s: &str) -> Result<u64, String> {
         return Err(format!("unknown unit `{suffix}` in `{s}`"));
     }
     Ok((size * multiplier as f64) as u64)
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Interpolated {
-    Text(String),
-    /// The first variable that has no default.
-    Unknown(String),
-    Invalid(String),
-}
-
-/// Resolves Compose interpolation with the project's `.env` variables
-/// `vars` (see [`super::variables`]; `None` when there is no `.env`) and
-/// what the file itself says: `${VAR:-default}`
-/// takes the default when VAR is unset or empty, `${VAR-default}` when it is
-/// unset, `${VAR:+alt}` gives `alt` when VAR is set and not empty, `$$` is a
-/// literal `$`, and a variable `.env` does not set and that has no default
-/// makes the value unknown. The shell environment is deliberately not
-/// consulted, so results do not depend on who runs the linter.
-pub fn interpolate(raw: &str, vars: Option<&Variables>) -> Interpolated {
-    if !raw.contains('$') {
-        return Interpolated::Text(raw.to_string());
-    }
-    let mut out = String::with_capacity(raw.len());
-    let mut rest = raw;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        if let Some(tail) = after.strip_prefix('$') {
-            out.push('$');
-            rest = tail;
-        } else if let Some(body) = after.strip_prefix('{') {
-            let Some(close) = find_closing_brace(body) else {
-                return Interpolated::Invalid(format!("unclosed `${{` in `{raw}`"));
-            };
-            let expr = &body[..close];
-            rest = &body[close + 1..];
-            let name_len = expr
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(expr.len());
-            let (name, op) = expr.split_at(name_len);
-            if name.is_empty() {
-                return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
-            }
-            let value = vars.and_then(|v| v.get(name)).map(str::to_string);
-            let set_nonempty = value.as_deref().is_some_and(|v| !v.is_empty());
-            let nested = |text: &str| interpolate(text, vars);
-            if op.is_empty() {
-                match value {
-                    Some(v) => out.push_str(&v),
-                    None => return Interpolated::Unknown(name.to_string()),
-                }
-            } else if let Some(default) = op.strip_prefix(":-") {
-                if set_nonempty {
-                    out.push_str(value.as_deref().unwrap_or_default());
-                } else {
-                    match nested(default) {
-                        Interpolated::Text(t) => out.push_str(&t),
-                        other => return other,
-                    }
-                }
-            } else if let Some(default) = op.strip_prefix('-') {
-                match value {
-                    Some(v) => out.push_str(&v),
-                    None => match nested(default) {
-                        Interpolated::Text(t) => out.push_str(&t),
-                        other => return other,
-                    },
-                }
-            } else if op.starts_with(":?") || op.starts_with('?') {
-                // Compose refuses the file when the variable is missing.
-                match value {
-                    Some(v) if set_nonempty || op.starts_with('?') => out.push_str(&v),
-                    _ => return Interpolated::Unknown(name.to_string()),
-                }
-            } else if let Some(alternative) = op.strip_prefix(":+").or_else(|| op.strip_prefix('+'))
-            {
-                let set = if op.starts_with(":+") {
-                    set_nonempty
-                } else {
-                    value.is_some()
-                };
-                if set {
-                    match nested(alternative) {
-                        Interpolated::Text(t) => out.push_str(&t),
-                        other => return other,
-                    }
-                } else if value.is_none() {
-                    // Unset here, but the shell could set it.
-                    return Interpolated::Unknown(name.to_string());
-                }
-            } else {
-                return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
-            }
-        } else {
-            let name_len = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            if name_len == 0 {
-                // A lone `$` is kept as is by Compose.
-                out.push('$');
-                rest = after;
-            } else {
-                match vars.and_then(|v| v.get(&after[..name_len])) {
-                    Some(v) => {
-                        out.push_str(v);
-                        rest = &after[name_len..];
-                    }
-                    None => return Interpolated::Unknown(after[..name_len].to_string()),
-                }
-            }
-        }
-    }
-    out.push_str(rest);
-    Interpolated::Text(out)
-}
-
-fn find_closing_brace(body: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in body.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => return Some(i),
-            '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// A human spelling of a byte count: `64 MiB`, `1.5 GiB`, `2 bytes`.

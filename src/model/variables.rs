@@ -5,7 +5,7 @@
 //! not set is unknown unless the file gives it a default.
 //!
 //! The variables are passed explicitly to whatever interpolates (the
-//! compose readers, [`super::size::interpolate`]) as an
+//! compose readers, [`interpolate`]) as an
 //! `Option<&Variables>`: `None` when the project has no `.env`.
 
 use std::collections::BTreeMap;
@@ -123,8 +123,8 @@ impl Variables {
         if !value.contains('$') {
             return value.to_string();
         }
-        match super::size::interpolate(value, Some(self)) {
-            super::size::Interpolated::Text(t) => t,
+        match interpolate(value, Some(self)) {
+            Interpolated::Text(t) => t,
             _ => value.to_string(),
         }
     }
@@ -161,6 +161,133 @@ fn unescape(text: &str) -> String {
     out
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub enum Interpolated {
+    Text(String),
+    /// The first variable that has no default.
+    Unknown(String),
+    Invalid(String),
+}
+
+/// Resolves Compose interpolation with the project's `.env` variables
+/// `vars` (see [`Variables`]; `None` when there is no `.env`) and
+/// what the file itself says: `${VAR:-default}`
+/// takes the default when VAR is unset or empty, `${VAR-default}` when it is
+/// unset, `${VAR:+alt}` gives `alt` when VAR is set and not empty, `$$` is a
+/// literal `$`, and a variable `.env` does not set and that has no default
+/// makes the value unknown. The shell environment is deliberately not
+/// consulted, so results do not depend on who runs the linter.
+pub fn interpolate(raw: &str, vars: Option<&Variables>) -> Interpolated {
+    if !raw.contains('$') {
+        return Interpolated::Text(raw.to_string());
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(body) = after.strip_prefix('{') {
+            let Some(close) = find_closing_brace(body) else {
+                return Interpolated::Invalid(format!("unclosed `${{` in `{raw}`"));
+            };
+            let expr = &body[..close];
+            rest = &body[close + 1..];
+            let name_len = expr
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(expr.len());
+            let (name, op) = expr.split_at(name_len);
+            if name.is_empty() {
+                return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
+            }
+            let value = vars.and_then(|v| v.get(name)).map(str::to_string);
+            let set_nonempty = value.as_deref().is_some_and(|v| !v.is_empty());
+            let nested = |text: &str| interpolate(text, vars);
+            if op.is_empty() {
+                match value {
+                    Some(v) => out.push_str(&v),
+                    None => return Interpolated::Unknown(name.to_string()),
+                }
+            } else if let Some(default) = op.strip_prefix(":-") {
+                if set_nonempty {
+                    out.push_str(value.as_deref().unwrap_or_default());
+                } else {
+                    match nested(default) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    }
+                }
+            } else if let Some(default) = op.strip_prefix('-') {
+                match value {
+                    Some(v) => out.push_str(&v),
+                    None => match nested(default) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    },
+                }
+            } else if op.starts_with(":?") || op.starts_with('?') {
+                // Compose refuses the file when the variable is missing.
+                match value {
+                    Some(v) if set_nonempty || op.starts_with('?') => out.push_str(&v),
+                    _ => return Interpolated::Unknown(name.to_string()),
+                }
+            } else if let Some(alternative) = op.strip_prefix(":+").or_else(|| op.strip_prefix('+'))
+            {
+                let set = if op.starts_with(":+") {
+                    set_nonempty
+                } else {
+                    value.is_some()
+                };
+                if set {
+                    match nested(alternative) {
+                        Interpolated::Text(t) => out.push_str(&t),
+                        other => return other,
+                    }
+                } else if value.is_none() {
+                    // Unset here, but the shell could set it.
+                    return Interpolated::Unknown(name.to_string());
+                }
+            } else {
+                return Interpolated::Invalid(format!("invalid interpolation `${{{expr}}}`"));
+            }
+        } else {
+            let name_len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if name_len == 0 {
+                // A lone `$` is kept as is by Compose.
+                out.push('$');
+                rest = after;
+            } else {
+                match vars.and_then(|v| v.get(&after[..name_len])) {
+                    Some(v) => {
+                        out.push_str(v);
+                        rest = &after[name_len..];
+                    }
+                    None => return Interpolated::Unknown(after[..name_len].to_string()),
+                }
+            }
+        }
+    }
+    out.push_str(rest);
+    Interpolated::Text(out)
+}
+
+fn find_closing_brace(body: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,7 +310,6 @@ mod tests {
 
     #[test]
     fn interpolation_uses_the_variables_it_is_given_only() {
-        use super::super::size::{Interpolated, interpolate};
         let vars = Variables::parse(Path::new(".env"), "SHM_SIZE=256m\nE=\n");
         let with = |text: &str| interpolate(text, Some(&vars));
         assert_eq!(with("${SHM_SIZE:-8g}"), Interpolated::Text("256m".into()));

@@ -1,8 +1,8 @@
 //! Predicates and wording shared by several rules.
 
 use crate::fix::{Applicability, Edit, Fix};
+use crate::model::compose::Origin;
 use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
-use crate::model::project::Origin;
 use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::workload::EnvView;
 use crate::rules::{ComposeContext, RuleSettings};
