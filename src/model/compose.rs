@@ -68,7 +68,9 @@ pub struct Service {
     /// Keys such as `nvidia.com/gpu` written under `deploy.resources.{reservations,limits}`.
     pub misplaced_gpu_resources: Vec<Spanned<String>>,
     pub cap_add: Vec<String>,
-    pub effective_shm: EffectiveShm,
+    /// What this definition's settings decide about `/dev/shm` (the
+    /// container model's `Shm` is what the container gets).
+    pub shm_decision: ShmDecision,
     pub gpu: GpuIntent,
     /// `build:` as written.
     pub build: Option<BuildSpec>,
@@ -369,9 +371,12 @@ impl Ulimit {
     }
 }
 
-/// What the container gets at `/dev/shm`, and which setting decided it.
+/// Which of this definition's own settings decides `/dev/shm`, and what it
+/// says: the input of the container model's [`super::container::Shm`],
+/// which `runtime` builds from it once `ipc: service:` donors are followed
+/// and the project has merged its other files in (`Elsewhere`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum EffectiveShm {
+pub enum ShmDecision {
     /// The daemon default (64 MiB): no usable `shm_size`, or `shm_size: 0`.
     Default,
     Sized {
@@ -648,7 +653,7 @@ impl Service {
             ulimits,
             misplaced_gpu_resources,
             cap_add,
-            effective_shm: EffectiveShm::Default,
+            shm_decision: ShmDecision::Default,
             gpu: GpuIntent::default(),
             build: read_build(yaml, map, vars),
             built_image: None,
@@ -663,7 +668,7 @@ impl Service {
                 .map(|e| string_list(yaml, e.value, vars))
                 .unwrap_or_default(),
         };
-        service.effective_shm = service.compute_effective_shm();
+        service.shm_decision = service.compute_shm_decision();
         service.gpu = service.compute_gpu_intent();
         service
     }
@@ -793,25 +798,25 @@ impl Service {
         self.environment.iter().rev().find(|e| e.name == name)
     }
 
-    fn compute_effective_shm(&self) -> EffectiveShm {
+    fn compute_shm_decision(&self) -> ShmDecision {
         if let Some(mount) = self.shm_mounts.last() {
-            return EffectiveShm::Mount {
+            return ShmDecision::Mount {
                 mount: mount.value.clone(),
                 node: mount.node,
             };
         }
         if let Some(ipc) = &self.ipc {
             match &ipc.value {
-                IpcMode::Host => return EffectiveShm::Host { node: ipc.node },
-                IpcMode::None => return EffectiveShm::Missing { node: ipc.node },
+                IpcMode::Host => return ShmDecision::Host { node: ipc.node },
+                IpcMode::None => return ShmDecision::Missing { node: ipc.node },
                 IpcMode::Service(d) | IpcMode::Container(d) => {
-                    return EffectiveShm::Donor {
+                    return ShmDecision::Donor {
                         donor: d.clone(),
                         node: ipc.node,
                     };
                 }
                 IpcMode::Unknown(_) | IpcMode::Invalid(_) => {
-                    return EffectiveShm::Unknown { node: ipc.node };
+                    return ShmDecision::Unknown { node: ipc.node };
                 }
                 IpcMode::Private | IpcMode::Shareable => {}
             }
@@ -820,18 +825,18 @@ impl Service {
     }
 
     /// What `shm_size` alone gives (the default without one).
-    pub fn size_decision(&self) -> EffectiveShm {
+    pub fn size_decision(&self) -> ShmDecision {
         match &self.shm_size {
-            None => EffectiveShm::Default,
+            None => ShmDecision::Default,
             Some(s) => match s.value {
                 SizeValue::Bytes { bytes: 0, .. } | SizeValue::Dropped { .. } => {
-                    EffectiveShm::Default
+                    ShmDecision::Default
                 }
-                SizeValue::Bytes { bytes, .. } => EffectiveShm::Sized {
+                SizeValue::Bytes { bytes, .. } => ShmDecision::Sized {
                     bytes,
                     node: s.node,
                 },
-                _ => EffectiveShm::Unknown { node: s.node },
+                _ => ShmDecision::Unknown { node: s.node },
             },
         }
     }
@@ -1440,26 +1445,26 @@ mod tests {
     }
 
     #[test]
-    fn effective_shm_follows_engine_precedence() {
+    fn shm_decision_follows_engine_precedence() {
         let s = service("services:\n  a:\n    shm_size: 8g\n    ipc: host\n", "a");
-        assert!(matches!(s.effective_shm, EffectiveShm::Host { .. }));
+        assert!(matches!(s.shm_decision, ShmDecision::Host { .. }));
         let s = service("services:\n  a:\n    shm_size: 0\n", "a");
-        assert_eq!(s.effective_shm, EffectiveShm::Default);
+        assert_eq!(s.shm_decision, ShmDecision::Default);
         let s = service(
             "services:\n  a:\n    ipc: shareable\n    tmpfs: /dev/shm:size=2g\n",
             "a",
         );
         assert!(matches!(
-            s.effective_shm,
-            EffectiveShm::Mount { mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })), .. } if bytes == 2 * super::super::size::GIB
+            s.shm_decision,
+            ShmDecision::Mount { mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })), .. } if bytes == 2 * super::super::size::GIB
         ));
         let s = service(
             "services:\n  a:\n    volumes: [\"/dev/shm:/dev/shm\"]\n",
             "a",
         );
         assert!(matches!(
-            s.effective_shm,
-            EffectiveShm::Mount {
+            s.shm_decision,
+            ShmDecision::Mount {
                 mount: ShmMount::HostBind,
                 ..
             }
@@ -1476,24 +1481,24 @@ mod tests {
             );
             assert!(
                 matches!(
-                    s.effective_shm,
-                    EffectiveShm::Mount {
+                    s.shm_decision,
+                    ShmDecision::Mount {
                         mount: ShmMount::Volume,
                         ..
                     }
                 ),
                 "{volumes}: {:?}",
-                s.effective_shm
+                s.shm_decision
             );
         }
         let s = service(
             "services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n",
             "a",
         );
-        assert_eq!(s.effective_shm, EffectiveShm::Default);
+        assert_eq!(s.shm_decision, ShmDecision::Default);
         assert!(s.build_shm_size.is_some());
         let s = service("services:\n  a:\n    shm_size: ${SHM}\n", "a");
-        assert!(matches!(s.effective_shm, EffectiveShm::Unknown { .. }));
+        assert!(matches!(s.shm_decision, ShmDecision::Unknown { .. }));
     }
 
     #[test]

@@ -15,14 +15,14 @@
 //! - `/dev/shm` is decided as Compose merges: a mount at /dev/shm in any
 //!   definition, else the last `ipc`, else the last `shm_size`; `!reset`
 //!   removes what earlier definitions set. When that setting is in another
-//!   definition, this service sees [`EffectiveShm::Elsewhere`] and leaves
+//!   definition, this service sees [`ShmDecision::Elsewhere`] and leaves
 //!   the findings about it (and their fixes) to that definition.
 //! - `ulimits` and `environment` are merged by name, `ipc` by the last one;
 //!   what another definition decides is in [`Inherited`] (a field of the
 //!   compose service), which `gpulint
 //!   inspect` reports and the rules read, never edit.
 
-use super::compose::{ComposeFile, EffectiveShm, Inherited, IpcMode, Origin, ProjectView, Service};
+use super::compose::{ComposeFile, Inherited, IpcMode, Origin, ProjectView, Service, ShmDecision};
 use crate::text::SourceFile;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -249,8 +249,8 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
         Some((i, setting)) => match definitions[i] {
             (Some(layer), other) => {
                 // `shm_size: 0` there and nothing here is still the 64 MiB default.
-                if !(other.effective_shm == EffectiveShm::Default
-                    && service.effective_shm == EffectiveShm::Default)
+                if !(other.shm_decision == ShmDecision::Default
+                    && service.shm_decision == ShmDecision::Default)
                 {
                     // The size alone: another definition's `ipc` keeps it.
                     let shm = match setting {
@@ -258,21 +258,21 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
                         _ => super::runtime::service_shm(layer.file, other),
                     };
                     let from = origin(layer, other, shm.from.clone()).what;
-                    service.effective_shm =
-                        EffectiveShm::Elsewhere(Box::new(super::container::Shm { from, ..shm }));
+                    service.shm_decision =
+                        ShmDecision::Elsewhere(Box::new(super::container::Shm { from, ..shm }));
                 }
             }
             (None, _) => {
                 // This definition decides by its `shm_size`, while its own
                 // `ipc` (which another definition replaces) would ignore it.
                 if setting == ShmSetting::Size
-                    && !matches!(service.effective_shm, EffectiveShm::Sized { .. })
+                    && !matches!(service.shm_decision, ShmDecision::Sized { .. })
                 {
-                    service.effective_shm = service.size_decision();
+                    service.shm_decision = service.size_decision();
                 }
             }
         },
-        None if service.effective_shm != EffectiveShm::Default => {
+        None if service.shm_decision != ShmDecision::Default => {
             // This definition's setting is removed by a later `!reset`, or
             // its `ipc` replaced by a later one that keeps the default.
             let overrider = definitions.iter().rev().find_map(|(l, s)| {
@@ -290,8 +290,8 @@ pub fn merge_definitions(service: &mut Service, definitions: &[Definition]) {
                 } else {
                     "Docker's default (`!reset`)"
                 };
-                service.effective_shm =
-                    EffectiveShm::Elsewhere(Box::new(super::container::Shm::new(
+                service.shm_decision =
+                    ShmDecision::Elsewhere(Box::new(super::container::Shm::new(
                         super::container::ShmKind::Default,
                         Some(super::container::DEFAULT_SHM_BYTES),
                         origin(layer, other, why.into()).what,

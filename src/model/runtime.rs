@@ -7,7 +7,7 @@
 //! real containers (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
 //! ulimits, the environment).
 
-use super::compose::{ComposeFile, EffectiveShm, IpcMode, Service, ShmMount};
+use super::compose::{ComposeFile, IpcMode, Service, ShmDecision, ShmMount};
 use super::container::{
     ContainerRuntime, Gpus, Platform, Shm, ShmKind, ShmSetting, Ulimit, gpu_env,
 };
@@ -131,8 +131,8 @@ pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
 /// `depth` bounds `ipc: service:` chains (a cycle is refused by the engine).
 fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
     let at = |node| Some(file.yaml.range(node));
-    match &service.effective_shm {
-        EffectiveShm::Default => match &service.shm_size {
+    match &service.shm_decision {
+        ShmDecision::Default => match &service.shm_size {
             // `shm_size: 0`, or a value Compose drops: written, but the
             // default applies.
             Some(size) => {
@@ -140,9 +140,9 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             }
             None => Shm::default_of("Docker"),
         },
-        EffectiveShm::Sized { node, .. } | EffectiveShm::Unknown { node } => {
-            let setting = match service.effective_shm {
-                EffectiveShm::Sized { .. } => ShmSetting::Size,
+        ShmDecision::Sized { node, .. } | ShmDecision::Unknown { node } => {
+            let setting = match service.shm_decision {
+                ShmDecision::Sized { .. } => ShmSetting::Size,
                 _ => ShmSetting::Unresolved,
             };
             // The IPC mode as the project merges it.
@@ -165,14 +165,14 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             }
             .decided_by(setting, at(*node))
         }
-        EffectiveShm::Host { node } => {
+        ShmDecision::Host { node } => {
             Shm::new(ShmKind::Host, None, "ipc: host").decided_by(ShmSetting::Ipc, at(*node))
         }
-        EffectiveShm::Missing { node } => {
+        ShmDecision::Missing { node } => {
             Shm::new(ShmKind::Missing, None, "ipc: none").decided_by(ShmSetting::Ipc, at(*node))
         }
-        EffectiveShm::Elsewhere(shm) => (**shm).clone().decided_by(ShmSetting::Project, None),
-        EffectiveShm::Mount { mount, node } => match mount {
+        ShmDecision::Elsewhere(shm) => (**shm).clone().decided_by(ShmSetting::Project, None),
+        ShmDecision::Mount { mount, node } => match mount {
             ShmMount::HostBind => Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm"),
             ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
             ShmMount::Tmpfs(None) => {
@@ -188,7 +188,7 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             },
         }
         .decided_by(ShmSetting::Mount, at(*node)),
-        EffectiveShm::Donor { donor, node } => {
+        ShmDecision::Donor { donor, node } => {
             donor_shm(file, donor, depth).decided_by(ShmSetting::Donor, at(*node))
         }
     }
@@ -228,7 +228,7 @@ fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
     }
     // A donor that mounts its own /dev/shm has no IPC /dev/shm for the
     // engine to share (moby: "non-shareable IPC").
-    if matches!(giver.effective_shm, EffectiveShm::Mount { .. }) {
+    if matches!(giver.shm_decision, ShmDecision::Mount { .. }) {
         return Shm::new(
             ShmKind::Refused,
             None,
