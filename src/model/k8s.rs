@@ -119,9 +119,10 @@ pub enum VolumeSource {
     Other(String),
 }
 
-/// How a container's `/dev/shm` is provided.
+/// How a pod provides a container's `/dev/shm`: what the container
+/// model's adapter (`runtime`) reads to build its `Shm`.
 #[derive(Debug, Clone, Copy)]
-pub enum ContainerShm<'p> {
+pub enum ShmSource<'p> {
     /// A volume mounted at `/dev/shm` (`None` when no volume has the mount's name).
     Mounted {
         mount: &'p VolumeMount,
@@ -197,15 +198,15 @@ impl PodSpec {
 
     /// Where the container's `/dev/shm` comes from: a mount there wins over
     /// `hostIPC` (containerd skips its own when the CRI mounts include it).
-    pub fn shm_of<'p>(&'p self, container: &'p Container) -> ContainerShm<'p> {
+    pub fn shm_of<'p>(&'p self, container: &'p Container) -> ShmSource<'p> {
         if let Some(mount) = container.mount_at("/dev/shm") {
             let volume = mount.name.as_deref().and_then(|n| self.volume(n));
-            return ContainerShm::Mounted { mount, volume };
+            return ShmSource::Mounted { mount, volume };
         }
         if self.host_ipc.is_some() {
-            ContainerShm::HostIpc
+            ShmSource::HostIpc
         } else {
-            ContainerShm::Default
+            ShmSource::Default
         }
     }
 
@@ -254,14 +255,6 @@ impl PodSpec {
             })
             .find(|n| !taken(n))
             .expect("an unused name")
-    }
-
-    /// The workload containers that ask for GPUs but are left with the
-    /// runtime's default `/dev/shm`.
-    pub fn gpu_containers_on_default_shm(&self) -> impl Iterator<Item = &Container> {
-        self.app_containers()
-            .filter(|c| c.gpu().is_some())
-            .filter(|c| matches!(self.shm_of(c), ContainerShm::Default))
     }
 
     /// The workload containers that mount `volume` at `/dev/shm`.
@@ -865,7 +858,7 @@ spec:
         assert_eq!(worker.gpu().unwrap().count, Some(8));
         assert!(matches!(
             pods[1].shm_of(worker),
-            ContainerShm::Mounted {
+            ShmSource::Mounted {
                 volume: Some(Volume {
                     source: VolumeSource::EmptyDir { memory: true, .. },
                     ..

@@ -12,7 +12,7 @@ use super::container::{
     ContainerRuntime, Gpus, Platform, Shm, ShmKind, ShmSetting, Ulimit, gpu_env,
 };
 use super::docker_run::DockerRun;
-use super::k8s::{ContainerShm, Manifest, PodSpec, VolumeSource};
+use super::k8s::{Manifest, PodSpec, ShmSource, VolumeSource};
 use super::quantity::QuantityValue;
 use super::script::Script;
 use super::shm_need::{WorkloadFacts, classify};
@@ -355,19 +355,19 @@ fn kubernetes_shm(yaml: &Yaml, pod: &PodSpec, container: &super::k8s::Container)
     }
     let source = pod.shm_of(container);
     let (setting, at) = match source {
-        ContainerShm::Default => (ShmSetting::Default, None),
-        ContainerShm::HostIpc => (ShmSetting::Ipc, pod.host_ipc.map(|n| yaml.range(n))),
-        ContainerShm::Mounted { mount, .. } => (ShmSetting::Mount, Some(yaml.range(mount.node))),
+        ShmSource::Default => (ShmSetting::Default, None),
+        ShmSource::HostIpc => (ShmSetting::Ipc, pod.host_ipc.map(|n| yaml.range(n))),
+        ShmSource::Mounted { mount, .. } => (ShmSetting::Mount, Some(yaml.range(mount.node))),
     };
     mounted_shm(pod, source).decided_by(setting, at)
 }
 
 /// What a pod's way of providing `/dev/shm` gives the container.
-fn mounted_shm(pod: &PodSpec, source: ContainerShm) -> Shm {
+fn mounted_shm(pod: &PodSpec, source: ShmSource) -> Shm {
     match source {
-        ContainerShm::Default => Shm::default_of("the container runtime"),
-        ContainerShm::HostIpc => Shm::new(ShmKind::Host, None, "hostIPC: true"),
-        ContainerShm::Mounted {
+        ShmSource::Default => Shm::default_of("the container runtime"),
+        ShmSource::HostIpc => Shm::new(ShmKind::Host, None, "hostIPC: true"),
+        ShmSource::Mounted {
             volume: None,
             mount,
         } => Shm::new(
@@ -378,7 +378,7 @@ fn mounted_shm(pod: &PodSpec, source: ContainerShm) -> Shm {
                 mount.name.as_deref().unwrap_or("")
             ),
         ),
-        ContainerShm::Mounted {
+        ShmSource::Mounted {
             volume: Some(volume),
             ..
         } => match &volume.source {

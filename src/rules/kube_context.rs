@@ -3,7 +3,7 @@
 
 use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::container::{ContainerRuntime, Containers};
+use crate::model::container::{ContainerRuntime, Containers, ShmSetting};
 use crate::model::k8s::{Container, Manifest, Object, PodSpec};
 use crate::model::workload::EnvVar;
 use crate::syntax::yaml::{NodeId, Yaml};
@@ -100,6 +100,20 @@ impl<'a> KubeContext<'a> {
 
     pub fn yaml(&self) -> &'a Yaml {
         self.manifest.yaml
+    }
+
+    /// The pod's GPU containers that the container model leaves on the
+    /// runtime's default `/dev/shm` (nothing mounted there, no `hostIPC`,
+    /// no operator that mounts one).
+    pub fn gpu_containers_on_default_shm(&self, pod: &Pod<'a>) -> Vec<&'a Container> {
+        pod.spec
+            .app_containers()
+            .filter(|c| {
+                self.container(c).is_some_and(|model| {
+                    model.gpu_workload && model.shm.decided_by == ShmSetting::Default
+                })
+            })
+            .collect()
     }
 
     pub fn pods(&self) -> impl Iterator<Item = Pod<'a>> {

@@ -12,19 +12,16 @@ pub const CHECK: Check = Check::kubernetes(check);
 
 /// GPU containers with the default `/dev/shm` and no shm volume to mount
 /// (K8S013 reports those that have one).
-fn unprovided<'a>(pod: &Pod<'a>) -> Vec<&'a Container> {
-    if pod.spec.shm_managed_by.is_some() {
-        return Vec::new();
-    }
-    pod.spec
-        .gpu_containers_on_default_shm()
+fn unprovided<'a>(cx: &KubeContext<'a>, pod: &Pod<'a>) -> Vec<&'a Container> {
+    cx.gpu_containers_on_default_shm(pod)
+        .into_iter()
         .filter(|c| pod.spec.unmounted_shm_volume(c).is_none())
         .collect()
 }
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
-        let containers = unprovided(&pod);
+        let containers = unprovided(cx, &pod);
         if containers.is_empty() {
             continue;
         }

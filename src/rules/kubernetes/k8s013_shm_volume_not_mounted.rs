@@ -11,7 +11,7 @@ pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {
     for pod in cx.pods() {
-        for container in pod.spec.gpu_containers_on_default_shm() {
+        for container in cx.gpu_containers_on_default_shm(&pod) {
             let Some((_, volume)) = pod.spec.unmounted_shm_volume(container) else {
                 continue;
             };
