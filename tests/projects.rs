@@ -200,6 +200,60 @@ fn overlays_are_merged_over_their_base() {
     assert_eq!(trainer["shm"]["from"], "shm_size 8 GiB");
 }
 
+/// `docker-compose-gpu.yml` is merged over the base only when a service it
+/// shares cannot run without the base's definition (azimuth's overlay);
+/// one whose services name their own image or build is a whole project
+/// run on its own (SuperAGI's).
+#[test]
+fn hyphenated_overlays_are_merged_only_when_they_complete_a_base_service() {
+    let dir = root().join("fixtures/_projects/corpus_azimuth");
+    let backend = container(&inspect(&dir, &["."]), "docker-compose-gpu.yml", "backend");
+    // The base's image (`${REGISTRY}` from the .env) and environment are merged in.
+    assert_eq!(backend["gpus"], "all");
+    let env = json(
+        &dir,
+        &["inspect", "--format", "json", "docker-compose-gpu.yml"],
+    );
+    assert_eq!(env["errors"], serde_json::json!([]), "{env}");
+
+    let standalone = tempfile::tempdir().unwrap();
+    let service = "services:\n  backend:\n    image: app\n";
+    write(
+        standalone.path(),
+        "docker-compose.yml",
+        format!("{service}    shm_size: 8gb\n"),
+    );
+    write(
+        standalone.path(),
+        "docker-compose-gpu.yml",
+        format!("{service}    gpus: all\n"),
+    );
+    let alone = container(
+        &inspect(standalone.path(), &["."]),
+        "docker-compose-gpu.yml",
+        "backend",
+    );
+    assert_eq!(alone["shm"]["kind"], "default", "{alone}");
+
+    let overlay = tempfile::tempdir().unwrap();
+    write(
+        overlay.path(),
+        "docker-compose.yml",
+        format!("{service}    shm_size: 8gb\n"),
+    );
+    write(
+        overlay.path(),
+        "docker-compose-gpu.yml",
+        "services:\n  backend:\n    gpus: all\n",
+    );
+    let merged = container(
+        &inspect(overlay.path(), &["."]),
+        "docker-compose-gpu.yml",
+        "backend",
+    );
+    assert_eq!(merged["shm"]["bytes"], 8u64 << 30, "{merged}");
+}
+
 /// A base's `memlock: -1` is seen from the override that adds GPUs and a
 /// launcher; `shm_size: !reset` and `ulimits: !reset` in an override drop
 /// the base's values.

@@ -91,7 +91,41 @@ pub fn project_files(
             return Some((vec![base, path.to_path_buf()], 1));
         }
     }
+    // `docker-compose-gpu.yml` is as often a whole second project, run on
+    // its own with `-f` (SuperAGI's), as an overlay of the base (azimuth's,
+    // run with `-f docker-compose.yml -f docker-compose-gpu.yml`): it is
+    // merged only when a service it shares with the base cannot run
+    // without the base's definition (it names neither `image` nor `build`).
+    if is_hyphenated_overlay_name(name) {
+        let base = first_existing(BASE_FILES)?;
+        if shares_a_service(system, &base, path) && completes_a_base_service(system, &base, path) {
+            return Some((vec![base, path.to_path_buf()], 1));
+        }
+    }
     None
+}
+
+/// `docker-compose-gpu.yml`, `compose-cuda.yaml`: a compose file's name
+/// with a part added after a hyphen.
+fn is_hyphenated_overlay_name(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+    else {
+        return false;
+    };
+    stem.strip_prefix("docker-compose-")
+        .or_else(|| stem.strip_prefix("compose-"))
+        .is_some_and(|part| !part.is_empty() && part != "override")
+}
+
+/// Some service `overlay` shares with `base` names neither an `image` nor a
+/// `build`: Compose cannot run it without the base's definition.
+fn completes_a_base_service(system: &dyn System, base: &Path, overlay: &Path) -> bool {
+    let base = service_names(system, base);
+    services_of(system, overlay)
+        .into_iter()
+        .any(|(name, runs_alone)| !runs_alone && base.contains(&name))
 }
 
 /// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
@@ -115,6 +149,15 @@ fn is_overlay_name(name: &str) -> bool {
 
 /// The service names of a compose file's first document.
 fn service_names(system: &dyn System, path: &Path) -> Vec<String> {
+    services_of(system, path)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The services of a compose file's first document: each name, and whether
+/// it could run on its own (it names an `image` or a `build`).
+fn services_of(system: &dyn System, path: &Path) -> Vec<(String, bool)> {
     let Ok(text) = read_text(system, path) else {
         return Vec::new();
     };
@@ -129,7 +172,14 @@ fn service_names(system: &dyn System, path: &Path) -> Vec<String> {
     };
     yaml.entries(services.value)
         .iter()
-        .filter_map(|e| yaml.str(e.key).map(str::to_string))
+        .filter_map(|e| {
+            let name = yaml.str(e.key)?.to_string();
+            let service = yaml.resolve(e.value);
+            let runs_alone = ["image", "build"]
+                .iter()
+                .any(|key| yaml.get(service, key).is_some());
+            Some((name, runs_alone))
+        })
         .collect()
 }
 
