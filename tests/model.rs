@@ -34,6 +34,7 @@ const MODEL_RULES: &[(&str, &str)] = &[
     ("NCCL001", "NCCL_SHM_DISABLE"),
     ("NCCL002", "NCCL_P2P_DISABLE"),
     ("NCCL003", "NCCL debugging"),
+    ("GPU004", "parallel size"),
 ];
 
 /// What the model rules report about one container (or the containers of
