@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Fixture, fixtures_in_folder, root};
+use common::{Fixture, fixtures_in_folder, required_shared, root};
 use gpulint::engine::config::Config;
 use gpulint::engine::{inspect_text, lint_text_unsuppressed};
 use gpulint::model::container::ContainerRuntime;
@@ -126,40 +126,32 @@ fn judged_models(fixture: &Fixture, config: &Config) -> Vec<(String, Findings)> 
     models
 }
 
-#[test]
-fn container_findings_are_a_function_of_the_inspected_model() {
+/// Judges every fixture given: alike container models must get alike
+/// findings. Returns the distinct models and how many met a twin.
+fn assert_findings_follow_the_model(fixtures: &[Fixture]) -> (usize, usize) {
     let config = Config::default();
     let mut seen: HashMap<String, (Findings, String)> = HashMap::new();
     let mut compared = 0;
     let mut disagreements = Vec::new();
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    folders.sort();
-    for folder in folders {
-        let folder = folder.file_name().unwrap().to_string_lossy().to_string();
-        for fixture in fixtures_in_folder(&folder) {
-            for (key, findings) in judged_models(&fixture, &config) {
-                let here = fixture
-                    .path
-                    .strip_prefix(root())
-                    .unwrap()
-                    .display()
-                    .to_string();
-                match seen.get(&key) {
-                    Some((earlier, there)) => {
-                        compared += 1;
-                        if *earlier != findings {
-                            disagreements.push(format!(
-                                "{here}: {findings:?}\n  {there}: {earlier:?}\n  model: {key}"
-                            ));
-                        }
+    for fixture in fixtures {
+        for (key, findings) in judged_models(fixture, &config) {
+            let here = fixture
+                .path
+                .strip_prefix(root())
+                .unwrap_or(&fixture.path)
+                .display()
+                .to_string();
+            match seen.get(&key) {
+                Some((earlier, there)) => {
+                    compared += 1;
+                    if *earlier != findings {
+                        disagreements.push(format!(
+                            "{here}: {findings:?}\n  {there}: {earlier:?}\n  model: {key}"
+                        ));
                     }
-                    None => {
-                        seen.insert(key, (findings, here));
-                    }
+                }
+                None => {
+                    seen.insert(key, (findings, here));
                 }
             }
         }
@@ -169,13 +161,52 @@ fn container_findings_are_a_function_of_the_inspected_model() {
         "containers inspect prints alike got different findings:\n{}",
         disagreements.join("\n")
     );
+    (seen.len(), compared)
+}
+
+/// Every fixture of every rule and project.
+fn all_fixtures() -> Vec<Fixture> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    folders
+        .iter()
+        .flat_map(|folder| fixtures_in_folder(&folder.file_name().unwrap().to_string_lossy()))
+        .collect()
+}
+
+#[test]
+fn container_findings_are_a_function_of_the_inspected_model() {
+    let (models, compared) = assert_findings_follow_the_model(&all_fixtures());
     // The check means something only where alike containers meet.
     assert!(
         compared >= 50,
         "only {compared} container models had a twin among the fixtures"
     );
-    eprintln!(
-        "{} distinct container models; {compared} compared with a twin",
-        seen.len()
-    );
+    eprintln!("{models} distinct container models; {compared} compared with a twin");
+}
+
+/// The same judgement with the real configs of the shared corpus among
+/// the fixtures: their containers meet the fixtures' twins too.
+#[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
+fn container_findings_follow_the_model_on_the_corpus_too() {
+    let mut fixtures = all_fixtures();
+    for kind in ["compose", "k8s", "slurm"] {
+        let dir = required_shared(&format!("corpus/{kind}"));
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        fixtures.extend(files.into_iter().map(|path| Fixture {
+            files: vec![path.clone()],
+            path,
+        }));
+    }
+    let (models, compared) = assert_findings_follow_the_model(&fixtures);
+    eprintln!("{models} distinct container models; {compared} compared with a twin");
 }
