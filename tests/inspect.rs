@@ -41,10 +41,12 @@ fn compose_shm_comes_from_the_setting_that_decides_it() {
     assert_eq!(trainer["ranks"], 8);
     assert_eq!(trainer["gpu_workload"], true);
     assert_eq!(trainer["start"]["line"], 3);
-    assert_eq!(
-        container(&doc, "zero")["shm"]["from"],
-        "shm_size 0: Docker's default"
-    );
+    // The runtime's default is decided nowhere in the file.
+    assert_eq!(trainer["shm_decided_at"], Value::Null);
+    let zero = container(&doc, "zero");
+    assert_eq!(zero["shm"]["from"], "shm_size 0: Docker's default");
+    // `shm_size: 0` is written: its value is where the default comes from.
+    assert_eq!(zero["shm_decided_at"]["start"]["line"], 20, "{zero}");
     assert_eq!(container(&doc, "launcher-only")["gpus"], Value::Null);
     assert_eq!(container(&doc, "launcher-only")["ranks"], 4);
     // A donor that does not share its IPC namespace: the engine refuses.

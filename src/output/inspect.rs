@@ -25,6 +25,10 @@ struct JsonContainer<'a> {
     span: Span,
     /// The service mapping or pod spec: findings inside it are about this container.
     scope: Span,
+    /// Where the setting that decides `/dev/shm` is written in this file
+    /// (absent for the runtime's default, or a setting in another file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shm_decided_at: Option<Span>,
     #[serde(flatten)]
     runtime: &'a ContainerRuntime,
 }
@@ -56,6 +60,7 @@ pub fn render_json(files: &[Inspected]) -> String {
                         path: shown_path(&file.path),
                         span: span_in(&index, &file.text, runtime.range),
                         scope: span_in(&index, &file.text, runtime.scope),
+                        shm_decided_at: runtime.shm.at.map(|at| span_in(&index, &file.text, at)),
                         runtime,
                     });
                 }
