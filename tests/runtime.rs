@@ -1437,6 +1437,16 @@ fn flagged_corpus_files_run_once_fixed() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Runs the reference job (the workload script with `args`) in a container
+/// the engine gives `bytes` of /dev/shm, once a workload slot is free.
+fn run_reference_job(engine: &Engine, bytes: u64, args: &[&str]) -> Output {
+    let _slot = Slot::take();
+    run(Command::new("docker")
+        .args(["run", "--rm", &format!("--shm-size={bytes}")])
+        .args([engine.image.as_str(), "python3", engine.script])
+        .args(args))
+}
+
 /// The reference job's footprint in /dev/shm (workload.py computes the same).
 fn shm_needed(ranks: u64, workers: u64, prefetch: u64, batch: u64) -> u64 {
     const IMAGE: u64 = 3 * 224 * 224 * 4;
@@ -1469,19 +1479,11 @@ fn default_fix_size_carries_the_reference_job() {
         "the reference batch of 32 images does not fit {bytes} bytes"
     );
     let run_batch = |batch: u64| {
-        let _slot = Slot::take();
-        let output = run(Command::new("docker").args([
-            "run",
-            "--rm",
-            &format!("--shm-size={bytes}"),
-            &engine.image,
-            "python3",
-            engine.script,
-            "--ranks",
-            "8",
-            "--batch",
-            &batch.to_string(),
-        ]));
+        let output = run_reference_job(
+            &engine,
+            bytes,
+            &["--ranks", "8", "--batch", &batch.to_string()],
+        );
         let ran = finished(&output, "docker run", Vec::new());
         (ran, text(&output))
     };
@@ -1553,19 +1555,16 @@ fn shm002_thresholds_carry_the_reference_job() {
         ("vllm serve m --tensor-parallel-size 8", 8, 0, &[512 * MIB]),
     ];
     let run_at = |ranks: u64, workers: u64, bytes: u64| {
-        let _slot = Slot::take();
-        let output = run(Command::new("docker").args([
-            "run",
-            "--rm",
-            &format!("--shm-size={bytes}"),
-            &engine.image,
-            "python3",
-            engine.script,
-            "--ranks",
-            &ranks.to_string(),
-            "--workers",
-            &workers.to_string(),
-        ]));
+        let output = run_reference_job(
+            &engine,
+            bytes,
+            &[
+                "--ranks",
+                &ranks.to_string(),
+                "--workers",
+                &workers.to_string(),
+            ],
+        );
         (
             finished(&output, "docker run", Vec::new()).outcome,
             text(&output),
