@@ -17,9 +17,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Docker's default `/dev/shm` size (daemon `default-shm-size`).
-pub const DOCKER_DEFAULT_SHM: u64 = 64 * super::size::MIB;
-
 #[derive(Debug)]
 pub struct ComposeFile<'y> {
     pub yaml: &'y Yaml,

@@ -342,8 +342,4 @@ impl Containers {
     pub fn named_at(&self, range: TextRange) -> Option<&ContainerRuntime> {
         self.by_range.get(&range).map(|&i| &self.list[i])
     }
-
-    pub fn iter(&self) -> impl Iterator<Item = &ContainerRuntime> {
-        self.list.iter()
-    }
 }
