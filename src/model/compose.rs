@@ -791,6 +791,15 @@ impl Service {
         })
     }
 
+    /// The IPC mode as the project merges it: another definition's (an
+    /// override, an extended base) when it decides, else this one's.
+    pub fn merged_ipc(&self) -> Option<&IpcMode> {
+        match &self.inherited.ipc {
+            Some((mode, _)) => Some(mode),
+            None => self.ipc.as_ref().map(|i| &i.value),
+        }
+    }
+
     pub fn env(&self, name: &str) -> Option<&EnvVar> {
         self.environment.iter().rev().find(|e| e.name == name)
     }

@@ -37,10 +37,7 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                     None => ulimits.remove(name),
                 };
             }
-            let ipc_mode = match &service.inherited.ipc {
-                Some((mode, _)) => Some(mode),
-                None => service.ipc.as_ref().map(|i| &i.value),
-            };
+            let ipc_mode = service.merged_ipc();
             let ipc = match ipc_mode {
                 None | Some(IpcMode::Private) => "private".to_string(),
                 Some(IpcMode::Shareable) => "shareable".to_string(),
@@ -145,11 +142,7 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
                 ShmDecision::Sized { .. } => ShmSetting::Size,
                 _ => ShmSetting::Unresolved,
             };
-            // The IPC mode as the project merges it.
-            let ipc = match &service.inherited.ipc {
-                Some((mode, _)) => Some(mode),
-                None => service.ipc.as_ref().map(|i| &i.value),
-            };
+            let ipc = service.merged_ipc();
             match &service.shm_size {
                 Some(size) if ipc.is_none_or(|i| i.honours_shm_size()) => {
                     Shm::of_size(&size.value, "shm_size")
@@ -207,13 +200,9 @@ fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
             format!("the IPC namespace of `{donor}`, which is not in this file"),
         );
     };
-    // The donor's IPC mode as its project merges it (an extended base or
-    // an override may set it).
-    let giver_ipc = match &giver.inherited.ipc {
-        Some((mode, _)) => Some(mode),
-        None => giver.ipc.as_ref().map(|i| &i.value),
-    };
-    let shares = matches!(giver_ipc, Some(IpcMode::Shareable | IpcMode::Host));
+    // The donor's mode as its project merges it (an extended base or an
+    // override may set it).
+    let shares = matches!(giver.merged_ipc(), Some(IpcMode::Shareable | IpcMode::Host));
     if !shares {
         return Shm::new(
             ShmKind::Refused,

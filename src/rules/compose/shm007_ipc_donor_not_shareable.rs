@@ -32,10 +32,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         // An extended base or another file of the project may decide the
         // donor's mode; a fix here would not change it.
-        let donor_mode = match &donor.inherited.ipc {
-            Some((mode, _)) => Some(mode),
-            None => donor.ipc.as_ref().map(|i| &i.value),
-        };
+        let donor_mode = donor.merged_ipc();
         if let Some((mode, origin)) = &donor.inherited.ipc
             && !matches!(
                 mode,
