@@ -4,7 +4,7 @@
 //! `--nproc_per_node`), when both numbers are known.
 
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::container::Gpus;
+use crate::model::container::{ContainerRuntime, Gpus};
 use crate::model::docker_run::DockerRun;
 use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
 use crate::rules::kube_context::container_path;
@@ -92,6 +92,19 @@ struct Visible {
 }
 
 impl Visible {
+    /// What the processes of `container` see of the `reserved` GPUs, with
+    /// the `CUDA_VISIBLE_DEVICES` of its environment in the container model
+    /// (for compose, as the project merges it: an env_file too).
+    fn in_container(
+        reserved: Option<u64>,
+        container: Option<&ContainerRuntime>,
+    ) -> Option<Visible> {
+        let listed = container
+            .and_then(|c| c.env.get("CUDA_VISIBLE_DEVICES"))
+            .and_then(Option::as_deref);
+        Visible::of(reserved, listed)
+    }
+
     /// `reserved` is `None` for all the host's GPUs (then only a
     /// `CUDA_VISIBLE_DEVICES` list tells how many the processes see).
     fn of(reserved: Option<u64>, cuda_visible_devices: Option<&str>) -> Option<Visible> {
@@ -205,9 +218,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
                 .as_ref()
                 .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
         });
-        // The environment as the project merges it (an env_file too).
-        let cuda_visible = cx.container(service).env.get("CUDA_VISIBLE_DEVICES");
-        let Some(visible) = Visible::of(reserved, cuda_visible.and_then(Option::as_deref)) else {
+        let Some(visible) = Visible::in_container(reserved, Some(cx.container(service))) else {
             continue;
         };
         if unknown_ids {
@@ -267,7 +278,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             continue;
         };
         let env = |name: &str| container.env(name).and_then(|v| v.value.clone());
-        let Some(visible) = Visible::of(Some(gets), env("CUDA_VISIBLE_DEVICES").as_deref()) else {
+        let Some(visible) = Visible::in_container(Some(gets), cx.container(container)) else {
             continue;
         };
         let Some(size) = parallel_size(&container.command_line, container.image.as_deref(), &env)
@@ -339,7 +350,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
                 .last()
                 .and_then(|(_, v, _)| v.map(str::to_string))
         };
-        let Some(visible) = Visible::of(reserved, env("CUDA_VISIBLE_DEVICES").as_deref()) else {
+        let Some(visible) = Visible::in_container(reserved, Some(cx.container(site))) else {
             continue;
         };
         let image = run.image.as_ref().map(|w| w.text.as_str());
