@@ -432,28 +432,26 @@ impl DockerRun {
         if let Some(mount) = self.dev_shm_mount() {
             return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
         }
-        let run_time = |o: &RunOption| {
+        // Decided by an option (or, at `None`, words) only known at run time.
+        let run_time = |at: Option<&RunOption>| {
             Shm::new(ShmKind::Unknown, None, "options only known at run time")
-                .decided_by(ShmSetting::Unresolved, Some(o.range))
+                .decided_by(ShmSetting::Unresolved, at.map(|o| o.range))
         };
         if let Some(o) = ipc {
             match o.value.as_deref() {
                 Some("private" | "shareable" | "") | None if !o.dynamic => {}
-                _ => return run_time(o),
+                _ => return run_time(Some(o)),
             }
         }
         match self.option("--shm-size") {
-            Some((_, o)) if o.dynamic || o.value.is_none() => run_time(o),
+            Some((_, o)) if o.dynamic || o.value.is_none() => run_time(Some(o)),
             // `--shm-size=0` is written, so a fix must not add another.
             Some((_, o)) => Shm::of_size(
                 &parse_compose_size(o.value.as_deref().unwrap_or("")),
                 "--shm-size",
             )
             .decided_by(ShmSetting::Size, Some(o.range)),
-            None if self.uncertain => {
-                Shm::new(ShmKind::Unknown, None, "options only known at run time")
-                    .decided_by(ShmSetting::Unresolved, None)
-            }
+            None if self.uncertain => run_time(None),
             None => Shm::default_of("Docker"),
         }
     }
