@@ -218,3 +218,41 @@ fn rules_readme_is_current() {
     let path = root().join("rules").join("README.md");
     common::assert_snapshot(&path, &rules_index()).unwrap();
 }
+
+/// The README's quick start is two commands: the first builds gpulint and
+/// runs it on an example, the second is the test suite, and CI (`.ci/run`)
+/// runs that same test command, so a newcomer's green run is CI's.
+#[test]
+fn readme_quick_start_is_what_ci_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Quick start")
+        .nth(1)
+        .expect("README.md has a `## Quick start` section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the quick start has a ```sh block");
+    let commands: Vec<&str> = block
+        .lines()
+        .map(|line| line.split(" #").next().unwrap().trim())
+        .filter(|line| !line.is_empty())
+        .collect();
+    assert_eq!(
+        commands.len(),
+        2,
+        "the quick start has two commands: {commands:?}"
+    );
+    assert!(
+        commands[0].starts_with("cargo run") && commands[0].contains(" check "),
+        "the first command builds gpulint and checks an example: {}",
+        commands[0]
+    );
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.lines().any(|line| line.trim() == commands[1]),
+        ".ci/run does not run the quick start's test command `{}`",
+        commands[1]
+    );
+}
