@@ -1,7 +1,7 @@
 //! SHM003: a `shm_size` Compose rejects, or a bare number that means bytes.
 
 use crate::diagnostic::Severity;
-use crate::model::size::{HumanBytes, MIB, SizeValue};
+use crate::model::size::{GIB, HumanBytes, KIB, MIB, SizeValue, old_go_units_reads};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
@@ -28,7 +28,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             SizeValue::Dropped { text, reason } => {
                 out.report(range, format!("`shm_size: {text}` of service `{}` is {reason}", service.name))
                     .severity(Severity::Error)
-                    .note("the container gets Docker's default 64 MiB /dev/shm (measured with Compose 2.26)")
+                    .note("the container gets Docker's default 64 MiB /dev/shm (measured with Compose 2.26 and 2.40)")
                     .help("write a quoted size with a unit: \"8gb\"");
             }
             SizeValue::Negative(n) => {
@@ -41,6 +41,30 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     "the engine refuses to create the container: `SHM size can not be less than 0`",
                 )
                 .help("write a positive size with a unit: \"8gb\"");
+            }
+            SizeValue::Bytes {
+                bytes,
+                bare_number: false,
+            } => {
+                // A literal spelling upstream Compose reads but Debian's
+                // package refuses (an interpolated one depends on the caller).
+                let written = cx.source(shm.node);
+                let text = written.trim_matches(['"', '\'']);
+                if text.contains('$') || old_go_units_reads(text) {
+                    continue;
+                }
+                let portable = portable_spelling(*bytes);
+                out.report(
+                    range,
+                    format!(
+                        "`shm_size: {written}` of service `{}` is {} for Docker's Compose, but older builds refuse it",
+                        service.name,
+                        HumanBytes(*bytes)
+                    ),
+                )
+                .severity(Severity::Warning)
+                .note("Compose built with docker/go-units v0.4 (Debian 13's `docker-compose` 2.26 package) refuses a sign, an exponent, a leading or trailing `.` and `_` in a size: `docker compose` stops with `invalid size`")
+                .help(format!("write `shm_size: \"{portable}\"`, which every Compose reads as the same size"));
             }
             SizeValue::Bytes {
                 bytes,
@@ -99,4 +123,15 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             _ => {}
         }
     }
+}
+
+/// The plainest spelling of `bytes` that every go-units version reads:
+/// the largest whole binary unit, else bytes with a `b`.
+fn portable_spelling(bytes: u64) -> String {
+    for (unit, suffix) in [(GIB, "g"), (MIB, "m"), (KIB, "k")] {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    format!("{bytes}b")
 }
