@@ -1,6 +1,7 @@
 //! SHM003: a `shm_size` Compose rejects, or a bare number that means bytes.
 
 use crate::diagnostic::Severity;
+use crate::fix::Applicability;
 use crate::model::size::{GIB, HumanBytes, KIB, MIB, SizeValue, old_go_units_reads};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
@@ -54,6 +55,19 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     continue;
                 }
                 let portable = portable_spelling(*bytes);
+                // The same size in another spelling: nothing the service
+                // gets changes, so the fix is safe.
+                let fix = cx.edit_fix(
+                    service,
+                    &["shm_size"],
+                    vec![
+                        cx.edit
+                            .replace(shm.node, cx.edit.scalar_like(shm.node, &portable)),
+                    ],
+                    &[&["shm_size"]],
+                    format!("Write `shm_size: \"{portable}\"`"),
+                    Applicability::Safe,
+                );
                 out.report(
                     range,
                     format!(
@@ -64,7 +78,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 )
                 .severity(Severity::Warning)
                 .note("Compose built with docker/go-units v0.4 (Debian 13's `docker-compose` 2.26 package) refuses a sign, an exponent, a leading or trailing `.` and `_` in a size: `docker compose` stops with `invalid size`")
-                .help(format!("write `shm_size: \"{portable}\"`, which every Compose reads as the same size"));
+                .help(format!("write `shm_size: \"{portable}\"`, which every Compose reads as the same size"))
+                .fix(fix);
             }
             SizeValue::Bytes {
                 bytes,
