@@ -290,6 +290,11 @@ fn docker(args: &[&str]) -> Output {
 }
 
 impl Engine {
+    /// The workload image every judged container runs.
+    pub fn image(&self) -> &str {
+        &self.image
+    }
+
     /// Judges `cases` on `threads` threads (the engine works while the
     /// harness waits on it), each case's work in the order given.
     pub fn judge_all(
@@ -495,6 +500,19 @@ impl Engine {
                 .map(|c| c["id"].as_str().unwrap().to_string())
                 .collect();
             tally.imageless.push(case.label.clone());
+            (Err(config), names)
+        } else if text(&config).contains("is already in use by service") {
+            // The judge enables every profile at once, so services of
+            // profiles a user enables one at a time can share a
+            // `container_name`; the image file drops it, as for every project.
+            let names: Vec<String> = gpulint
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect();
+            tally.sandbox.push(format!(
+                "{}: services of profiles used one at a time share a container_name; loaded with it dropped",
+                case.label
+            ));
             (Err(config), names)
         } else {
             (Err(config), Vec::new())
@@ -1348,14 +1366,6 @@ fn known_refusal(why: &str) -> Option<&'static str> {
     {
         return Some(
             "`ipc: container:NAME` joins a container outside the project, which is not running here",
-        );
-    }
-    // The judge enables every profile at once (`--profile "*"`); Compose 2.40
-    // refuses two services of one container name among the enabled ones,
-    // though a user enables one of those profiles at a time.
-    if why.contains("is already in use by service") {
-        return Some(
-            "services of profiles used one at a time share a `container_name` (the judge enables every profile)",
         );
     }
     if why.contains("Range of CPUs is from") {
