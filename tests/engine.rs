@@ -18,6 +18,7 @@ mod oracle;
 use common::{copy_dir, fixtures, root};
 use oracle::{Case, Engine, Tally};
 use std::path::PathBuf;
+use std::process::Command;
 
 const NEEDS_ENGINE: &str =
     "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\"";
@@ -174,5 +175,90 @@ fn engine_agrees_with_inspect_on_generated_cases() {
         tally.disagreements.len(),
         tally.disagreements.join("\n"),
         generate::explain(&generated, &tally.disagreements.join("\n"))
+    );
+}
+
+/// `--shm-size` spellings on a `docker run` line, as go-units v0.5 (the
+/// Docker CLI's) reads them or refuses them.
+const RUN_SHM_SIZES: &[&str] = &[
+    "1g", "1G", "1gb", "1GB", "1GiB", "1gib", "1.5g", "2 GB", "1 g", "512m", "64k", "100b", "1024",
+    "0", "1t", "3MiB", "+1g", ".5g", "1.g", "1e3", "1E3", "1_000", "1_0g", "0x1p20", "1.5e3m",
+    "2gigs", "10%", "-1", "-1g", "1  g", " 1g", "1g ", "0x10", "1.5.5g", "1kibb", "g", "1e", "_1g",
+    "1__0g",
+];
+
+/// The Docker CLI and the daemon judge `docker run --shm-size`: each
+/// spelling is given to `docker create`, and the HostConfig's ShmSize it
+/// creates (or its refusal) must be what `gpulint inspect` says of the same
+/// option on a script's `docker run` line.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_docker_run_shm_sizes() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let temp = tempfile::tempdir().unwrap();
+    let script = temp.path().join("run.sh");
+    let mut text = String::from("#!/bin/sh\n");
+    for size in RUN_SHM_SIZES {
+        text.push_str(&format!("docker run --shm-size='{size}' img true\n"));
+    }
+    std::fs::write(&script, text).unwrap();
+    let inspect = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["inspect", "--format", "json"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
+    let claims: Vec<&serde_json::Value> = json["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["platform"] == "docker-run")
+        .collect();
+    assert_eq!(claims.len(), RUN_SHM_SIZES.len(), "one container per line");
+    let (mut disagreements, mut created_count) = (Vec::new(), 0);
+    for (size, claim) in RUN_SHM_SIZES.iter().zip(claims) {
+        let gpulint = (claim["shm"]["kind"] != "refused")
+            .then(|| claim["shm"]["bytes"].as_u64())
+            .flatten();
+        let created = Command::new("docker")
+            .args([
+                "create",
+                &format!("--shm-size={size}"),
+                engine.image(),
+                "true",
+            ])
+            .output()
+            .unwrap();
+        created_count += usize::from(created.status.success());
+        let engine_gives = created.status.success().then(|| {
+            let id = String::from_utf8_lossy(&created.stdout).trim().to_string();
+            let shown = Command::new("docker")
+                .args(["inspect", "--format", "{{.HostConfig.ShmSize}}", &id])
+                .output()
+                .unwrap();
+            let _ = Command::new("docker").args(["rm", &id]).output();
+            String::from_utf8_lossy(&shown.stdout)
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+        });
+        if gpulint != engine_gives {
+            disagreements.push(format!(
+                "--shm-size={size:?}: gpulint {gpulint:?} ({}), engine {engine_gives:?} ({})",
+                claim["shm"]["from"],
+                String::from_utf8_lossy(&created.stderr).trim()
+            ));
+        }
+    }
+    eprintln!(
+        "docker run --shm-size: {} spellings, {} created, {} disagreements",
+        RUN_SHM_SIZES.len(),
+        created_count,
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the Docker CLI/daemon disagree:\n{}",
+        disagreements.join("\n")
     );
 }

@@ -292,11 +292,20 @@ impl Shm {
                 None,
                 format!("{setting} depends on ${{{variable}}}"),
             ),
-            SizeValue::Invalid { text, .. } => Shm::new(
-                ShmKind::Refused,
-                None,
-                format!("{setting} {text:?}: Compose cannot parse it"),
-            ),
+            SizeValue::Invalid { text, .. } => {
+                // A `docker run` option is parsed by the CLI, a file's
+                // setting by Compose.
+                let reader = if setting.starts_with("--") {
+                    "the Docker CLI"
+                } else {
+                    "Compose"
+                };
+                Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!("{setting} {text:?}: {reader} cannot parse it"),
+                )
+            }
             SizeValue::Dropped { text, .. } => Shm::new(
                 ShmKind::Default,
                 Some(DEFAULT_SHM_BYTES),
