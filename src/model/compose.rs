@@ -7,7 +7,7 @@
 
 use super::container::Gpus;
 use super::dockerfile::BuiltImage;
-use super::size::{SizeValue, parse_compose_size_with};
+use super::size::{SizeValue, parse_compose_size_with, parse_tmpfs_size_option};
 use super::variables::{Interpolated, Variables, interpolate};
 use super::workload::selects_rdma;
 pub use super::workload::{EnvVar, detect_launcher};
@@ -1206,7 +1206,7 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Sp
             let size = options
                 .split(',')
                 .find_map(|o| o.strip_prefix("size="))
-                .map(|size| parse_compose_size_with(size, vars));
+                .map(|size| parse_tmpfs_size_option(size, vars));
             mounts.push(Spanned {
                 value: ShmMount::Tmpfs(size),
                 node: item,

@@ -9,7 +9,7 @@
 //! engine tests check is what the rules judge. Only the spans are left out
 //! of the printed form.
 
-use super::size::{HumanBytes, SizeValue};
+use super::size::{HumanBytes, KERNEL_TMPFS_REFUSES, SizeValue};
 use crate::text::TextRange;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -292,6 +292,15 @@ impl Shm {
                 None,
                 format!("{setting} depends on ${{{variable}}}"),
             ),
+            SizeValue::Invalid { text, reason } if reason.starts_with(KERNEL_TMPFS_REFUSES) => {
+                Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!(
+                        "{setting} {text:?}: the kernel's tmpfs refuses it, so the container fails to start"
+                    ),
+                )
+            }
             SizeValue::Invalid { text, .. } => {
                 // A `docker run` option is parsed by the CLI, a file's
                 // setting by Compose.

@@ -3,7 +3,7 @@
 //! environment and what it launches, in the terms the compose rules use.
 
 use crate::model::container::{Gpus, Shm, ShmKind, ShmSetting};
-use crate::model::size::parse_compose_size;
+use crate::model::size::{parse_compose_size, parse_tmpfs_size_option};
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
@@ -469,7 +469,7 @@ fn mount_shm(mount: &RunOption) -> Shm {
             .split_once(':')
             .and_then(|(_, opts)| opts.split(',').find_map(|o| o.strip_prefix("size=")))
         {
-            Some(size) => Shm::of_size(&parse_compose_size(size), "--tmpfs size"),
+            Some(size) => Shm::of_size(&parse_tmpfs_size_option(size, None), "--tmpfs size"),
             None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
         },
         _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {

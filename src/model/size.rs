@@ -180,6 +180,84 @@ fn is_yaml_float(text: &str) -> bool {
     mantissa_ok && exponent_ok
 }
 
+/// How an invalid tmpfs `size=` option's reason begins: the engine hands
+/// the option to mount(2), so the kernel, not Docker, refuses it.
+pub const KERNEL_TMPFS_REFUSES: &str = "the kernel's tmpfs refuses";
+
+/// The `size=` option of a tmpfs mount written as `PATH:OPTIONS` (compose
+/// `tmpfs:`, `docker run --tmpfs`), interpolated with `vars`. Docker passes
+/// the options to mount(2) unread, and the kernel parses the size with
+/// `memparse`: an unsigned integer in C notation (`0x` hex, a leading `0`
+/// octal), then at most one of `k m g t p e` (any case), nothing after it.
+/// So `1gb`, `1GiB`, `1.5g` and `+1g` make the container fail to start
+/// (measured with Engine 20.10: `mount ... data: size=1gb: invalid
+/// argument`). A `%` of the host's memory is not modelled (invalid here).
+pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue {
+    let text = match interpolate(raw, vars) {
+        Interpolated::Text(t) => t,
+        Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
+        Interpolated::Invalid(reason) => {
+            return SizeValue::Invalid {
+                text: raw.to_string(),
+                reason,
+            };
+        }
+    };
+    let refused = || SizeValue::Invalid {
+        text: text.clone(),
+        reason: format!(
+            "{KERNEL_TMPFS_REFUSES} `size={text}` (a whole number and at most one of k, m, g, t, p, e)"
+        ),
+    };
+    let lower = text.to_ascii_lowercase();
+    let (radix, digits_from) = if lower.starts_with("0x") {
+        (16, 2)
+    } else if lower.starts_with('0') && lower.len() > 1 {
+        (8, 1)
+    } else {
+        (10, 0)
+    };
+    let digits_end = lower[digits_from..]
+        .find(|c: char| !c.is_digit(radix))
+        .map_or(lower.len(), |i| digits_from + i);
+    let digits = &lower[digits_from..digits_end];
+    if digits.is_empty() && radix != 8 {
+        return refused();
+    }
+    let Ok(number) = u64::from_str_radix(if digits.is_empty() { "0" } else { digits }, radix)
+    else {
+        return refused();
+    };
+    let shift = match &lower[digits_end..] {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        "p" => 50,
+        "e" => 60,
+        _ => return refused(),
+    };
+    match number.checked_mul(1u64 << shift) {
+        Some(bytes) => SizeValue::Bytes {
+            bytes,
+            bare_number: shift == 0,
+        },
+        None => refused(),
+    }
+}
+
+/// `bytes` as a tmpfs `size=` option the kernel reads (and go-units too):
+/// the largest whole unit of `k`, `m` or `g`, else plain bytes.
+pub fn tmpfs_size_spelling(bytes: u64) -> String {
+    for (unit, suffix) in [(GIB, "g"), (MIB, "m"), (KIB, "k")] {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
+            return format!("{}{suffix}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Whether go-units v0.4.0's `RAMInBytes` reads `s` too. Upstream Compose
 /// and the Docker CLI link v0.5.0 (see [`ram_in_bytes`]), but Debian 13's
 /// `docker-compose` 2.26 package is built with v0.4.0, where the whole text
@@ -607,6 +685,29 @@ mod tests {
             bytes(parse_compose_yaml_size("4096", true, Some("!!str"), None)),
             Some(4096)
         );
+    }
+
+    /// tmpfs `size=` options as the kernel reads them (measured with
+    /// Engine 20.10: `1gb`, `1GiB` and `1.5g` fail to mount).
+    #[test]
+    fn tmpfs_size_options_as_the_kernel_reads_them() {
+        let bytes = |s: &str| match parse_tmpfs_size_option(s, None) {
+            SizeValue::Bytes { bytes, .. } => Some(bytes),
+            _ => None,
+        };
+        assert_eq!(bytes("1g"), Some(GIB));
+        assert_eq!(bytes("1G"), Some(GIB));
+        assert_eq!(bytes("512M"), Some(512 * MIB));
+        assert_eq!(bytes("64k"), Some(64 * KIB));
+        assert_eq!(bytes("1073741824"), Some(GIB));
+        assert_eq!(bytes("0x40000000"), Some(GIB));
+        assert_eq!(bytes("010"), Some(8));
+        assert_eq!(bytes("${S:-2g}"), Some(2 * GIB));
+        for refused in [
+            "1gb", "1GiB", "1.5g", "+1g", " 1g", "1g ", "g", "", "1kk", "50%",
+        ] {
+            assert_eq!(bytes(refused), None, "{refused:?}");
+        }
     }
 
     #[test]

@@ -125,6 +125,11 @@ const SHM_MOUNTS: &[&str] = &[
     "tmpfs: [\"/dev/shm:size=1073741824\"]",
     "tmpfs: [\"/tmp\", \"/dev/shm:size=64k\"]",
     "tmpfs: [\"/dev/shm:mode=1777\"]",
+    // The kernel parses a tmpfs size= option: these fail to mount.
+    "tmpfs: /dev/shm:size=1gb",
+    "tmpfs: [\"/dev/shm:size=1GiB\"]",
+    "tmpfs: /dev/shm:size=1.5g",
+    "tmpfs: /dev/shm:size=0x40000000",
 ];
 
 const ULIMITS: &[&str] = &[

@@ -1155,12 +1155,19 @@ fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
 }
 
 /// The `size=` of tmpfs mount options, as the kernel reads it (memparse:
-/// k, m, g, t suffixes, binary).
+/// a C integer, `0x` hex or `0` octal, then k, m, g, t suffixes, binary).
 fn tmpfs_size(options: &str) -> Option<u64> {
     let size = options.split(',').find_map(|o| o.strip_prefix("size="))?;
-    let digits = size.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let n: u64 = digits.parse().ok()?;
-    let mul = match size[digits.len()..].to_ascii_lowercase().as_str() {
+    let (radix, body) = match size.strip_prefix("0x").or_else(|| size.strip_prefix("0X")) {
+        Some(hex) => (16, hex),
+        None if size.len() > 1 && size.starts_with('0') => (8, &size[1..]),
+        None => (10, size),
+    };
+    let digits_len = body
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(body.len());
+    let n = u64::from_str_radix(&body[..digits_len], radix).ok()?;
+    let mul = match body[digits_len..].to_ascii_lowercase().as_str() {
         "" => 1,
         "k" => 1024,
         "m" => MIB,

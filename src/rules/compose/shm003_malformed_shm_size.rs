@@ -2,13 +2,18 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
-use crate::model::size::{GIB, HumanBytes, KIB, MIB, SizeValue, old_go_units_reads};
+use crate::model::compose::{Service, ShmMount};
+use crate::model::size::{
+    GIB, HumanBytes, KERNEL_TMPFS_REFUSES, KIB, MIB, SizeValue, old_go_units_reads,
+    parse_compose_size, parse_tmpfs_size_option, tmpfs_size_spelling,
+};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
+        tmpfs_sizes(cx, service, out);
         let Some(shm) = &service.shm_size else {
             continue;
         };
@@ -107,6 +112,33 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
 /// (two bytes), on any container: the size is wrong whatever runs in it.
 fn commands(cx: &ScriptContext, out: &mut Reporter) {
     for site in &cx.script.runs {
+        for (_, tmpfs) in site.run.options_named("--tmpfs") {
+            let Some(value) = tmpfs.value.as_deref().filter(|_| !tmpfs.dynamic) else {
+                continue;
+            };
+            let Some(size) = value
+                .strip_prefix("/dev/shm:")
+                .and_then(|options| options.split(',').find_map(|o| o.strip_prefix("size=")))
+            else {
+                continue;
+            };
+            if !matches!(
+                parse_tmpfs_size_option(size, None),
+                SizeValue::Invalid { .. }
+            ) {
+                continue;
+            }
+            let help = match parse_compose_size(size) {
+                SizeValue::Bytes { bytes, .. } if bytes > 0 => {
+                    format!("write `size={}`", tmpfs_size_spelling(bytes))
+                }
+                _ => "write a whole number with k, m or g: `size=8g`".to_string(),
+            };
+            out.report(tmpfs.range, format!("`--tmpfs {value}` has `size={size}`, which the kernel refuses"))
+                .severity(Severity::Error)
+                .note("Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`")
+                .help(help);
+        }
         let Some((_, shm)) = site.run.option("--shm-size") else {
             continue;
         };
@@ -149,4 +181,65 @@ fn portable_spelling(bytes: u64) -> String {
         }
     }
     format!("{bytes}b")
+}
+
+/// A `tmpfs: /dev/shm:size=...` option the kernel refuses (`1gb`, `1GiB`,
+/// `1.5g`): Compose loads the file, and the container fails to start.
+fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
+    for mount in &service.shm_mounts {
+        let ShmMount::Tmpfs(Some(SizeValue::Invalid { text, reason })) = &mount.value else {
+            continue;
+        };
+        let Some(written) = cx
+            .yaml()
+            .str(mount.node)
+            .filter(|_| reason.starts_with(KERNEL_TMPFS_REFUSES))
+        else {
+            continue;
+        };
+        // What the author meant, when Docker's own size reader agrees on it.
+        let meant = match parse_compose_size(text) {
+            SizeValue::Bytes { bytes, .. } if bytes > 0 => Some(tmpfs_size_spelling(bytes)),
+            _ => None,
+        };
+        let fix = meant
+            .as_ref()
+            .filter(|_| !written.contains('$'))
+            .and_then(|size| {
+                let (target, options) = written.split_once(':')?;
+                let options: Vec<String> = options
+                    .split(',')
+                    .map(|option| match option.strip_prefix("size=") {
+                        Some(_) => format!("size={size}"),
+                        None => option.to_string(),
+                    })
+                    .collect();
+                let fixed = format!("{target}:{}", options.join(","));
+                cx.edit_fix(
+                    service,
+                    &["tmpfs"],
+                    vec![
+                        cx.edit
+                            .replace(mount.node, cx.edit.scalar_like(mount.node, &fixed)),
+                    ],
+                    &[&["tmpfs"]],
+                    format!("Write `size={size}`"),
+                    Applicability::Safe,
+                )
+            });
+        out.report(
+            cx.range(mount.node),
+            format!(
+                "the /dev/shm tmpfs of service `{}` has `size={text}`, which the kernel refuses",
+                service.name
+            ),
+        )
+        .severity(Severity::Error)
+        .note("Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`")
+        .help(match &meant {
+            Some(size) => format!("write `size={size}`"),
+            None => "write a whole number with k, m or g: `size=8g`".to_string(),
+        })
+        .fix(fix);
+    }
 }
