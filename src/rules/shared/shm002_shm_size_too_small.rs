@@ -2,12 +2,13 @@
 //! or tmpfs size, or the `sizeLimit` of a Kubernetes `/dev/shm` emptyDir.
 
 use crate::fix::Applicability;
-use crate::fix::Edit;
+use crate::fix::{Edit, Fix};
+use crate::model::compose::{Service, ShmMount};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
 use crate::model::shm_need::{ShmNeed, shm_need};
-use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size};
+use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size, tmpfs_size_spelling};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
@@ -75,17 +76,78 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let Some(finding) = report(out, at, bytes, &need, &subject, &format!("\"{size}\"")) else {
             continue;
         };
-        // Only a plain `shm_size` is rewritten: an interpolated default or a
-        // tmpfs mount's size option is left to the user.
+        // A plain `shm_size` or tmpfs size is rewritten; an interpolated
+        // one (its default) is left to the user.
         let fix = service
             .shm_size
             .as_ref()
             .filter(|s| cx.range(s.node) == at && !cx.source(s.node).contains('$'))
-            .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe));
+            .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe))
+            .or_else(|| tmpfs_size_fix(cx, service, at, &size));
         finding
             .label(format!("the service {}", gpu_reason(service)))
             .gpu_evidence(cx, service)
             .fix(fix);
+    }
+}
+
+/// Raises the size of the /dev/shm tmpfs written at `at` to `size` (the
+/// fix size): the `size=` option of a `tmpfs:` entry, or `tmpfs.size` of a
+/// long-form volume. Written in the spelling the kernel's tmpfs reads for
+/// the option (`size=8g`: the engine hands it to mount(2), which refuses
+/// `8gb`).
+fn tmpfs_size_fix(
+    cx: &ComposeContext,
+    service: &Service,
+    at: TextRange,
+    size: &str,
+) -> Option<Fix> {
+    let SizeValue::Bytes { bytes, .. } = parse_compose_size(size) else {
+        return None;
+    };
+    let size = tmpfs_size_spelling(bytes);
+    let mount = service
+        .shm_mounts
+        .iter()
+        .find(|m| matches!(m.value, ShmMount::Tmpfs(Some(_))) && cx.range(m.node) == at)?;
+    if cx.source(mount.node).contains('$') {
+        return None;
+    }
+    let title = format!("Raise the /dev/shm tmpfs to {size}");
+    if let Some(text) = cx.yaml().str(mount.node) {
+        let (target, options) = text.split_once(':')?;
+        let options: Vec<String> = options
+            .split(',')
+            .map(|option| match option.strip_prefix("size=") {
+                Some(_) => format!("size={size}"),
+                None => option.to_string(),
+            })
+            .collect();
+        let raised = format!("{target}:{}", options.join(","));
+        let edit = cx
+            .edit
+            .replace(mount.node, cx.edit.scalar_like(mount.node, &raised));
+        cx.edit_fix(
+            service,
+            &["tmpfs"],
+            vec![edit],
+            &[&["tmpfs"]],
+            title,
+            Applicability::Unsafe,
+        )
+    } else {
+        let entry = cx.yaml().get_path(mount.node, &["tmpfs", "size"])?;
+        let edit = cx
+            .edit
+            .replace(entry.value, cx.edit.scalar_like(entry.value, &size));
+        cx.edit_fix(
+            service,
+            &["volumes"],
+            vec![edit],
+            &[&["volumes"]],
+            title,
+            Applicability::Unsafe,
+        )
     }
 }
 
