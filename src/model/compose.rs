@@ -7,7 +7,7 @@
 
 use super::container::Gpus;
 use super::dockerfile::BuiltImage;
-use super::size::{SizeValue, parse_compose_size_with, parse_tmpfs_size_option};
+use super::size::{SizeValue, parse_compose_size_with, parse_tmpfs_size_option, tmpfs_size_option};
 use super::variables::{Interpolated, Variables, interpolate};
 use super::workload::selects_rdma;
 pub use super::workload::{EnvVar, detect_launcher};
@@ -1203,10 +1203,7 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Sp
             if !is_dev_shm(target) {
                 continue;
             }
-            let size = options
-                .split(',')
-                .find_map(|o| o.strip_prefix("size="))
-                .map(|size| parse_tmpfs_size_option(size, vars));
+            let size = tmpfs_size_option(options).map(|size| parse_tmpfs_size_option(size, vars));
             mounts.push(Spanned {
                 value: ShmMount::Tmpfs(size),
                 node: item,

@@ -3,7 +3,7 @@
 //! environment and what it launches, in the terms the compose rules use.
 
 use crate::model::container::{Gpus, Shm, ShmKind, ShmSetting};
-use crate::model::size::{parse_compose_size, parse_tmpfs_size_option};
+use crate::model::size::{parse_compose_size, parse_tmpfs_size_option, tmpfs_size_option};
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
@@ -467,7 +467,7 @@ fn mount_shm(mount: &RunOption) -> Shm {
         "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
         "--tmpfs" => match value
             .split_once(':')
-            .and_then(|(_, opts)| opts.split(',').find_map(|o| o.strip_prefix("size=")))
+            .and_then(|(_, options)| tmpfs_size_option(options))
         {
             Some(size) => Shm::of_size(&parse_tmpfs_size_option(size, None), "--tmpfs size"),
             None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),

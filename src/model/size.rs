@@ -78,15 +78,9 @@ pub fn parse_compose_yaml_size(
             };
         }
     }
-    let value = match interpolate(text, vars) {
-        Interpolated::Text(t) => t,
-        Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
-        Interpolated::Invalid(reason) => {
-            return SizeValue::Invalid {
-                text: text.to_string(),
-                reason,
-            };
-        }
+    let value = match interpolated_size_text(text, vars) {
+        Ok(text) => text,
+        Err(unresolved) => return unresolved,
     };
     match ram_in_bytes(&value) {
         Ok(bytes) => SizeValue::Bytes {
@@ -97,6 +91,20 @@ pub fn parse_compose_yaml_size(
             text: value,
             reason,
         },
+    }
+}
+
+/// A size's text after interpolation with `vars`, or what the size is when
+/// interpolation cannot give one: unknown (a variable with no value and no
+/// default) or invalid (a malformed `${...}`).
+fn interpolated_size_text(raw: &str, vars: Option<&Variables>) -> Result<String, SizeValue> {
+    match interpolate(raw, vars) {
+        Interpolated::Text(text) => Ok(text),
+        Interpolated::Unknown(variable) => Err(SizeValue::Unknown { variable }),
+        Interpolated::Invalid(reason) => Err(SizeValue::Invalid {
+            text: raw.to_string(),
+            reason,
+        }),
     }
 }
 
@@ -193,15 +201,9 @@ pub const KERNEL_TMPFS_REFUSES: &str = "the kernel's tmpfs refuses";
 /// (measured with Engine 20.10: `mount ... data: size=1gb: invalid
 /// argument`). A `%` of the host's memory is not modelled (invalid here).
 pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue {
-    let text = match interpolate(raw, vars) {
-        Interpolated::Text(t) => t,
-        Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
-        Interpolated::Invalid(reason) => {
-            return SizeValue::Invalid {
-                text: raw.to_string(),
-                reason,
-            };
-        }
+    let text = match interpolated_size_text(raw, vars) {
+        Ok(text) => text,
+        Err(unresolved) => return unresolved,
     };
     let refused = || SizeValue::Invalid {
         text: text.clone(),
@@ -247,15 +249,48 @@ pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue
     }
 }
 
+/// `bytes` in the largest whole binary unit, `g`, `m` or `k` (`512m`),
+/// which the kernel's tmpfs and every go-units version read alike; `None`
+/// when it is not a whole number of KiB.
+pub fn in_whole_units(bytes: u64) -> Option<String> {
+    [(GIB, "g"), (MIB, "m"), (KIB, "k")]
+        .into_iter()
+        .find(|&(unit, _)| bytes >= unit && bytes.is_multiple_of(unit))
+        .map(|(unit, suffix)| format!("{}{suffix}", bytes / unit))
+}
+
 /// `bytes` as a tmpfs `size=` option the kernel reads (and go-units too):
-/// the largest whole unit of `k`, `m` or `g`, else plain bytes.
+/// [`in_whole_units`], else plain bytes.
 pub fn tmpfs_size_spelling(bytes: u64) -> String {
-    for (unit, suffix) in [(GIB, "g"), (MIB, "m"), (KIB, "k")] {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{}{suffix}", bytes / unit);
-        }
+    in_whole_units(bytes).unwrap_or_else(|| bytes.to_string())
+}
+
+/// What the author of a tmpfs `size=` the kernel refuses meant, in the
+/// kernel's spelling: the size Docker's own reader sees in it (`1gb` is
+/// `1g`, `1.5g` is `1536m`), when it sees a positive one.
+pub fn tmpfs_size_meant(refused: &str) -> Option<String> {
+    match parse_compose_size(refused) {
+        SizeValue::Bytes { bytes, .. } if bytes > 0 => Some(tmpfs_size_spelling(bytes)),
+        _ => None,
     }
-    bytes.to_string()
+}
+
+/// The `size=` option among a tmpfs mount's comma-separated `options`.
+pub fn tmpfs_size_option(options: &str) -> Option<&str> {
+    options.split(',').find_map(|o| o.strip_prefix("size="))
+}
+
+/// A tmpfs `PATH:OPTIONS` text with its `size=` option set to `size`.
+pub fn with_tmpfs_size(written: &str, size: &str) -> Option<String> {
+    let (target, options) = written.split_once(':')?;
+    let options: Vec<String> = options
+        .split(',')
+        .map(|option| match option.strip_prefix("size=") {
+            Some(_) => format!("size={size}"),
+            None => option.to_string(),
+        })
+        .collect();
+    Some(format!("{target}:{}", options.join(",")))
 }
 
 /// Whether go-units v0.4.0's `RAMInBytes` reads `s` too. Upstream Compose
@@ -332,15 +367,9 @@ pub fn parse_compose_size(raw: &str) -> SizeValue {
 /// [`parse_compose_size`] for a value of a compose file, interpolated with
 /// its project's variables `vars`.
 pub fn parse_compose_size_with(raw: &str, vars: Option<&Variables>) -> SizeValue {
-    let text = match interpolate(raw, vars) {
-        Interpolated::Text(t) => t,
-        Interpolated::Unknown(variable) => return SizeValue::Unknown { variable },
-        Interpolated::Invalid(reason) => {
-            return SizeValue::Invalid {
-                text: raw.to_string(),
-                reason,
-            };
-        }
+    let text = match interpolated_size_text(raw, vars) {
+        Ok(text) => text,
+        Err(unresolved) => return unresolved,
     };
     if let Ok(n) = text.parse::<i64>() {
         return if n < 0 {

@@ -4,8 +4,8 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::{Service, ShmMount};
 use crate::model::size::{
-    GIB, HumanBytes, KERNEL_TMPFS_REFUSES, KIB, MIB, SizeValue, old_go_units_reads,
-    parse_compose_size, parse_tmpfs_size_option, tmpfs_size_spelling,
+    HumanBytes, KERNEL_TMPFS_REFUSES, MIB, SizeValue, in_whole_units, old_go_units_reads,
+    parse_tmpfs_size_option, tmpfs_size_meant, tmpfs_size_option, with_tmpfs_size,
 };
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 
@@ -59,7 +59,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 if text.contains('$') || old_go_units_reads(text) {
                     continue;
                 }
-                let portable = portable_spelling(*bytes);
+                // Bytes keep a `b`: a bare number would count bytes silently.
+                let portable = in_whole_units(*bytes).unwrap_or_else(|| format!("{bytes}b"));
                 // The same size in another spelling: nothing the service
                 // gets changes, so the fix is safe.
                 let fix = cx.edit_fix(
@@ -116,10 +117,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             let Some(value) = tmpfs.value.as_deref().filter(|_| !tmpfs.dynamic) else {
                 continue;
             };
-            let Some(size) = value
-                .strip_prefix("/dev/shm:")
-                .and_then(|options| options.split(',').find_map(|o| o.strip_prefix("size=")))
-            else {
+            let Some(size) = value.strip_prefix("/dev/shm:").and_then(tmpfs_size_option) else {
                 continue;
             };
             if !matches!(
@@ -128,16 +126,13 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             ) {
                 continue;
             }
-            let help = match parse_compose_size(size) {
-                SizeValue::Bytes { bytes, .. } if bytes > 0 => {
-                    format!("write `size={}`", tmpfs_size_spelling(bytes))
-                }
-                _ => "write a whole number with k, m or g: `size=8g`".to_string(),
-            };
-            out.report(tmpfs.range, format!("`--tmpfs {value}` has `size={size}`, which the kernel refuses"))
-                .severity(Severity::Error)
-                .note("Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`")
-                .help(help);
+            out.report(
+                tmpfs.range,
+                format!("`--tmpfs {value}` has `size={size}`, which the kernel refuses"),
+            )
+            .severity(Severity::Error)
+            .note(TMPFS_SIZE_REFUSED)
+            .help(tmpfs_size_help(tmpfs_size_meant(size).as_deref()));
         }
         let Some((_, shm)) = site.run.option("--shm-size") else {
             continue;
@@ -172,17 +167,6 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
     }
 }
 
-/// The plainest spelling of `bytes` that every go-units version reads:
-/// the largest whole binary unit, else bytes with a `b`.
-fn portable_spelling(bytes: u64) -> String {
-    for (unit, suffix) in [(GIB, "g"), (MIB, "m"), (KIB, "k")] {
-        if bytes >= unit && bytes.is_multiple_of(unit) {
-            return format!("{}{suffix}", bytes / unit);
-        }
-    }
-    format!("{bytes}b")
-}
-
 /// A `tmpfs: /dev/shm:size=...` option the kernel refuses (`1gb`, `1GiB`,
 /// `1.5g`): Compose loads the file, and the container fails to start.
 fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
@@ -197,24 +181,12 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
         else {
             continue;
         };
-        // What the author meant, when Docker's own size reader agrees on it.
-        let meant = match parse_compose_size(text) {
-            SizeValue::Bytes { bytes, .. } if bytes > 0 => Some(tmpfs_size_spelling(bytes)),
-            _ => None,
-        };
+        let meant = tmpfs_size_meant(text);
         let fix = meant
             .as_ref()
             .filter(|_| !written.contains('$'))
             .and_then(|size| {
-                let (target, options) = written.split_once(':')?;
-                let options: Vec<String> = options
-                    .split(',')
-                    .map(|option| match option.strip_prefix("size=") {
-                        Some(_) => format!("size={size}"),
-                        None => option.to_string(),
-                    })
-                    .collect();
-                let fixed = format!("{target}:{}", options.join(","));
+                let fixed = with_tmpfs_size(written, size)?;
                 cx.edit_fix(
                     service,
                     &["tmpfs"],
@@ -235,11 +207,19 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
             ),
         )
         .severity(Severity::Error)
-        .note("Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`")
-        .help(match &meant {
-            Some(size) => format!("write `size={size}`"),
-            None => "write a whole number with k, m or g: `size=8g`".to_string(),
-        })
+        .note(TMPFS_SIZE_REFUSED)
+        .help(tmpfs_size_help(meant.as_deref()))
         .fix(fix);
+    }
+}
+
+const TMPFS_SIZE_REFUSED: &str = "Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`";
+
+/// The help for a refused tmpfs size: the size the author `meant`, in the
+/// kernel's spelling, when Docker's own reader sees one.
+fn tmpfs_size_help(meant: Option<&str>) -> String {
+    match meant {
+        Some(size) => format!("write `size={size}`"),
+        None => "write a whole number with k, m or g: `size=8g`".to_string(),
     }
 }

@@ -8,7 +8,9 @@ use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
 use crate::model::shm_need::{ShmNeed, shm_need};
-use crate::model::size::{HumanBytes, MIB, SizeValue, parse_compose_size, tmpfs_size_spelling};
+use crate::model::size::{
+    HumanBytes, MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
+};
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
@@ -115,15 +117,7 @@ fn tmpfs_size_fix(
     }
     let title = format!("Raise the /dev/shm tmpfs to {size}");
     if let Some(text) = cx.yaml().str(mount.node) {
-        let (target, options) = text.split_once(':')?;
-        let options: Vec<String> = options
-            .split(',')
-            .map(|option| match option.strip_prefix("size=") {
-                Some(_) => format!("size={size}"),
-                None => option.to_string(),
-            })
-            .collect();
-        let raised = format!("{target}:{}", options.join(","));
+        let raised = with_tmpfs_size(text, &size)?;
         let edit = cx
             .edit
             .replace(mount.node, cx.edit.scalar_like(mount.node, &raised));
