@@ -202,18 +202,7 @@ fn engine_agrees_with_inspect_on_docker_run_shm_sizes() {
         text.push_str(&format!("docker run --shm-size='{size}' img true\n"));
     }
     std::fs::write(&script, text).unwrap();
-    let inspect = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args(["inspect", "--format", "json"])
-        .arg(&script)
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&inspect.stdout).unwrap();
-    let claims: Vec<&serde_json::Value> = json["containers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["platform"] == "docker-run")
-        .collect();
+    let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
     assert_eq!(claims.len(), RUN_SHM_SIZES.len(), "one container per line");
     let (mut disagreements, mut created_count) = (Vec::new(), 0);
     for (size, claim) in RUN_SHM_SIZES.iter().zip(claims) {

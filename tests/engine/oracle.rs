@@ -468,7 +468,7 @@ impl Engine {
     /// Judges one project: load, create, inspect, run; every fact compared.
     /// `false` when a batch was refused and nothing was recorded.
     pub fn judge(&self, case: &Case, tally: &mut Tally) -> bool {
-        let gpulint = gpulint_containers(&case.targets);
+        let gpulint = gpulint_containers(&case.targets, "compose");
         if gpulint.is_empty() {
             tally.skipped.push(case.label.clone());
             return true;
@@ -485,6 +485,14 @@ impl Engine {
         // projects judged side by side do not clash, and `cpus` above the
         // sandbox's lowered below). A fixture often names no image at all,
         // which Compose refuses; it gets the image too, and says so.
+        // The services gpulint reports, for the image file when Compose
+        // cannot list them itself.
+        let claimed_services = || -> Vec<String> {
+            gpulint
+                .iter()
+                .map(|c| c["id"].as_str().unwrap().to_string())
+                .collect()
+        };
         let (config, named) = if config.status.success() {
             let config: Value = serde_json::from_slice(&config.stdout).unwrap();
             let names: Vec<String> = config["services"]
@@ -495,20 +503,14 @@ impl Engine {
                 .collect();
             (Ok(config), names)
         } else if text(&config).contains("has neither an image nor a build context") {
-            let names: Vec<String> = gpulint
-                .iter()
-                .map(|c| c["id"].as_str().unwrap().to_string())
-                .collect();
+            let names = claimed_services();
             tally.imageless.push(case.label.clone());
             (Err(config), names)
         } else if text(&config).contains("is already in use by service") {
             // The judge enables every profile at once, so services of
             // profiles a user enables one at a time can share a
             // `container_name`; the image file drops it, as for every project.
-            let names: Vec<String> = gpulint
-                .iter()
-                .map(|c| c["id"].as_str().unwrap().to_string())
-                .collect();
+            let names = claimed_services();
             tally.sandbox.push(format!(
                 "{}: services of profiles used one at a time share a container_name; loaded with it dropped",
                 case.label
@@ -991,8 +993,9 @@ fn df_bytes(output: &Output) -> u64 {
         .unwrap_or_else(|| panic!("df: {}", text(output)))
 }
 
-/// The compose containers `gpulint inspect` reports for `target`.
-fn gpulint_containers(targets: &[PathBuf]) -> Vec<Value> {
+/// The containers of `platform` (`compose`, `docker-run`) that `gpulint
+/// inspect` reports for `targets`, in its order.
+pub fn gpulint_containers(targets: &[PathBuf], platform: &str) -> Vec<Value> {
     let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .args(["inspect", "--format", "json"])
         .args(targets)
@@ -1005,7 +1008,7 @@ fn gpulint_containers(targets: &[PathBuf]) -> Vec<Value> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|c| c["platform"] == "compose")
+        .filter(|c| c["platform"] == platform)
         .cloned()
         .collect()
 }
