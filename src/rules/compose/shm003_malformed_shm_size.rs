@@ -55,7 +55,9 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 // A literal spelling upstream Compose reads but Debian's
                 // package refuses (an interpolated one depends on the caller).
                 let written = cx.source(shm.node);
-                let text = written.trim_matches(['"', '\'']);
+                let Some(text) = cx.yaml().str(shm.node) else {
+                    continue;
+                };
                 if text.contains('$') || old_go_units_reads(text) {
                     continue;
                 }
