@@ -251,3 +251,116 @@ fn engine_agrees_with_inspect_on_docker_run_shm_sizes() {
         disagreements.join("\n")
     );
 }
+
+/// `--tmpfs /dev/shm:OPTIONS` on a `docker run` line: Docker hands the
+/// options to mount(2), so the kernel reads the size (whole numbers, one
+/// unit letter, a `%` of the memory, 0 for no limit) or refuses it.
+const RUN_TMPFS_OPTIONS: &[&str] = &[
+    "size=1g",
+    "size=512M",
+    "size=1073741824",
+    "size=0x40000000",
+    "size=010",
+    "size=64k",
+    "size=50%",
+    "size=5%",
+    "size=0",
+    "mode=1777",
+    "size=1g,mode=1777",
+    "size=1gb",
+    "size=1GiB",
+    "size=1.5g",
+    "size=+1g",
+    "size=%",
+    "size=g",
+    "size=1k%",
+    "size=50%%",
+    "size=",
+    "size=0x",
+    "size=08",
+    "size=-1",
+];
+
+/// The kernel judges `docker run --tmpfs /dev/shm:size=...`: each option
+/// mounts (or fails to mount) a real tmpfs in a running container, whose
+/// `df -B1 /dev/shm` must be what `gpulint inspect` says of the same
+/// `docker run` line, and whose refusal must be one gpulint foresaw.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_docker_run_tmpfs_sizes() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let temp = tempfile::tempdir().unwrap();
+    let script = temp.path().join("run.sh");
+    let mut text = String::from("#!/bin/sh\n");
+    for options in RUN_TMPFS_OPTIONS {
+        text.push_str(&format!(
+            "docker run --tmpfs '/dev/shm:{options}' img true\n"
+        ));
+    }
+    std::fs::write(&script, text).unwrap();
+    let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
+    assert_eq!(
+        claims.len(),
+        RUN_TMPFS_OPTIONS.len(),
+        "one container per line"
+    );
+    let (mut disagreements, mut started) = (Vec::new(), 0);
+    for (options, claim) in RUN_TMPFS_OPTIONS.iter().zip(claims) {
+        let ran = Command::new("docker")
+            .args(["run", "--rm", "--tmpfs", &format!("/dev/shm:{options}")])
+            .args([
+                engine.image(),
+                "df",
+                "-B1",
+                "--output=fstype,size",
+                "/dev/shm",
+            ])
+            .output()
+            .unwrap();
+        let refused_by_gpulint = claim["shm"]["kind"] == "refused";
+        let said = format!("gpulint: {}", claim["shm"]["from"]);
+        if !ran.status.success() {
+            if !refused_by_gpulint {
+                disagreements.push(format!(
+                    "--tmpfs /dev/shm:{options}: the container does not start ({}), {said}",
+                    String::from_utf8_lossy(&ran.stderr).trim()
+                ));
+            }
+            continue;
+        }
+        started += 1;
+        let shown = String::from_utf8_lossy(&ran.stdout);
+        let mut words = shown.lines().nth(1).unwrap_or("").split_whitespace();
+        let fstype = words.next().unwrap_or("absent");
+        let size = words.next().and_then(|w| w.parse().ok());
+        let Some(claimed) = (!refused_by_gpulint)
+            .then(|| oracle::claimed_shm(&claim))
+            .flatten()
+        else {
+            disagreements.push(format!(
+                "--tmpfs /dev/shm:{options}: the container has /dev/shm {fstype} {size:?}, {said}"
+            ));
+            continue;
+        };
+        let (seen, expected) = (
+            engine.seen_in_container(fstype, size, claimed),
+            engine.expected_in_container(claimed),
+        );
+        if seen != expected {
+            disagreements.push(format!(
+                "--tmpfs /dev/shm:{options}: df shows {seen}, gpulint says {expected} ({said})"
+            ));
+        }
+    }
+    eprintln!(
+        "docker run --tmpfs: {} option lists, {} started, {} disagreements",
+        RUN_TMPFS_OPTIONS.len(),
+        started,
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the kernel's tmpfs disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

@@ -152,6 +152,10 @@ pub struct Shm {
     pub kind: ShmKind,
     /// The tmpfs size in bytes, when it is bounded and known.
     pub bytes: Option<u64>,
+    /// The tmpfs size as a share of the host's memory (`size=50%`), whose
+    /// bytes only the host that runs the container knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_percent: Option<u64>,
     /// The setting that decided it, in words.
     pub from: String,
     /// Which setting decided it.
@@ -201,6 +205,9 @@ pub enum ShmKind {
     /// A tmpfs with no size: up to half the host's memory (compose), or the
     /// node's (a memory emptyDir with neither sizeLimit nor memory limits).
     Unbounded,
+    /// A tmpfs sized as a share of the host's memory (`size=50%`): its
+    /// bytes depend on the machine, so no rule calls it too small.
+    HostShare,
     /// A disk-backed volume at `/dev/shm`.
     Disk,
     /// No `/dev/shm` at all (`ipc: none`).
@@ -253,6 +260,7 @@ impl Shm {
         Shm {
             kind,
             bytes,
+            host_memory_percent: None,
             from: from.into(),
             decided_by: ShmSetting::Default,
             at: None,
@@ -320,6 +328,28 @@ impl Shm {
                 Some(DEFAULT_SHM_BYTES),
                 format!("{setting} {text}, which Compose drops: Docker's default"),
             ),
+            SizeValue::ShareOfHostMemory { percent } => Shm {
+                host_memory_percent: Some(*percent),
+                ..Shm::new(
+                    ShmKind::HostShare,
+                    None,
+                    format!("{setting} {percent}%: {percent}% of the host's memory"),
+                )
+            },
+        }
+    }
+
+    /// What a tmpfs `size=` option gives a tmpfs at `/dev/shm`: as
+    /// [`Shm::of_size`], except that the kernel reads a size of 0 as no
+    /// limit at all, not as the engine's default.
+    pub fn of_tmpfs_size(size: &SizeValue, setting: &str) -> Shm {
+        match size {
+            SizeValue::Bytes { bytes: 0, .. } => Shm::new(
+                ShmKind::Unbounded,
+                None,
+                "a tmpfs at /dev/shm with size 0 (no limit)",
+            ),
+            size => Shm::of_size(size, setting),
         }
     }
 

@@ -171,14 +171,7 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
             ShmMount::Tmpfs(None) => {
                 Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
             }
-            ShmMount::Tmpfs(Some(size)) => match Shm::of_size(size, "tmpfs size") {
-                // A tmpfs size of 0 means no limit, not the engine default.
-                Shm {
-                    kind: ShmKind::Default,
-                    ..
-                } => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with size 0"),
-                shm => shm,
-            },
+            ShmMount::Tmpfs(Some(size)) => Shm::of_tmpfs_size(size, "tmpfs size"),
         }
         .decided_by(ShmSetting::Mount, at(*node)),
         ShmDecision::Donor { donor, node } => {

@@ -35,6 +35,12 @@ pub enum SizeValue {
         text: String,
         reason: String,
     },
+    /// A share of the host's memory, which the kernel reads when it mounts
+    /// the tmpfs: `size=50%` (tmpfs options only). Its bytes depend on the
+    /// machine that runs the container, not on the config.
+    ShareOfHostMemory {
+        percent: u64,
+    },
 }
 
 /// Parses `shm_size` as Compose reads its YAML value (measured by
@@ -199,7 +205,8 @@ pub const KERNEL_TMPFS_REFUSES: &str = "the kernel's tmpfs refuses";
 /// octal), then at most one of `k m g t p e` (any case), nothing after it.
 /// So `1gb`, `1GiB`, `1.5g` and `+1g` make the container fail to start
 /// (measured with Engine 20.10: `mount ... data: size=1gb: invalid
-/// argument`). A `%` of the host's memory is not modelled (invalid here).
+/// argument`). A `%` after the number (`size=50%`) is a share of the
+/// host's memory (mm/shmem.c multiplies it by the RAM's pages).
 pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue {
     let text = match interpolated_size_text(raw, vars) {
         Ok(text) => text,
@@ -223,14 +230,22 @@ pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue
         .find(|c: char| !c.is_digit(radix))
         .map_or(lower.len(), |i| digits_from + i);
     let digits = &lower[digits_from..digits_end];
-    if digits.is_empty() && radix != 8 {
+    // memparse reads no digits as 0 (`size=g` and `size=%` are no limit,
+    // measured), but the kernel refuses an empty option, and `0x` without
+    // a hex digit is an octal 0 followed by `x`.
+    if lower.is_empty() || (digits.is_empty() && radix == 16) {
         return refused();
     }
     let Ok(number) = u64::from_str_radix(if digits.is_empty() { "0" } else { digits }, radix)
     else {
         return refused();
     };
-    let shift = match &lower[digits_end..] {
+    let rest = &lower[digits_end..];
+    let (suffix, percent) = match rest.strip_suffix('%') {
+        Some(suffix) => (suffix, true),
+        None => (rest, false),
+    };
+    let shift = match suffix {
         "" => 0,
         "k" => 10,
         "m" => 20,
@@ -241,6 +256,11 @@ pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue
         _ => return refused(),
     };
     match number.checked_mul(1u64 << shift) {
+        // memparse reads the number with its suffix, then `%` scales it;
+        // 0% is a size of 0, no limit.
+        Some(percent_of_ram) if percent && percent_of_ram > 0 => SizeValue::ShareOfHostMemory {
+            percent: percent_of_ram,
+        },
         Some(bytes) => SizeValue::Bytes {
             bytes,
             bare_number: shift == 0,
@@ -732,11 +752,31 @@ mod tests {
         assert_eq!(bytes("0x40000000"), Some(GIB));
         assert_eq!(bytes("010"), Some(8));
         assert_eq!(bytes("${S:-2g}"), Some(2 * GIB));
+        // No digits are 0 to memparse, which the kernel reads as no limit.
+        assert_eq!(bytes("g"), Some(0));
+        assert_eq!(bytes("%"), Some(0));
+        assert_eq!(bytes("0%"), Some(0));
         for refused in [
-            "1gb", "1GiB", "1.5g", "+1g", " 1g", "1g ", "g", "", "1kk", "50%",
+            "1gb", "1GiB", "1.5g", "+1g", " 1g", "1g ", "", "1kk", "50%%", "1.5%", "50% ", "50%g",
+            "0x", "0xg", "08", "-1",
         ] {
-            assert_eq!(bytes(refused), None, "{refused:?}");
+            assert!(
+                matches!(
+                    parse_tmpfs_size_option(refused, None),
+                    SizeValue::Invalid { .. }
+                ),
+                "{refused:?}"
+            );
         }
+        let percent = |s: &str| match parse_tmpfs_size_option(s, None) {
+            SizeValue::ShareOfHostMemory { percent } => Some(percent),
+            _ => None,
+        };
+        assert_eq!(percent("50%"), Some(50));
+        assert_eq!(percent("150%"), Some(150));
+        assert_eq!(percent("012%"), Some(10));
+        assert_eq!(percent("${SHM:-25%}"), Some(25));
+        assert_eq!(bytes("50%"), None);
     }
 
     #[test]

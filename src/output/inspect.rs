@@ -114,9 +114,10 @@ pub fn render_text(files: &[Inspected]) -> String {
                 Some(Gpus::Count(n)) => n.to_string(),
                 Some(Gpus::Unknown) => "?".to_string(),
             };
-            let shm = match r.shm.bytes {
-                Some(b) => HumanBytes(b).to_string(),
-                None => format!("{:?}", r.shm.kind).to_lowercase(),
+            let shm = match (r.shm.bytes, r.shm.host_memory_percent) {
+                (Some(b), _) => HumanBytes(b).to_string(),
+                (None, Some(percent)) => format!("{percent}% of RAM"),
+                (None, None) => format!("{:?}", r.shm.kind).to_lowercase(),
             };
             let ulimits = r
                 .ulimits

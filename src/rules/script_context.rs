@@ -38,6 +38,28 @@ impl<'a> ScriptContext<'a> {
             .expect("every `docker run` is a container of the model")
     }
 
+    /// What to write at `range`, where an option's `value` is written, so
+    /// that the option's value becomes `new`: the value as it was written,
+    /// bare or inside one pair of quotes, keeps that spelling. `None` for a
+    /// value written any other way (escapes, variables, several quoted
+    /// parts), which a fix leaves to the author.
+    pub fn respelled_value(&self, range: TextRange, value: &str, new: &str) -> Option<String> {
+        let written = self.text.get(range.as_range())?;
+        let plain_word = |text: &str| {
+            !text.is_empty()
+                && text
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"/:=,._%+-@".contains(&b))
+        };
+        if written == value {
+            return plain_word(new).then(|| new.to_string());
+        }
+        ['\'', '"'].into_iter().find_map(|quote| {
+            let inner = written.strip_prefix(quote)?.strip_suffix(quote)?;
+            (inner == value && plain_word(new)).then(|| format!("{quote}{new}{quote}"))
+        })
+    }
+
     /// A fix made of `edits` to the command of `site`.
     pub fn run_fix(
         &self,

@@ -130,6 +130,10 @@ const SHM_MOUNTS: &[&str] = &[
     "tmpfs: [\"/dev/shm:size=1GiB\"]",
     "tmpfs: /dev/shm:size=1.5g",
     "tmpfs: /dev/shm:size=0x40000000",
+    // A share of the host's memory, and 0: no limit at all.
+    "tmpfs: /dev/shm:size=50%",
+    "tmpfs: [\"/dev/shm:size=5%,mode=1777\"]",
+    "tmpfs: /dev/shm:size=0",
 ];
 
 const ULIMITS: &[&str] = &[

@@ -267,6 +267,9 @@ pub struct Engine {
     host_shm: u64,
     /// The size of a tmpfs mounted with no size: half the memory.
     unsized_tmpfs: u64,
+    /// The host's memory in pages (`MemTotal`), which a tmpfs `size=N%`
+    /// takes its share of.
+    ram_pages: u64,
     /// Hard limits (bytes or counts) the sandbox cannot raise, by ulimit name.
     hard_limits: BTreeMap<String, i64>,
 }
@@ -430,12 +433,54 @@ impl Engine {
             String::from_utf8_lossy(&info.unwrap().stdout).trim(),
             String::from_utf8_lossy(&compose.stdout).trim()
         );
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+        let mem_total_kib: u64 = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|l| l.trim().strip_suffix("kB"))
+            .and_then(|kib| kib.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no MemTotal in /proc/meminfo: {meminfo}"));
         Ok(Engine {
             image,
             host_shm,
             unsized_tmpfs: df_bytes(&unsized_probe),
+            ram_pages: mem_total_kib * 1024 / PAGE,
             hard_limits,
         })
+    }
+
+    /// The size the kernel gives a tmpfs of `size=N%` (mm/shmem.c: the
+    /// percent times the RAM's bytes, divided by 100, in whole pages).
+    fn share_of_ram(&self, percent: u64) -> u64 {
+        (percent * PAGE * self.ram_pages / 100).div_ceil(PAGE) * PAGE
+    }
+
+    /// What `df -B1 /dev/shm` inside a container (its filesystem type and
+    /// size) shows, in the terms of gpulint's `claimed` /dev/shm: a size
+    /// equal to the host's or to an unsized tmpfs's is that only where the
+    /// claim says so (the same bytes could be a size written out).
+    pub fn seen_in_container(&self, fstype: &str, size: Option<u64>, claimed: Shm) -> Shm {
+        match (fstype, size) {
+            ("tmpfs", Some(size)) if size == self.host_shm && claimed == Shm::Host => Shm::Host,
+            ("tmpfs", Some(size)) if size == self.unsized_tmpfs && claimed == Shm::Unbounded => {
+                Shm::Unbounded
+            }
+            // `size=0`: no limit, which df shows as a size of 0.
+            ("tmpfs", Some(0)) => Shm::Unbounded,
+            ("tmpfs", Some(size)) => Shm::Bytes(size),
+            ("absent", _) => Shm::Missing,
+            _ => Shm::Disk,
+        }
+    }
+
+    /// What df shows for gpulint's `claimed` /dev/shm on this host: sizes
+    /// in whole pages, a share of the memory in this host's bytes.
+    pub fn expected_in_container(&self, claimed: Shm) -> Shm {
+        match claimed {
+            Shm::Bytes(b) => Shm::Bytes(b.div_ceil(PAGE) * PAGE),
+            Shm::ShareOfRam(percent) => Shm::Bytes(self.share_of_ram(percent)),
+            other => other,
+        }
     }
 
     fn compose(&self, case: &Case, project: &str, extra_files: &[&str], args: &[&str]) -> Output {
@@ -922,21 +967,8 @@ impl Engine {
             let Some(claimed) = claimed_shm(claim) else {
                 continue;
             };
-            let seen = match (fstype.as_str(), size) {
-                ("tmpfs", Some(size)) if size == self.host_shm && claimed == Shm::Host => Shm::Host,
-                ("tmpfs", Some(size))
-                    if size == self.unsized_tmpfs && claimed == Shm::Unbounded =>
-                {
-                    Shm::Unbounded
-                }
-                ("tmpfs", Some(size)) => Shm::Bytes(size),
-                ("absent", _) => Shm::Missing,
-                _ => Shm::Disk,
-            };
-            let expected = match claimed {
-                Shm::Bytes(b) => Shm::Bytes(b.div_ceil(PAGE) * PAGE),
-                other => other,
-            };
+            let seen = self.seen_in_container(&fstype, size, claimed);
+            let expected = self.expected_in_container(claimed);
             if seen != expected {
                 match known_difference(
                     "/dev/shm",
@@ -1075,8 +1107,10 @@ fn service_of(container: &Value) -> &str {
 pub enum Shm {
     Bytes(u64),
     Host,
-    /// A tmpfs with no size: half the memory.
+    /// A tmpfs with no size (half the memory), or of size 0 (no limit).
     Unbounded,
+    /// A tmpfs of `size=N%` of the host's memory.
+    ShareOfRam(u64),
     /// Disk, not memory: a volume or bind mount.
     Disk,
     /// No /dev/shm at all (`ipc: none`).
@@ -1089,6 +1123,7 @@ impl std::fmt::Display for Shm {
             Shm::Bytes(b) => write!(f, "{b} bytes"),
             Shm::Host => write!(f, "the host's"),
             Shm::Unbounded => write!(f, "an unsized tmpfs"),
+            Shm::ShareOfRam(percent) => write!(f, "{percent}% of the memory"),
             Shm::Disk => write!(f, "disk"),
             Shm::Missing => write!(f, "none"),
         }
@@ -1101,12 +1136,13 @@ fn claims_refusal(claim: &Value) -> bool {
 }
 
 /// gpulint's claim; `None` where it makes none (a variable with no default).
-fn claimed_shm(claim: &Value) -> Option<Shm> {
+pub fn claimed_shm(claim: &Value) -> Option<Shm> {
     let shm = &claim["shm"];
     Some(match shm["kind"].as_str()? {
         "default" | "sized" => Shm::Bytes(shm["bytes"].as_u64()?),
         "host" => Shm::Host,
         "unbounded" => Shm::Unbounded,
+        "host-share" => Shm::ShareOfRam(shm["host_memory_percent"].as_u64()?),
         "disk" => Shm::Disk,
         "missing" => Shm::Missing,
         _ => return None,
@@ -1118,7 +1154,7 @@ fn claimed_shm(claim: &Value) -> Option<Shm> {
 fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
     let host = &container["HostConfig"];
     if let Some(options) = host["Tmpfs"].get("/dev/shm").and_then(Value::as_str) {
-        return tmpfs_size(options).map_or(Shm::Unbounded, Shm::Bytes);
+        return tmpfs_size(options).unwrap_or(Shm::Unbounded);
     }
     for mount in host["Mounts"].as_array().into_iter().flatten() {
         if mount["Target"] == "/dev/shm" {
@@ -1158,9 +1194,14 @@ fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
 }
 
 /// The `size=` of tmpfs mount options, as the kernel reads it (memparse:
-/// a C integer, `0x` hex or `0` octal, then k, m, g, t suffixes, binary).
-fn tmpfs_size(options: &str) -> Option<u64> {
+/// a C integer, `0x` hex or `0` octal, then k, m, g, t suffixes, binary;
+/// then shmem's `%` of the memory). 0 is no limit; `None` without a size.
+fn tmpfs_size(options: &str) -> Option<Shm> {
     let size = options.split(',').find_map(|o| o.strip_prefix("size="))?;
+    let (size, percent) = match size.strip_suffix('%') {
+        Some(number) => (number, true),
+        None => (size, false),
+    };
     let (radix, body) = match size.strip_prefix("0x").or_else(|| size.strip_prefix("0X")) {
         Some(hex) => (16, hex),
         None if size.len() > 1 && size.starts_with('0') => (8, &size[1..]),
@@ -1178,7 +1219,11 @@ fn tmpfs_size(options: &str) -> Option<u64> {
         "t" => 1024 * 1024 * MIB,
         _ => return None,
     };
-    Some(n * mul)
+    Some(match n * mul {
+        0 => Shm::Unbounded,
+        n if percent => Shm::ShareOfRam(n),
+        bytes => Shm::Bytes(bytes),
+    })
 }
 
 fn claimed_ulimits(claim: &Value) -> BTreeMap<String, (i64, i64)> {

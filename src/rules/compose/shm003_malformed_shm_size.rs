@@ -1,7 +1,7 @@
 //! SHM003: a `shm_size` Compose rejects, or a bare number that means bytes.
 
 use crate::diagnostic::Severity;
-use crate::fix::Applicability;
+use crate::fix::{Applicability, Edit};
 use crate::model::compose::{Service, ShmMount};
 use crate::model::size::{
     HumanBytes, KERNEL_TMPFS_REFUSES, MIB, SizeValue, in_whole_units, old_go_units_reads,
@@ -128,13 +128,29 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             ) {
                 continue;
             }
+            let meant = tmpfs_size_meant(size);
+            let fix = meant.as_deref().and_then(|meant| {
+                let value_range = tmpfs.value_range?;
+                let content =
+                    cx.respelled_value(value_range, value, &with_tmpfs_size(value, meant)?)?;
+                Some(cx.run_fix(
+                    site,
+                    format!("Write `size={meant}`"),
+                    Applicability::Safe,
+                    vec![Edit {
+                        range: value_range,
+                        content,
+                    }],
+                ))
+            });
             out.report(
                 tmpfs.range,
                 format!("`--tmpfs {value}` has `size={size}`, which the kernel refuses"),
             )
             .severity(Severity::Error)
             .note(TMPFS_SIZE_REFUSED)
-            .help(tmpfs_size_help(tmpfs_size_meant(size).as_deref()));
+            .help(tmpfs_size_help(meant.as_deref()))
+            .fix(fix);
         }
         let Some((_, shm)) = site.run.option("--shm-size") else {
             continue;

@@ -33,6 +33,9 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     ShmKind::Host => "the host's /dev/shm is bind-mounted instead",
                     ShmKind::Disk => "a volume replaces /dev/shm (on disk, not in memory)",
                     ShmKind::Unbounded => "an unbounded tmpfs replaces it",
+                    ShmKind::HostShare => {
+                        "a tmpfs sized as a share of the host's memory replaces it"
+                    }
                     _ => "the tmpfs's own size applies",
                 },
             ),

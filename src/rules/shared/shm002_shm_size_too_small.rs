@@ -7,6 +7,7 @@ use crate::model::compose::{Service, ShmMount};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
 use crate::model::quantity::QuantityValue;
+use crate::model::script::RunSite;
 use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::size::{
     HumanBytes, MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
@@ -207,50 +208,115 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             continue;
         }
         let decided = &cx.container(site).shm;
-        let (ShmKind::Sized, Some(bytes), ShmSetting::Size) =
-            (decided.kind, decided.bytes, decided.decided_by)
-        else {
-            continue;
-        };
-        let Some((_, shm)) = run.option("--shm-size") else {
-            continue;
-        };
-        // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
-        let written = parse_compose_size(shm.value.as_deref().unwrap_or(""));
-        if matches!(
-            written,
-            SizeValue::Bytes {
-                bare_number: true,
-                ..
-            }
-        ) && bytes < MIB
-        {
-            continue;
-        }
-        let Some(value_range) = shm.value_range else {
+        let (ShmKind::Sized, Some(bytes)) = (decided.kind, decided.bytes) else {
             continue;
         };
         let need = shm_need(cx.container(site), &cx.settings.shm_policy());
         let size = &cx.settings.shm_size_for(need.bytes);
         let subject = format!("the container started by `{}`", run.invocation());
-        let Some(finding) = report(out, shm.range, bytes, &need, &subject, &format!("`{size}`"))
-        else {
-            continue;
-        };
-        // Only a value written on its own (`--shm-size=1g`, `--shm-size 1g`)
-        // is replaced; a quoted one would need its quotes kept.
-        let written = &cx.text[value_range.as_range()];
-        let fix = (Some(written) == shm.value.as_deref()).then(|| {
+        match decided.decided_by {
+            ShmSetting::Size => shm_size_option(cx, site, bytes, &need, size, &subject, out),
+            ShmSetting::Mount => tmpfs_option(cx, site, bytes, &need, size, &subject, out),
+            _ => {}
+        }
+    }
+}
+
+/// `--shm-size` below the need: raised to the fix size.
+fn shm_size_option(
+    cx: &ScriptContext,
+    site: &RunSite,
+    bytes: u64,
+    need: &ShmNeed,
+    size: &str,
+    subject: &str,
+    out: &mut Reporter,
+) {
+    let Some((_, shm)) = site.run.option("--shm-size") else {
+        return;
+    };
+    // A bare number under a mebibyte is a unit mistake: SHM003 reports it.
+    let written = parse_compose_size(shm.value.as_deref().unwrap_or(""));
+    if matches!(
+        written,
+        SizeValue::Bytes {
+            bare_number: true,
+            ..
+        }
+    ) && bytes < MIB
+    {
+        return;
+    }
+    let Some(value_range) = shm.value_range else {
+        return;
+    };
+    let Some(finding) = report(out, shm.range, bytes, need, subject, &format!("`{size}`")) else {
+        return;
+    };
+    let fix = shm
+        .value
+        .as_deref()
+        .and_then(|value| cx.respelled_value(value_range, value, size))
+        .map(|content| {
             cx.run_fix(
                 site,
                 format!("Raise `--shm-size` to {size}"),
                 Applicability::Unsafe,
                 vec![Edit {
                     range: value_range,
-                    content: size.clone(),
+                    content,
                 }],
             )
         });
-        finding.label("`--shm-size` caps /dev/shm").fix(fix);
-    }
+    finding.label("`--shm-size` caps /dev/shm").fix(fix);
+}
+
+/// A tmpfs at /dev/shm (`--tmpfs /dev/shm:size=1g`, `--mount
+/// type=tmpfs,...,tmpfs-size=...`) below the need. A `--tmpfs` size is
+/// raised in the spelling the kernel reads (`size=8g`, not `8gb`).
+fn tmpfs_option(
+    cx: &ScriptContext,
+    site: &RunSite,
+    bytes: u64,
+    need: &ShmNeed,
+    size: &str,
+    subject: &str,
+    out: &mut Reporter,
+) {
+    let Some(mount) = site.run.dev_shm_mount() else {
+        return;
+    };
+    let SizeValue::Bytes { bytes: raised, .. } = parse_compose_size(size) else {
+        return;
+    };
+    let raised = tmpfs_size_spelling(raised);
+    let Some(finding) = report(
+        out,
+        mount.range,
+        bytes,
+        need,
+        subject,
+        &format!("`size={raised}`"),
+    ) else {
+        return;
+    };
+    let fix = (mount.name == "--tmpfs" && !mount.dynamic)
+        .then_some(())
+        .and_then(|()| {
+            let (value, value_range) = (mount.value.as_deref()?, mount.value_range?);
+            let content =
+                cx.respelled_value(value_range, value, &with_tmpfs_size(value, &raised)?)?;
+            Some(cx.run_fix(
+                site,
+                format!("Raise the /dev/shm tmpfs to {raised}"),
+                Applicability::Unsafe,
+                vec![Edit {
+                    range: value_range,
+                    content,
+                }],
+            ))
+        });
+    finding
+        .label(format!("`{}` caps /dev/shm", mount.name))
+        .fix(fix);
 }
