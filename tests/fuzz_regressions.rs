@@ -324,3 +324,28 @@ fn shell_gpu004_span_past_the_end() {
 fn fix_gpu003_capabilities_comment() {
     fix(&input("fix/gpu003_capabilities_comment"));
 }
+
+/// A GPU request (6) below the limit (8) of a vLLM container told to use 8:
+/// K8S002's fix lowered the limit to the request, which the model reads as
+/// the GPU count, so its verification found a new GPU004 finding. The fix
+/// now raises the request to the limit; found by the fix target.
+#[test]
+fn fix_k8s002_request_below_limit_and_parallel_size() {
+    let data = input("fix/k8s002_request_below_limit_and_parallel_size");
+    fix(&data);
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let fixed = fix_text(
+        text,
+        &path("k8s/deployment.yaml"),
+        &every_rule(),
+        FixMode { unsafe_fixes: true },
+    )
+    .unwrap();
+    assert!(
+        fixed
+            .fixed_text
+            .contains("requests:\n            nvidia.com/gpu: \"8\""),
+        "{}",
+        fixed.fixed_text
+    );
+}

@@ -27,17 +27,24 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 continue;
             }
             let value = cx.source(request.value);
+            // The request follows the limit: a limit alone is also the
+            // request, and the limit is the count the container model (and
+            // GPU004) reads, so the fix never lowers what the rules see.
+            let limit_value = cx.source(limit.value);
             let path = container_path(container)
                 .child(container.resources_field)
-                .child("limits")
+                .child("requests")
                 .child(request.name.as_str());
             let fix = cx.fix(
-                format!("Set the limit `{}` to the request, {value}", request.name),
+                format!(
+                    "Set the request `{}` to the limit, {limit_value}",
+                    request.name
+                ),
                 Applicability::Unsafe,
                 [Some(cx.replace(
-                    limit.value,
+                    request.value,
                     path,
-                    cx.yaml().str(request.value).unwrap_or(value),
+                    cx.yaml().str(limit.value).unwrap_or(limit_value),
                 ))],
             );
             out.report(
