@@ -273,7 +273,9 @@ fn shm_size_option(
 
 /// A tmpfs at /dev/shm (`--tmpfs /dev/shm:size=1g`, `--mount
 /// type=tmpfs,...,tmpfs-size=...`) below the need. A `--tmpfs` size is
-/// raised in the spelling the kernel reads (`size=8g`, not `8gb`).
+/// raised in the spelling the kernel reads (`size=8g`, not `8gb`); a
+/// `--mount` one in the fix size's own spelling, since the Docker CLI reads
+/// `tmpfs-size` with go-units, as it reads `--shm-size`.
 fn tmpfs_option(
     cx: &ScriptContext,
     site: &RunSite,
@@ -300,23 +302,40 @@ fn tmpfs_option(
     ) else {
         return;
     };
-    let fix = (mount.name == "--tmpfs" && !mount.dynamic)
-        .then_some(())
-        .and_then(|()| {
-            let (value, value_range) = (mount.value.as_deref()?, mount.value_range?);
-            let content =
-                cx.respelled_value(value_range, value, &with_tmpfs_size(value, &raised)?)?;
-            Some(cx.run_fix(
-                site,
-                format!("Raise the /dev/shm tmpfs to {raised}"),
-                Applicability::Unsafe,
-                vec![Edit {
-                    range: value_range,
-                    content,
-                }],
-            ))
-        });
+    let fix = (!mount.dynamic).then_some(()).and_then(|()| {
+        let (value, value_range) = (mount.value.as_deref()?, mount.value_range?);
+        let (new_value, title) = match mount.name.as_str() {
+            "--tmpfs" => (with_tmpfs_size(value, &raised)?, raised.as_str()),
+            _ => (with_mount_tmpfs_size(value, size)?, size),
+        };
+        let content = cx.respelled_value(value_range, value, &new_value)?;
+        Some(cx.run_fix(
+            site,
+            format!("Raise the /dev/shm tmpfs to {title}"),
+            Applicability::Unsafe,
+            vec![Edit {
+                range: value_range,
+                content,
+            }],
+        ))
+    });
     finding
         .label(format!("`{}` caps /dev/shm", mount.name))
         .fix(fix);
+}
+
+/// A `--mount` value with its `tmpfs-size=` set to `size`; `None` without one.
+fn with_mount_tmpfs_size(value: &str, size: &str) -> Option<String> {
+    let mut found = false;
+    let parts: Vec<String> = value
+        .split(',')
+        .map(|part| match part.strip_prefix("tmpfs-size=") {
+            Some(_) => {
+                found = true;
+                format!("tmpfs-size={size}")
+            }
+            None => part.to_string(),
+        })
+        .collect();
+    found.then(|| parts.join(","))
 }
