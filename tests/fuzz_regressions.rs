@@ -349,3 +349,13 @@ fn fix_k8s002_request_below_limit_and_parallel_size() {
         fixed.fixed_text
     );
 }
+
+/// `NVIDIA_DRIVER_CAPABILITIES="video,utility"` followed by a control
+/// character in the same word: the model kept the quotes (it removed only
+/// quotes around a whole word), so DF007's fix could never satisfy it and
+/// failed verification. Words are now unquoted as BuildKit's lexer does;
+/// found by the fix target.
+#[test]
+fn fix_df007_quote_closed_before_the_word_ends() {
+    fix(&input("fix/df007_quote_closed_before_the_word_ends"));
+}

@@ -502,17 +502,36 @@ fn unclosed_quote(word: &str) -> Option<char> {
     scan_word(word, 0).1
 }
 
-/// Removes one level of surrounding quotes.
+/// A word's value as BuildKit's shell lexer reads it, variables left as
+/// written: quotes may open and close anywhere in the word (`a"b c"d` is
+/// `ab cd`), single quotes keep everything literal, inside double quotes a
+/// backslash escapes only `"`, `$` and itself, and outside quotes it
+/// escapes any character. (Like [`scan_word`], it takes `\` as the escape
+/// character.)
 pub fn unquote(s: &str) -> String {
-    let b = s.as_bytes();
-    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
-        let inner = &s[1..s.len() - 1];
-        if b[0] == b'"' {
-            return inner.replace("\\\"", "\"").replace("\\\\", "\\");
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => out.extend(chars.by_ref().take_while(|&c| c != '\'')),
+            '"' => {
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => match chars.peek() {
+                            Some('"' | '$' | '\\') => out.extend(chars.next()),
+                            None => {}
+                            Some(_) => out.push('\\'),
+                        },
+                        c => out.push(c),
+                    }
+                }
+            }
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
         }
-        return inner.to_string();
     }
-    s.to_string()
+    out
 }
 
 /// Heredoc openers in an argument string: `<<EOF`, `<<-EOF`, `<<"EOF"`,
@@ -776,6 +795,20 @@ mod tests {
         &text[range.as_range()]
     }
 
+    /// Quotes and escapes as BuildKit's lexer removes them from a word.
+    #[test]
+    fn unquote_reads_words_as_buildkit() {
+        assert_eq!(unquote("\"video,utility\""), "video,utility");
+        assert_eq!(unquote("'a b'"), "a b");
+        // Quotes may close before the word ends.
+        assert_eq!(unquote("\"video,utility\"\u{e}"), "video,utility\u{e}");
+        assert_eq!(unquote("a\"b c\"d'e f'"), "ab cde f");
+        assert_eq!(unquote(r#""a\"b\$c\d""#), r#"a"b$c\d"#);
+        assert_eq!(unquote(r"a\ b\\c"), r"a b\c");
+        assert_eq!(unquote(r"'a\b'"), r"a\b");
+        assert_eq!(unquote("plain"), "plain");
+    }
+
     #[test]
     fn directives_escape_and_continuations() {
         let text = "# syntax=docker/dockerfile:1\n# escape=`\nFROM ubuntu\nRUN apt-get update && `\n    # a comment\n\n    apt-get install -y curl\n";
@@ -865,7 +898,8 @@ mod tests {
             .iter()
             .map(|p| p.value.as_ref().unwrap().text.as_str())
             .collect();
-        assert_eq!(values, ["a\"b", "x\\ y", "it\"s"]);
+        // `x\ y` is `x y`, as the Dockerfile reference's `MY_DOG=Rex\ The\ Dog`.
+        assert_eq!(values, ["a\"b", "x y", "it\"s"]);
     }
 
     #[test]
