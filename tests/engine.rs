@@ -187,6 +187,25 @@ const RUN_SHM_SIZES: &[&str] = &[
     "1__0g",
 ];
 
+/// What `gpulint inspect` says of a script with one `docker run ... img
+/// true` line per value, its option written by `option`: one claim each,
+/// in order.
+fn claims_on_docker_run_lines(
+    values: &[&str],
+    option: impl Fn(&str) -> String,
+) -> Vec<serde_json::Value> {
+    let temp = tempfile::tempdir().unwrap();
+    let script = temp.path().join("run.sh");
+    let mut text = String::from("#!/bin/sh\n");
+    for value in values {
+        text.push_str(&format!("docker run {} img true\n", option(value)));
+    }
+    std::fs::write(&script, text).unwrap();
+    let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
+    assert_eq!(claims.len(), values.len(), "one container per line");
+    claims
+}
+
 /// The Docker CLI and the daemon judge `docker run --shm-size`: each
 /// spelling is given to `docker create`, and the HostConfig's ShmSize it
 /// creates (or its refusal) must be what `gpulint inspect` says of the same
@@ -195,15 +214,7 @@ const RUN_SHM_SIZES: &[&str] = &[
 #[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
 fn engine_agrees_with_inspect_on_docker_run_shm_sizes() {
     let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
-    let temp = tempfile::tempdir().unwrap();
-    let script = temp.path().join("run.sh");
-    let mut text = String::from("#!/bin/sh\n");
-    for size in RUN_SHM_SIZES {
-        text.push_str(&format!("docker run --shm-size='{size}' img true\n"));
-    }
-    std::fs::write(&script, text).unwrap();
-    let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
-    assert_eq!(claims.len(), RUN_SHM_SIZES.len(), "one container per line");
+    let claims = claims_on_docker_run_lines(RUN_SHM_SIZES, |size| format!("--shm-size='{size}'"));
     let (mut disagreements, mut created_count) = (Vec::new(), 0);
     for (size, claim) in RUN_SHM_SIZES.iter().zip(claims) {
         let gpulint = (claim["shm"]["kind"] != "refused")
@@ -289,21 +300,9 @@ const RUN_TMPFS_OPTIONS: &[&str] = &[
 #[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
 fn engine_agrees_with_inspect_on_docker_run_tmpfs_sizes() {
     let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
-    let temp = tempfile::tempdir().unwrap();
-    let script = temp.path().join("run.sh");
-    let mut text = String::from("#!/bin/sh\n");
-    for options in RUN_TMPFS_OPTIONS {
-        text.push_str(&format!(
-            "docker run --tmpfs '/dev/shm:{options}' img true\n"
-        ));
-    }
-    std::fs::write(&script, text).unwrap();
-    let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
-    assert_eq!(
-        claims.len(),
-        RUN_TMPFS_OPTIONS.len(),
-        "one container per line"
-    );
+    let claims = claims_on_docker_run_lines(RUN_TMPFS_OPTIONS, |options| {
+        format!("--tmpfs '/dev/shm:{options}'")
+    });
     let (mut disagreements, mut started) = (Vec::new(), 0);
     for (options, claim) in RUN_TMPFS_OPTIONS.iter().zip(claims) {
         let ran = Command::new("docker")
