@@ -38,26 +38,36 @@ impl<'a> ScriptContext<'a> {
             .expect("every `docker run` is a container of the model")
     }
 
-    /// What to write at `range`, where an option's `value` is written, so
-    /// that the option's value becomes `new`: the value as it was written,
-    /// bare or inside one pair of quotes, keeps that spelling. `None` for a
-    /// value written any other way (escapes, variables, several quoted
-    /// parts), which a fix leaves to the author.
-    pub fn respelled_value(&self, range: TextRange, value: &str, new: &str) -> Option<String> {
-        let written = self.text.get(range.as_range())?;
-        let plain_word = |text: &str| {
-            !text.is_empty()
-                && text
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"/:=,._%+-@".contains(&b))
-        };
-        if written == value {
-            return plain_word(new).then(|| new.to_string());
+    /// A fix that sets the value of `option`, on the `docker run` of `site`,
+    /// to `new_value`. A value written bare or inside one pair of quotes
+    /// keeps that spelling; `None` for one written any other way (escapes,
+    /// variables, several quoted parts), which a fix leaves to the author.
+    pub fn set_option_value(
+        &self,
+        site: &RunSite,
+        option: &RunOption,
+        new_value: &str,
+        title: impl Into<String>,
+        applicability: Applicability,
+    ) -> Option<Fix> {
+        let (value, range) = (option.value.as_deref()?, option.value_range?);
+        if option.dynamic {
+            return None;
         }
-        ['\'', '"'].into_iter().find_map(|quote| {
-            let inner = written.strip_prefix(quote)?.strip_suffix(quote)?;
-            (inner == value && plain_word(new)).then(|| format!("{quote}{new}{quote}"))
-        })
+        let written = self.text.get(range.as_range())?;
+        let plain_word = !new_value.is_empty()
+            && new_value
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/:=,._%+-@".contains(&b));
+        let content = if written == value {
+            plain_word.then(|| new_value.to_string())
+        } else {
+            ['\'', '"'].into_iter().find_map(|quote| {
+                let inner = written.strip_prefix(quote)?.strip_suffix(quote)?;
+                (inner == value && plain_word).then(|| format!("{quote}{new_value}{quote}"))
+            })
+        }?;
+        Some(self.run_fix(site, title, applicability, vec![Edit { range, content }]))
     }
 
     /// A fix made of `edits` to the command of `site`.

@@ -1,7 +1,7 @@
 //! SHM003: a `shm_size` Compose rejects, or a bare number that means bytes.
 
 use crate::diagnostic::Severity;
-use crate::fix::{Applicability, Edit};
+use crate::fix::Applicability;
 use crate::model::compose::{Service, ShmMount};
 use crate::model::size::{
     HumanBytes, KERNEL_TMPFS_REFUSES, MIB, SizeValue, in_whole_units, old_go_units_reads,
@@ -130,18 +130,13 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             }
             let meant = tmpfs_size_meant(size);
             let fix = meant.as_deref().and_then(|meant| {
-                let value_range = tmpfs.value_range?;
-                let content =
-                    cx.respelled_value(value_range, value, &with_tmpfs_size(value, meant)?)?;
-                Some(cx.run_fix(
+                cx.set_option_value(
                     site,
+                    tmpfs,
+                    &with_tmpfs_size(value, meant)?,
                     format!("Write `size={meant}`"),
                     Applicability::Safe,
-                    vec![Edit {
-                        range: value_range,
-                        content,
-                    }],
-                ))
+                )
             });
             out.report(
                 tmpfs.range,

@@ -2,7 +2,7 @@
 //! or tmpfs size, or the `sizeLimit` of a Kubernetes `/dev/shm` emptyDir.
 
 use crate::fix::Applicability;
-use crate::fix::{Edit, Fix};
+use crate::fix::Fix;
 use crate::model::compose::{Service, ShmMount};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
@@ -247,27 +247,19 @@ fn shm_size_option(
     {
         return;
     }
-    let Some(value_range) = shm.value_range else {
+    if shm.value_range.is_none() {
         return;
-    };
+    }
     let Some(finding) = report(out, shm.range, bytes, need, subject, &format!("`{size}`")) else {
         return;
     };
-    let fix = shm
-        .value
-        .as_deref()
-        .and_then(|value| cx.respelled_value(value_range, value, size))
-        .map(|content| {
-            cx.run_fix(
-                site,
-                format!("Raise `--shm-size` to {size}"),
-                Applicability::Unsafe,
-                vec![Edit {
-                    range: value_range,
-                    content,
-                }],
-            )
-        });
+    let fix = cx.set_option_value(
+        site,
+        shm,
+        size,
+        format!("Raise `--shm-size` to {size}"),
+        Applicability::Unsafe,
+    );
     finding.label("`--shm-size` caps /dev/shm").fix(fix);
 }
 
@@ -302,22 +294,18 @@ fn tmpfs_option(
     ) else {
         return;
     };
-    let fix = (!mount.dynamic).then_some(()).and_then(|()| {
-        let (value, value_range) = (mount.value.as_deref()?, mount.value_range?);
+    let fix = mount.value.as_deref().and_then(|value| {
         let (new_value, title) = match mount.name.as_str() {
             "--tmpfs" => (with_tmpfs_size(value, &raised)?, raised.as_str()),
             _ => (with_mount_tmpfs_size(value, size)?, size),
         };
-        let content = cx.respelled_value(value_range, value, &new_value)?;
-        Some(cx.run_fix(
+        cx.set_option_value(
             site,
+            mount,
+            &new_value,
             format!("Raise the /dev/shm tmpfs to {title}"),
             Applicability::Unsafe,
-            vec![Edit {
-                range: value_range,
-                content,
-            }],
-        ))
+        )
     });
     finding
         .label(format!("`{}` caps /dev/shm", mount.name))
