@@ -20,12 +20,12 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 
-use gpulint::engine::build::DiskStamp;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
 use gpulint::engine::{FileKind, Scope, Session, lint_text, read_source, read_source_stamped};
 use gpulint::syntax::dockerfile::Dockerfile;
 use gpulint::syntax::yaml::Yaml;
+use gpulint::vfs::Stamp;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -110,7 +110,7 @@ fn whole_tree(c: &mut Criterion) {
     let files = tree_files();
     // Each text with the stamp of the file it was read from, so that the
     // in-memory lint reuses a built Dockerfile's parse as `check` does.
-    let texts: Vec<(String, DiskStamp)> = files
+    let texts: Vec<(String, Stamp)> = files
         .iter()
         .map(|p| read_source_stamped(p).expect("generated file"))
         .collect();

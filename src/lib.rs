@@ -1,7 +1,7 @@
 //! gpulint: a linter and autofixer for GPU and distributed-training container configs.
 //!
-//! Modules depend one way: `text` ← `syntax` ← `model` ← `rules` ← `engine` ←
-//! `output` / `cli`.
+//! Modules depend one way: the base (`text`, `vfs`, `fix`, `diagnostic`) ←
+//! `syntax` ← `model` ← `project` ← `rules` ← `engine` ← `output` / `cli` / `lsp`.
 
 pub mod cli;
 pub mod diagnostic;
@@ -13,3 +13,4 @@ pub mod output;
 pub mod rules;
 pub mod syntax;
 pub mod text;
+pub mod vfs;

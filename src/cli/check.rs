@@ -7,12 +7,12 @@ use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
     paths_or_current, plural, read_target, usage_error,
 };
-use crate::engine::build::DiskStamp;
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
 use crate::output::{OutputFormat, Summary, text};
+use crate::vfs::Stamp;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -239,11 +239,13 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
     Ok(match read {
         Ok((text, stamp)) => {
             let scope = scope_of(t);
-            let from = Source::File { stamp };
+            let from = Source::File {
+                stamp: stamp.filter(crate::vfs::Stamp::is_disk),
+            };
             plan.check_one(t.path.clone(), text, &config, from, scope)
         }
         Err((error, text)) => Some(Checked {
-            report: FileReport::failed(t.path.clone(), text, error),
+            report: FileReport::failed(t.path.clone(), text, error.into()),
             fixing: None,
         }),
     })
@@ -391,7 +393,7 @@ fn scope_of(target: &Target) -> Scope {
 #[derive(Clone, Copy)]
 enum Source {
     /// A file; `stamp` is set when the text is what it held on disk then.
-    File { stamp: Option<DiskStamp> },
+    File { stamp: Option<Stamp> },
     /// Standard input: its fixed text goes to stdout, not to a file.
     Stdin,
 }

@@ -31,7 +31,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
                     return None;
                 }
                 (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
-                (Ok(_), Err((error, text))) => (text, Err(error)),
+                (Ok(_), Err((error, text))) => (text, Err(error.into())),
                 (Ok(config), Ok(text)) => {
                     let outcome = session.inspect_text(&text, &t.path, &config);
                     (text, outcome)

@@ -10,8 +10,8 @@ mod rule;
 use crate::engine::System;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
-use crate::engine::system::FileRead;
 use crate::output::{OutputFormat, Summary};
+use crate::vfs::FileRead;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 

@@ -8,7 +8,8 @@ use super::session::Session;
 use crate::model::compose::{BuildSpec, ComposeFile};
 use crate::model::dockerfile::BuiltImage;
 use crate::text::SourceFile;
-use std::path::{Component, Path, PathBuf};
+use crate::vfs::normalize;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Attaches the built image to every service with a readable `build:`,
@@ -64,60 +65,8 @@ fn resolve(session: &Session, build: &BuildSpec, compose_path: &Path) -> Option<
     }
 }
 
-/// What a file on disk was when it was read: its identity, size and
-/// modification and change times. Equal stamps mean the same contents
-/// unless the file was rewritten to the same size within one tick of the
-/// file system's clock, the race any two reads of a changing file have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DiskStamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    #[cfg(unix)]
-    identity: (u64, u64, i64, i64),
-}
-
-impl DiskStamp {
-    pub fn of(metadata: &std::fs::Metadata) -> Self {
-        #[cfg(unix)]
-        use std::os::unix::fs::MetadataExt;
-        DiskStamp {
-            len: metadata.len(),
-            modified: metadata.modified().ok(),
-            #[cfg(unix)]
-            identity: (
-                metadata.dev(),
-                metadata.ino(),
-                metadata.ctime(),
-                metadata.ctime_nsec(),
-            ),
-        }
-    }
-}
-
-/// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
-/// stays the one users see).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::normalize;
     use crate::engine::config::Config;
     use crate::engine::{Overlay, Session};
     use crate::rules::RuleCode;
@@ -193,21 +142,5 @@ mod tests {
         // An editor's unsaved buffer on a CUDA base is what it builds there.
         let editor = Session::new(Overlay::new([(dockerfile, CUDA.to_string())]));
         assert!(compose_codes(&editor, dir.path()).contains(&RuleCode::SHM001));
-    }
-
-    #[test]
-    fn paths_are_normalized_lexically() {
-        assert_eq!(
-            normalize(Path::new("fixtures/x/./trainer/Dockerfile")),
-            Path::new("fixtures/x/trainer/Dockerfile")
-        );
-        assert_eq!(
-            normalize(Path::new("a/b/../../c/Dockerfile")),
-            Path::new("c/Dockerfile")
-        );
-        assert_eq!(
-            normalize(Path::new("../up/Dockerfile")),
-            Path::new("../up/Dockerfile")
-        );
     }
 }

@@ -157,13 +157,13 @@ impl Default for Config {
 impl Config {
     /// Reads and validates a config file from disk.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        Config::load_through(&super::system::Disk, path)
+        Config::load_through(&crate::vfs::Disk, path)
     }
 
     /// Reads and validates a config file through `system` (an editor's
     /// unsaved buffer of it, for the language server).
     pub fn load_through(
-        system: &dyn super::system::System,
+        system: &dyn crate::vfs::System,
         path: &Path,
     ) -> Result<Config, ConfigError> {
         // The disk's reader refuses a FIFO instead of waiting on it forever.

@@ -107,14 +107,14 @@ impl ConfigResolver {
     }
 
     pub fn for_file(&self, file: &Path) -> Result<Arc<Config>, ConfigError> {
-        self.for_file_through(&super::system::Disk, file)
+        self.for_file_through(&crate::vfs::Disk, file)
     }
 
     /// [`Self::for_file`], reading the `gpulint.toml` files through `system`
     /// (an editor's unsaved buffers, for the language server).
     pub fn for_file_through(
         &self,
-        system: &dyn super::system::System,
+        system: &dyn crate::vfs::System,
         file: &Path,
     ) -> Result<Arc<Config>, ConfigError> {
         if let Some(c) = &self.fixed {
@@ -133,7 +133,7 @@ impl ConfigResolver {
             Some(cwd) => cwd.join(given),
             None => given.to_path_buf(),
         };
-        let dir = super::build::normalize(&absolute);
+        let dir = crate::vfs::normalize(&absolute);
         let config = self.for_dir(system, &dir)?;
         self.cache
             .lock()
@@ -147,7 +147,7 @@ impl ConfigResolver {
     /// looked at once), else the defaults, shared by every such directory.
     fn for_dir(
         &self,
-        system: &dyn super::system::System,
+        system: &dyn crate::vfs::System,
         dir: &Path,
     ) -> Result<Arc<Config>, ConfigError> {
         if let Some(c) = self.cache.lock().expect("config cache").get(dir) {
@@ -314,7 +314,7 @@ pub fn discover(
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
     // Discovery walks the disk itself, so it reads what it walked from there.
-    let disk = super::system::Disk;
+    let disk = crate::vfs::Disk;
     mark_kustomize_overlays(
         &disk,
         &mut targets,
@@ -328,7 +328,7 @@ pub fn discover(
 /// `kustomized` holds the walked directories with a kustomization; a
 /// directory of an explicitly named file is looked at on disk.
 fn mark_kustomize_overlays(
-    system: &dyn super::system::System,
+    system: &dyn crate::vfs::System,
     targets: &mut [Target],
     kustomized: &HashSet<PathBuf>,
 ) {

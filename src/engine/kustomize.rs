@@ -4,8 +4,8 @@
 //! files, and the kustomization itself, are skipped with a note saying how to
 //! lint the built output.
 
-use super::system::System;
 use crate::syntax::yaml::{Value, Yaml};
+use crate::vfs::System;
 use std::path::{Path, PathBuf};
 
 pub const KUSTOMIZATION_NAMES: &[&str] =
@@ -52,7 +52,7 @@ pub fn same_file(file: &Path, other: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::system::Disk;
+    use crate::vfs::Disk;
 
     #[test]
     fn patches_of_every_form_are_found() {

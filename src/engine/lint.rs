@@ -1,7 +1,6 @@
 //! Running the enabled rules over one text: dispatch by kind of file and
 //! YAML document, suppressions, per-file ignores and severities.
 
-use super::build::DiskStamp;
 use super::classify::{FileKind, Scope, mentions_manifest_keys, parse_yaml, read_script};
 use super::config::Config;
 use super::session::Session;
@@ -15,6 +14,7 @@ use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporte
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
+use crate::vfs::Stamp;
 use std::path::Path;
 
 /// Which rules apply to a file, decided once (per-file ignores normalise
@@ -93,12 +93,12 @@ impl Session {
 
     /// [`lint_text`], or `None` for a file outside `scope`. The file is
     /// parsed once for both questions. `stamp` is set when `text` is what
-    /// the file held on disk at that stamp (see [`DiskStamp`]).
+    /// the file held on disk at that stamp (see [`Stamp`]).
     pub fn lint_in_scope(
         &self,
         text: &str,
         path: &Path,
-        stamp: Option<DiskStamp>,
+        stamp: Option<Stamp>,
         config: &Config,
         scope: Scope,
     ) -> Result<Option<Vec<Diagnostic>>, FileError> {
@@ -126,7 +126,7 @@ fn lint_with_suppressions(
     session: &Session,
     text: &str,
     path: &Path,
-    stamp: Option<DiskStamp>,
+    stamp: Option<Stamp>,
     config: &Config,
     scope: Scope,
     suppressing: bool,
@@ -212,7 +212,7 @@ fn lint_dockerfile(
     session: &Session,
     text: &str,
     path: &Path,
-    stamp: Option<DiskStamp>,
+    stamp: Option<Stamp>,
     config: &Config,
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {

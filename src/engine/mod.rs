@@ -12,21 +12,18 @@ pub mod kustomize;
 mod lint;
 pub mod noqa;
 pub mod project;
-mod read;
 pub mod session;
 pub mod suppress;
-pub mod system;
 
+pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};
 pub use inspect::inspect_text;
 pub use lint::{lint_text, lint_text_unsuppressed};
-pub use read::{MAX_FILE_SIZE, decode, read_source, read_source_stamped};
 pub use session::Session;
-pub use system::{Disk, Overlay, System};
 
 use crate::diagnostic::Diagnostic;
 use crate::text::LineIndex;
-use build::DiskStamp;
+use crate::vfs::{ReadError, Stamp};
 use config::Config;
 use std::path::PathBuf;
 
@@ -65,6 +62,31 @@ impl FileError {
             ..Self::new(message)
         }
     }
+}
+
+impl From<ReadError> for FileError {
+    fn from(error: ReadError) -> Self {
+        FileError {
+            message: error.message,
+            offset: error.offset,
+            skip: None,
+        }
+    }
+}
+
+/// Reads a file as UTF-8 text (see [`crate::vfs::read_source`]).
+pub fn read_source(path: &std::path::Path) -> Result<String, (FileError, String)> {
+    crate::vfs::read_source(path).map_err(|(e, text)| (e.into(), text))
+}
+
+/// [`read_source`], and the stamp of the file it read.
+pub fn read_source_stamped(path: &std::path::Path) -> Result<(String, Stamp), (FileError, String)> {
+    crate::vfs::read_source_stamped(path).map_err(|(e, text)| (e.into(), text))
+}
+
+/// Turns bytes into text, or explains why they are not a text file.
+pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
+    crate::vfs::decode(bytes).map_err(|(e, text)| (e.into(), text))
 }
 
 /// The outcome for one file.
@@ -153,7 +175,7 @@ impl Session {
         &self,
         path: PathBuf,
         text: String,
-        stamp: Option<DiskStamp>,
+        stamp: Option<Stamp>,
         config: &Config,
         scope: Scope,
     ) -> Option<FileReport> {
@@ -171,12 +193,13 @@ impl Session {
     pub fn check_file(&self, path: PathBuf, config: &Config) -> FileReport {
         match self.system().read(&path) {
             Ok((text, stamp)) => {
+                let stamp = stamp.filter(Stamp::is_disk);
                 let report =
                     self.check_text_in_scope(path.clone(), text, stamp, config, Scope::Any);
                 // Every file is in `Scope::Any`.
                 report.unwrap_or_else(|| FileReport::new(path, String::new(), Vec::new()))
             }
-            Err((error, text)) => FileReport::failed(path, text, error),
+            Err((error, text)) => FileReport::failed(path, text, error.into()),
         }
     }
 }

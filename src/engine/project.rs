@@ -8,13 +8,13 @@
 
 use super::config::Config;
 use super::session::Session;
-use super::system::System;
 use super::{FileError, build};
 use crate::model::compose::{ComposeFile, Service};
 use crate::model::project::{Definition, Layer, merge_definitions};
 use crate::model::variables::Variables;
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::text::SourceFile;
+use crate::vfs::System;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,7 +43,10 @@ const OVERRIDE_FILES: &[&str] = &[
 /// A file's text as the session's file system has it (an open editor
 /// buffer over the disk for the language server).
 fn read_text(system: &dyn System, path: &Path) -> Result<String, (FileError, String)> {
-    system.read(path).map(|(text, _)| text)
+    system
+        .read(path)
+        .map(|(text, _)| text)
+        .map_err(|(e, text)| (e.into(), text))
 }
 
 /// The files of the project `path` belongs to, in merge order, and its

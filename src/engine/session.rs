@@ -3,9 +3,9 @@
 //! fixes. The command line makes one per run; the language server makes one
 //! per lint, over its open buffers.
 
-use super::build::{DiskStamp, normalize};
-use super::system::{Disk, System};
 use crate::model::dockerfile::DockerfileModel;
+use crate::vfs::{Disk, System};
+use crate::vfs::{Stamp, normalize};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,7 +27,7 @@ struct Remembered {
     path: PathBuf,
     text: String,
     /// Set when `text` is what the file held on disk at this stamp.
-    stamp: Option<DiskStamp>,
+    stamp: Option<Stamp>,
     model: Arc<DockerfileModel>,
 }
 
@@ -62,7 +62,7 @@ impl Session {
         &self,
         path: &Path,
         text: &str,
-        stamp: Option<DiskStamp>,
+        stamp: Option<Stamp>,
         model: Arc<DockerfileModel>,
     ) {
         let mut recent = self.recent();

@@ -151,7 +151,7 @@ impl Case {
             // overlay`; so is a file `COMPOSE_FILE` in `.env` names.
             let config = gpulint::engine::config::Config::default();
             let files = match gpulint::engine::project::project_files(
-                &gpulint::engine::system::Disk,
+                &gpulint::vfs::Disk,
                 &dir.join(name),
                 &config,
             ) {

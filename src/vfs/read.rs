@@ -1,25 +1,49 @@
 //! Reading a file as text: the size limit, FIFOs and devices refused
 //! without waiting, binary and non-UTF-8 files told apart.
 
-use super::FileError;
-use super::build::DiskStamp;
+use super::Stamp;
 use std::path::Path;
 
 /// Files larger than this are refused rather than parsed.
 pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
 
-/// Reads a file as UTF-8 text, refusing binary and oversized files.
-pub fn read_source(path: &Path) -> Result<String, (FileError, String)> {
+/// Why a file cannot be read as text, and where, when the problem has a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    pub message: String,
+    /// Byte offset of the problem, when it has one.
+    pub offset: Option<usize>,
+}
+
+impl ReadError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ReadError {
+            message: message.into(),
+            offset: None,
+        }
+    }
+
+    fn at(message: impl Into<String>, offset: usize) -> Self {
+        ReadError {
+            message: message.into(),
+            offset: Some(offset),
+        }
+    }
+}
+
+/// Reads a file as UTF-8 text, refusing binary and oversized files. On
+/// error, the part of the file that was text comes with the reason.
+pub fn read_source(path: &Path) -> Result<String, (ReadError, String)> {
     read_source_stamped(path).map(|(text, _)| text)
 }
 
-/// [`read_source`], and the stamp of the file it read (see
-/// [`DiskStamp`]), taken from the same open file.
-pub fn read_source_stamped(path: &Path) -> Result<(String, DiskStamp), (FileError, String)> {
+/// [`read_source`], and the stamp of the file it read, taken from the same
+/// open file.
+pub fn read_source_stamped(path: &Path) -> Result<(String, Stamp), (ReadError, String)> {
     use std::io::Read;
     let cannot_read = |e: std::io::Error| {
         (
-            FileError::new(format!("cannot read: {}", io_reason(&e))),
+            ReadError::new(format!("cannot read: {}", io_reason(&e))),
             String::new(),
         )
     };
@@ -27,12 +51,12 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, DiskStamp), (FileErro
     let file = open_nonblocking(path).map_err(cannot_read)?;
     let metadata = file.metadata().map_err(cannot_read)?;
     if metadata.is_dir() {
-        return Err((FileError::new("is a directory"), String::new()));
+        return Err((ReadError::new("is a directory"), String::new()));
     }
     if !metadata.is_file() {
         // A FIFO, socket or device: reading it could wait forever or never end.
         return Err((
-            FileError::new("not a regular file (a FIFO, socket or device)"),
+            ReadError::new("not a regular file (a FIFO, socket or device)"),
             String::new(),
         ));
     }
@@ -47,7 +71,7 @@ pub fn read_source_stamped(path: &Path) -> Result<(String, DiskStamp), (FileErro
     if bytes.len() as u64 > MAX_FILE_SIZE {
         return Err(too_large(bytes.len() as u64));
     }
-    let stamp = DiskStamp::of(&metadata);
+    let stamp = Stamp::of(&metadata);
     decode(bytes).map(|text| (text, stamp))
 }
 
@@ -68,9 +92,9 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
-fn too_large(size: u64) -> (FileError, String) {
+fn too_large(size: u64) -> (ReadError, String) {
     (
-        FileError::new(format!(
+        ReadError::new(format!(
             "file is too large ({size} bytes; gpulint reads at most {MAX_FILE_SIZE})"
         )),
         String::new(),
@@ -86,16 +110,16 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// Turns bytes into text, or explains why they are not a text file.
-pub fn decode(bytes: Vec<u8>) -> Result<String, (FileError, String)> {
+pub fn decode(bytes: Vec<u8>) -> Result<String, (ReadError, String)> {
     if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
         return Err((
-            FileError::at("binary file (contains NUL bytes), not text", nul),
+            ReadError::at("binary file (contains NUL bytes), not text", nul),
             String::new(),
         ));
     }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let prefix = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
-        (FileError::at("not valid UTF-8 text", valid), prefix)
+        (ReadError::at("not valid UTF-8 text", valid), prefix)
     })
 }

@@ -1,23 +1,22 @@
-//! How the engine reads the other files a text refers to (the Dockerfile a
-//! compose service builds, a compose project's override file): through a
-//! [`System`], so that the lint itself depends only on its inputs. The
-//! command line reads the [`Disk`]; the language server reads its open
-//! buffers first ([`Overlay`]), so that cross-file findings follow edits
-//! that are not saved yet.
+//! Where the engine reads files from: through a [`System`], so that a lint
+//! depends only on its inputs. The command line reads the [`Disk`]; the
+//! language server reads its open buffers first ([`Overlay`]), so that
+//! cross-file findings follow edits that are not saved yet; tests can use
+//! a [`super::MemoryFs`].
 
-use super::build::{DiskStamp, normalize};
-use super::{FileError, read_source_stamped};
+use super::{ReadError, Stamp, normalize, read_source_stamped};
 use std::collections::HashMap;
+use std::ffi::OsString;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-/// A file's text with its stamp when it came from disk (see [`DiskStamp`]),
-/// or why it cannot be read and the part of it that was text.
-pub type FileRead = Result<(String, Option<DiskStamp>), (FileError, String)>;
+/// A file's text with its stamp, or why it cannot be read and the part of
+/// it that was text.
+pub type FileRead = Result<(String, Option<Stamp>), (ReadError, String)>;
 
 /// The files the engine can see.
 pub trait System: Send + Sync {
-    /// The text of `path`, with its stamp when it was read from disk (see
-    /// [`DiskStamp`]), or why it cannot be read.
+    /// The text of `path` with its stamp, or why it cannot be read.
     fn read(&self, path: &Path) -> FileRead;
 
     /// Whether `path` names a file that [`System::read`] may read.
@@ -26,9 +25,12 @@ pub trait System: Send + Sync {
     /// The absolute path with symlinks resolved, as `std::fs::canonicalize`.
     fn canonicalize(&self, path: &Path) -> Option<PathBuf>;
 
-    /// The stamp `path` has on disk now; `None` when what [`System::read`]
-    /// returns for it does not come from disk, or it is not there.
-    fn stamp(&self, path: &Path) -> Option<DiskStamp>;
+    /// The stamp `path` has now: what [`System::read`] would return with it.
+    fn stamp(&self, path: &Path) -> Option<Stamp>;
+
+    /// The names of the regular files in directory `dir`, unsorted; `None`
+    /// when it cannot be listed.
+    fn list_files(&self, dir: &Path) -> Option<Vec<OsString>>;
 }
 
 /// The file system, as it is now.
@@ -48,9 +50,33 @@ impl System for Disk {
         std::fs::canonicalize(path).ok()
     }
 
-    fn stamp(&self, path: &Path) -> Option<DiskStamp> {
-        Some(DiskStamp::of(&std::fs::metadata(path).ok()?))
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        Some(Stamp::of(&std::fs::metadata(path).ok()?))
     }
+
+    fn list_files(&self, dir: &Path) -> Option<Vec<OsString>> {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        Some(
+            std::fs::read_dir(dir)
+                .ok()?
+                .filter_map(Result::ok)
+                // A symlink to a file counts, as `is_file` follows it.
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name())
+                .collect(),
+        )
+    }
+}
+
+/// The stamp of a text that did not come from disk: equal texts, equal stamps.
+pub(super) fn buffer_stamp(text: &str) -> Stamp {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    Stamp::Buffer(hasher.finish())
 }
 
 /// Buffers an editor has open, over the disk: a path with a buffer reads as
@@ -82,7 +108,7 @@ impl Overlay {
 impl System for Overlay {
     fn read(&self, path: &Path) -> FileRead {
         match self.buffer(path) {
-            Some(text) => Ok((text.clone(), None)),
+            Some(text) => Ok((text.clone(), Some(buffer_stamp(text)))),
             None => Disk.read(path),
         }
     }
@@ -97,11 +123,25 @@ impl System for Overlay {
             .or_else(|| self.buffer(path).map(|_| normalize(path)))
     }
 
-    fn stamp(&self, path: &Path) -> Option<DiskStamp> {
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
         match self.buffer(path) {
-            Some(_) => None,
+            Some(text) => Some(buffer_stamp(text)),
             None => Disk.stamp(path),
         }
+    }
+
+    fn list_files(&self, dir: &Path) -> Option<Vec<OsString>> {
+        let mut names = Disk.list_files(dir).unwrap_or_default();
+        let dir = normalize(dir);
+        for path in self.buffers.keys() {
+            if path.parent().map(normalize).as_deref() == Some(dir.as_path())
+                && let Some(name) = path.file_name()
+                && !names.iter().any(|n| n == name)
+            {
+                names.push(name.to_os_string());
+            }
+        }
+        Some(names)
     }
 }
 
@@ -127,13 +167,18 @@ mod tests {
 
         let (text, stamp) = overlay.read(&saved).unwrap();
         assert!(text.starts_with("FROM nvcr.io"), "{text}");
-        assert_eq!(stamp, None, "a buffer is not what the disk holds");
-        assert_eq!(overlay.stamp(&saved), None);
+        assert!(
+            !stamp.unwrap().is_disk(),
+            "a buffer is not what the disk holds"
+        );
+        assert_eq!(overlay.stamp(&saved), stamp);
         assert!(overlay.is_file(&unsaved) && !Disk.is_file(&unsaved));
+        let listed = overlay.list_files(&dir.path().join("new")).unwrap();
+        assert_eq!(listed, vec![OsString::from("compose.yaml")]);
 
         let (text, stamp) = overlay.read(&other).unwrap();
         assert_eq!(text, "services: {}\n");
-        assert!(stamp.is_some() && overlay.stamp(&other) == stamp);
+        assert!(stamp.unwrap().is_disk() && overlay.stamp(&other) == stamp);
         assert!(overlay.read(&dir.path().join("missing")).is_err());
     }
 }

@@ -1,0 +1,219 @@
+//! Every file read once per run: a cache over a [`System`], keyed by the
+//! path made lexically normal.
+//!
+//! The command line's run sees the files as they were when it read them
+//! (a snapshot: nothing is read twice). A long-lived session (the language
+//! server's) revalidates each file by its [`Stamp`] when asked for it, so
+//! an edited buffer or a file saved on disk is read again and nothing else.
+
+use super::{ReadError, Stamp, System, normalize};
+use crate::text::SourceFile;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// A file's text as read once: the path it was asked for (as the user
+/// shows it), the text with its line index, and its stamp.
+#[derive(Debug, Clone)]
+pub struct Text {
+    pub source: Arc<SourceFile>,
+    pub stamp: Option<Stamp>,
+}
+
+/// Why a file could not be read, and the part of it that was text.
+pub type Failure = Arc<(ReadError, String)>;
+
+type Slot = Arc<OnceLock<Result<Text, Failure>>>;
+
+/// The files of one run, each read at most once (see the module docs).
+pub struct Files {
+    system: Box<dyn System>,
+    revalidate: bool,
+    texts: RwLock<HashMap<PathBuf, Slot>>,
+    canonical: RwLock<HashMap<PathBuf, Option<PathBuf>>>,
+    reads: AtomicUsize,
+}
+
+impl Files {
+    /// A run that reads each file once and keeps it.
+    pub fn snapshot(system: impl System + 'static) -> Self {
+        Files::with(Box::new(system), false)
+    }
+
+    /// A long-lived session: each file is checked against its stamp when
+    /// asked for, and read again when it changed.
+    pub fn revalidating(system: impl System + 'static) -> Self {
+        Files::with(Box::new(system), true)
+    }
+
+    fn with(system: Box<dyn System>, revalidate: bool) -> Self {
+        Files {
+            system,
+            revalidate,
+            texts: RwLock::default(),
+            canonical: RwLock::default(),
+            reads: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn system(&self) -> &dyn System {
+        self.system.as_ref()
+    }
+
+    /// Replaces what the files are read from (an editor's new buffers),
+    /// forgetting nothing: every file is revalidated by its stamp.
+    pub fn set_system(&mut self, system: impl System + 'static) {
+        self.system = Box::new(system);
+        self.revalidate = true;
+        self.canonical.get_mut().map(HashMap::clear).ok();
+    }
+
+    /// How many times a file was read from the [`System`] (for tests and
+    /// benchmarks: each file once per run).
+    pub fn reads(&self) -> usize {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    /// The text of `path`, read once.
+    pub fn read(&self, path: &Path) -> Result<Text, Failure> {
+        let key = normalize(path);
+        let slot = self.slot(&key, path);
+        slot.get_or_init(|| {
+            self.reads.fetch_add(1, Ordering::Relaxed);
+            match self.system.read(path) {
+                Ok((text, stamp)) => Ok(Text {
+                    source: Arc::new(SourceFile::new(path.to_path_buf(), text)),
+                    stamp,
+                }),
+                Err(failure) => Err(Arc::new(failure)),
+            }
+        })
+        .clone()
+    }
+
+    /// The slot for `key`: the cached one when it is still valid.
+    fn slot(&self, key: &Path, path: &Path) -> Slot {
+        let cached = self
+            .texts
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+            .cloned();
+        if let Some(slot) = cached
+            && (!self.revalidate || self.still_valid(&slot, path))
+        {
+            return slot;
+        }
+        let mut texts = self.texts.write().unwrap_or_else(|p| p.into_inner());
+        // Another thread may have put a fresh slot there meanwhile.
+        if let Some(slot) = texts.get(key)
+            && (!self.revalidate || self.still_valid(slot, path))
+        {
+            return slot.clone();
+        }
+        let slot = Slot::default();
+        texts.insert(key.to_path_buf(), slot.clone());
+        slot
+    }
+
+    fn still_valid(&self, slot: &Slot, path: &Path) -> bool {
+        match slot.get() {
+            // Being read by another thread right now: that read is fresh.
+            None => true,
+            Some(Ok(text)) => text.stamp.is_some() && text.stamp == self.system.stamp(path),
+            // A file that could not be read may be there now.
+            Some(Err(_)) => !self.system.is_file(path),
+        }
+    }
+
+    /// Whether `path` is a file that can be read: from the cache when it
+    /// was read, else from the [`System`].
+    pub fn is_file(&self, path: &Path) -> bool {
+        let known = self
+            .texts
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&normalize(path))
+            .and_then(|slot| slot.get().map(Result::is_ok));
+        match known {
+            Some(true) if !self.revalidate => true,
+            _ => self.system.is_file(path),
+        }
+    }
+
+    /// The canonical path, asked of the [`System`] once per path.
+    pub fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        let key = normalize(path);
+        if let Some(known) = self
+            .canonical
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return known.clone();
+        }
+        let found = self.system.canonicalize(path);
+        self.canonical
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, found.clone());
+        found
+    }
+
+    /// The names of the files in `dir`.
+    pub fn list_files(&self, dir: &Path) -> Vec<std::ffi::OsString> {
+        self.system.list_files(dir).unwrap_or_default()
+    }
+
+    /// The stamp `path` has now.
+    pub fn stamp(&self, path: &Path) -> Option<Stamp> {
+        self.system.stamp(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemoryFs;
+
+    #[test]
+    fn a_snapshot_reads_each_file_once_whatever_path_names_it() {
+        let files = Files::snapshot(MemoryFs::new([(
+            PathBuf::from("/p/compose.yaml"),
+            "services: {}\n".to_string(),
+        )]));
+        for path in [
+            "/p/compose.yaml",
+            "/p/./compose.yaml",
+            "/p/x/../compose.yaml",
+        ] {
+            let text = files.read(Path::new(path)).unwrap();
+            assert_eq!(text.source.text, "services: {}\n");
+        }
+        assert!(files.read(Path::new("/p/missing.yaml")).is_err());
+        assert!(files.read(Path::new("/p/missing.yaml")).is_err());
+        assert_eq!(files.reads(), 2);
+    }
+
+    #[test]
+    fn a_revalidating_session_reads_a_changed_file_again_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.yaml");
+        let b = dir.path().join("b.yaml");
+        std::fs::write(&a, "a: 1\n").unwrap();
+        std::fs::write(&b, "b: 1\n").unwrap();
+        let files = Files::revalidating(super::super::Disk);
+        assert_eq!(files.read(&a).unwrap().source.text, "a: 1\n");
+        assert_eq!(files.read(&b).unwrap().source.text, "b: 1\n");
+        std::fs::write(&a, "a: 22\n").unwrap();
+        assert_eq!(files.read(&a).unwrap().source.text, "a: 22\n");
+        assert_eq!(files.read(&b).unwrap().source.text, "b: 1\n");
+        assert_eq!(files.reads(), 3);
+        // A file that was missing is read once it is there.
+        let c = dir.path().join("c.yaml");
+        assert!(files.read(&c).is_err());
+        std::fs::write(&c, "c: 1\n").unwrap();
+        assert!(files.read(&c).is_ok());
+    }
+}
