@@ -49,6 +49,21 @@ pub struct Label {
     pub file: Option<Arc<SourceFile>>,
 }
 
+/// Where a finding or a label is: a span of the file being linted, or of
+/// another file (one file of a compose project linted with the others).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    pub range: TextRange,
+    /// The file, when it is not the one being linted.
+    pub file: Option<Arc<SourceFile>>,
+}
+
+impl From<TextRange> for At {
+    fn from(range: TextRange) -> Self {
+        At { range, file: None }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     pub code: crate::rules::RuleCode,
@@ -56,6 +71,10 @@ pub struct Diagnostic {
     /// What is wrong, in one line.
     pub message: String,
     pub range: TextRange,
+    /// The file `range` is in, when a lint covers several files (a compose
+    /// project): the engine reports the finding with that file and clears
+    /// this. `None` is the file being linted.
+    pub file: Option<Arc<SourceFile>>,
     /// A short text shown under the primary span.
     pub label: Option<String>,
     /// What breaks at run time: the error users see.

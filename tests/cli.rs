@@ -276,7 +276,7 @@ fn config_is_found_upward_and_applied() {
         "gpulint.toml",
         b"ignore = [\"GPU005\"]\n[severity]\nSHM002 = \"error\"\n[per-file-ignores]\n\"legacy/**\" = [\"SHM\"]\n[shm]\nmin-size = \"1gb\"\nfix-size = \"16gb\"\n",
     );
-    let compose = "services:\n  a:\n    runtime: nvidia\n    gpus: 1\n    shm_size: 768m\n  b:\n    gpus: 1\n";
+    let compose = "services:\n  a:\n    runtime: nvidia\n    gpus: [{count: 1}]\n    shm_size: 768m\n  b:\n    gpus: [{count: 1}]\n";
     write(
         dir.path(),
         "app/deep/docker-compose.yml",

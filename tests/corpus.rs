@@ -10,7 +10,6 @@ mod common;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
 use gpulint::engine::{FileReport, Skip, check_text};
-use gpulint::model::compose::ComposeFile;
 use gpulint::model::k8s::Manifest;
 use gpulint::rules::RuleCode;
 use gpulint::syntax::yaml::Yaml;
@@ -310,13 +309,13 @@ fn service_at(text: &str, offset: usize) -> String {
     let yaml = Yaml::parse(text).unwrap();
     for doc in &yaml.documents {
         let Some(root) = doc.root else { continue };
-        let Some(file) = ComposeFile::from_document(&yaml, root, None) else {
+        let Some(services) = yaml.get(root, "services") else {
             continue;
         };
-        for s in &file.services {
-            let span = yaml.range(s.key).cover(yaml.range(s.map));
+        for e in yaml.entries(services.value) {
+            let span = yaml.range(e.key).cover(yaml.range(e.value));
             if span.contains(offset) {
-                return s.name.clone();
+                return yaml.str(e.key).unwrap_or("?").to_string();
             }
         }
     }
@@ -575,26 +574,20 @@ fn compose_files_in_their_reassembled_repositories_see_the_dockerfiles_they_buil
             continue;
         };
         let text = std::fs::read_to_string(path).unwrap();
-        let yaml = Yaml::parse(&text).unwrap();
-        for doc in &yaml.documents {
-            let Some(mut file) = doc
-                .root
-                .and_then(|r| ComposeFile::from_document(&yaml, r, None))
-            else {
-                continue;
-            };
-            gpulint::engine::build::attach_built_images(
-                &gpulint::engine::Session::on_disk(),
-                &mut file,
-                path,
-            );
-            builds += file.services.iter().filter(|s| s.build.is_some()).count();
-            resolved += file
-                .services
-                .iter()
-                .filter(|s| s.built_image.is_some())
-                .count();
-        }
+        // The file as a project of its own, as Compose runs it with `-f`.
+        let workspace =
+            gpulint::project::Workspace::new(gpulint::vfs::Files::snapshot(gpulint::vfs::Disk));
+        let project = workspace.project(&gpulint::project::ProjectSpec::alone(path));
+        builds += project
+            .services
+            .iter()
+            .filter(|s| s.build.is_some())
+            .count();
+        resolved += project
+            .services
+            .iter()
+            .filter(|s| s.built_image.is_some())
+            .count();
         let report = check_text(path.clone(), text.clone(), &config);
         spans += report
             .diagnostics

@@ -69,23 +69,57 @@ fn judged_models(fixture: &Fixture, config: &Config) -> Vec<(String, Findings)> 
     let mut by_model: BTreeMap<String, Findings> = BTreeMap::new();
     let mut inspected = Vec::new();
     let mut defined_in: HashMap<String, usize> = HashMap::new();
+    // A compose service several files define, or one that `extends`
+    // another, is one container whose findings may sit in any of its
+    // files: such services are left out (see above).
+    let mut spread: HashMap<String, usize> = HashMap::new();
+    for file in &fixture.files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let Ok(yaml) = gpulint::syntax::yaml::Yaml::parse(&text) else {
+            continue;
+        };
+        for doc in &yaml.documents {
+            let Some(services) = doc.root.and_then(|r| yaml.get(r, "services")) else {
+                continue;
+            };
+            for e in yaml.entries(services.value) {
+                let name = yaml.str(e.key).unwrap_or_default().to_string();
+                let extends = yaml.get(e.value, "extends").is_some();
+                *spread.entry(name).or_default() += if extends { 2 } else { 1 };
+            }
+        }
+    }
     for file in &fixture.files {
         let text = std::fs::read_to_string(file).unwrap();
-        let (Ok(containers), Ok(diagnostics)) = (
+        let (Ok(inspection), Ok(diagnostics)) = (
             inspect_text(&text, file, config),
             lint_text_unsuppressed(&text, file, config),
         ) else {
             continue;
         };
+        // The containers named in this file (a compose project's others
+        // are judged through their own files).
+        let containers: Vec<ContainerRuntime> = inspection
+            .containers
+            .iter()
+            .filter(|c| {
+                gpulint::vfs::normalize(&inspection.files[c.file as usize].path)
+                    == gpulint::vfs::normalize(file)
+            })
+            .cloned()
+            .collect();
         for container in &containers {
             *defined_in.entry(container.id.clone()).or_default() += 1;
         }
         inspected.push((containers, diagnostics));
     }
     for (containers, diagnostics) in inspected {
-        let containers = containers
-            .into_iter()
-            .filter(|c| defined_in[&c.id] == 1 || fixture.files.len() == 1);
+        let containers = containers.into_iter().filter(|c| {
+            fixture.files.len() == 1
+                || (defined_in[&c.id] == 1 && spread.get(&c.id).is_none_or(|&n| n <= 1))
+        });
         // Containers that share a scope (a pod's) are judged together.
         let mut scopes: BTreeMap<(u32, u32), Vec<ContainerRuntime>> = BTreeMap::new();
         for container in containers {

@@ -261,12 +261,12 @@ fn hyphenated_overlays_are_merged_only_when_they_complete_a_base_service() {
 fn override_files_merge_every_key_with_reset_and_override() {
     let dir = root().join("fixtures/_projects/override_memlock_in_base");
     assert_eq!(findings(&dir, &["."]), vec![]);
-    let trainer = container(&inspect(&dir, &["."]), "compose.override.yaml", "trainer");
+    let trainer = container(&inspect(&dir, &["."]), "", "trainer");
     assert_eq!(trainer["ulimits"]["memlock"]["soft"], -1);
 
     let dir = root().join("fixtures/_projects/override_reset_shm");
     for file in ["compose.yaml", "compose.override.yaml"] {
-        let trainer = container(&inspect(&dir, &["."]), file, "trainer");
+        let trainer = container(&inspect(&dir, &[file]), "", "trainer");
         assert_eq!(trainer["shm"]["bytes"], 64u64 << 20, "{file}");
     }
     // Reported once, where the GPUs are, with no fix the reset would undo.
@@ -376,10 +376,11 @@ fn resets_deeper_than_device_reservations() {
         "override_reset_deploy",
         "override_reset_runtime",
     ] {
+        // One container, whichever file of the project it is inspected from.
         let containers = inspect(&project(name), &["."]);
-        for file in ["compose.yaml", "compose.override.yaml"] {
-            assert_eq!(container(&containers, file, "trainer")["gpus"], Value::Null);
-        }
+        let trainers: Vec<&Value> = containers.iter().filter(|c| c["id"] == "trainer").collect();
+        assert_eq!(trainers.len(), 1, "{name}: {containers:#?}");
+        assert_eq!(trainers[0]["gpus"], Value::Null, "{name}");
     }
     let trainer = container(
         &inspect(&project("override_reset_volumes"), &["."]),
@@ -389,11 +390,7 @@ fn resets_deeper_than_device_reservations() {
     assert_eq!(trainer["shm"]["bytes"], 2u64 << 30);
     assert_eq!(
         findings(&project("override_reset_ulimits"), &["."]),
-        vec![(
-            "ULIM001".to_string(),
-            "compose.override.yaml".to_string(),
-            3
-        )]
+        vec![("ULIM001".to_string(), "compose.yaml".to_string(), 3)]
     );
 }
 
@@ -435,12 +432,16 @@ fn env_file_variables_meet_the_nccl_rules() {
         Some("nccl.env")
     );
     assert_eq!(related["start"]["line"], 3);
-    // The override's view of the same container has the base's env_file
-    // too, and leaves the finding to the file that names it.
-    let containers = inspect(&dir, &["."]);
-    let overridden = container(&containers, "compose.override.yaml", "trainer");
-    assert_eq!(overridden["env"], trainer["env"]);
-    assert_eq!(findings(&dir, &["compose.override.yaml"]), vec![]);
+    // The project is one container, however it is inspected; linting the
+    // override alone lints the whole project, and the finding stays where
+    // its `env_file` entry is.
+    let containers = inspect(&dir, &["compose.override.yaml"]);
+    assert_eq!(containers.len(), 1, "{containers:#?}");
+    assert_eq!(containers[0]["env"], trainer["env"]);
+    assert_eq!(
+        findings(&dir, &["compose.override.yaml"]),
+        vec![("NCCL001".to_string(), "compose.yaml".to_string(), 6)]
+    );
     // An extended base's env_file, resolved from the base's directory.
     let dir = root().join("fixtures/_projects/env_file_in_extends_base");
     let trainer = container(&inspect(&dir, &["compose.yaml"]), "compose.yaml", "trainer");
@@ -514,7 +515,7 @@ fn include_long_form_env_file_and_project_directory() {
     let dir = root().join("fixtures/_projects/include_env_file_missing");
     assert_eq!(
         findings(&dir, &["compose.yaml"]),
-        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 3)]
+        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 4)]
     );
 }
 

@@ -1583,7 +1583,7 @@ fn shm002_thresholds_carry_the_reference_job() {
                     &gpulint::engine::config::Config::default(),
                 )
                 .expect("a docker run line");
-                let need = shm_need(&containers[0], &policy);
+                let need = shm_need(&containers.containers[0], &policy);
                 let run_at = &run_at;
                 scope.spawn(move || {
                     let at_need = run_at(ranks, workers, need.bytes);

@@ -213,9 +213,45 @@ fn check_paths(plan: &Plan) -> Run {
             }
         }
     }
+    add_findings_elsewhere(plan, &mut run);
     run.config_errors.sort();
     run.config_errors.dedup();
     run
+}
+
+/// A compose project is linted whole when any of its files is: what its
+/// lint finds in files that were not linted themselves (a file it extends
+/// or includes, outside the paths given) is reported under those files,
+/// once, in path order with the others.
+fn add_findings_elsewhere(plan: &Plan, run: &mut Run) {
+    let linted: std::collections::HashSet<PathBuf> = run
+        .checked
+        .iter()
+        .map(|c| crate::vfs::normalize(&c.report.path))
+        .collect();
+    let elsewhere = plan.session.findings_elsewhere(&linted);
+    if elsewhere.is_empty() {
+        return;
+    }
+    for (source, diagnostics) in elsewhere {
+        let config = match plan.resolver.for_file(&source.path) {
+            Ok(config) => config,
+            Err(e) => {
+                run.config_errors.push(format!("gpulint: error: {e}"));
+                continue;
+            }
+        };
+        let diagnostics = plan.session.finish_elsewhere(&source, diagnostics, &config);
+        if diagnostics.is_empty() {
+            continue;
+        }
+        run.checked.push(Checked {
+            report: FileReport::new(source.path.clone(), source.text.clone(), diagnostics),
+            fixing: None,
+        });
+    }
+    run.checked
+        .sort_by(|a, b| a.report.path.cmp(&b.report.path));
 }
 
 /// Checks one discovered file; `None` for one that is not gpulint's (walked

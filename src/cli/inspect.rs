@@ -44,6 +44,40 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
             })
         })
         .collect();
+    // A compose project inspected through several of its files is shown
+    // once: its containers under the first file that reaches them.
+    let mut seen = std::collections::HashSet::new();
+    let mut files = files;
+    for file in &mut files {
+        if let Ok(inspection) = &mut file.outcome {
+            let mut kept = crate::engine::Inspection {
+                files: std::mem::take(&mut inspection.files),
+                ..Default::default()
+            };
+            for (container, key) in inspection
+                .containers
+                .drain(..)
+                .zip(inspection.keys.drain(..))
+            {
+                // Also once when two projects give the same service the
+                // same container (a base and its overlay, for the services
+                // the overlay does not touch).
+                let same = format!(
+                    "{}#{}",
+                    kept.files
+                        .get(container.file as usize)
+                        .map(|f| f.path.display().to_string())
+                        .unwrap_or_default(),
+                    serde_json::to_string(&container).unwrap_or_default()
+                );
+                if seen.insert(key.clone()) && seen.insert(same) {
+                    kept.containers.push(container);
+                    kept.keys.push(key);
+                }
+            }
+            *inspection = kept;
+        }
+    }
     let failed = !errors.is_empty()
         || files
             .iter()

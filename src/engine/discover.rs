@@ -320,8 +320,43 @@ pub fn discover(
         &mut targets,
         &kustomized.into_inner().expect("kustomized"),
     );
-    super::project::promote_referenced_compose_files(&disk, &mut targets);
+    promote_compose_file_members(&disk, &mut targets);
     (targets, errors.into_inner().expect("errors"))
+}
+
+/// Walked YAML that `COMPOSE_FILE` in its directory's `.env` names is a
+/// compose file, whatever its name (`base.yaml`, `gpu.yaml`). Each
+/// directory's `.env` is read once. (Files a project extends or includes
+/// are linted with the project, not promoted: they are not run alone.)
+fn promote_compose_file_members(system: &dyn crate::vfs::System, targets: &mut [Target]) {
+    let mut named: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    for target in targets
+        .iter_mut()
+        .filter(|t| t.manifest_only && t.skip.is_none())
+    {
+        let dir = crate::project::discover::dir_of(&target.path);
+        let members = named.entry(dir.clone()).or_insert_with(|| {
+            let env_path = dir.join(".env");
+            let mut env = crate::project::env::Environment::default();
+            if let Ok((text, _)) = system.read(&env_path) {
+                let _ = env.read_file(&env_path, &text);
+            }
+            let Some(list) = env.value("COMPOSE_FILE") else {
+                return Vec::new();
+            };
+            let separator = env
+                .value("COMPOSE_PATH_SEPARATOR")
+                .filter(|s| !s.is_empty())
+                .unwrap_or(":");
+            list.split(separator)
+                .filter(|f| !f.is_empty())
+                .map(|f| crate::vfs::normalize(&dir.join(f)))
+                .collect()
+        });
+        if members.contains(&crate::vfs::normalize(&target.path)) {
+            target.manifest_only = false;
+        }
+    }
 }
 
 /// Marks kustomizations with patches, and the patches they apply, as skipped.

@@ -1,24 +1,33 @@
 //! `gpulint inspect`'s engine: the run-time settings of each container a
-//! text starts, from the same documents the rules read.
+//! text starts, from the same models the rules read.
 
 use super::classify::{FileKind, Scope, parse_yaml, read_script};
 use super::config::Config;
-use super::lint::{Document, documents};
+use super::lint::{Document, documents, reading};
 use super::session::Session;
 use super::{FileError, without_crashing};
 use crate::model::container::ContainerRuntime;
 use crate::model::runtime;
+use crate::text::SourceFile;
 use std::path::Path;
+use std::sync::Arc;
+
+/// The containers a file starts: each with the file its spans are in
+/// (`ContainerRuntime::file` and `Shm::at_file` index `files`) and a key
+/// that is the same wherever it is inspected from (a compose service of a
+/// project inspected through two of its files is one container).
+#[derive(Debug, Default)]
+pub struct Inspection {
+    pub containers: Vec<ContainerRuntime>,
+    pub files: Vec<Arc<SourceFile>>,
+    pub keys: Vec<String>,
+}
 
 /// The run-time settings of every compose service and Kubernetes container
 /// in a text (none for a Dockerfile, which runs nothing by itself), reading
 /// the files it refers to from disk. Never panics, like
 /// [`super::check_text`].
-pub fn inspect_text(
-    text: &str,
-    path: &Path,
-    config: &Config,
-) -> Result<Vec<ContainerRuntime>, FileError> {
+pub fn inspect_text(text: &str, path: &Path, config: &Config) -> Result<Inspection, FileError> {
     Session::on_disk().inspect_text(text, path, config)
 }
 
@@ -29,7 +38,7 @@ impl Session {
         text: &str,
         path: &Path,
         config: &Config,
-    ) -> Result<Vec<ContainerRuntime>, FileError> {
+    ) -> Result<Inspection, FileError> {
         without_crashing(|| inspect_yaml(self, text, path, config))
     }
 }
@@ -39,26 +48,59 @@ fn inspect_yaml(
     text: &str,
     path: &Path,
     config: &Config,
-) -> Result<Vec<ContainerRuntime>, FileError> {
+) -> Result<Inspection, FileError> {
+    let here = Arc::new(SourceFile::new(path.to_path_buf(), text.to_string()));
+    let mut inspection = Inspection {
+        files: vec![here],
+        ..Inspection::default()
+    };
+    let local = |inspection: &mut Inspection, containers: Vec<ContainerRuntime>| {
+        for c in containers {
+            inspection.keys.push(format!("{}#{}", path.display(), c.id));
+            inspection.containers.push(c);
+        }
+    };
     match FileKind::of_text(path, text) {
         FileKind::Yaml => {}
         // Dockerfiles run nothing by themselves.
-        FileKind::Dockerfile => return Ok(Vec::new()),
+        FileKind::Dockerfile => return Ok(inspection),
         FileKind::Script(kind) => {
-            return Ok(read_script(text, kind)
+            let found = read_script(text, kind)
                 .map(|(script, _)| runtime::command_runtimes(&script))
-                .unwrap_or_default());
+                .unwrap_or_default();
+            local(&mut inspection, found);
+            return Ok(inspection);
         }
     }
     let Some(yaml) = parse_yaml(text, Scope::Any)? else {
-        return Ok(Vec::new());
+        return Ok(inspection);
     };
-    let mut containers = Vec::new();
-    for (_, document) in documents(session, &yaml, text, path, config) {
-        containers.extend(match document {
-            Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
-            Document::Compose(file) => runtime::compose_runtimes(&file),
-        });
+    let mut compose = false;
+    for (_, document) in documents(&yaml) {
+        match document {
+            Document::Kubernetes(manifest) => {
+                local(&mut inspection, runtime::kubernetes_runtimes(&manifest))
+            }
+            Document::Compose => compose = true,
+        }
     }
-    Ok(containers)
+    if compose {
+        let session = reading(session, text, path);
+        for spec in session.projects_of(path, config) {
+            let project = session.workspace().project(&spec);
+            let offset = inspection.files.len() as u32;
+            inspection
+                .files
+                .extend(project.files.iter().map(|f| f.source.clone()));
+            let range = |src| project.range(src);
+            let name = |file| project.file_name(file);
+            for mut container in runtime::compose_runtimes(&project.services, &range, &name) {
+                container.file += offset;
+                container.shm.at_file += offset;
+                inspection.keys.push(format!("{spec:?}#{}", container.id));
+                inspection.containers.push(container);
+            }
+        }
+    }
+    Ok(inspection)
 }

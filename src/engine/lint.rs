@@ -4,13 +4,12 @@
 use super::classify::{FileKind, Scope, mentions_manifest_keys, parse_yaml, read_script};
 use super::config::Config;
 use super::session::Session;
-use super::{FileError, project, suppress};
+use super::{FileError, suppress};
 use crate::diagnostic::Diagnostic;
-use crate::model::compose::ComposeFile;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
 use crate::model::script::Script;
-use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
+use crate::rules::{self, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
@@ -167,9 +166,32 @@ fn lint_with_suppressions(
             (diagnostics, index, s, i)
         }
     };
+    Ok(Some(finish(
+        diagnostics,
+        &index,
+        suppressions,
+        invalid,
+        &active,
+        config,
+        suppressing,
+    )))
+}
+
+/// A file's findings as reported: suppression comments applied (and the
+/// malformed ones reported), rules off for the file dropped, severities
+/// as configured, sorted.
+fn finish(
+    diagnostics: Vec<Diagnostic>,
+    index: &LineIndex,
+    suppressions: Vec<suppress::Suppression>,
+    invalid: Vec<Diagnostic>,
+    active: &ActiveRules,
+    config: &Config,
+    suppressing: bool,
+) -> Vec<Diagnostic> {
     let is_active = |code: rules::RuleCode| active.contains(code);
     let mut diagnostics = if suppressing {
-        let mut kept = suppress::apply(diagnostics, &suppressions, &index, is_active);
+        let mut kept = suppress::apply(diagnostics, &suppressions, index, is_active);
         kept.extend(invalid);
         kept
     } else {
@@ -183,7 +205,39 @@ fn lint_with_suppressions(
     }
     diagnostics.sort_by_key(|d| (d.range.start, d.code));
     diagnostics.dedup();
-    Ok(Some(diagnostics))
+    diagnostics
+}
+
+impl Session {
+    /// The findings a compose project's lint places in a file that was not
+    /// linted itself (a file the project extends or includes), as that file
+    /// reports them: its suppression comments and configuration applied.
+    pub fn finish_elsewhere(
+        &self,
+        source: &crate::text::SourceFile,
+        diagnostics: Vec<Diagnostic>,
+        config: &Config,
+    ) -> Vec<Diagnostic> {
+        let path = &source.path;
+        let text = &source.text;
+        let active = ActiveRules::for_file(path, config);
+        let index = suppression_index(text);
+        let parsed = Yaml::parse(text).ok();
+        let comments = match &parsed {
+            Some(yaml) => suppress::Comments::Yaml(yaml),
+            None => suppress::Comments::WholeLine,
+        };
+        let (suppressions, invalid) = suppress::parse(text, comments, &index);
+        finish(
+            diagnostics,
+            &index,
+            suppressions,
+            invalid,
+            &active,
+            config,
+            true,
+        )
+    }
 }
 
 fn lint_script(
@@ -216,8 +270,8 @@ fn lint_dockerfile(
     config: &Config,
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
-    let model = std::sync::Arc::new(DockerfileModel::parse(text));
-    session.remember_dockerfile(path, text, stamp, model.clone());
+    let _ = (session, path, stamp);
+    let model = DockerfileModel::parse(text);
     let cx = DockerfileContext {
         model: &model,
         text,
@@ -245,19 +299,13 @@ fn suppression_index(text: &str) -> LineIndex {
 /// A YAML document read as what it deploys.
 pub(super) enum Document<'y> {
     Kubernetes(Manifest<'y>),
-    Compose(ComposeFile<'y>),
+    /// A compose document: the file is linted as part of its projects.
+    Compose,
 }
 
-/// Each document of a YAML file as Kubernetes objects or a compose file
-/// (with the Dockerfiles it builds and the rest of its compose project
-/// merged in), with its index; other documents are passed over.
-pub(super) fn documents<'y>(
-    session: &'y Session,
-    yaml: &'y Yaml,
-    text: &'y str,
-    path: &'y Path,
-    config: &'y Config,
-) -> impl Iterator<Item = (usize, Document<'y>)> + 'y {
+/// Each document of a YAML file as Kubernetes objects or a compose
+/// document, with its index; other documents are passed over.
+pub(super) fn documents(yaml: &Yaml) -> impl Iterator<Item = (usize, Document<'_>)> + '_ {
     yaml.documents
         .iter()
         .enumerate()
@@ -266,9 +314,35 @@ pub(super) fn documents<'y>(
             if let Some(manifest) = Manifest::from_document(yaml, root) {
                 return Some((index, Document::Kubernetes(manifest)));
             }
-            let file = project::read_compose_document(session, yaml, root, text, path, config)?;
-            Some((index, Document::Compose(file)))
+            yaml.is_mapping(root).then_some((index, Document::Compose))
         })
+}
+
+/// The session that reads `text` for `path`: this one when it does, else
+/// one with `text` as a buffer over it.
+pub(super) fn reading<'s>(session: &'s Session, text: &str, path: &Path) -> Reading<'s> {
+    if session.reads_as(path, text) {
+        Reading::Same(session)
+    } else {
+        Reading::Buffer(Box::new(session.with_buffer(path, text)))
+    }
+}
+
+/// A session, or one made for a buffer over it.
+pub(super) enum Reading<'s> {
+    Same(&'s Session),
+    Buffer(Box<Session>),
+}
+
+impl std::ops::Deref for Reading<'_> {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        match self {
+            Reading::Same(session) => session,
+            Reading::Buffer(session) => session,
+        }
+    }
 }
 
 fn lint_yaml(
@@ -281,7 +355,8 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
-    for (document_index, document) in documents(session, yaml, text, path, config) {
+    let mut compose = false;
+    for (document_index, document) in documents(yaml) {
         match document {
             Document::Kubernetes(manifest) => {
                 let cx = KubeContext::new(
@@ -297,27 +372,42 @@ fn lint_yaml(
                     }
                 }
             }
-            Document::Compose(file) => {
-                let cx = ComposeContext::new(
-                    &file,
-                    text,
-                    &config.rule_settings,
-                    &editor,
-                    document_index,
-                );
-                let first = diagnostics.len();
-                for (info, meta) in active.iter() {
-                    if let Some(check) = info.check.compose {
-                        run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
-                    }
-                }
-                if diagnostics.len() > first {
-                    let dotenv = project::DotEnv::of_project(session.system(), path, config);
-                    project::note_profiles(&file, dotenv.as_ref(), &mut diagnostics[first..]);
-                    project::point_at_dotenv(dotenv.as_ref(), text, &mut diagnostics[first..]);
-                }
+            Document::Compose => compose = true,
+        }
+    }
+    if compose {
+        diagnostics.extend(compose_findings(session, text, path, config));
+    }
+    diagnostics
+}
+
+/// The findings in compose file `path` (holding `text`) of every project it
+/// is judged in, once each.
+fn compose_findings(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+) -> Vec<Diagnostic> {
+    let session = reading(session, text, path);
+    let wanted = crate::vfs::normalize(path);
+    let mut found: Vec<Diagnostic> = Vec::new();
+    for spec in session.projects_of(path, config) {
+        let lint = session.project_lint(&spec, config);
+        for d in &lint.diagnostics {
+            let here = d
+                .file
+                .as_ref()
+                .is_some_and(|f| crate::vfs::normalize(&f.path) == wanted);
+            if !here {
+                continue;
+            }
+            let mut d = d.clone();
+            d.file = None;
+            if !found.contains(&d) {
+                found.push(d);
             }
         }
     }
-    diagnostics
+    found
 }

@@ -2,7 +2,6 @@
 //! (`classify`), linting a text (`lint`) and inspecting it (`inspect`) are
 //! modules of their own; this one holds what a file's check produces.
 
-pub mod build;
 mod classify;
 pub mod config;
 pub mod discover;
@@ -11,13 +10,12 @@ mod inspect;
 pub mod kustomize;
 mod lint;
 pub mod noqa;
-pub mod project;
 pub mod session;
 pub mod suppress;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};
-pub use inspect::inspect_text;
+pub use inspect::{Inspection, inspect_text};
 pub use lint::{lint_text, lint_text_unsuppressed};
 pub use session::Session;
 

@@ -1,41 +1,55 @@
-//! A run of the engine: the files it reads (a [`System`]) and what it
-//! keeps between files, passed explicitly to whatever lints, inspects or
-//! fixes. The command line makes one per run; the language server makes one
-//! per lint, over its open buffers.
+//! A run of the engine: the files it reads (a [`Workspace`] over a
+//! [`System`]) and what it keeps between files, passed explicitly to
+//! whatever lints, inspects or fixes. The command line makes one per run;
+//! the language server keeps one, revalidated by file stamps, across edits.
+//!
+//! Every file is read and parsed once per session, and every compose
+//! project loaded and linted once, however many of its files are linted:
+//! [`Session::project_lint`] keeps each project's findings, by file, for
+//! the files that ask.
 
-use crate::model::dockerfile::DockerfileModel;
-use crate::vfs::{Disk, System};
-use crate::vfs::{Stamp, normalize};
-use std::collections::VecDeque;
+use super::config::Config;
+use crate::diagnostic::Diagnostic;
+use crate::project::{Project, ProjectSpec, Workspace};
+use crate::rules::{self, ComposeContext, Reporter};
+use crate::text::SourceFile;
+use crate::vfs::{Disk, FileRead, Files, Stamp, System, normalize};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// How many Dockerfile parses a session keeps. Files are linted in path
-/// order, so a compose file is usually linted soon after the Dockerfile
-/// next to it that it builds; with a few threads linting at once, a few
-/// dozen recent parses cover that.
-const RECENT_DOCKERFILES: usize = 64;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub struct Session {
-    system: Box<dyn System>,
-    /// The Dockerfiles this session parsed last, newest last.
-    dockerfiles: Mutex<VecDeque<Remembered>>,
+    workspace: Arc<Workspace>,
+    /// Each project's findings, once per project and rule configuration.
+    lints: Mutex<HashMap<LintKey, Arc<OnceLock<Arc<ProjectLint>>>>>,
 }
 
-/// A Dockerfile the session parsed.
-struct Remembered {
-    path: PathBuf,
-    text: String,
-    /// Set when `text` is what the file held on disk at this stamp.
-    stamp: Option<Stamp>,
-    model: Arc<DockerfileModel>,
+/// What decides a project's findings: its files and the rule settings.
+type LintKey = (ProjectSpec, String);
+
+/// A compose project's findings, each in the file it is in
+/// ([`Diagnostic::file`] is set on every one).
+pub struct ProjectLint {
+    pub project: Arc<Project>,
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 impl Session {
+    /// A session that reads each file once (the command line's).
     pub fn new(system: impl System + 'static) -> Self {
+        Session::with_files(Files::snapshot(system))
+    }
+
+    /// A long-lived session that reads a file again when its stamp changes
+    /// (the language server's).
+    pub fn revalidating(system: impl System + 'static) -> Self {
+        Session::with_files(Files::revalidating(system))
+    }
+
+    fn with_files(files: Files) -> Self {
         Session {
-            system: Box::new(system),
-            dockerfiles: Mutex::new(VecDeque::new()),
+            workspace: Arc::new(Workspace::new(files)),
+            lints: Mutex::default(),
         }
     }
 
@@ -45,56 +59,316 @@ impl Session {
     }
 
     pub fn system(&self) -> &dyn System {
-        self.system.as_ref()
+        self.workspace.files.system()
     }
 
-    fn recent(&self) -> std::sync::MutexGuard<'_, VecDeque<Remembered>> {
-        // A rule that panicked while another thread held the lock left the
-        // cache as it was; its entries are still whole.
-        self.dockerfiles
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
     }
 
-    /// Keeps a Dockerfile's parse for a compose file that builds it.
-    /// `stamp` is set when `text` is the file as it was on disk then.
-    pub(super) fn remember_dockerfile(
-        &self,
-        path: &Path,
-        text: &str,
-        stamp: Option<Stamp>,
-        model: Arc<DockerfileModel>,
-    ) {
-        let mut recent = self.recent();
-        if recent.len() == RECENT_DOCKERFILES {
-            recent.pop_front();
+    /// A file as the session reads it: once.
+    pub fn read(&self, path: &Path) -> FileRead {
+        match self.workspace.files.read(path) {
+            Ok(text) => Ok((text.source.text.clone(), text.stamp)),
+            Err(failure) => Err((failure.0.clone(), failure.1.clone())),
         }
-        recent.push_back(Remembered {
+    }
+
+    /// A session whose file `path` holds `text` (an editor's buffer, a fix
+    /// being verified, standard input) and whose every other file is this
+    /// session's, read once for both.
+    pub fn with_buffer(&self, path: &Path, text: &str) -> Session {
+        Session::new(Layered {
+            under: self.workspace.clone(),
             path: normalize(path),
             text: text.to_string(),
-            stamp,
-            model,
-        });
+        })
     }
 
-    /// The remembered parse of `path`, if it was parsed from `text`.
-    pub(super) fn recalled(&self, path: &Path, text: &str) -> Option<Arc<DockerfileModel>> {
-        self.recent()
-            .iter()
-            .rev()
-            .find(|r| r.path == path && r.text == text)
-            .map(|r| r.model.clone())
+    /// Whether this session reads `text` for `path`.
+    pub(super) fn reads_as(&self, path: &Path, text: &str) -> bool {
+        self.workspace
+            .files
+            .read(path)
+            .is_ok_and(|t| t.source.text == text)
     }
 
-    /// The remembered text and parse of `path`, without reading it, when it
-    /// was read from disk and the file system says it has not changed since:
-    /// one `stat` instead of an open, reads and a close.
-    pub(super) fn recalled_unchanged(&self, path: &Path) -> Option<(String, Arc<DockerfileModel>)> {
-        let (stamp, text, model) = {
-            let recent = self.recent();
-            let r = recent.iter().rev().find(|r| r.path == path)?;
-            (r.stamp?, r.text.clone(), r.model.clone())
+    /// The projects `path` (a compose file) is judged in.
+    pub fn projects_of(&self, path: &Path, config: &Config) -> Vec<ProjectSpec> {
+        crate::project::discover::projects_of(&self.workspace, path, &config.compose_projects, &[])
+    }
+
+    /// The findings of the project `spec`, linted once per configuration
+    /// of its rules.
+    pub fn project_lint(&self, spec: &ProjectSpec, config: &Config) -> Arc<ProjectLint> {
+        let key = (
+            spec.clone(),
+            format!("{:?}{:?}", config.enabled(), config.rule_settings),
+        );
+        let slot = self
+            .lints
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        slot.get_or_init(|| {
+            let project = self.workspace.project(spec);
+            let diagnostics = lint_project(&project, config);
+            Arc::new(ProjectLint {
+                project,
+                diagnostics,
+            })
+        })
+        .clone()
+    }
+
+    /// Every project this session linted.
+    pub fn project_lints(&self) -> Vec<Arc<ProjectLint>> {
+        self.lints
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter_map(|slot| slot.get().cloned())
+            .collect()
+    }
+
+    /// The compose project findings in files other than `linted`, by file
+    /// (sorted by path, each file once): what a project's extended or
+    /// included files get when only its own files were linted.
+    pub fn findings_elsewhere(
+        &self,
+        linted: &std::collections::HashSet<PathBuf>,
+    ) -> Vec<(Arc<SourceFile>, Vec<Diagnostic>)> {
+        let mut by_file: std::collections::BTreeMap<PathBuf, (Arc<SourceFile>, Vec<Diagnostic>)> =
+            std::collections::BTreeMap::new();
+        for lint in self.project_lints() {
+            for d in &lint.diagnostics {
+                let Some(file) = &d.file else { continue };
+                let key = normalize(&file.path);
+                if linted.contains(&key) {
+                    continue;
+                }
+                let entry = by_file
+                    .entry(key)
+                    .or_insert_with(|| (file.clone(), Vec::new()));
+                let mut d = d.clone();
+                d.file = None;
+                if !entry.1.contains(&d) {
+                    entry.1.push(d);
+                }
+            }
+        }
+        by_file.into_values().collect()
+    }
+}
+
+/// Runs the enabled compose rules over a project.
+fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
+    let cx = ComposeContext::new(project, &config.rule_settings);
+    let mut diagnostics = Vec::new();
+    for ((info, meta), &enabled) in rules::RULES
+        .iter()
+        .zip(rules::all_meta())
+        .zip(config.enabled())
+    {
+        let Some(check) = info.check.compose.filter(|_| enabled) else {
+            continue;
         };
-        (self.system.stamp(path)? == stamp).then_some((text, model))
+        let mut reporter = Reporter::new(info.code, meta.severity);
+        check(&cx, &mut reporter);
+        diagnostics.extend(reporter.into_diagnostics());
+    }
+    note_profiles(project, &cx, &mut diagnostics);
+    point_at_dotenv(project, &mut diagnostics);
+    // Every finding names its file.
+    for d in &mut diagnostics {
+        if d.file.is_none() {
+            d.file = project.files.first().map(|f| f.source.clone());
+        }
+    }
+    diagnostics
+}
+
+/// A finding about a service behind `profiles:` says so: the service is
+/// linted like any other, but runs only with `--profile` (or
+/// `COMPOSE_PROFILES`) naming one of them. When `COMPOSE_PROFILES` in the
+/// project's `.env` enables one, a plain `docker compose up` starts it:
+/// the note says that instead, with the `.env` line as a related span.
+fn note_profiles(project: &Project, cx: &ComposeContext, diagnostics: &mut [Diagnostic]) {
+    for service in project.services.iter().filter(|s| !s.profiles.is_empty()) {
+        let profiles = service
+            .profiles
+            .iter()
+            .map(|p| format!("`{p}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let plural = if service.profiles.len() == 1 { "" } else { "s" };
+        let enabled = project
+            .profiles
+            .iter()
+            .find(|p| *p == "*" || service.profiles.contains(p));
+        let (said, related) = match (enabled, project.env.get("COMPOSE_PROFILES")) {
+            (Some(profile), Some(var)) => {
+                let list = project.profiles.join(",");
+                (
+                    format!(
+                        "`{}` is in profile{plural} {profiles}: `COMPOSE_PROFILES={list}` in the project's .env enables `{profile}`, so `docker compose up` starts it",
+                        service.name
+                    ),
+                    env_label(
+                        project,
+                        var,
+                        format!("`COMPOSE_PROFILES={list}` enables profile `{profile}`"),
+                    ),
+                )
+            }
+            _ => (
+                format!(
+                    "`{}` is in profile{plural} {profiles}: it runs with `docker compose --profile {}`",
+                    service.name, service.profiles[0]
+                ),
+                None,
+            ),
+        };
+        // The findings inside any of the service's definitions.
+        let scopes: Vec<(Arc<SourceFile>, crate::text::TextRange)> = service
+            .definitions
+            .iter()
+            .map(|d| {
+                let key = cx.range(d.key);
+                let map = project.range(d.map);
+                (
+                    key.file.expect("compose spans name their file"),
+                    key.range.cover(map),
+                )
+            })
+            .collect();
+        for d in diagnostics.iter_mut().filter(|d| {
+            scopes.iter().any(|(file, scope)| {
+                d.file.as_ref().is_some_and(|f| Arc::ptr_eq(f, file))
+                    && d.range.start >= scope.start
+                    && d.range.end <= scope.end
+            })
+        }) {
+            d.note = Some(match d.note.take() {
+                Some(note) => format!("{note}; {said}"),
+                None => said.clone(),
+            });
+            d.related.extend(related.clone());
+        }
+    }
+}
+
+/// A related span at the `.env` line that sets a variable.
+fn env_label(
+    project: &Project,
+    var: &crate::project::env::Var,
+    message: String,
+) -> Option<crate::diagnostic::Label> {
+    let index = project.file_index(&var.file)?;
+    Some(crate::diagnostic::Label {
+        range: var.range,
+        message,
+        file: Some(project.file(index).source.clone()),
+    })
+}
+
+/// A finding whose value is interpolated from the project's `.env` points
+/// at the line of `.env` that decides it.
+fn point_at_dotenv(project: &Project, diagnostics: &mut [Diagnostic]) {
+    if project.env.is_empty() {
+        return;
+    }
+    for d in diagnostics.iter_mut() {
+        let Some(file) = &d.file else { continue };
+        let Some(written) = file.text.get(d.range.start as usize..d.range.end as usize) else {
+            continue;
+        };
+        let mut rest = written;
+        let mut named: Vec<&str> = Vec::new();
+        while let Some(at) = rest.find('$') {
+            let after = rest[at + 1..].trim_start_matches('{');
+            let len = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if len > 0 && !named.contains(&&after[..len]) {
+                named.push(&after[..len]);
+            }
+            rest = &after[len..];
+        }
+        let mut labels = Vec::new();
+        for name in named {
+            let Some(var) = project.env.get(name) else {
+                continue;
+            };
+            let shown = match &var.value {
+                crate::project::env::Value::Known(value) => format!("`{name}={value}`"),
+                crate::project::env::Value::Unknown(_) => format!("`{name}`"),
+            };
+            labels.extend(env_label(
+                project,
+                var,
+                format!("{shown} in the project's .env decides this value"),
+            ));
+        }
+        d.related.extend(labels);
+    }
+}
+
+/// A session's files with one of them replaced by a buffer.
+struct Layered {
+    under: Arc<Workspace>,
+    path: PathBuf,
+    text: String,
+}
+
+impl Layered {
+    fn is_buffer(&self, path: &Path) -> bool {
+        normalize(path) == self.path
+    }
+}
+
+impl System for Layered {
+    fn read(&self, path: &Path) -> FileRead {
+        if self.is_buffer(path) {
+            return Ok((
+                self.text.clone(),
+                Some(crate::vfs::buffer_stamp(&self.text)),
+            ));
+        }
+        match self.under.files.read(path) {
+            Ok(text) => Ok((text.source.text.clone(), text.stamp)),
+            Err(failure) => Err((failure.0.clone(), failure.1.clone())),
+        }
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        self.is_buffer(path) || self.under.files.is_file(path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        self.under
+            .files
+            .canonicalize(path)
+            .or_else(|| self.is_buffer(path).then(|| normalize(path)))
+    }
+
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        if self.is_buffer(path) {
+            return Some(crate::vfs::buffer_stamp(&self.text));
+        }
+        self.under.files.stamp(path)
+    }
+
+    fn list_files(&self, dir: &Path) -> Option<Vec<std::ffi::OsString>> {
+        let mut names = self.under.files.list_files(dir);
+        if self.path.parent().map(normalize).as_deref() == Some(&normalize(dir))
+            && let Some(name) = self.path.file_name()
+            && !names.iter().any(|n| n == name)
+        {
+            names.push(name.to_os_string());
+        }
+        Some(names)
     }
 }

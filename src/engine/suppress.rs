@@ -180,6 +180,7 @@ fn sup002(range: TextRange, message: String) -> Diagnostic {
         severity: rules::meta(RuleCode::SUP002).severity,
         message,
         range,
+        file: None,
         label: None,
         note: None,
         help: Some(
@@ -235,6 +236,7 @@ pub fn apply(
                 severity: rules::meta(RuleCode::SUP001).severity,
                 message: format!("suppression of {code} matches no finding"),
                 range: *range,
+                file: None,
                 label: Some("nothing to suppress here".into()),
                 note: None,
                 help: Some("remove the code (or the whole comment)".into()),

@@ -1,63 +1,84 @@
-//! Compose services with their effective `/dev/shm` and GPU intent.
+//! Compose services as Compose runs them, with their effective `/dev/shm`
+//! and GPU intent.
 //!
-//! The semantics follow Docker Engine and Docker Compose (see
-//! `shared/notes/domain.md` §1–3): a `/dev/shm` mount wins over everything,
-//! then the `ipc` mode decides whether `shm_size` applies at all, and
-//! `shm_size: 0` or no `shm_size` means the daemon default of 64 MiB.
+//! A service is read from its merged model (see `crate::project`): every
+//! file of the project, the services it `extends` and what `include:`
+//! brings already merged as Compose merges them, each value with the
+//! [`Src`] (file and node) that wrote it. The semantics follow Docker
+//! Engine and Docker Compose (see `shared/notes/domain.md` §1–3): a
+//! `/dev/shm` mount wins over everything, then the `ipc` mode decides
+//! whether `shm_size` applies at all, and `shm_size: 0` or no `shm_size`
+//! means the daemon default of 64 MiB.
 
 use super::container::Gpus;
 use super::dockerfile::BuiltImage;
-use super::size::{SizeValue, parse_compose_size_with, parse_tmpfs_size_option, tmpfs_size_option};
-use super::variables::{Interpolated, Variables, interpolate};
+use super::size::{SizeValue, parse_tmpfs_size_option, tmpfs_size_option};
+pub use super::workload::detect_launcher;
 use super::workload::selects_rdma;
-pub use super::workload::{EnvVar, detect_launcher};
-use crate::syntax::yaml::{NodeId, Value, Yaml};
-use crate::text::{SourceFile, TextRange};
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+pub use crate::syntax::tree::Src;
+use crate::syntax::tree::{Interpolated, Kind, Node};
+use crate::text::TextRange;
+use std::collections::HashMap;
 use std::sync::Arc;
 
-#[derive(Debug)]
-pub struct ComposeFile<'y> {
-    pub yaml: &'y Yaml,
-    /// The document's root mapping.
-    pub root: NodeId,
-    pub services: Vec<Service>,
-    /// Services that files named by `include:` bring into the project
-    /// (read from those files; their nodes are not this file's).
-    pub included: Vec<Service>,
-    /// Why Compose refuses this file's `include:` (a cycle, a file it
-    /// cannot read), at the entry that names it.
-    pub include_error: Option<(NodeId, String)>,
-}
-
-/// A value as written, with the node it came from.
+/// A value as written, with where: its node, and the key of its entry
+/// where it has one.
 #[derive(Debug, Clone)]
 pub struct Spanned<T> {
     pub value: T,
-    pub node: NodeId,
-    /// The key of the entry, where the value has one.
-    pub key: Option<NodeId>,
+    pub node: Src,
+    pub key: Option<Src>,
+}
+
+/// How a definition of a service came into the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// In one of the project's own files (`-f`, `COMPOSE_FILE`, an override).
+    Project,
+    /// A service it `extends` (in the same file or another).
+    Extended,
+    /// In a file `include:` brings in.
+    Included,
+}
+
+/// One definition of a service, in merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The service's key there.
+    pub key: Src,
+    /// Its mapping there.
+    pub map: Src,
+    pub role: Role,
 }
 
 #[derive(Debug, Clone)]
 pub struct Service {
     pub name: String,
-    /// The service's name key (`trainer:`): where "missing setting" findings point.
-    pub key: NodeId,
-    pub map: NodeId,
+    /// The service's key in its home definition: where findings about a
+    /// setting it lacks are reported (see `crate::project`).
+    pub key: Src,
+    /// The home definition's mapping: where fixes add what it lacks.
+    pub map: Src,
+    /// Every definition merged into it, in Compose's merge order.
+    pub definitions: Vec<Definition>,
     pub image: Option<Spanned<String>>,
     pub shm_size: Option<Spanned<SizeValue>>,
     pub build_shm_size: Option<Spanned<SizeValue>>,
     pub ipc: Option<Spanned<IpcMode>>,
     pub shm_mounts: Vec<Spanned<ShmMount>>,
-    pub environment: Vec<EnvVar>,
+    /// The container's environment: its `env_file`s, then `environment`
+    /// (which wins), as Compose resolves them.
+    pub environment: Vec<ComposeEnv>,
     /// `entrypoint` and `command` joined, as the container would run them.
     pub command_line: String,
-    pub command_node: Option<NodeId>,
+    pub command_node: Option<Src>,
+    /// `command` and `entrypoint` as merged, each with its value's node
+    /// (`command` first: it is where parallel sizes are usually written).
+    pub command_parts: Vec<(String, Src)>,
     pub device_requests: Vec<DeviceRequest>,
-    /// The `deploy.resources.reservations.devices` entry, if written.
-    pub devices_key: Option<NodeId>,
+    /// The `deploy.resources.reservations.devices` entry's key, if written.
+    pub devices_key: Option<Src>,
+    /// `gpus:` as Compose reads it (the GPUs its requests add up to).
     pub gpus: Option<Spanned<Gpus>>,
     pub runtime: Option<Spanned<String>>,
     pub devices: Vec<Spanned<String>>,
@@ -65,118 +86,65 @@ pub struct Service {
     /// Keys such as `nvidia.com/gpu` written under `deploy.resources.{reservations,limits}`.
     pub misplaced_gpu_resources: Vec<Spanned<String>>,
     pub cap_add: Vec<String>,
-    /// What this definition's settings decide about `/dev/shm` (the
-    /// container model's `Shm` is what the container gets).
+    /// What the service's settings decide about `/dev/shm` (the container
+    /// model's `Shm` is what the container gets, donors followed).
     pub shm_decision: ShmDecision,
     pub gpu: GpuIntent,
-    /// `build:` as written.
+    /// `build:` as merged.
     pub build: Option<BuildSpec>,
     /// The image `build:` produces, when its Dockerfile could be read
-    /// (attached by the engine, which reads files).
+    /// (attached by the project loader, which reads files).
     pub built_image: Option<Arc<BuiltImage>>,
-    /// What the other files of its compose project say about the service
-    /// (attached by the engine; see [`super::project`]).
-    pub project: Option<ProjectView>,
-    /// The image it builds makes it a GPU service (see
-    /// [`ComposeFile::settle_build_evidence`]).
+    /// The image it builds makes it a GPU service (see [`settle_build_evidence`]).
     pub gpu_from_build: bool,
-    /// `extends:` as written (interpolated).
-    pub extends: Option<Extends>,
-    /// Keys tagged `!reset` (a later file removes what earlier ones set)
-    /// or `!override` (replaces instead of merging), by key.
-    pub merge_tags: Vec<(String, MergeTag)>,
-    /// What other definitions of the service decide (see [`super::project`]).
-    pub inherited: Inherited,
-    /// `env_file:` entries (interpolated), and whether each is required.
-    pub env_files: Vec<(String, bool)>,
+    /// `env_file:` entries (interpolated).
+    pub env_files: Vec<EnvFileEntry>,
     /// `profiles:`: the service runs only with one of them enabled.
     pub profiles: Vec<String>,
+    /// Settings a later definition removed or replaced (`!reset`,
+    /// `!override`), by dotted path, with where that is written: a fix
+    /// that adds the setting before it would be undone.
+    pub resets: Vec<(String, Src)>,
+    /// Why Compose or the engine would not create it (set by the loader
+    /// for what the project decides: an `extends` it cannot resolve).
+    pub refused: Option<String>,
 }
 
-/// What the other files of a project say about one service.
+/// One variable of a service's environment.
+#[derive(Debug, Clone)]
+pub struct ComposeEnv {
+    pub name: String,
+    /// The value after interpolation; `None` when unset or unknown.
+    pub value: Option<String>,
+    /// Where a finding about it goes: its `environment` item or entry, or,
+    /// for a variable an `env_file` sets, the `env_file` entry naming it.
+    pub at: Src,
+    /// The key of a `KEY: value` entry, when `at` is its value.
+    pub key: Option<Src>,
+    /// For a variable from an `env_file`: the file (a project file index)
+    /// and the line that sets it.
+    pub from_file: Option<(u32, TextRange)>,
+}
+
+/// An `env_file:` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProjectView {
-    /// Where the service's GPU evidence is, when the last definition with
-    /// GPU evidence is another one: that file, the service's key there, and why.
-    pub gpu_elsewhere: Option<(Arc<SourceFile>, TextRange, String)>,
-    /// The service's key in each other definition merged with it.
-    pub also_defined: Vec<(Arc<SourceFile>, TextRange)>,
-    /// This file's own settings for the service are GPU evidence (before
-    /// merging in the other files').
-    pub local_gpu_evidence: bool,
-}
-
-/// Where a merged setting comes from: the file, the service's key there,
-/// and the setting in words (`memlock -1 in base.yml, service `common``).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Origin {
-    pub source: Arc<SourceFile>,
-    pub range: TextRange,
-    pub what: String,
-}
-
-/// Settings another definition of the service decides (an override file,
-/// an extended base): the merged value wins over what this definition
-/// writes, or fills what it leaves out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Inherited {
-    /// Ulimits by name; `None` when a later definition removed it (`!reset`).
-    pub ulimits: BTreeMap<String, (Option<super::container::Ulimit>, Origin)>,
-    /// The IPC mode, when another definition decides it.
-    pub ipc: Option<(IpcMode, Origin)>,
-    /// Environment variables another definition (or its `env_file`) sets.
-    pub environment: BTreeMap<String, (Option<String>, Origin)>,
-    /// For a variable of `environment` that only this definition's own
-    /// `env_file:` sets: the `env_file` entry naming its file (where a
-    /// finding about it is placed; its line is the `Origin`).
-    pub env_file_entries: BTreeMap<String, NodeId>,
-    /// Ulimits (by name) that the service's last definition removes with
-    /// `ulimits: !reset` (or replaces with `!override`) when that
-    /// definition is another file's own: that file is linted as part of
-    /// the project and reports what the removal leaves wrong, so a finding
-    /// is not repeated here, where the removed value is written.
-    pub ulimits_removed_by_last_file: Vec<String>,
-    /// The `env_file:` entries of every definition, in Compose's merge
-    /// order (a later file's variable wins; `!reset` or `!override` drops
-    /// the earlier ones): the compose file that names each (`None`: this
-    /// one), the entry as written and whether it is required. `None` when
-    /// the service has no other definition: its own `env_files` are all.
-    pub env_files: Option<Vec<(Option<PathBuf>, String, bool)>>,
-    /// Why Compose cannot build the service at all (an `extends` cycle, a
-    /// missing base): Compose refuses the project.
-    pub error: Option<String>,
-    /// The error is a file the project names that is not here (a `.env`
-    /// left out of the checkout, a base file not copied with a lone file):
-    /// Compose refuses it here, but it is not a mistake in the config.
-    pub error_is_missing_file: bool,
-}
-
-/// `extends: common` or `extends: {service: common, file: base.yml}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Extends {
-    pub service: String,
-    pub file: Option<String>,
-    /// The `extends` key.
-    pub key: NodeId,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeTag {
-    Reset,
-    Override,
+pub struct EnvFileEntry {
+    pub path: String,
+    pub required: bool,
+    pub node: Src,
 }
 
 /// A service's `build:` (the short form is a context path).
 #[derive(Debug, Clone, Default)]
 pub struct BuildSpec {
-    pub context: Option<String>,
+    pub context: Option<Spanned<String>>,
     pub dockerfile: Option<String>,
     pub dockerfile_inline: Option<Spanned<String>>,
     pub target: Option<String>,
     /// Build arguments whose values are known (interpolated with defaults).
     pub args: HashMap<String, String>,
     /// The `build` key.
-    pub key: Option<NodeId>,
+    pub key: Option<Src>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -192,13 +160,13 @@ pub enum IpcMode {
 }
 
 impl IpcMode {
-    fn parse(raw: &str, vars: Option<&Variables>) -> IpcMode {
-        let text = match interpolate(raw, vars) {
-            Interpolated::Text(t) => t,
-            Interpolated::Unknown(v) => return IpcMode::Unknown(v),
-            Interpolated::Invalid(_) => return IpcMode::Invalid(raw.to_string()),
+    fn read(node: &Node) -> IpcMode {
+        let text = match node.interpolated() {
+            Some(Interpolated::Text(t)) => t.as_str(),
+            Some(Interpolated::Unknown(v)) => return IpcMode::Unknown(v.clone()),
+            _ => return IpcMode::Invalid(node.raw().unwrap_or_default().to_string()),
         };
-        match text.as_str() {
+        match text {
             "" | "private" => IpcMode::Private,
             "shareable" => IpcMode::Shareable,
             "host" => IpcMode::Host,
@@ -222,6 +190,20 @@ impl IpcMode {
     pub fn honours_shm_size(&self) -> bool {
         matches!(self, IpcMode::Private | IpcMode::Shareable)
     }
+
+    /// The mode as `inspect` prints it.
+    pub fn shown(&self) -> String {
+        match self {
+            IpcMode::Private => "private".to_string(),
+            IpcMode::Shareable => "shareable".to_string(),
+            IpcMode::Host => "host".to_string(),
+            IpcMode::None => "none".to_string(),
+            IpcMode::Service(s) => format!("service:{s}"),
+            IpcMode::Container(s) => format!("container:{s}"),
+            IpcMode::Unknown(v) => format!("${{{v}}}"),
+            IpcMode::Invalid(v) => v.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -241,10 +223,10 @@ pub enum Vendor {
     Other,
 }
 
-/// One `deploy.resources.reservations.devices` (or long-form `gpus`) item.
+/// One `deploy.resources.reservations.devices` (or `gpus`) item.
 #[derive(Debug, Clone)]
 pub struct DeviceRequest {
-    pub node: NodeId,
+    pub node: Src,
     pub driver: Option<Spanned<String>>,
     pub count: Option<Spanned<String>>,
     pub device_ids: Option<Spanned<Vec<String>>>,
@@ -270,7 +252,6 @@ impl DeviceRequest {
         match driver.as_deref() {
             Some("nvidia") => Vendor::Nvidia,
             Some("amd") => Vendor::Amd,
-            Some("cdi") => Vendor::Other,
             Some(_) => Vendor::Other,
             None => {
                 // Without a driver, the engine picks the driver whose
@@ -345,7 +326,7 @@ impl DeviceRequest {
 
 #[derive(Debug, Clone, Default)]
 pub struct Ulimits {
-    pub node: Option<NodeId>,
+    pub node: Option<Src>,
     pub memlock: Option<Ulimit>,
     pub stack: Option<Ulimit>,
     /// Every other ulimit (`nofile`, `nproc`, ...), by name: the engine
@@ -355,8 +336,8 @@ pub struct Ulimits {
 
 #[derive(Debug, Clone)]
 pub struct Ulimit {
-    pub key: NodeId,
-    pub value_node: NodeId,
+    pub key: Src,
+    pub value_node: Src,
     /// Soft limit; `-1` is unlimited. `None` when not a number.
     pub soft: Option<i64>,
     pub hard: Option<i64>,
@@ -368,43 +349,38 @@ impl Ulimit {
     }
 }
 
-/// Which of this definition's own settings decides `/dev/shm`, and what it
-/// says: the input of the container model's [`super::container::Shm`],
-/// which `runtime` builds from it once `ipc: service:` donors are followed
-/// and the project has merged its other files in (`Elsewhere`).
+/// Which of the service's settings decides `/dev/shm`, and what it says:
+/// the input of the container model's [`super::container::Shm`], which
+/// `runtime` builds from it once `ipc: service:` donors are followed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ShmDecision {
     /// The daemon default (64 MiB): no usable `shm_size`, or `shm_size: 0`.
     Default,
     Sized {
         bytes: u64,
-        node: NodeId,
+        node: Src,
     },
     /// Depends on an unset variable or an unreadable value.
     Unknown {
-        node: NodeId,
+        node: Src,
     },
     /// `ipc: host`: the host's `/dev/shm`.
     Host {
-        node: NodeId,
+        node: Src,
     },
     /// `ipc: service:X` or `container:X`: the donor's `/dev/shm`.
     Donor {
         donor: String,
-        node: NodeId,
+        node: Src,
     },
     /// `ipc: none`: no `/dev/shm` at all.
     Missing {
-        node: NodeId,
+        node: Src,
     },
-    /// Decided by a setting in another file of the compose project (an
-    /// override file): that file's findings are about it. It holds what
-    /// that file gives the container, as `gpulint inspect` reports it.
-    Elsewhere(Box<super::container::Shm>),
     /// A mount at `/dev/shm` replaces the engine's.
     Mount {
         mount: ShmMount,
-        node: NodeId,
+        node: Src,
     },
 }
 
@@ -412,8 +388,10 @@ pub enum ShmDecision {
 #[derive(Debug, Clone, Default)]
 pub struct GpuIntent {
     pub vendor: Option<Vendor>,
-    /// Hard evidence that the container gets GPUs: (what, where).
+    /// Hard evidence that the container gets GPUs: what, in words.
     pub reserved: Option<String>,
+    /// Where that evidence is written.
+    pub evidence: Option<Src>,
     pub count: Option<Gpus>,
     /// A distributed launcher (`torchrun`, `deepspeed`, ...) in the command.
     pub launcher: Option<&'static str>,
@@ -465,231 +443,193 @@ impl GpuIntent {
     }
 }
 
-impl<'y> ComposeFile<'y> {
-    /// Reads the services of one compose document, interpolated with its
-    /// project's variables `vars` (`None`: no `.env`). Returns `None` when
-    /// the document is not a mapping.
-    pub fn from_document(
-        yaml: &'y Yaml,
-        root: NodeId,
-        vars: Option<&Variables>,
-    ) -> Option<ComposeFile<'y>> {
-        if !yaml.is_mapping(root) {
-            return None;
-        }
-        let mut services = Vec::new();
-        if let Some(entry) = yaml.get(root, "services") {
-            for e in yaml.entries(entry.value) {
-                let Some(name) = yaml.str(e.key) else {
-                    continue;
-                };
-                if !yaml.is_mapping(e.value) {
-                    continue;
-                }
-                services.push(Service::read(yaml, name.to_string(), e.key, e.value, vars));
-            }
-        }
-        Some(ComposeFile {
-            yaml,
-            root,
-            services,
-            included: Vec::new(),
-            include_error: None,
-        })
-    }
-
-    /// Decides which services building on a CUDA or ROCm image count as GPU
-    /// services: all of them when no service of the file reserves GPUs (the
-    /// project relies on the daemon's default runtime), none when some do.
-    /// A project that reserves GPUs for its model worker and not for the
-    /// controller built from the same image runs the controller without
-    /// GPUs (FastChat's compose file).
-    pub fn settle_build_evidence(&mut self) {
-        let any_reserved = self.services.iter().any(|s| s.gpu.is_reserved());
-        for service in &mut self.services {
-            service.gpu_from_build = !any_reserved
-                && service
-                    .built_image
-                    .as_ref()
-                    .is_some_and(|b| b.base.accelerator().is_some());
-        }
-    }
-
-    pub fn service(&self, name: &str) -> Option<&Service> {
-        self.services.iter().find(|s| s.name == name)
+/// Decides which services building on a CUDA or ROCm image count as GPU
+/// services: all of them when no service of the project reserves GPUs
+/// (the project relies on the daemon's default runtime), none when some
+/// do. A project that reserves GPUs for its model worker and not for the
+/// controller built from the same image runs the controller without GPUs
+/// (FastChat's compose file).
+pub fn settle_build_evidence(services: &mut [Service]) {
+    let any_reserved = services.iter().any(|s| s.gpu.is_reserved());
+    for service in services {
+        service.gpu_from_build = !any_reserved
+            && service
+                .built_image
+                .as_ref()
+                .is_some_and(|b| b.base.accelerator().is_some());
     }
 }
 
-fn scalar(yaml: &Yaml, map: NodeId, key: &str) -> Option<Spanned<String>> {
-    let e = yaml.get(map, key)?;
-    if yaml.is_null(e.value) {
+/// What reading a service needs besides its model: the project's
+/// variables, for `KEY` written without a value.
+pub struct Reading<'a> {
+    /// The value the project's environment gives a variable.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The variables the service's `env_file`s set (already read), each
+    /// reported at its `env_file` entry.
+    pub from_env_files: Vec<ComposeEnv>,
+}
+
+/// A scalar's text: interpolated when its value is known, else as written.
+fn text_of(node: &Node) -> Option<String> {
+    match &node.kind {
+        Kind::Scalar { raw, value, .. } => Some(match value {
+            Interpolated::Text(t) => t.clone(),
+            _ => raw.clone(),
+        }),
+        _ => None,
+    }
+}
+
+fn scalar(map: &Node, key: &str) -> Option<Spanned<String>> {
+    let entry = map.entry(key)?;
+    if entry.value.is_null() {
         return None;
     }
     Some(Spanned {
-        value: yaml.str(e.value)?.to_string(),
-        node: e.value,
-        key: Some(e.key),
+        value: text_of(&entry.value)?,
+        node: entry.value.src,
+        key: Some(entry.key_src),
     })
 }
 
 /// A list of strings (or one string), each interpolated as Compose does;
 /// a value that depends on an unknown variable stays as written.
-fn string_list(yaml: &Yaml, node: NodeId, vars: Option<&Variables>) -> Vec<String> {
-    let known = |t: &str| interpolated(t, vars).unwrap_or_else(|| t.to_string());
-    match yaml.value(node) {
-        Value::Sequence(items) => items
-            .iter()
-            .filter_map(|&i| yaml.str(i).map(known))
-            .collect(),
-        Value::Scalar { text, .. } => vec![known(text)],
-        _ => Vec::new(),
-    }
-}
-
-/// [`scalar`], interpolated as Compose does (as written when it depends on
-/// an unknown variable).
-fn scalar_interpolated(
-    yaml: &Yaml,
-    map: NodeId,
-    key: &str,
-    vars: Option<&Variables>,
-) -> Option<Spanned<String>> {
-    scalar(yaml, map, key).map(|s| Spanned {
-        value: interpolated(&s.value, vars).unwrap_or(s.value),
-        ..s
-    })
-}
-
-/// The value the project's `.env` gives `name` (`- NAME` in `environment:`).
-fn lookup(vars: Option<&Variables>, name: &str) -> Option<String> {
-    vars?.get(name).map(str::to_string)
-}
-
-fn interpolated(text: &str, vars: Option<&Variables>) -> Option<String> {
-    match interpolate(text, vars) {
-        Interpolated::Text(t) => Some(t),
-        _ => None,
+fn string_list(node: &Node) -> Vec<String> {
+    match &node.kind {
+        Kind::Sequence(items) => items.iter().filter_map(|i| text_of(i)).collect(),
+        Kind::Scalar { .. } if node.is_null() => Vec::new(),
+        Kind::Scalar { .. } => text_of(node).into_iter().collect(),
+        Kind::Mapping(_) => Vec::new(),
     }
 }
 
 impl Service {
-    fn read(
-        yaml: &Yaml,
-        name: String,
-        key: NodeId,
-        map: NodeId,
-        vars: Option<&Variables>,
+    /// Reads a service from its merged model. `definitions` are its
+    /// definitions in merge order, `home` the one findings about what it
+    /// lacks are reported at.
+    pub fn read(
+        name: &str,
+        map: &Node,
+        definitions: Vec<Definition>,
+        home: usize,
+        reading: Reading,
     ) -> Service {
-        let image = scalar(yaml, map, "image");
-        let shm_size = size_entry(yaml, map, "shm_size", vars);
-        let build_shm_size = yaml
-            .get(map, "build")
-            .filter(|b| yaml.is_mapping(b.value))
-            .and_then(|b| size_entry(yaml, b.value, "shm_size", vars));
-        let ipc = scalar(yaml, map, "ipc").map(|s| Spanned {
-            value: IpcMode::parse(&s.value, vars),
-            node: s.node,
-            key: s.key,
+        let home_definition = definitions.get(home).cloned().unwrap_or(Definition {
+            key: map.src,
+            map: map.src,
+            role: Role::Project,
         });
-        let shm_mounts = read_shm_mounts(yaml, map, vars);
-        let environment = read_environment(yaml, map, vars);
-        let (command_line, command_node) = read_command(yaml, map, vars);
-        let (device_requests, devices_key) = read_device_requests(yaml, map, vars);
-        let gpus = yaml.get(map, "gpus").map(|e| Spanned {
-            value: read_gpus_count(yaml, e.value, vars),
-            node: e.value,
-            key: Some(e.key),
-        });
-        let runtime = scalar_interpolated(yaml, map, "runtime", vars);
-        let devices = yaml
-            .get(map, "devices")
-            .map(|e| {
-                yaml.items(e.value)
+        let shm_size = size_entry(map, "shm_size");
+        let build_shm_size = map
+            .get("build")
+            .filter(|b| b.is_mapping())
+            .and_then(|b| size_entry(b, "shm_size"));
+        let ipc = map
+            .entry("ipc")
+            .filter(|e| !e.value.is_null())
+            .map(|e| Spanned {
+                value: IpcMode::read(&e.value),
+                node: e.value.src,
+                key: Some(e.key_src),
+            });
+        let mut environment = reading.from_env_files;
+        let own = read_environment(map, reading.env);
+        // `environment` wins over every `env_file`.
+        environment.retain(|v| !own.iter().any(|o| o.name == v.name));
+        environment.extend(own);
+        let (command_line, command_node) = read_command(map);
+        let command_parts = ["command", "entrypoint"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_string(), map.get(key).filter(|v| !v.is_null())?.src)))
+            .collect();
+        let (device_requests, devices_key) = read_device_requests(map);
+        let gpus = map
+            .entry("gpus")
+            .filter(|e| !e.value.is_null())
+            .map(|e| Spanned {
+                value: gpus_requests(&e.value)
                     .iter()
-                    .filter_map(|&i| {
-                        let text = yaml
-                            .str(i)
-                            .map(|t| interpolated(t, vars).unwrap_or_else(|| t.to_string()))
-                            .or_else(|| {
-                                // Long syntax: {source: /dev/nvidia0, target: ...}
-                                scalar_interpolated(yaml, i, "source", vars).map(|s| s.value)
-                            })?;
+                    .map(DeviceRequest::gpu_count)
+                    .fold(Gpus::Count(0), Gpus::combine),
+                node: e.value.src,
+                key: Some(e.key_src),
+            });
+        let devices = map
+            .get("devices")
+            .map(|devices| {
+                devices
+                    .items()
+                    .iter()
+                    .filter_map(|item| {
+                        // Long syntax: {source: /dev/nvidia0, target: ...}
+                        let text = text_of(item).or_else(|| {
+                            item.is_mapping()
+                                .then(|| item.get("source").and_then(|s| text_of(s)))
+                                .flatten()
+                        })?;
                         Some(Spanned {
                             value: text,
-                            node: i,
+                            node: item.src,
                             key: None,
                         })
                     })
                     .collect()
             })
             .unwrap_or_default();
-        let ulimits = read_ulimits(yaml, map, vars);
-        let misplaced_gpu_resources = read_misplaced_resources(yaml, map);
-        let cap_add = yaml
-            .get(map, "cap_add")
-            .map(|e| string_list(yaml, e.value, vars))
-            .unwrap_or_default();
-
         let mut service = Service {
-            name,
-            key,
-            map,
-            image,
+            name: name.to_string(),
+            key: home_definition.key,
+            map: home_definition.map,
+            definitions,
+            image: scalar(map, "image"),
             shm_size,
             build_shm_size,
             ipc,
-            shm_mounts,
+            shm_mounts: read_shm_mounts(map),
             environment,
             command_line,
             command_node,
+            command_parts,
             device_requests,
             devices_key,
             gpus,
-            runtime,
+            runtime: scalar(map, "runtime"),
             devices,
-            ulimits,
-            misplaced_gpu_resources,
-            cap_add,
+            ulimits: read_ulimits(map),
+            misplaced_gpu_resources: read_misplaced_resources(map),
+            cap_add: map
+                .get("cap_add")
+                .map(|c| string_list(c))
+                .unwrap_or_default(),
             shm_decision: ShmDecision::Default,
             gpu: GpuIntent::default(),
-            build: read_build(yaml, map, vars),
+            build: read_build(map),
             built_image: None,
-            project: None,
             gpu_from_build: false,
-            extends: read_extends(yaml, map, vars),
-            merge_tags: read_merge_tags(yaml, map),
-            inherited: Default::default(),
-            env_files: read_env_files(yaml, map, vars),
-            profiles: yaml
-                .get(map, "profiles")
-                .map(|e| string_list(yaml, e.value, vars))
+            env_files: read_env_files(map),
+            profiles: map
+                .get("profiles")
+                .map(|p| string_list(p))
                 .unwrap_or_default(),
+            resets: Vec::new(),
+            refused: None,
         };
         service.shm_decision = service.compute_shm_decision();
         service.gpu = service.compute_gpu_intent();
         service
     }
 
-    /// Evidence in this service's own settings that it runs on GPUs: a
+    /// Evidence in the service's settings that it runs on GPUs: a
     /// reservation, a GPU resource written in the wrong place, a
     /// distributed launcher, NCCL settings, or an image built on a CUDA or
     /// ROCm base. A pulled CUDA image alone is not enough (`-gpu` tags also
     /// run TensorBoard and CPU tools); building on one is what GPU projects do.
-    pub fn own_gpu_evidence(&self) -> bool {
+    pub fn is_gpu_workload(&self) -> bool {
         self.gpu.is_reserved()
             || !self.misplaced_gpu_resources.is_empty()
             || self.gpu.is_distributed()
             || self.builds_gpu_image()
-    }
-
-    /// The service runs on GPUs, by its own settings or, in a compose project
-    /// with override files, by another file's settings for it.
-    pub fn is_gpu_workload(&self) -> bool {
-        self.own_gpu_evidence()
-            || self
-                .project
-                .as_ref()
-                .is_some_and(|p| p.gpu_elsewhere.is_some())
     }
 
     /// The service builds its image on a CUDA or ROCm base, and that makes
@@ -703,45 +643,21 @@ impl Service {
         self.built_image.as_deref().filter(|_| self.gpu_from_build)
     }
 
-    /// The key is tagged `!reset` here: earlier definitions' value is dropped.
-    pub fn resets(&self, key: &str) -> bool {
-        self.merge_tags
+    /// The definition findings about what the service lacks go to.
+    pub fn home(&self) -> Option<&Definition> {
+        self.definitions.iter().find(|d| d.key == self.key)
+    }
+
+    /// A later definition removes or replaces `path` (`shm_size`,
+    /// `deploy.resources`): where.
+    pub fn reset_of(&self, path: &str) -> Option<Src> {
+        self.resets
             .iter()
-            .any(|(k, t)| k == key && *t == MergeTag::Reset)
+            .find(|(p, _)| p == path || path.starts_with(&format!("{p}.")))
+            .map(|(_, at)| *at)
     }
 
-    /// The key is tagged `!override` here: it replaces earlier definitions'
-    /// value instead of merging with it.
-    pub fn overrides(&self, key: &str) -> bool {
-        self.merge_tags
-            .iter()
-            .any(|(k, t)| k == key && *t == MergeTag::Override)
-    }
-
-    /// This definition resets or overrides `deploy` down to its device
-    /// reservations: those of earlier definitions are dropped.
-    pub fn resets_device_reservations(&self) -> bool {
-        [
-            "deploy",
-            "deploy.resources",
-            "deploy.resources.reservations",
-            "deploy.resources.reservations.devices",
-        ]
-        .iter()
-        .any(|k| self.resets(k) || self.overrides(k))
-    }
-
-    /// Its GPUs come from `deploy` device reservations only (not `gpus:`,
-    /// a device or a runtime), which a later reset drops.
-    pub fn reserves_only_by_deploy_devices(&self) -> bool {
-        self.gpu.is_reserved()
-            && self.gpus.is_none()
-            && self.runtime.is_none()
-            && self.devices.is_empty()
-            && self.device_requests.iter().all(|r| !r.from_gpus_field)
-    }
-
-    /// Every ulimit this definition writes, by name.
+    /// Every ulimit the service sets, by name.
     pub fn all_ulimits(&self) -> Vec<(String, super::container::Ulimit)> {
         let named = [
             ("memlock", self.ulimits.memlock.as_ref()),
@@ -768,18 +684,9 @@ impl Service {
             .collect()
     }
 
-    /// The ulimit the container gets for `name`, as the merged project
-    /// decides it: `Err` with where, when another definition decides it
-    /// (`Err((None, _))`: removed there), `Ok` with this definition's own.
-    #[allow(clippy::type_complexity)]
-    pub fn ulimit_decision(
-        &self,
-        name: &str,
-    ) -> Result<Option<&Ulimit>, (Option<super::container::Ulimit>, &Origin)> {
-        if let Some((limit, origin)) = self.inherited.ulimits.get(name) {
-            return Err((*limit, origin));
-        }
-        Ok(match name {
+    /// The ulimit the container gets for `name`.
+    pub fn ulimit(&self, name: &str) -> Option<&Ulimit> {
+        match name {
             "memlock" => self.ulimits.memlock.as_ref(),
             "stack" => self.ulimits.stack.as_ref(),
             _ => self
@@ -788,19 +695,15 @@ impl Service {
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(_, l)| l),
-        })
-    }
-
-    /// The IPC mode as the project merges it: another definition's (an
-    /// override, an extended base) when it decides, else this one's.
-    pub fn merged_ipc(&self) -> Option<&IpcMode> {
-        match &self.inherited.ipc {
-            Some((mode, _)) => Some(mode),
-            None => self.ipc.as_ref().map(|i| &i.value),
         }
     }
 
-    pub fn env(&self, name: &str) -> Option<&EnvVar> {
+    /// The IPC mode Compose gives the container.
+    pub fn ipc_mode(&self) -> Option<&IpcMode> {
+        self.ipc.as_ref().map(|i| &i.value)
+    }
+
+    pub fn env(&self, name: &str) -> Option<&ComposeEnv> {
         self.environment.iter().rev().find(|e| e.name == name)
     }
 
@@ -850,16 +753,16 @@ impl Service {
     pub(crate) fn compute_gpu_intent(&self) -> GpuIntent {
         let mut gpu = GpuIntent::default();
         let mut count: Option<Gpus> = None;
-        let mut reserve =
-            |gpu: &mut GpuIntent, vendor: Vendor, what: String, _: NodeId, c: Gpus| {
-                if gpu.reserved.is_none() {
-                    gpu.reserved = Some(what);
-                }
-                if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
-                    gpu.vendor = Some(vendor);
-                }
-                count = Some(count.map_or(c, |old| old.combine(c)));
-            };
+        let mut reserve = |gpu: &mut GpuIntent, vendor: Vendor, what: String, at: Src, c: Gpus| {
+            if gpu.reserved.is_none() {
+                gpu.reserved = Some(what);
+                gpu.evidence = Some(at);
+            }
+            if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
+                gpu.vendor = Some(vendor);
+            }
+            count = Some(count.map_or(c, |old| old.combine(c)));
+        };
 
         for request in &self.device_requests {
             let vendor = request.vendor();
@@ -873,18 +776,6 @@ impl Service {
                 "a device reservation".to_string()
             };
             reserve(&mut gpu, vendor, what, request.node, request.gpu_count());
-        }
-        // `gpus: all` / `gpus: 2` (the list form was read as device requests).
-        if let Some(gpus) = &self.gpus
-            && self.device_requests.iter().all(|r| !r.from_gpus_field)
-        {
-            reserve(
-                &mut gpu,
-                Vendor::Nvidia,
-                "`gpus:`".into(),
-                gpus.node,
-                gpus.value,
-            );
         }
         for device in &self.devices {
             let d = device.value.as_str();
@@ -983,138 +874,98 @@ impl Service {
     }
 }
 
-fn read_extends(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Option<Extends> {
-    let entry = yaml.get(map, "extends")?;
-    let known = |node: NodeId| {
-        yaml.str(node)
-            .map(|t| interpolated(t, vars).unwrap_or_else(|| t.to_string()))
-    };
-    let (service, file) = if yaml.is_mapping(entry.value) {
-        (
-            yaml.get(entry.value, "service")
-                .and_then(|e| known(e.value))?,
-            yaml.get(entry.value, "file").and_then(|e| known(e.value)),
-        )
-    } else {
-        (known(entry.value)?, None)
-    };
-    Some(Extends {
-        service,
-        file,
-        key: entry.key,
-    })
-}
-
 /// `env_file: a.env`, `[a.env, b.env]` or `[{path: a.env, required: false}]`.
-fn read_env_files(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<(String, bool)> {
-    let Some(entry) = yaml.get(map, "env_file") else {
+fn read_env_files(map: &Node) -> Vec<EnvFileEntry> {
+    let Some(entry) = map.get("env_file") else {
         return Vec::new();
     };
-    let known = |t: &str| interpolated(t, vars).unwrap_or_else(|| t.to_string());
-    let items: Vec<NodeId> = match yaml.value(entry.value) {
-        Value::Sequence(items) => items.clone(),
-        _ => vec![entry.value],
+    let items: Vec<&Arc<Node>> = match &entry.kind {
+        Kind::Sequence(items) => items.iter().collect(),
+        _ if entry.is_null() => Vec::new(),
+        _ => vec![entry],
     };
     items
         .into_iter()
         .filter_map(|item| {
-            if let Some(text) = yaml.str(item) {
-                return Some((known(text), true));
+            if let Some(path) = text_of(item) {
+                return Some(EnvFileEntry {
+                    path,
+                    required: true,
+                    node: item.src,
+                });
             }
-            let path = scalar(yaml, item, "path")?;
-            let required = scalar(yaml, item, "required").is_none_or(|r| r.value != "false");
-            Some((known(&path.value), required))
+            let path = scalar(item, "path")?;
+            let required = scalar(item, "required").is_none_or(|r| r.value != "false");
+            Some(EnvFileEntry {
+                path: path.value,
+                required,
+                node: item.src,
+            })
         })
         .collect()
 }
 
-/// The service's keys tagged `!reset` or `!override`, and those on the
-/// way to its device reservations (`deploy.resources.reservations.devices`),
-/// by dotted path.
-fn read_merge_tags(yaml: &Yaml, map: NodeId) -> Vec<(String, MergeTag)> {
-    let mut tags = Vec::new();
-    collect_merge_tags(yaml, map, "", &mut tags);
-    tags
-}
-
-fn collect_merge_tags(yaml: &Yaml, map: NodeId, prefix: &str, out: &mut Vec<(String, MergeTag)>) {
-    for e in yaml.entries_with_resets(map) {
-        let Some(key) = yaml.str(e.key) else { continue };
-        let path = if prefix.is_empty() {
-            key.to_string()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        match yaml.node(e.value).tag.as_deref() {
-            Some("!reset") => out.push((path.clone(), MergeTag::Reset)),
-            Some("!override") => out.push((path.clone(), MergeTag::Override)),
-            _ => {}
-        }
-        if matches!(
-            path.as_str(),
-            "deploy" | "deploy.resources" | "deploy.resources.reservations"
-        ) && yaml.is_mapping(e.value)
-        {
-            collect_merge_tags(yaml, e.value, &path, out);
-        }
-    }
-}
-
-fn read_build(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Option<BuildSpec> {
-    let entry = yaml.get(map, "build")?;
-    let known = |node: NodeId| yaml.str(node).and_then(|t| interpolated(t, vars));
+fn read_build(map: &Node) -> Option<BuildSpec> {
+    let entry = map.entry("build")?;
+    let build = &entry.value;
+    let known = |node: &Node| node.str().map(str::to_string);
     let mut spec = BuildSpec {
-        key: Some(entry.key),
+        key: Some(entry.key_src),
         ..BuildSpec::default()
     };
-    if yaml.is_mapping(entry.value) {
-        let field = |key: &str| yaml.get(entry.value, key).and_then(|e| known(e.value));
-        spec.context = field("context");
+    if build.is_mapping() {
+        let field = |key: &str| build.get(key).and_then(|n| known(n));
+        spec.context = build.entry("context").and_then(|e| {
+            Some(Spanned {
+                value: known(&e.value)?,
+                node: e.value.src,
+                key: Some(e.key_src),
+            })
+        });
         spec.dockerfile = field("dockerfile");
         spec.target = field("target");
-        spec.dockerfile_inline = scalar(yaml, entry.value, "dockerfile_inline");
-        if let Some(args) = yaml.get(entry.value, "args") {
-            match yaml.value(args.value) {
-                Value::Mapping(_) => {
-                    for e in yaml.entries(args.value) {
-                        if let (Some(k), Some(v)) = (yaml.str(e.key), known(e.value)) {
-                            spec.args.insert(k.to_string(), v);
+        spec.dockerfile_inline = scalar(build, "dockerfile_inline");
+        if let Some(args) = build.get("args") {
+            match &args.kind {
+                Kind::Mapping(entries) => {
+                    for e in entries {
+                        if let Some(v) = known(&e.value) {
+                            spec.args.insert(e.key.clone(), v);
                         }
                     }
                 }
-                Value::Sequence(items) => {
-                    for &item in items {
+                Kind::Sequence(items) => {
+                    for item in items {
                         if let Some((k, v)) = known(item).as_deref().and_then(|t| t.split_once('='))
                         {
                             spec.args.insert(k.to_string(), v.to_string());
                         }
                     }
                 }
-                _ => {}
+                Kind::Scalar { .. } => {}
             }
         }
-    } else {
-        spec.context = known(entry.value);
+    } else if !build.is_null() {
+        spec.context = known(build).map(|value| Spanned {
+            value,
+            node: build.src,
+            key: Some(entry.key_src),
+        });
     }
     Some(spec)
 }
 
-fn size_entry(
-    yaml: &Yaml,
-    map: NodeId,
-    key: &str,
-    vars: Option<&Variables>,
-) -> Option<Spanned<SizeValue>> {
-    let e = yaml.get(map, key)?;
-    if yaml.is_null(e.value) {
+fn size_entry(map: &Node, key: &str) -> Option<Spanned<SizeValue>> {
+    let entry = map.entry(key)?;
+    if entry.value.is_null() {
         return None;
     }
-    let value = match yaml.value(e.value) {
-        Value::Scalar { text, .. } => super::size::parse_compose_yaml_size(
-            text,
-            yaml.is_plain(e.value),
-            yaml.node(e.value).tag.as_deref(),
-            vars,
+    let value = match &entry.value.kind {
+        Kind::Scalar { raw, value, .. } => super::size::parse_compose_yaml_size(
+            raw,
+            entry.value.is_plain(),
+            entry.value.tag(),
+            value,
         ),
         _ => SizeValue::Invalid {
             text: String::new(),
@@ -1123,8 +974,8 @@ fn size_entry(
     };
     Some(Spanned {
         value,
-        node: e.value,
-        key: Some(e.key),
+        node: entry.value.src,
+        key: Some(entry.key_src),
     })
 }
 
@@ -1133,49 +984,54 @@ fn is_dev_shm(target: &str) -> bool {
     t == "/dev/shm"
 }
 
-fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Spanned<ShmMount>> {
+fn read_shm_mounts(map: &Node) -> Vec<Spanned<ShmMount>> {
     let mut mounts = Vec::new();
-    if let Some(volumes) = yaml.get(map, "volumes") {
-        for &item in yaml.items(volumes.value) {
-            if let Some(text) = yaml.str(item) {
-                let text = interpolated(text, vars).unwrap_or_else(|| text.to_string());
+    if let Some(volumes) = map.get("volumes") {
+        for item in volumes.items() {
+            if let Some(text) = text_of(item) {
                 let parts: Vec<&str> = text.split(':').collect();
                 // `/dev/shm` alone is an anonymous volume there: disk, like a named one.
-                if parts.len() == 1 && is_dev_shm(parts[0]) {
-                    mounts.push(Spanned {
-                        value: ShmMount::Volume,
-                        node: item,
-                        key: None,
-                    });
+                let mount = if parts.len() == 1 && is_dev_shm(parts[0]) {
+                    Some(ShmMount::Volume)
                 } else if parts.len() >= 2 && is_dev_shm(parts[1]) {
-                    let mount = if is_dev_shm(parts[0]) {
+                    Some(if is_dev_shm(parts[0]) {
                         ShmMount::HostBind
                     } else {
                         ShmMount::Volume
-                    };
+                    })
+                } else {
+                    None
+                };
+                if let Some(mount) = mount {
                     mounts.push(Spanned {
                         value: mount,
-                        node: item,
+                        node: item.src,
                         key: None,
                     });
                 }
-            } else if yaml.is_mapping(item) {
-                let target = scalar_interpolated(yaml, item, "target", vars).map(|t| t.value);
+            } else if item.is_mapping() {
+                let target = item.get("target").and_then(|t| text_of(t));
                 if !target.as_deref().is_some_and(is_dev_shm) {
                     continue;
                 }
-                let kind = scalar_interpolated(yaml, item, "type", vars).map(|t| t.value);
+                let kind = item.get("type").and_then(|t| text_of(t));
                 let mount = match kind.as_deref() {
                     Some("tmpfs") => {
-                        let size = yaml
-                            .get_path(item, &["tmpfs", "size"])
-                            .and_then(|e| yaml.str(e.value))
-                            .map(|size| parse_compose_size_with(size, vars));
+                        let size = item.get_path(&["tmpfs", "size"]).and_then(|size| {
+                            Some(match &size.kind {
+                                Kind::Scalar { raw, value, .. } => match value {
+                                    Interpolated::Text(t) => super::size::parse_compose_size(t),
+                                    _ => super::size::parse_compose_yaml_size(
+                                        raw, false, None, value,
+                                    ),
+                                },
+                                _ => return None,
+                            })
+                        });
                         ShmMount::Tmpfs(size)
                     }
                     _ => {
-                        let source =
-                            scalar_interpolated(yaml, item, "source", vars).map(|s| s.value);
+                        let source = item.get("source").and_then(|s| text_of(s));
                         if source.as_deref().is_some_and(is_dev_shm) {
                             ShmMount::HostBind
                         } else {
@@ -1185,28 +1041,27 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Sp
                 };
                 mounts.push(Spanned {
                     value: mount,
-                    node: item,
+                    node: item.src,
                     key: None,
                 });
             }
         }
     }
-    if let Some(tmpfs) = yaml.get(map, "tmpfs") {
-        let items: Vec<NodeId> = match yaml.value(tmpfs.value) {
-            Value::Sequence(items) => items.clone(),
-            _ => vec![tmpfs.value],
+    if let Some(tmpfs) = map.get("tmpfs") {
+        let items: Vec<&Arc<Node>> = match &tmpfs.kind {
+            Kind::Sequence(items) => items.iter().collect(),
+            _ => vec![tmpfs],
         };
         for item in items {
-            let Some(text) = yaml.str(item) else { continue };
-            let text = interpolated(text, vars).unwrap_or_else(|| text.to_string());
+            let Some(text) = text_of(item) else { continue };
             let (target, options) = text.split_once(':').unwrap_or((&text, ""));
             if !is_dev_shm(target) {
                 continue;
             }
-            let size = tmpfs_size_option(options).map(|size| parse_tmpfs_size_option(size, vars));
+            let size = tmpfs_size_option(options).map(parse_tmpfs_size_option);
             mounts.push(Spanned {
                 value: ShmMount::Tmpfs(size),
-                node: item,
+                node: item.src,
                 key: None,
             });
         }
@@ -1214,204 +1069,201 @@ fn read_shm_mounts(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<Sp
     mounts
 }
 
-fn read_environment(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Vec<EnvVar> {
-    let Some(env) = yaml.get(map, "environment") else {
+/// `environment:` as a mapping (one file) or as the `KEY=value` list
+/// Compose makes of it when it merges; a variable written without a
+/// value takes the project environment's.
+fn read_environment(map: &Node, env: &dyn Fn(&str) -> Option<String>) -> Vec<ComposeEnv> {
+    let Some(environment) = map.get("environment") else {
         return Vec::new();
     };
-    let mut env_vars = Vec::new();
-    match yaml.value(env.value) {
-        Value::Sequence(items) => {
-            for &item in items {
-                let Some(text) = yaml.str(item) else { continue };
-                let (name, value) = match text.split_once('=') {
-                    Some((n, v)) => (n, interpolated(v, vars)),
-                    // `- NAME` takes the value from the project's
-                    // environment (its `.env`, here).
-                    None => (text, lookup(vars, text.trim())),
+    let mut vars = Vec::new();
+    match &environment.kind {
+        Kind::Sequence(items) => {
+            for item in items {
+                let Some(raw) = item.raw() else { continue };
+                let (name, value) = match raw.split_once('=') {
+                    Some((name, _)) => (
+                        name,
+                        item.str()
+                            .and_then(|t| t.split_once('='))
+                            .map(|(_, v)| v.to_string()),
+                    ),
+                    // `- NAME` takes the value from the project's environment.
+                    None => (raw, env(raw.trim())),
                 };
-                env_vars.push(EnvVar {
+                vars.push(ComposeEnv {
                     name: name.trim().to_string(),
                     value,
-                    node: item,
-                    range: yaml.range(item),
+                    at: item.src,
+                    key: item.entry_key,
+                    from_file: None,
                 });
             }
         }
-        Value::Mapping(_) => {
-            for e in yaml.entries(env.value) {
-                let Some(name) = yaml.str(e.key) else {
-                    continue;
-                };
-                let value = if yaml.is_null(e.value) {
-                    lookup(vars, name)
+        Kind::Mapping(entries) => {
+            for e in entries {
+                let value = if e.value.is_null() {
+                    env(&e.key)
                 } else {
-                    yaml.str(e.value).and_then(|t| interpolated(t, vars))
+                    e.value.str().map(str::to_string)
                 };
-                env_vars.push(EnvVar {
-                    name: name.to_string(),
+                vars.push(ComposeEnv {
+                    name: e.key.clone(),
                     value,
-                    node: e.key,
-                    range: yaml.range(e.key).cover(yaml.range(e.value)),
+                    at: if e.value.is_null() {
+                        e.key_src
+                    } else {
+                        e.value.src
+                    },
+                    key: Some(e.key_src),
+                    from_file: None,
                 });
             }
         }
-        _ => {}
+        Kind::Scalar { .. } => {}
     }
-    env_vars
+    vars
 }
 
-fn read_command(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> (String, Option<NodeId>) {
+fn read_command(map: &Node) -> (String, Option<Src>) {
     let mut line = String::new();
     let mut node = None;
     for key in ["entrypoint", "command"] {
-        if let Some(e) = yaml.get(map, key) {
-            let parts = string_list(yaml, e.value, vars);
+        if let Some(value) = map.get(key) {
+            let parts = string_list(value);
             if !parts.is_empty() {
                 if !line.is_empty() {
                     line.push(' ');
                 }
                 line.push_str(&parts.join(" "));
-                node = Some(e.value);
+                node = Some(value.src);
             }
         }
     }
     (line, node)
 }
 
-fn read_device_requests(
-    yaml: &Yaml,
-    map: NodeId,
-    vars: Option<&Variables>,
-) -> (Vec<DeviceRequest>, Option<NodeId>) {
+fn read_device_requests(map: &Node) -> (Vec<DeviceRequest>, Option<Src>) {
     let mut requests = Vec::new();
-    let devices = yaml.get_path(map, &["deploy", "resources", "reservations", "devices"]);
+    let reservations = map.get_path(&["deploy", "resources", "reservations"]);
+    let devices = reservations.and_then(|r| r.entry("devices"));
     if let Some(devices) = devices {
-        for &item in yaml.items(devices.value) {
-            if yaml.is_mapping(item) {
-                requests.push(read_device_request(yaml, item, false, vars));
+        for item in devices.value.items() {
+            if item.is_mapping() {
+                requests.push(read_device_request(item, false));
             }
         }
     }
-    if let Some(gpus) = yaml.get(map, "gpus") {
-        for &item in yaml.items(gpus.value) {
-            if yaml.is_mapping(item) {
-                requests.push(read_device_request(yaml, item, true, vars));
-            }
-        }
+    if let Some(gpus) = map.get("gpus") {
+        requests.extend(gpus_requests(gpus));
     }
-    (requests, devices.map(|d| d.key))
+    (requests, devices.map(|d| d.key_src))
 }
 
-fn read_device_request(
-    yaml: &Yaml,
-    item: NodeId,
-    from_gpus_field: bool,
-    vars: Option<&Variables>,
-) -> DeviceRequest {
+/// The device requests `gpus:` makes: one per item of the list, or one for
+/// all GPUs for the string form (compose-go's `transformGpus` reads any
+/// string so; the schema allows only `all`).
+fn gpus_requests(gpus: &Node) -> Vec<DeviceRequest> {
+    match &gpus.kind {
+        Kind::Sequence(items) => items
+            .iter()
+            .filter(|i| i.is_mapping())
+            .map(|i| read_device_request(i, true))
+            .collect(),
+        Kind::Scalar { .. } if !gpus.is_null() => vec![DeviceRequest {
+            node: gpus.src,
+            driver: None,
+            count: Some(Spanned {
+                // A plain number is refused by the schema (PROJ001 says so);
+                // the model keeps the count it asks for.
+                value: match gpus.str() {
+                    Some(n) if gpus.is_plain() && n.parse::<u64>().is_ok() => n.to_string(),
+                    _ => "all".into(),
+                },
+                node: gpus.src,
+                key: None,
+            }),
+            device_ids: None,
+            capabilities: None,
+            from_gpus_field: true,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+fn read_device_request(item: &Node, from_gpus_field: bool) -> DeviceRequest {
     let list = |key: &str| {
-        yaml.get(item, key).map(|e| Spanned {
-            value: string_list(yaml, e.value, vars),
-            node: e.value,
-            key: Some(e.key),
+        item.entry(key).map(|e| Spanned {
+            value: string_list(&e.value),
+            node: e.value.src,
+            key: Some(e.key_src),
         })
     };
     DeviceRequest {
-        node: item,
-        driver: scalar_interpolated(yaml, item, "driver", vars),
-        count: scalar(yaml, item, "count").map(|c| Spanned {
-            value: interpolated(&c.value, vars).unwrap_or(c.value),
-            ..c
-        }),
+        node: item.src,
+        driver: scalar(item, "driver"),
+        count: scalar(item, "count"),
         device_ids: list("device_ids"),
         capabilities: list("capabilities"),
         from_gpus_field,
     }
 }
 
-fn read_gpus_count(yaml: &Yaml, node: NodeId, vars: Option<&Variables>) -> Gpus {
-    match yaml.value(node) {
-        Value::Scalar { text, .. } => match interpolated(text, vars).as_deref() {
-            Some("all") => Gpus::All,
-            Some(text) => text.parse().map_or(Gpus::Unknown, Gpus::Count),
-            None => Gpus::Unknown,
-        },
-        Value::Sequence(items) => items
-            .iter()
-            .map(|&i| read_device_request(yaml, i, true, vars).gpu_count())
-            .fold(Gpus::Count(0), Gpus::combine),
-        _ => Gpus::Unknown,
-    }
-}
-
-fn read_ulimits(yaml: &Yaml, map: NodeId, vars: Option<&Variables>) -> Ulimits {
-    let Some(ulimits) = yaml.get(map, "ulimits") else {
+fn read_ulimits(map: &Node) -> Ulimits {
+    let Some(entry) = map.entry("ulimits") else {
         return Ulimits::default();
     };
-    let read = |name: &str| {
-        let e = yaml.get(ulimits.value, name)?;
-        let int = |node: NodeId| {
-            yaml.str(node)
-                .and_then(|t| interpolated(t, vars))
-                .and_then(|s| s.trim().parse::<i64>().ok())
-        };
-        let (soft, hard) = if yaml.is_mapping(e.value) {
+    let ulimits = &entry.value;
+    let int = |node: &Node| node.str().and_then(|s| s.trim().parse::<i64>().ok());
+    let read = |e: &crate::syntax::tree::Entry| {
+        let (soft, hard) = if e.value.is_mapping() {
             (
-                yaml.get(e.value, "soft").and_then(|s| int(s.value)),
-                yaml.get(e.value, "hard").and_then(|h| int(h.value)),
+                e.value.get("soft").and_then(|s| int(s)),
+                e.value.get("hard").and_then(|h| int(h)),
             )
         } else {
-            let v = int(e.value);
+            let v = int(&e.value);
             (v, v)
         };
-        Some(Ulimit {
-            key: e.key,
-            value_node: e.value,
+        Ulimit {
+            key: e.key_src,
+            value_node: e.value.src,
             soft,
             hard,
-        })
+        }
     };
-    let others = yaml
-        .entries(ulimits.value)
+    let find = |name: &str| ulimits.entry(name).map(read);
+    let others = ulimits
+        .entries()
         .iter()
-        .filter_map(|e| {
-            let name = yaml.str(e.key)?;
-            if matches!(name, "memlock" | "stack") {
-                return None;
-            }
-            Some((name.to_string(), read(name)?))
-        })
+        .filter(|e| !matches!(e.key.as_str(), "memlock" | "stack"))
+        .map(|e| (e.key.clone(), read(e)))
         .collect();
     Ulimits {
-        node: Some(ulimits.key),
-        memlock: read("memlock"),
-        stack: read("stack"),
+        node: Some(entry.key_src),
+        memlock: find("memlock"),
+        stack: find("stack"),
         others,
     }
 }
 
-fn read_misplaced_resources(yaml: &Yaml, map: NodeId) -> Vec<Spanned<String>> {
+fn read_misplaced_resources(map: &Node) -> Vec<Spanned<String>> {
     let mut found = Vec::new();
     for section in ["reservations", "limits"] {
-        let Some(e) = yaml.get_path(map, &["deploy", "resources", section]) else {
+        let Some(resources) = map.get_path(&["deploy", "resources", section]) else {
             continue;
         };
-        if !yaml.is_mapping(e.value) {
-            continue;
-        }
-        for entry in yaml.entries(e.value) {
-            let Some(name) = yaml.str(entry.key) else {
-                continue;
-            };
-            let lower = name.to_ascii_lowercase();
+        for entry in resources.entries() {
+            let lower = entry.key.to_ascii_lowercase();
             if lower.contains('/')
                 || lower == "gpu"
                 || lower == "gpus"
                 || lower.starts_with("nvidia")
             {
                 found.push(Spanned {
-                    value: name.to_string(),
-                    node: entry.value,
-                    key: Some(entry.key),
+                    value: entry.key.clone(),
+                    node: entry.value.src,
+                    key: Some(entry.key_src),
                 });
             }
         }
@@ -1422,12 +1274,27 @@ fn read_misplaced_resources(yaml: &Yaml, map: NodeId) -> Vec<Spanned<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::tree::{Budget, Builder};
+    use crate::syntax::yaml::Yaml;
 
     fn service(src: &str, name: &str) -> Service {
         let yaml = Yaml::parse(src).unwrap();
         let root = yaml.documents[0].root.unwrap();
-        let file = ComposeFile::from_document(&yaml, root, None).unwrap();
-        file.service(name).unwrap().clone()
+        let keep = |t: &str| crate::model::variables::interpolate_alone(t);
+        let tree = Builder::new(&yaml, 0, Budget::default(), &keep)
+            .build(root)
+            .unwrap();
+        let map = tree.get_path(&["services", name]).unwrap();
+        Service::read(
+            name,
+            map,
+            Vec::new(),
+            0,
+            Reading {
+                env: &|_| None,
+                from_env_files: Vec::new(),
+            },
+        )
     }
 
     #[test]

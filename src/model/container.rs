@@ -46,6 +46,10 @@ pub struct ContainerRuntime {
     /// mapping, or the whole pod spec (volumes live there).
     #[serde(skip)]
     pub scope: TextRange,
+    /// The file `range` and `scope` are in: the linted file (0), or for a
+    /// compose service, the project file of its home definition.
+    #[serde(skip)]
+    pub file: u32,
     /// Why Compose, the engine or the API server would not create it at all.
     pub refused: Option<String>,
     /// gpulint treats it as a GPU workload (what its rules check).
@@ -161,10 +165,14 @@ pub struct Shm {
     /// Which setting decided it.
     #[serde(skip)]
     pub decided_by: ShmSetting,
-    /// Where that setting is written in this file (its value); `None` for
-    /// the runtime's default or a setting in another file.
+    /// Where that setting is written (its value); `None` for the
+    /// runtime's default.
     #[serde(skip)]
     pub at: Option<TextRange>,
+    /// The file `at` is in: the linted file (0), or for a compose service,
+    /// the project file that writes the setting.
+    #[serde(skip)]
+    pub at_file: u32,
 }
 
 /// The kind of setting that decides a container's `/dev/shm`, in the
@@ -186,8 +194,6 @@ pub enum ShmSetting {
     Mount,
     /// An operator that mounts its own `/dev/shm` into the pods it creates.
     Operator,
-    /// A setting in another file of the compose project.
-    Project,
     /// A value gpulint cannot resolve: an unset variable, an option only
     /// known at run time.
     Unresolved,
@@ -264,6 +270,7 @@ impl Shm {
             from: from.into(),
             decided_by: ShmSetting::Default,
             at: None,
+            at_file: 0,
         }
     }
 
@@ -372,22 +379,50 @@ pub fn gpu_env(
         .collect()
 }
 
-/// One document's containers, found by where each is named.
+/// One document's (or compose project's) containers, found by where each
+/// is named or by id.
 #[derive(Debug, Default)]
 pub struct Containers {
     list: Vec<ContainerRuntime>,
-    by_range: std::collections::HashMap<TextRange, usize>,
+    by_range: std::collections::HashMap<(u32, TextRange), usize>,
+    by_id: std::collections::HashMap<String, usize>,
 }
 
 impl Containers {
     pub fn new(list: Vec<ContainerRuntime>) -> Containers {
-        let by_range = list.iter().enumerate().map(|(i, c)| (c.range, i)).collect();
-        Containers { list, by_range }
+        let by_range = list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| ((c.file, c.range), i))
+            .collect();
+        let by_id = list
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), i))
+            .collect();
+        Containers {
+            list,
+            by_range,
+            by_id,
+        }
     }
 
-    /// The container named at `range` (a service's key, a container's
+    /// The container named at `range` of the linted file (a container's
     /// mapping, a `docker run`'s program).
     pub fn named_at(&self, range: TextRange) -> Option<&ContainerRuntime> {
-        self.by_range.get(&range).map(|&i| &self.list[i])
+        self.by_range.get(&(0, range)).map(|&i| &self.list[i])
+    }
+
+    /// The container with this id (a compose service's name).
+    pub fn get(&self, id: &str) -> Option<&ContainerRuntime> {
+        self.by_id.get(id).map(|&i| &self.list[i])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ContainerRuntime> {
+        self.list.iter()
+    }
+
+    pub fn into_vec(self) -> Vec<ContainerRuntime> {
+        self.list
     }
 }

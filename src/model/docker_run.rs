@@ -469,7 +469,7 @@ fn mount_shm(mount: &RunOption) -> Shm {
             .split_once(':')
             .and_then(|(_, options)| tmpfs_size_option(options))
         {
-            Some(size) => Shm::of_tmpfs_size(&parse_tmpfs_size_option(size, None), "--tmpfs size"),
+            Some(size) => Shm::of_tmpfs_size(&parse_tmpfs_size_option(size), "--tmpfs size"),
             None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
         },
         _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {

@@ -9,7 +9,6 @@ pub mod dockerfile_scope;
 pub mod k8s;
 pub mod k8s_env_from;
 pub mod parallel;
-pub mod project;
 pub mod quantity;
 pub mod resolved;
 pub mod runtime;

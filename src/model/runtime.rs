@@ -7,7 +7,7 @@
 //! real containers (a tmpfs of exactly `shm.bytes` at `/dev/shm`, the
 //! ulimits, the environment).
 
-use super::compose::{ComposeFile, IpcMode, Service, ShmDecision, ShmMount};
+use super::compose::{IpcMode, Service, ShmDecision, ShmMount, Src};
 use super::container::{
     ContainerRuntime, Gpus, Platform, Shm, ShmKind, ShmSetting, Ulimit, gpu_env,
 };
@@ -19,38 +19,27 @@ use super::shm_need::{WorkloadFacts, classify};
 use super::size::HumanBytes;
 use super::workload::{detect_launcher, selects_rdma};
 use crate::syntax::yaml::Yaml;
-use std::collections::BTreeMap;
+use crate::text::TextRange;
+use std::collections::{BTreeMap, HashMap};
 
-/// The services of a compose file (after its project and builds were merged in).
-pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
-    file.services
+/// The containers of a compose project's services (after its files,
+/// `extends`, `include` and builds were merged in). `range` says where a
+/// node of the project is written, in its file.
+pub fn compose_runtimes(
+    services: &[Service],
+    range: &dyn Fn(Src) -> TextRange,
+    file_name: &dyn Fn(u32) -> String,
+) -> Vec<ContainerRuntime> {
+    let by_name: HashMap<&str, &Service> = services.iter().map(|s| (s.name.as_str(), s)).collect();
+    services
         .iter()
         .map(|service| {
-            let yaml = file.yaml;
-            let mut ulimits: BTreeMap<String, Ulimit> =
-                service.all_ulimits().into_iter().collect();
-            // What the other definitions of the service (override files,
-            // extended bases) decide wins; `None` is a removed one.
-            for (name, (limit, _)) in &service.inherited.ulimits {
-                match limit {
-                    Some(limit) => ulimits.insert(name.clone(), *limit),
-                    None => ulimits.remove(name),
-                };
-            }
-            let ipc_mode = service.merged_ipc();
-            let ipc = match ipc_mode {
-                None | Some(IpcMode::Private) => "private".to_string(),
-                Some(IpcMode::Shareable) => "shareable".to_string(),
-                Some(IpcMode::Host) => "host".to_string(),
-                Some(IpcMode::None) => "none".to_string(),
-                Some(IpcMode::Service(s)) => format!("service:{s}"),
-                Some(IpcMode::Container(s)) => format!("container:{s}"),
-                Some(IpcMode::Unknown(v)) => format!("${{{v}}}"),
-                Some(IpcMode::Invalid(v)) => v.clone(),
-            };
+            let ulimits: BTreeMap<String, Ulimit> = service.all_ulimits().into_iter().collect();
+            let ipc_mode = service.ipc_mode();
+            let ipc = ipc_mode.map_or_else(|| "private".to_string(), IpcMode::shown);
             ContainerRuntime {
                 platform: Platform::Compose,
-                refused: service.inherited.error.clone().or_else(|| ipc_mode
+                refused: service.refused.clone().or_else(|| ipc_mode
                     .and_then(|mode| match mode {
                         // Whatever else decides /dev/shm, the engine
                         // refuses the mode when it starts the container.
@@ -75,8 +64,9 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                 })),
                 id: service.name.clone(),
                 name: service.name.clone(),
-                range: yaml.range(service.key),
-                scope: yaml.range(service.key).cover(yaml.range(service.map)),
+                range: range(service.key),
+                scope: range(service.key).cover(range(service.map)),
+                file: service.key.file,
                 gpu_workload: service.is_gpu_workload(),
                 gpus: service.gpu.count,
                 ranks: service.gpu.parallelism,
@@ -87,7 +77,14 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                     env: &|name| service.env(name).and_then(|v| v.value.clone()),
                     distributed_kind: false,
                 }),
-                shm: compose_shm(file, service, 0),
+                shm: {
+                    let mut shm = compose_shm(&by_name, service, range, 0);
+                    // A setting another file of the project writes says where.
+                    if shm.at.is_some() && shm.at_file != service.key.file {
+                        shm.from = format!("{} in {}", shm.from, file_name(shm.at_file));
+                    }
+                    shm
+                },
                 ipc,
                 ulimits,
                 cap_add: service.cap_add.clone(),
@@ -96,54 +93,40 @@ pub fn compose_runtimes(file: &ComposeFile) -> Vec<ContainerRuntime> {
                     service
                         .environment
                         .iter()
-                        .map(|v| (v.name.clone(), v.value.clone()))
-                        .chain(
-                            service
-                                .inherited
-                                .environment
-                                .iter()
-                                .map(|(name, (value, _))| (name.clone(), value.clone())),
-                        ),
+                        .map(|v| (v.name.clone(), v.value.clone())),
                 ),
             }
         })
         .collect()
 }
 
-/// The `/dev/shm` a compose service's own `shm_size` gives (Docker's default
-/// without one), whatever its `ipc` says: what a merged project gets when
-/// another file's `ipc` keeps this definition's `shm_size`.
-pub fn shm_size_shm(service: &Service) -> Shm {
-    match &service.shm_size {
-        Some(size) => Shm::of_size(&size.value, "shm_size"),
-        None => Shm::default_of("Docker"),
-    }
-}
-
-/// A compose service's `/dev/shm`, following `ipc: service:` to its donor.
-pub fn service_shm(file: &ComposeFile, service: &Service) -> Shm {
-    compose_shm(file, service, 0)
-}
-
-/// `depth` bounds `ipc: service:` chains (a cycle is refused by the engine).
-fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
-    let at = |node| Some(file.yaml.range(node));
-    match &service.shm_decision {
+/// A compose service's `/dev/shm`, following `ipc: service:` to its donor
+/// among `services`; `depth` bounds donor chains (a cycle is refused by the
+/// engine).
+fn compose_shm(
+    services: &HashMap<&str, &Service>,
+    service: &Service,
+    range: &dyn Fn(Src) -> TextRange,
+    depth: usize,
+) -> Shm {
+    let at = |node: Src| (Some(range(node)), node.file);
+    let (shm, (written, file)) = match &service.shm_decision {
         ShmDecision::Default => match &service.shm_size {
             // `shm_size: 0`, or a value Compose drops: written, but the
             // default applies.
-            Some(size) => {
-                Shm::of_size(&size.value, "shm_size").decided_by(ShmSetting::Default, at(size.node))
-            }
-            None => Shm::default_of("Docker"),
+            Some(size) => (
+                Shm::of_size(&size.value, "shm_size").decided_by(ShmSetting::Default, None),
+                at(size.node),
+            ),
+            None => (Shm::default_of("Docker"), (None, 0)),
         },
         ShmDecision::Sized { node, .. } | ShmDecision::Unknown { node } => {
             let setting = match service.shm_decision {
                 ShmDecision::Sized { .. } => ShmSetting::Size,
                 _ => ShmSetting::Unresolved,
             };
-            let ipc = service.merged_ipc();
-            match &service.shm_size {
+            let ipc = service.ipc_mode();
+            let shm = match &service.shm_size {
                 Some(size) if ipc.is_none_or(|i| i.honours_shm_size()) => {
                     Shm::of_size(&size.value, "shm_size")
                 }
@@ -155,47 +138,71 @@ fn compose_shm(file: &ComposeFile, service: &Service, depth: usize) -> Shm {
                     ),
                     _ => Shm::new(ShmKind::Unknown, None, "ipc depends on an unset variable"),
                 },
+            };
+            (shm.decided_by(setting, None), at(*node))
+        }
+        ShmDecision::Host { node } => (
+            Shm::new(ShmKind::Host, None, "ipc: host").decided_by(ShmSetting::Ipc, None),
+            at(*node),
+        ),
+        ShmDecision::Missing { node } => (
+            Shm::new(ShmKind::Missing, None, "ipc: none").decided_by(ShmSetting::Ipc, None),
+            at(*node),
+        ),
+        ShmDecision::Mount { mount, node } => (
+            match mount {
+                ShmMount::HostBind => {
+                    Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
+                }
+                ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
+                ShmMount::Tmpfs(None) => {
+                    Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+                }
+                ShmMount::Tmpfs(Some(size)) => Shm::of_tmpfs_size(size, "tmpfs size"),
             }
-            .decided_by(setting, at(*node))
-        }
-        ShmDecision::Host { node } => {
-            Shm::new(ShmKind::Host, None, "ipc: host").decided_by(ShmSetting::Ipc, at(*node))
-        }
-        ShmDecision::Missing { node } => {
-            Shm::new(ShmKind::Missing, None, "ipc: none").decided_by(ShmSetting::Ipc, at(*node))
-        }
-        ShmDecision::Elsewhere(shm) => (**shm).clone().decided_by(ShmSetting::Project, None),
-        ShmDecision::Mount { mount, node } => match mount {
-            ShmMount::HostBind => Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm"),
-            ShmMount::Volume => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
-            ShmMount::Tmpfs(None) => {
-                Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
-            }
-            ShmMount::Tmpfs(Some(size)) => Shm::of_tmpfs_size(size, "tmpfs size"),
-        }
-        .decided_by(ShmSetting::Mount, at(*node)),
-        ShmDecision::Donor { donor, node } => {
-            donor_shm(file, donor, depth).decided_by(ShmSetting::Donor, at(*node))
-        }
+            .decided_by(ShmSetting::Mount, None),
+            at(*node),
+        ),
+        ShmDecision::Donor { donor, node } => (
+            donor_shm(services, donor, range, depth).decided_by(ShmSetting::Donor, None),
+            at(*node),
+        ),
+    };
+    Shm {
+        at: written,
+        at_file: file,
+        ..shm
     }
 }
 
 /// The `/dev/shm` a service gets from `ipc: service:donor`.
-fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
-    // A donor may come from a file `include:` names.
-    let Some(giver) = file
-        .service(donor)
-        .or_else(|| file.included.iter().find(|s| s.name == *donor))
-    else {
+fn donor_shm(
+    services: &HashMap<&str, &Service>,
+    donor: &str,
+    range: &dyn Fn(Src) -> TextRange,
+    depth: usize,
+) -> Shm {
+    let Some(giver) = services.get(donor) else {
         return Shm::new(
             ShmKind::Unknown,
             None,
-            format!("the IPC namespace of `{donor}`, which is not in this file"),
+            format!("the IPC namespace of `{donor}`, which is not in this project"),
         );
     };
-    // The donor's mode as its project merges it (an extended base or an
-    // override may set it).
-    let shares = matches!(giver.merged_ipc(), Some(IpcMode::Shareable | IpcMode::Host));
+    if depth > 8 {
+        return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
+    }
+    // A donor that itself joins another container's IPC namespace shares
+    // that one: Compose starts it and the joiner sees the first donor's
+    // /dev/shm.
+    if let ShmDecision::Donor { .. } = giver.shm_decision {
+        let shm = compose_shm(services, giver, range, depth + 1);
+        return Shm {
+            from: format!("`{donor}`'s /dev/shm ({})", shm.from),
+            ..shm
+        };
+    }
+    let shares = matches!(giver.ipc_mode(), Some(IpcMode::Shareable | IpcMode::Host));
     if !shares {
         return Shm::new(
             ShmKind::Refused,
@@ -204,9 +211,6 @@ fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
                 "ipc: service:{donor}, which does not share its IPC namespace (\"non-shareable IPC\")"
             ),
         );
-    }
-    if depth > 8 {
-        return Shm::new(ShmKind::Refused, None, "a cycle of `ipc: service:`");
     }
     // A donor that mounts its own /dev/shm has no IPC /dev/shm for the
     // engine to share (moby: "non-shareable IPC").
@@ -219,7 +223,7 @@ fn donor_shm(file: &ComposeFile, donor: &str, depth: usize) -> Shm {
             ),
         );
     }
-    let shm = compose_shm(file, giver, depth + 1);
+    let shm = compose_shm(services, giver, range, depth + 1);
     Shm {
         from: format!("`{donor}`'s /dev/shm ({})", shm.from),
         ..shm
@@ -257,6 +261,7 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
                     name: container.name.clone(),
                     range: yaml.range(container.map),
                     scope: yaml.range(pod.map),
+                    file: 0,
                     gpu_workload: gpu.is_some(),
                     gpus: gpu.map(|g| match g.count {
                         Some(n) => Gpus::Count(n.max(0) as u64),
@@ -461,6 +466,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 name: run.image.as_ref().map_or(label, |i| i.text.clone()),
                 range: run.program_range,
                 scope: run.range,
+                file: 0,
                 refused: (shm.kind == ShmKind::Refused).then(|| shm.from.clone()),
                 gpu_workload: run.gpu_request().is_some(),
                 gpus: run.gpu_request().map(|_| run.gpus()),

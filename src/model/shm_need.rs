@@ -321,6 +321,7 @@ mod tests {
             name: String::new(),
             range: Default::default(),
             scope: Default::default(),
+            file: 0,
             refused: None,
             gpu_workload: true,
             gpus,

@@ -5,7 +5,7 @@
 //! an optional single space and a case-insensitive suffix `b`, or `k m g t p`
 //! optionally followed by `b` or `ib`. All multipliers are binary (1k = 1024).
 
-use super::variables::{Interpolated, Variables, interpolate};
+use super::variables::{Interpolated, interpolate_alone};
 use std::fmt;
 
 pub const KIB: u64 = 1024;
@@ -49,13 +49,13 @@ pub enum SizeValue {
 /// leading `0` for octal; a sign) is bytes; a float (`1e9`, `1.5`, `.5`,
 /// `!!float`) reaches compose-go's `UnitBytes` as a type it ignores, so the
 /// value is dropped. A string (quoted, `!!str`, or plain text that is not a
-/// number) is interpolated with `vars` (the project's `.env`, if any) and
-/// read by go-units `RAMInBytes` as upstream Compose links it (v0.5.0).
+/// number) is read, as `value` interpolates it, by go-units `RAMInBytes`
+/// as upstream Compose links it (v0.5.0).
 pub fn parse_compose_yaml_size(
     text: &str,
     plain: bool,
     tag: Option<&str>,
-    vars: Option<&Variables>,
+    value: &Interpolated,
 ) -> SizeValue {
     let typed = match tag {
         Some("!!str" | "tag:yaml.org,2002:str") => false,
@@ -84,7 +84,7 @@ pub fn parse_compose_yaml_size(
             };
         }
     }
-    let value = match interpolated_size_text(text, vars) {
+    let value = match known_size_text(text, value) {
         Ok(text) => text,
         Err(unresolved) => return unresolved,
     };
@@ -100,18 +100,26 @@ pub fn parse_compose_yaml_size(
     }
 }
 
-/// A size's text after interpolation with `vars`, or what the size is when
-/// interpolation cannot give one: unknown (a variable with no value and no
-/// default) or invalid (a malformed `${...}`).
-fn interpolated_size_text(raw: &str, vars: Option<&Variables>) -> Result<String, SizeValue> {
-    match interpolate(raw, vars) {
-        Interpolated::Text(text) => Ok(text),
-        Interpolated::Unknown(variable) => Err(SizeValue::Unknown { variable }),
+/// A size's text once interpolated (`value`, of `raw` as written), or what
+/// the size is when interpolation cannot give one: unknown (a variable with
+/// no value and no default) or invalid (a malformed `${...}`).
+fn known_size_text(raw: &str, value: &Interpolated) -> Result<String, SizeValue> {
+    match value {
+        Interpolated::Text(text) => Ok(text.clone()),
+        Interpolated::Unknown(variable) => Err(SizeValue::Unknown {
+            variable: variable.clone(),
+        }),
         Interpolated::Invalid(reason) => Err(SizeValue::Invalid {
             text: raw.to_string(),
-            reason,
+            reason: reason.clone(),
         }),
     }
+}
+
+/// [`known_size_text`] for text no project interpolates (a command line):
+/// a `${VAR}` there is only known when it runs.
+fn size_text_alone(raw: &str) -> Result<String, SizeValue> {
+    known_size_text(raw, &interpolate_alone(raw))
 }
 
 /// An integer as go-yaml v3 resolves a plain scalar: `Some(Ok(n))`,
@@ -206,9 +214,10 @@ pub const KERNEL_TMPFS_REFUSES: &str = "the kernel's tmpfs refuses";
 /// So `1gb`, `1GiB`, `1.5g` and `+1g` make the container fail to start
 /// (measured with Engine 20.10: `mount ... data: size=1gb: invalid
 /// argument`). A `%` after the number (`size=50%`) is a share of the
-/// host's memory (mm/shmem.c multiplies it by the RAM's pages).
-pub fn parse_tmpfs_size_option(raw: &str, vars: Option<&Variables>) -> SizeValue {
-    let text = match interpolated_size_text(raw, vars) {
+/// host's memory (mm/shmem.c multiplies it by the RAM's pages). `raw` is
+/// the option as interpolated (a `${VAR}` left in it is unknown).
+pub fn parse_tmpfs_size_option(raw: &str) -> SizeValue {
+    let text = match size_text_alone(raw) {
         Ok(text) => text,
         Err(unresolved) => return unresolved,
     };
@@ -381,16 +390,15 @@ fn old_go_units_ram_in_bytes(s: &str) -> Option<u64> {
 /// the defaults the text itself gives (a `docker run` option, a setting:
 /// no project `.env` applies).
 pub fn parse_compose_size(raw: &str) -> SizeValue {
-    parse_compose_size_with(raw, None)
-}
-
-/// [`parse_compose_size`] for a value of a compose file, interpolated with
-/// its project's variables `vars`.
-pub fn parse_compose_size_with(raw: &str, vars: Option<&Variables>) -> SizeValue {
-    let text = match interpolated_size_text(raw, vars) {
+    let text = match size_text_alone(raw) {
         Ok(text) => text,
         Err(unresolved) => return unresolved,
     };
+    read_compose_size(text)
+}
+
+/// A size's text (interpolated) as Compose's `UnitBytes` reads it.
+fn read_compose_size(text: String) -> SizeValue {
     if let Ok(n) = text.parse::<i64>() {
         return if n < 0 {
             SizeValue::Negative(n)
@@ -651,12 +659,18 @@ mod tests {
                 bare_number: false
             }
         );
-        assert_eq!(interpolate("a$$b", None), Interpolated::Text("a$b".into()));
-        assert!(matches!(interpolate("${A", None), Interpolated::Invalid(_)));
+        assert_eq!(
+            crate::model::variables::interpolate_alone("a$$b"),
+            Interpolated::Text("a$b".into())
+        );
+        assert!(matches!(
+            crate::model::variables::interpolate_alone("${A"),
+            Interpolated::Invalid(_)
+        ));
     }
 
     fn yaml(text: &str, plain: bool) -> SizeValue {
-        parse_compose_yaml_size(text, plain, None, None)
+        parse_compose_yaml_size(text, plain, None, &interpolate_alone(text))
     }
 
     /// Each spelling with what Compose gave the container, as tests/engine.rs
@@ -685,7 +699,7 @@ mod tests {
             );
         }
         assert!(matches!(
-            parse_compose_yaml_size("4096", true, Some("!!float"), None),
+            parse_compose_yaml_size("4096", true, Some("!!float"), &interpolate_alone("4096")),
             SizeValue::Dropped { .. }
         ));
         assert_eq!(yaml("-1", true), SizeValue::Negative(-1));
@@ -726,12 +740,22 @@ mod tests {
             );
         }
         assert_eq!(
-            bytes(parse_compose_yaml_size("1g", true, None, None)),
+            bytes(parse_compose_yaml_size(
+                "1g",
+                true,
+                None,
+                &interpolate_alone("1g")
+            )),
             Some(GIB),
             "plain text that is not a number is a string"
         );
         assert_eq!(
-            bytes(parse_compose_yaml_size("4096", true, Some("!!str"), None)),
+            bytes(parse_compose_yaml_size(
+                "4096",
+                true,
+                Some("!!str"),
+                &interpolate_alone("4096")
+            )),
             Some(4096)
         );
     }
@@ -740,7 +764,7 @@ mod tests {
     /// Engine 20.10: `1gb`, `1GiB` and `1.5g` fail to mount).
     #[test]
     fn tmpfs_size_options_as_the_kernel_reads_them() {
-        let bytes = |s: &str| match parse_tmpfs_size_option(s, None) {
+        let bytes = |s: &str| match parse_tmpfs_size_option(s) {
             SizeValue::Bytes { bytes, .. } => Some(bytes),
             _ => None,
         };
@@ -761,14 +785,11 @@ mod tests {
             "0x", "0xg", "08", "-1",
         ] {
             assert!(
-                matches!(
-                    parse_tmpfs_size_option(refused, None),
-                    SizeValue::Invalid { .. }
-                ),
+                matches!(parse_tmpfs_size_option(refused), SizeValue::Invalid { .. }),
                 "{refused:?}"
             );
         }
-        let percent = |s: &str| match parse_tmpfs_size_option(s, None) {
+        let percent = |s: &str| match parse_tmpfs_size_option(s) {
             SizeValue::ShareOfHostMemory { percent } => Some(percent),
             _ => None,
         };

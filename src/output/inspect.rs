@@ -3,7 +3,7 @@
 
 use super::json::{Span, span_in};
 use super::shown_path;
-use crate::engine::FileError;
+use crate::engine::{FileError, Inspection};
 use crate::model::container::{ContainerRuntime, Gpus};
 use crate::model::size::HumanBytes;
 use crate::text::LineIndex;
@@ -15,7 +15,16 @@ use std::path::PathBuf;
 pub struct Inspected {
     pub path: PathBuf,
     pub text: String,
-    pub outcome: Result<Vec<ContainerRuntime>, FileError>,
+    pub outcome: Result<Inspection, FileError>,
+}
+
+/// The file a span of `inspection` is in, with its line index.
+fn file_of<'i>(
+    inspection: &'i Inspection,
+    indexes: &'i [LineIndex],
+    file: u32,
+) -> (&'i crate::text::SourceFile, &'i LineIndex) {
+    (&inspection.files[file as usize], &indexes[file as usize])
 }
 
 #[derive(Serialize)]
@@ -53,14 +62,21 @@ pub fn render_json(files: &[Inspected]) -> String {
     let mut errors = Vec::new();
     for file in files {
         match &file.outcome {
-            Ok(runtimes) => {
-                let index = LineIndex::new(&file.text);
-                for runtime in runtimes {
+            Ok(inspection) => {
+                let indexes: Vec<LineIndex> =
+                    inspection.files.iter().map(|f| f.index.clone()).collect();
+                for runtime in &inspection.containers {
+                    let (source, index) = file_of(inspection, &indexes, runtime.file);
+                    let (shm_source, shm_index) =
+                        file_of(inspection, &indexes, runtime.shm.at_file);
                     containers.push(JsonContainer {
-                        path: shown_path(&file.path),
-                        span: span_in(&index, &file.text, runtime.range),
-                        scope: span_in(&index, &file.text, runtime.scope),
-                        shm_decided_at: runtime.shm.at.map(|at| span_in(&index, &file.text, at)),
+                        path: shown_path(&source.path),
+                        span: span_in(index, &source.text, runtime.range),
+                        scope: span_in(index, &source.text, runtime.scope),
+                        shm_decided_at: runtime
+                            .shm
+                            .at
+                            .map(|at| span_in(shm_index, &shm_source.text, at)),
                         runtime,
                     });
                 }
@@ -97,16 +113,16 @@ pub fn render_text(files: &[Inspected]) -> String {
     ]];
     let mut errors = String::new();
     for file in files {
-        let runtimes = match &file.outcome {
+        let inspection = match &file.outcome {
             Ok(r) => r,
             Err(e) => {
                 let _ = writeln!(errors, "{}: {}", shown_path(&file.path), e.message);
                 continue;
             }
         };
-        let index = LineIndex::new(&file.text);
-        for r in runtimes {
-            let at = index.line_col(r.range.start as usize, &file.text);
+        for r in &inspection.containers {
+            let source = &inspection.files[r.file as usize];
+            let at = source.index.line_col(r.range.start as usize, &source.text);
             let gpus = match r.gpus {
                 None if r.gpu_workload => "intended".to_string(),
                 None => "-".to_string(),
@@ -139,7 +155,7 @@ pub fn render_text(files: &[Inspected]) -> String {
                 .collect::<Vec<_>>()
                 .join(" ");
             rows.push([
-                format!("{}:{}:{}", shown_path(&file.path), at.line, at.column),
+                format!("{}:{}:{}", shown_path(&source.path), at.line, at.column),
                 r.id.clone(),
                 gpus,
                 shm,

@@ -1,11 +1,12 @@
 //! What a rule sees (the parsed file and settings) and how it reports.
 
-use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::diagnostic::{At, Diagnostic, Label, Severity};
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::compose::{ComposeFile, Service, Spanned};
+use crate::model::compose::{ComposeEnv, Definition, Role, Service, Spanned, Src};
 use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::shm_need::ShmPolicy;
 use crate::model::size::{GIB, MIB};
+use crate::project::Project;
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
@@ -78,22 +79,22 @@ impl RuleSettings {
     }
 }
 
+/// What a compose rule sees: one compose project, its merged services and
+/// their containers, every file it read (findings and fixes go where a
+/// value is written), and the rule settings.
 pub struct ComposeContext<'a> {
-    pub file: &'a ComposeFile<'a>,
-    pub text: &'a str,
+    pub project: &'a Project,
     pub settings: &'a RuleSettings,
-    /// Builds format-preserving edits for fixes.
-    pub edit: &'a YamlEditor<'a>,
-    /// The document's index in the stream (fixes must not touch the others).
-    pub document: usize,
-    /// What the fixes' alias check has learned about this document.
-    pub aliases: AliasChecks,
     /// What each service gets at run time: the model `gpulint inspect`
     /// prints, which the rules judge.
     pub containers: Containers,
+    /// Format-preserving editors, one per project file that is YAML.
+    editors: Vec<Option<YamlEditor<'a>>>,
+    /// What the fixes' alias checks have learned, per file.
+    aliases: Vec<AliasChecks>,
 }
 
-/// Memoized checks for one document's fixes. Many services merging one
+/// Memoized checks for one file's fixes. Many services merging one
 /// anchor all get the same fix into it; resolving the whole file once per
 /// finding made a file of n such services take n² time.
 #[derive(Default)]
@@ -114,7 +115,7 @@ pub struct AliasChecks {
 /// The services whose setting at a site (`shm_size`) is one node, directly
 /// or through merges and anchors, and the paths a fix there may change.
 pub struct Reach {
-    /// Indexes into the file's services, in file order.
+    /// Indexes into the project's services, in order.
     services: Vec<usize>,
     names: std::collections::HashSet<String>,
     /// The `changes` of a fix at the site, for every service in `services`.
@@ -122,88 +123,183 @@ pub struct Reach {
 }
 
 impl<'a> ComposeContext<'a> {
-    pub fn new(
-        file: &'a ComposeFile<'a>,
-        text: &'a str,
-        settings: &'a RuleSettings,
-        edit: &'a YamlEditor<'a>,
-        document: usize,
-    ) -> ComposeContext<'a> {
+    pub fn new(project: &'a Project, settings: &'a RuleSettings) -> ComposeContext<'a> {
+        let editors = project
+            .files
+            .iter()
+            .map(|f| f.yaml().map(|yaml| YamlEditor::new(yaml, &f.source.text)))
+            .collect();
+        let range = |src: Src| project.range(src);
         ComposeContext {
-            file,
-            text,
+            project,
             settings,
-            edit,
-            document,
-            aliases: AliasChecks::default(),
-            containers: Containers::new(crate::model::runtime::compose_runtimes(file)),
+            containers: Containers::new(crate::model::runtime::compose_runtimes(
+                &project.services,
+                &range,
+                &|file| project.file_name(file),
+            )),
+            editors,
+            aliases: project
+                .files
+                .iter()
+                .map(|_| AliasChecks::default())
+                .collect(),
         }
     }
 
     /// What `service` gets at run time.
     pub fn container(&self, service: &Service) -> &ContainerRuntime {
         self.containers
-            .named_at(self.range(service.key))
+            .get(&service.name)
             .expect("every service is a container of the model")
     }
 
-    pub fn yaml(&self) -> &'a Yaml {
-        self.file.yaml
-    }
-
     pub fn services(&self) -> &'a [Service] {
-        &self.file.services
+        &self.project.services
     }
 
-    /// The span of a node, as written.
-    pub fn range(&self, node: NodeId) -> TextRange {
-        self.file.yaml.range(node)
+    /// The syntax of the file a node is in.
+    pub fn yaml(&self, file: u32) -> &'a Yaml {
+        self.project
+            .file(file)
+            .yaml()
+            .expect("nodes are only in files that parse")
+    }
+
+    /// The editor of the file a node is in.
+    pub fn editor(&self, file: u32) -> &YamlEditor<'a> {
+        self.editors[file as usize]
+            .as_ref()
+            .expect("nodes are only in files that parse")
+    }
+
+    /// The file a node is in.
+    pub fn source_file(&self, file: u32) -> &'a Arc<crate::text::SourceFile> {
+        &self.project.file(file).source
+    }
+
+    /// Where a node is written.
+    pub fn range(&self, src: Src) -> At {
+        At {
+            range: self.project.range(src),
+            file: Some(self.source_file(src.file).clone()),
+        }
     }
 
     /// The source text of a node.
-    pub fn source(&self, node: NodeId) -> &'a str {
-        &self.text[self.range(node).as_range()]
+    pub fn source(&self, src: Src) -> &'a str {
+        &self.source_file(src.file).text[self.project.range(src).as_range()]
     }
 
     /// The span of `key: value` for an entry.
-    pub fn entry_range(&self, key: NodeId, value: NodeId) -> TextRange {
-        self.range(key).cover(self.range(value))
+    pub fn entry_range(&self, key: Src, value: Src) -> At {
+        let mut at = self.range(value);
+        if key.file == value.file {
+            at.range = self.project.range(key).cover(at.range);
+        }
+        at
     }
 
     /// The span of a setting as written: `key: value`, or just the value
     /// when it has no key (a list item).
-    pub fn setting_range<T>(&self, setting: &Spanned<T>) -> TextRange {
+    pub fn setting_range<T>(&self, setting: &Spanned<T>) -> At {
         self.entry_range(setting.key.unwrap_or(setting.node), setting.node)
+    }
+
+    /// The span of an environment variable as written: the whole
+    /// `KEY: value` entry or `KEY=value` item, or the `env_file` entry
+    /// that brings it.
+    pub fn env_range(&self, var: &ComposeEnv) -> At {
+        match var.key {
+            Some(key) => self.entry_range(key, var.at),
+            None => self.range(var.at),
+        }
+    }
+
+    /// The definition of `service` in file `file` (its last there).
+    pub fn definition_in(&self, service: &Service, file: u32) -> Option<&'a Definition> {
+        let service = self.project.service(&service.name)?;
+        service
+            .definitions
+            .iter()
+            .rev()
+            .find(|d| d.map.file == file)
+    }
+
+    /// Where the setting that decides a container's /dev/shm is written.
+    pub fn decided_at(&self, shm: &crate::model::container::Shm) -> Option<At> {
+        Some(At {
+            range: shm.at?,
+            file: Some(self.source_file(shm.at_file).clone()),
+        })
+    }
+
+    /// The node an alias names (the node itself otherwise), in its file.
+    pub fn resolve(&self, src: Src) -> Src {
+        Src {
+            file: src.file,
+            node: self.yaml(src.file).resolve(src.node),
+        }
+    }
+
+    /// The name a definition gives the service (a base it extends may
+    /// have another).
+    pub fn name_in(&self, definition: &Definition) -> &'a str {
+        self.yaml(definition.key.file)
+            .str(definition.key.node)
+            .unwrap_or_default()
+    }
+
+    /// The YAML document of `file` that holds `node`.
+    fn document_of(&self, src: Src) -> usize {
+        let yaml = self.yaml(src.file);
+        yaml.documents
+            .iter()
+            .rposition(|d| d.root.is_some_and(|r| r <= src.node))
+            .unwrap_or(0)
     }
 }
 
-/// Building fixes. When an edit lands in an anchor (the service is an alias,
-/// or the setting comes from a `<<` merge) the title says so, and an anchor
-/// other services share makes the fix unsafe, since it changes them too.
+/// Building fixes. A fix edits one file: the one its finding is in. When
+/// an edit lands in an anchor (the service is an alias, or the setting
+/// comes from a `<<` merge) the title says so, and an anchor other
+/// services share makes the fix unsafe, since it changes them too; so does
+/// an edit in a file other projects may read (an extended base, an
+/// included file).
 impl<'a> ComposeContext<'a> {
-    /// The service's own mapping (through an alias).
-    pub fn service_map(&self, service: &Service) -> NodeId {
-        self.yaml().resolve(service.map)
+    /// The service's home mapping, through an alias.
+    pub fn service_map(&self, service: &Service) -> Src {
+        Src {
+            file: service.map.file,
+            node: self.yaml(service.map.file).resolve(service.map.node),
+        }
     }
 
     /// Builds a fix's edits in two steps: `first`, then whatever `then` makes
     /// of the re-parsed text, given the editor and the service's mapping
-    /// there. For fixes whose second edit depends on the first (remove a key,
-    /// then insert where the remaining keys say). Returns both edits in the
-    /// original text's offsets, so unchanged text keeps its identity, or one
-    /// merged edit when the second touches the first's output.
+    /// there (in the home file). For fixes whose second edit depends on the
+    /// first (remove a key, then insert where the remaining keys say).
+    /// Returns both edits in the original text's offsets, so unchanged text
+    /// keeps its identity, or one merged edit when the second touches the
+    /// first's output.
     pub fn chain_edits(
         &self,
         service: &Service,
+        file: u32,
         first: Edit,
         then: impl FnOnce(&YamlEditor, NodeId) -> Option<Edit>,
     ) -> Option<Vec<Edit>> {
-        let step1 = crate::fix::apply_edits(self.text, std::slice::from_ref(&first));
+        let definition = self.definition_in(service, file)?;
+        let text = &self.source_file(file).text;
+        let step1 = crate::fix::apply_edits(text, std::slice::from_ref(&first));
         let yaml1 = Yaml::parse(&step1).ok()?;
-        let root1 = yaml1.documents.get(self.document)?.root?;
+        let root1 = yaml1
+            .documents
+            .get(self.document_of(definition.map))?
+            .root?;
         let editor1 = YamlEditor::new(&yaml1, &step1);
         let service1 = editor1
-            .locate(root1, &["services", service.name.as_str()])?
+            .locate(root1, &["services", self.name_in(definition)])?
             .node;
         let second = then(&editor1, service1)?;
         let (written_start, written_end) = (
@@ -226,10 +322,10 @@ impl<'a> ComposeContext<'a> {
             return Some(vec![first, moved]);
         }
         let step2 = crate::fix::apply_edits(&step1, &[second]);
-        Some(vec![crate::syntax::yaml_edit::combine(self.text, &step2)])
+        Some(vec![crate::syntax::yaml_edit::combine(text, &step2)])
     }
 
-    /// The resolved-document path of a setting of `service`.
+    /// The merged model's path of a setting of `service`.
     pub fn service_path(&self, service: &Service, relative: &[&str]) -> ModelPath {
         ModelPath::new(
             ["services", service.name.as_str()]
@@ -238,7 +334,9 @@ impl<'a> ComposeContext<'a> {
         )
     }
 
-    /// A fix that creates `path` (and missing parents) under the service.
+    /// A fix that creates `path` (and missing parents) under the service's
+    /// home definition. `None` when a later definition removes `path` again
+    /// (`!reset`): the fix would be undone.
     pub fn insert_fix(
         &self,
         service: &Service,
@@ -247,13 +345,31 @@ impl<'a> ComposeContext<'a> {
         title: impl Into<String>,
         applicability: Applicability,
     ) -> Option<Fix> {
+        self.insert_fix_in(service, service.map.file, path, leaf, title, applicability)
+    }
+
+    /// [`Self::insert_fix`] in the service's definition in `file`.
+    pub fn insert_fix_in(
+        &self,
+        service: &Service,
+        file: u32,
+        path: &[&str],
+        leaf: NewNode,
+        title: impl Into<String>,
+        applicability: Applicability,
+    ) -> Option<Fix> {
+        if service.reset_of(&path.join(".")).is_some() {
+            return None;
+        }
+        let definition = self.definition_in(service, file)?;
         let plan = self
-            .edit
-            .insert_path(service.map, path, leaf, KeyOrder::ComposeService)
+            .editor(file)
+            .insert_path(definition.map.node, path, leaf, KeyOrder::ComposeService)
             .ok()?;
         let site: Vec<&str> = plan.target_path.iter().map(String::as_str).collect();
         Some(self.finish_fix(
             service,
+            definition,
             title.into(),
             applicability,
             vec![plan.edit],
@@ -264,20 +380,25 @@ impl<'a> ComposeContext<'a> {
         ))
     }
 
-    /// A fix whose edits change the node at `site` (relative to the service);
-    /// `changes` are the relative paths it means to change.
+    /// A fix whose edits change the node at `site` (relative to the
+    /// service's definition in the file `at` is in, which the edits are
+    /// in); `changes` are the relative paths it means to change.
+    #[allow(clippy::too_many_arguments)]
     pub fn edit_fix(
         &self,
         service: &Service,
+        at: Src,
         site: &[&str],
         edits: Vec<Edit>,
         changes: &[&[&str]],
         title: impl Into<String>,
         applicability: Applicability,
     ) -> Option<Fix> {
-        let located = self.edit.locate(service.map, site)?;
+        let definition = self.definition_in(service, at.file)?;
+        let located = self.editor(at.file).locate(definition.map.node, site)?;
         Some(self.finish_fix(
             service,
+            definition,
             title.into(),
             applicability,
             edits,
@@ -292,6 +413,7 @@ impl<'a> ComposeContext<'a> {
     fn finish_fix(
         &self,
         service: &Service,
+        definition: &Definition,
         mut title: String,
         mut applicability: Applicability,
         edits: Vec<Edit>,
@@ -300,12 +422,13 @@ impl<'a> ComposeContext<'a> {
         site: &[&str],
         site_node: NodeId,
     ) -> Fix {
+        let file = definition.map.file;
         // Other services reach the edited node through the same anchor, or
         // merge the edited mapping into their own. Every fix of the many
         // services merging one anchor edits the same node: which services
         // reach it, and the paths they may change, are worked out once per
         // node and shared, so a fan of n services costs O(n), not O(n²).
-        let reach = self.reach(site, site_node, changes);
+        let reach = self.reach(file, site, site_node, changes);
         let own = reach.names.contains(service.name.as_str());
         let others = reach.services.len() - usize::from(own);
         /// Services named in a title; the rest are counted.
@@ -339,19 +462,42 @@ impl<'a> ComposeContext<'a> {
         if others > 0 {
             applicability = applicability.min(Applicability::Unsafe);
         }
+        // A file this project extends or includes may be another project's
+        // too: changing it there changes that project.
+        if definition.role != Role::Project {
+            let shown = self
+                .source_file(file)
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            let how = if definition.role == Role::Extended {
+                "extends"
+            } else {
+                "includes"
+            };
+            title.push_str(&format!(
+                " (in `{shown}`, which this project {how}: other projects may read it too)"
+            ));
+            applicability = applicability.min(Applicability::Unsafe);
+        }
+        // Paths in the edited file, where the definition may name the
+        // service otherwise (a base it extends).
+        let name = self.name_in(definition);
         let own_paths: Vec<ModelPath> = changes
             .iter()
-            .map(|c| self.service_path(service, c))
+            .map(|c| ModelPath::new(["services", name].into_iter().chain(c.iter().copied())))
             .collect();
-        let mut fix = Fix::new(title, applicability, edits, own_paths).in_document(self.document);
+        let document = self.document_of(definition.map);
+        let mut fix = Fix::new(title, applicability, edits, own_paths).in_document(document);
         if others > 0 {
             fix.may_change = reach.paths.clone();
         }
         // An alias elsewhere may read the anchored node the fix edits
         // (`mem_limit: *sz` reading `shm_size: &sz 1gb`), and would change
         // with it; verification would refuse such a fix, so it is only shown.
-        if self.edits_reach_aliased_anchor(&fix.edits)
-            && let Some(reader) = self.undeclared_change(&fix, own)
+        if self.edits_reach_aliased_anchor(file, &fix.edits)
+            && let Some(reader) = self.undeclared_change(file, &fix, own)
         {
             fix.applicability = Applicability::DisplayOnly;
             fix.title
@@ -362,9 +508,9 @@ impl<'a> ComposeContext<'a> {
 
     /// Whether an edit falls in or at the edge of an anchored node that some
     /// alias reads: the only way a fix can change more than where it writes.
-    fn edits_reach_aliased_anchor(&self, edits: &[Edit]) -> bool {
-        let aliased = self.aliases.aliased.get_or_init(|| {
-            let yaml = self.yaml();
+    fn edits_reach_aliased_anchor(&self, file: u32, edits: &[Edit]) -> bool {
+        let aliased = self.aliases[file as usize].aliased.get_or_init(|| {
+            let yaml = self.yaml(file);
             let mut spans: Vec<(u32, u32)> = yaml
                 .nodes
                 .iter()
@@ -387,38 +533,46 @@ impl<'a> ComposeContext<'a> {
         })
     }
 
-    /// `model::resolved::undeclared_among`, with what the edits change worked
-    /// out once per distinct set of edits.
-    /// Which services reach `node` at `site`, worked out once per node.
-    fn reach(&self, site: &[&str], node: NodeId, changes: &[&[&str]]) -> Rc<Reach> {
+    /// Which services reach `node` at `site` in `file`, worked out once per
+    /// node.
+    fn reach(&self, file: u32, site: &[&str], node: NodeId, changes: &[&[&str]]) -> Rc<Reach> {
         let changes_key = changes
             .iter()
             .map(|c| c.join("."))
             .collect::<Vec<_>>()
             .join(",");
         let key = (site.join("."), node, changes_key);
-        let mut memo = self.aliases.reaching.borrow_mut();
+        let mut memo = self.aliases[file as usize].reaching.borrow_mut();
         memo.entry(key)
             .or_insert_with(|| {
-                let services: Vec<usize> = self
-                    .services()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| {
-                        self.edit
-                            .locate(s.map, site)
-                            .is_some_and(|l| self.yaml().merges_from(l.node, node))
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                let yaml = self.yaml(file);
+                let editor = self.editor(file);
+                // Each service with a definition in this file whose setting
+                // at the site is this node, and its name there.
+                let mut services: Vec<usize> = Vec::new();
+                let mut names_here: Vec<&str> = Vec::new();
+                for (i, s) in self.services().iter().enumerate() {
+                    let found = s.definitions.iter().find(|d| {
+                        d.map.file == file
+                            && editor
+                                .locate(d.map.node, site)
+                                .is_some_and(|l| yaml.merges_from(l.node, node))
+                    });
+                    if let Some(d) = found {
+                        services.push(i);
+                        names_here.push(self.name_in(d));
+                    }
+                }
                 let names = services
                     .iter()
                     .map(|&i| self.services()[i].name.clone())
                     .collect();
-                let paths = services
+                let paths = names_here
                     .iter()
-                    .flat_map(|&i| changes.iter().map(move |c| (i, c)))
-                    .map(|(i, c)| self.service_path(&self.services()[i], c))
+                    .flat_map(|name| changes.iter().map(move |c| (name, c)))
+                    .map(|(name, c)| {
+                        ModelPath::new(["services", name].into_iter().chain(c.iter().copied()))
+                    })
                     .collect();
                 Rc::new(Reach {
                     services,
@@ -429,7 +583,9 @@ impl<'a> ComposeContext<'a> {
             .clone()
     }
 
-    fn undeclared_change(&self, fix: &Fix, may_change_has_own: bool) -> Option<String> {
+    /// `model::resolved::undeclared_among`, with what the edits change worked
+    /// out once per distinct set of edits.
+    fn undeclared_change(&self, file: u32, fix: &Fix, may_change_has_own: bool) -> Option<String> {
         let mut edits_key = String::new();
         for e in &fix.edits {
             edits_key.push_str(&format!(
@@ -437,9 +593,11 @@ impl<'a> ComposeContext<'a> {
                 e.range.start, e.range.end, e.content
             ));
         }
-        let mut answers = self.aliases.answers.borrow_mut();
+        let checks = &self.aliases[file as usize];
+        let mut answers = checks.answers.borrow_mut();
+        let text = &self.source_file(file).text;
         let changed = answers.entry(edits_key.clone()).or_insert_with(|| {
-            crate::model::resolved::paths_changed_by(self.text, fix.document, &fix.edits)
+            crate::model::resolved::paths_changed_by(text, fix.document, &fix.edits)
         });
         // The fixes of a fan share their edits and their `may_change`, which
         // holds their own `changes` too (`may_change_has_own`): one answer
@@ -448,7 +606,7 @@ impl<'a> ComposeContext<'a> {
             return crate::model::resolved::undeclared_among(changed.as_ref()?, fix);
         }
         let key = (edits_key, fix.may_change.as_ptr() as usize);
-        self.aliases
+        checks
             .undeclared
             .borrow_mut()
             .entry(key)
@@ -477,14 +635,16 @@ impl Reporter {
     /// returned builder adds the rest.
     pub fn report(
         &mut self,
-        range: TextRange,
+        at: impl Into<At>,
         message: impl Into<String>,
     ) -> DiagnosticBuilder<'_> {
+        let at = at.into();
         self.diagnostics.push(Diagnostic {
             code: self.code,
             severity: self.default_severity,
             message: message.into(),
-            range,
+            range: at.range,
+            file: at.file,
             label: None,
             note: None,
             help: None,
@@ -502,6 +662,14 @@ impl Reporter {
 pub struct DiagnosticBuilder<'r>(&'r mut Diagnostic);
 
 impl DiagnosticBuilder<'_> {
+    /// Moves the finding to `at` (a rule that words a finding before it
+    /// knows where it goes).
+    pub fn at(self, at: At) -> Self {
+        self.0.range = at.range;
+        self.0.file = at.file;
+        self
+    }
+
     pub fn severity(self, severity: Severity) -> Self {
         self.0.severity = severity;
         self
@@ -522,11 +690,17 @@ impl DiagnosticBuilder<'_> {
         self
     }
 
-    pub fn related(self, range: TextRange, message: impl Into<String>) -> Self {
+    /// A labelled span: in the finding's file, or in another one.
+    pub fn related(self, at: impl Into<At>, message: impl Into<String>) -> Self {
+        let at = at.into();
+        let file = match (&at.file, &self.0.file) {
+            (Some(file), Some(own)) if Arc::ptr_eq(file, own) || file == own => None,
+            (file, _) => file.clone(),
+        };
         self.0.related.push(Label {
-            range,
+            range: at.range,
             message: message.into(),
-            file: None,
+            file,
         });
         self
     }
@@ -535,21 +709,25 @@ impl DiagnosticBuilder<'_> {
     /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
     /// are asked for in another file of the compose project, points there.
     pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
-        if let Some((file, range, why)) = service
-            .project
-            .as_ref()
-            .filter(|p| !p.local_gpu_evidence)
-            .and_then(|p| p.gpu_elsewhere.as_ref())
+        let elsewhere = |evidence: Src| match &self.0.file {
+            Some(file) => !Arc::ptr_eq(file, cx.source_file(evidence.file)),
+            None => false,
+        };
+        if let Some(evidence) = service.gpu.evidence
+            && elsewhere(evidence)
         {
-            let message = format!("the service {why} in this file of the compose project");
-            return self.related_in(file, *range, message);
+            let message = format!(
+                "the service {} in this file of the compose project",
+                service.gpu.describe()
+            );
+            return self.related(cx.range(evidence), message);
         }
         match service.gpu_build() {
-            Some(built) => {
+            Some(built) if !service.gpu.is_reserved() => {
                 let message = format!("`build:` makes an image based on `{}`", built.base.image);
                 self.built_image_label(cx, service, message)
             }
-            None => self,
+            _ => self,
         }
     }
 

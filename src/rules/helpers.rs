@@ -1,8 +1,7 @@
 //! Predicates and wording shared by several rules.
 
 use crate::fix::{Applicability, Edit, Fix};
-use crate::model::compose::Origin;
-use crate::model::compose::{DeviceRequest, EnvVar, Service, Ulimit};
+use crate::model::compose::{ComposeEnv, DeviceRequest, Service, Src, Ulimit};
 use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::workload::EnvView;
 use crate::rules::{ComposeContext, RuleSettings};
@@ -41,8 +40,8 @@ pub fn add_shm_help(settings: &RuleSettings) -> String {
     )
 }
 
-/// Where a device request sits under its service:
-/// `deploy.resources.reservations.devices.N` or `gpus.N`.
+/// Where a device request sits under the service's definition in the file
+/// that writes it: `deploy.resources.reservations.devices.N` or `gpus.N`.
 pub fn device_request_site(
     cx: &ComposeContext,
     service: &Service,
@@ -53,64 +52,88 @@ pub fn device_request_site(
     } else {
         &["deploy", "resources", "reservations", "devices"]
     };
-    let list = cx.edit.locate(service.map, parent)?;
-    let index = cx
-        .yaml()
+    let file = request.node.file;
+    let definition = cx.definition_in(service, file)?;
+    let yaml = cx.yaml(file);
+    let list = cx.editor(file).locate(definition.map.node, parent)?;
+    let index = yaml
         .items(list.node)
         .iter()
-        .position(|&item| cx.yaml().resolve(item) == cx.yaml().resolve(request.node))?;
+        .position(|&item| yaml.resolve(item) == yaml.resolve(request.node.node))?;
     let mut site: Vec<String> = parent.iter().map(|s| s.to_string()).collect();
     site.push(index.to_string());
     Some(site)
 }
 
-/// The variables only the service's own `env_file:` sets (its
-/// `environment:` and other definitions' do not), as rules read them: the
-/// setting's range is the `env_file` entry that names the file, and the
-/// `Origin` is its line there, for a related span. A finding about one has
-/// no fix: the line is in the env file, which gpulint does not edit.
-pub fn env_file_vars<'s>(
-    cx: &ComposeContext,
-    service: &'s Service,
-) -> Vec<(EnvView<'s>, &'s Origin)> {
-    service
-        .inherited
-        .env_file_entries
-        .iter()
-        .filter_map(|(name, &entry)| {
-            let (value, origin) = service.inherited.environment.get(name)?;
-            let view = EnvView {
-                name,
-                value: value.as_deref(),
-                range: cx.range(entry),
-            };
-            Some((view, origin))
-        })
-        .collect()
+/// A compose variable as rules read it. Its span is where the finding goes
+/// ([`compose_env_finding`] places it).
+pub fn env_view(var: &ComposeEnv) -> EnvView<'_> {
+    EnvView {
+        name: &var.name,
+        value: var.value.as_deref(),
+        range: Default::default(),
+    }
 }
 
-/// The related span of a finding about an `env_file` variable: the line of
-/// the env file that sets it, and why no fix is offered.
-pub fn env_file_line(origin: &Origin) -> String {
-    format!(
-        "{} sets it: remove it there (no fix is offered: gpulint edits the compose file, not the env file)",
-        origin.what
-    )
+/// Places a finding about a compose variable: at its `environment` entry,
+/// with a fix that removes it; or, for a variable an `env_file` sets, at
+/// the `env_file` entry with the line that sets it as a related span and no
+/// fix (the line is in the env file, which gpulint does not edit).
+pub fn compose_env_finding(
+    cx: &ComposeContext,
+    service: &Service,
+    var: &ComposeEnv,
+    finding: crate::rules::context::DiagnosticBuilder,
+) {
+    let at = cx.env_range(var);
+    let finding = finding.at(at);
+    match var.from_file {
+        Some((file, range)) => {
+            let source = cx.source_file(file);
+            let shown = source
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            finding.related(
+                crate::diagnostic::At {
+                    range,
+                    file: Some(source.clone()),
+                },
+                format!(
+                    "`{}` in {shown} sets it: remove it there (no fix is offered: gpulint edits the compose file, not the env file)",
+                    var.name
+                ),
+            );
+        }
+        None => {
+            finding.fix(remove_env_fix(cx, service, var));
+        }
+    }
 }
 
 /// A fix that removes an environment variable (the whole `environment` key
-/// when it is the only one).
-pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &EnvVar) -> Option<Fix> {
-    let env = cx.edit.locate(service.map, &["environment"])?;
-    let edit = match cx.yaml().value(env.node) {
-        Value::Sequence(_) => cx.edit.remove_item(env.node, var.node),
-        Value::Mapping(_) => cx.edit.remove_entry(env.node, var.node),
+/// when it is the only one), in the file that sets it.
+pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &ComposeEnv) -> Option<Fix> {
+    if var.from_file.is_some() {
+        return None;
+    }
+    let file = var.at.file;
+    let definition = cx.definition_in(service, file)?;
+    let editor = cx.editor(file);
+    let yaml = cx.yaml(file);
+    let env = editor.locate(definition.map.node, &["environment"])?;
+    // A `KEY: value` entry is removed by its key, a `- KEY=value` item by itself.
+    let edit = match yaml.value(env.node) {
+        Value::Sequence(_) => editor.remove_item(env.node, var.at.node),
+        Value::Mapping(_) => editor.remove_entry(env.node, var.key.unwrap_or(var.at).node),
         _ => return None,
     };
     let title = format!("Remove `{}`", var.name);
     match edit {
         Ok(edit) => cx.edit_fix(
             service,
+            var.at,
             &["environment"],
             vec![edit],
             &[&["environment"]],
@@ -118,14 +141,12 @@ pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &EnvVar) -> O
             Applicability::Unsafe,
         ),
         Err(_) => {
-            let key = cx
-                .yaml()
-                .get(cx.service_map(service), "environment")
-                .filter(|e| !e.merged)?
-                .key;
-            let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            let map = yaml.resolve(definition.map.node);
+            let key = yaml.get(map, "environment").filter(|e| !e.merged)?.key;
+            let edit = editor.remove_entry(map, key).ok()?;
             cx.edit_fix(
                 service,
+                var.at,
                 &[],
                 vec![edit],
                 &[&["environment"]],
@@ -139,14 +160,17 @@ pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &EnvVar) -> O
 /// Edits that set a ulimit to `value`: the scalar itself, or both `soft` and
 /// `hard` of the long form.
 pub fn set_ulimit_edits(cx: &ComposeContext, limit: &Ulimit, value: &str) -> Option<Vec<Edit>> {
-    let node = cx.yaml().resolve(limit.value_node);
-    match cx.yaml().value(node) {
-        Value::Scalar { .. } => Some(vec![cx.edit.replace(node, value)]),
+    let file = limit.value_node.file;
+    let yaml = cx.yaml(file);
+    let editor = cx.editor(file);
+    let node = yaml.resolve(limit.value_node.node);
+    match yaml.value(node) {
+        Value::Scalar { .. } => Some(vec![editor.replace(node, value)]),
         Value::Mapping(_) => {
             let mut edits = Vec::new();
             for key in ["soft", "hard"] {
-                let entry = cx.yaml().get(node, key)?;
-                edits.push(cx.edit.replace(cx.yaml().resolve(entry.value), value));
+                let entry = yaml.get(node, key)?;
+                edits.push(editor.replace(yaml.resolve(entry.value), value));
             }
             Some(edits)
         }
@@ -170,17 +194,19 @@ pub fn nvidia_reservation() -> NewNode {
 pub fn set_shm_size_fix(
     cx: &ComposeContext,
     service: &Service,
-    node: crate::syntax::yaml::NodeId,
+    node: Src,
     verb: &str,
     applicability: Applicability,
 ) -> Option<Fix> {
     let size = &cx
         .settings
         .shm_size_for(service_shm_need(cx, service).bytes);
+    let editor = cx.editor(node.file);
     cx.edit_fix(
         service,
+        node,
         &["shm_size"],
-        vec![cx.edit.replace(node, cx.edit.scalar_like(node, size))],
+        vec![editor.replace(node.node, editor.scalar_like(node.node, size))],
         &[&["shm_size"]],
         format!("{verb} `shm_size` to \"{size}\""),
         applicability,

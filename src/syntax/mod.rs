@@ -3,5 +3,6 @@
 pub mod dockerfile;
 pub mod embedded;
 pub mod shell;
+pub mod tree;
 pub mod yaml;
 pub mod yaml_edit;

@@ -19,4 +19,4 @@ pub use memory::MemoryFs;
 pub use path::normalize;
 pub use read::{MAX_FILE_SIZE, ReadError, decode, read_source, read_source_stamped};
 pub use stamp::Stamp;
-pub use system::{Disk, FileRead, Overlay, System};
+pub use system::{Disk, FileRead, Overlay, System, buffer_stamp};

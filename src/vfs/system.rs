@@ -73,7 +73,7 @@ impl System for Disk {
 }
 
 /// The stamp of a text that did not come from disk: equal texts, equal stamps.
-pub(super) fn buffer_stamp(text: &str) -> Stamp {
+pub fn buffer_stamp(text: &str) -> Stamp {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     Stamp::Buffer(hasher.finish())

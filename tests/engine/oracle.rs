@@ -149,13 +149,23 @@ impl Case {
             // An overlay (`docker-compose.gpu.yml` next to the base whose
             // services it adds to) is run as users run it: `-f base -f
             // overlay`; so is a file `COMPOSE_FILE` in `.env` names.
-            let config = gpulint::engine::config::Config::default();
-            let files = match gpulint::engine::project::project_files(
-                &gpulint::vfs::Disk,
-                &dir.join(name),
-                &config,
-            ) {
-                Some((files, _)) if files.len() > 1 => files
+            let workspace =
+                gpulint::project::Workspace::new(gpulint::vfs::Files::snapshot(gpulint::vfs::Disk));
+            let specs =
+                gpulint::project::discover::projects_of(&workspace, &dir.join(name), &[], &[]);
+            // A file the directory's own project extends or includes is
+            // judged with that project (Compose never runs it alone).
+            if specs.first().is_some_and(|spec| {
+                matches!(
+                    spec.how,
+                    gpulint::project::Discovery::Default | gpulint::project::Discovery::ComposeFile
+                ) && !spec.names(&dir.join(name))
+            }) {
+                continue;
+            }
+            let files = match specs.first() {
+                Some(spec) if spec.files.len() > 1 => spec
+                    .files
                     .iter()
                     .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
                     .collect(),

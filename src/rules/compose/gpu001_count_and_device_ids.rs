@@ -18,12 +18,14 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 let site: Vec<&str> = site.iter().map(String::as_str).collect();
                 let mut changed = site.clone();
                 changed.push("count");
+                let file = request.node.file;
                 let edit = cx
-                    .edit
-                    .remove_entry(cx.yaml().resolve(request.node), key)
+                    .editor(file)
+                    .remove_entry(cx.yaml(file).resolve(request.node.node), key.node)
                     .ok()?;
                 cx.edit_fix(
                     service,
+                    request.node,
                     &site,
                     vec![edit],
                     &[&changed],

@@ -13,17 +13,17 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             if request.from_gpus_field || request.capabilities.is_some() {
                 continue;
             }
-            let first_line_end = {
-                let r = cx.range(request.node);
-                let text = &cx.text[r.as_range()];
-                r.start as usize + text.find(['\n', '\r']).unwrap_or(text.len())
-            };
-            let start = cx.range(request.node).start as usize;
+            let at = cx.range(request.node);
+            let text = cx.source(request.node);
+            let first_line_end =
+                at.range.start as usize + text.find(['\n', '\r']).unwrap_or(text.len());
+            let start = at.range.start as usize;
             let fix = device_request_site(cx, service, request).and_then(|site| {
                 let mut path: Vec<&str> = site.iter().map(String::as_str).collect();
                 path.push("capabilities");
-                cx.insert_fix(
+                cx.insert_fix_in(
                     service,
+                    request.node.file,
                     &path,
                     NewNode::scalar("[gpu]"),
                     "Add `capabilities: [gpu]`",
@@ -31,7 +31,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 )
             });
             out.report(
-                crate::text::TextRange::new(start, first_line_end),
+                crate::diagnostic::At {
+                    range: crate::text::TextRange::new(start, first_line_end),
+                    file: at.file,
+                },
                 format!("device reservation of service `{}` has no `capabilities`", service.name),
             )
             .label("Compose requires `capabilities` on every device request")

@@ -39,6 +39,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 let edits = replace_with_gpu(cx, caps.node)?;
                 cx.edit_fix(
                     service,
+                    caps.node,
                     &path,
                     edits,
                     &[&path],
@@ -60,23 +61,22 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
 
 /// Edits that make a capabilities list `[gpu]`: the whole flow list, or the
 /// first block item (keeping its quoting) with the others removed.
-fn replace_with_gpu(cx: &ComposeContext, list: crate::syntax::yaml::NodeId) -> Option<Vec<Edit>> {
-    let list = cx.yaml().resolve(list);
+fn replace_with_gpu(cx: &ComposeContext, list: crate::model::compose::Src) -> Option<Vec<Edit>> {
+    let yaml = cx.yaml(list.file);
+    let editor = cx.editor(list.file);
+    let list = yaml.resolve(list.node);
     // `capabilities:` with no value (a comment at most): the empty value's
     // span sits at the key, where an insertion would rename the key.
-    if cx.yaml().range(list).is_empty() {
+    if yaml.range(list).is_empty() {
         return None;
     }
-    let items = cx.yaml().items(list);
-    if cx.yaml().node(list).flow || items.is_empty() {
-        return Some(vec![cx.edit.replace(list, "[gpu]")]);
+    let items = yaml.items(list);
+    if yaml.node(list).flow || items.is_empty() {
+        return Some(vec![editor.replace(list, "[gpu]")]);
     }
-    let mut edits = vec![
-        cx.edit
-            .replace(items[0], cx.edit.scalar_like(items[0], "gpu")),
-    ];
+    let mut edits = vec![editor.replace(items[0], editor.scalar_like(items[0], "gpu"))];
     for &item in &items[1..] {
-        edits.push(cx.edit.remove_item(list, item).ok()?);
+        edits.push(editor.remove_item(list, item).ok()?);
     }
     Some(edits)
 }

@@ -18,10 +18,13 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         }
         let has_modern = !service.device_requests.is_empty() || service.gpus.is_some();
         let fix = runtime.key.and_then(|key| {
-            let removal = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            let definition = cx.definition_in(service, key.file)?;
+            let map = cx.resolve(definition.map);
+            let removal = cx.editor(key.file).remove_entry(map.node, key.node).ok()?;
             if has_modern {
                 return cx.edit_fix(
                     service,
+                    key,
                     &[],
                     vec![removal],
                     &[&["runtime"]],
@@ -29,7 +32,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     Applicability::Unsafe,
                 );
             }
-            let edits = cx.chain_edits(service, removal, |editor, map| {
+            let edits = cx.chain_edits(service, key.file, removal, |editor, map| {
                 let path = ["deploy", "resources", "reservations", "devices"];
                 editor
                     .insert_path(map, &path, nvidia_reservation(), KeyOrder::ComposeService)
@@ -38,6 +41,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             })?;
             cx.edit_fix(
                 service,
+                key,
                 &[],
                 edits,
                 &[

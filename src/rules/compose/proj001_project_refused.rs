@@ -1,48 +1,46 @@
-//! PROJ001: a service Compose cannot build from its project: an `extends`
-//! cycle, an `extends` naming a service its file does not define, a
-//! service an `include:`d file also defines, an `include:` cycle, or an
-//! `include:` whose `env_file` is missing.
-//! Compose refuses the whole project. A file that is simply not here (a
-//! gitignored `.env`) is not reported.
+//! PROJ001: what makes Compose refuse the project, at the value that
+//! causes it: an `extends` it cannot resolve, an `include` it cannot
+//! import, a `.env` it cannot parse, a reference to an undefined volume,
+//! network, secret, config or service, two mounts at one target, a device
+//! request it cannot read, a value it cannot interpolate. A file that is
+//! only missing from this checkout (a gitignored `.env`) is not reported
+//! (`inspect` says Compose refuses the project here). What only the shell
+//! can settle (`${VAR?}`, a size left empty, a service in a profile that
+//! is not enabled) is a warning that says so.
 
+use crate::diagnostic::{At, Severity};
+use crate::project::{Place, RefusalKind};
 use crate::rules::{Check, ComposeContext, Reporter};
 
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
-    if let Some((node, why)) = &cx.file.include_error {
-        out.report(
-            cx.range(*node),
-            format!("Compose cannot load this project: {why}"),
-        )
-        .note("`docker compose up` (and `config`) fails before any container is created")
-        .help("fix the `include` entry or the file it names");
-    }
-    for service in cx.services() {
-        let Some(why) = &service.inherited.error else {
-            continue;
+    for refusal in &cx.project.refusals {
+        let severity = match refusal.kind {
+            RefusalKind::Config => Severity::Error,
+            RefusalKind::UnlessShellSets => Severity::Warning,
+            RefusalKind::MissingFile => continue,
         };
-        // A file that is not here (a gitignored `.env`, a base not copied
-        // with a lone file) is not a mistake in the config; `inspect` says
-        // Compose refuses it here.
-        if service.inherited.error_is_missing_file {
-            continue;
-        }
-        // At the key that names what cannot be resolved.
-        let yaml = cx.file.yaml;
-        let at = if why.starts_with("`env_file`") {
-            yaml.get(service.map, "env_file").map(|e| e.key)
-        } else if why.starts_with("`include`") {
-            Some(service.key)
-        } else {
-            service.extends.as_ref().map(|e| e.key)
-        }
-        .unwrap_or(service.key);
-        out.report(
-            cx.range(at),
-            format!("Compose cannot load service `{}`: {why}", service.name),
-        )
-        .note("`docker compose up` (and `config`) fails before any container is created")
-        .help("fix the `extends` chain or the service it names, or rename the service that an included file also defines");
+        let at = match refusal.at {
+            Place::Node(src) => cx.range(src),
+            Place::Text { file, range } => At {
+                range,
+                file: Some(cx.source_file(file).clone()),
+            },
+        };
+        let (message, note) = match refusal.kind {
+            RefusalKind::UnlessShellSets => (
+                format!("Compose may refuse this project: {}", refusal.message),
+                "`docker compose up` (and `config`) fails before any container is created when the shell does not settle it",
+            ),
+            _ => (
+                format!("Compose cannot load this project: {}", refusal.message),
+                "`docker compose up` (and `config`) fails before any container is created",
+            ),
+        };
+        out.report(at, message)
+            .severity(severity)
+            .note(note)
+            .help("fix the value this points at (or the file or service it names)");
     }
 }

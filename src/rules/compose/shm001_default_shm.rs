@@ -2,7 +2,7 @@
 
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
-use crate::model::container::{ShmKind, ShmSetting};
+use crate::model::container::ShmSetting;
 use crate::model::size::SizeValue;
 use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
@@ -15,46 +15,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if !service.is_gpu_workload() {
             continue;
         }
-        // Another file of the project resets what this one sets (`shm_size:
-        // !reset`): the default is decided there, so the finding is shown
-        // here, where the GPUs are, without a fix that the reset would undo.
+        // Nothing the service's settings change leaves the default
+        // (`shm_size: 0` and a size Compose drops are written, but leave it).
         let shm = &cx.container(service).shm;
-        if shm.decided_by == ShmSetting::Project
-            && shm.kind == ShmKind::Default
-            && service
-                .project
-                .as_ref()
-                .is_none_or(|p| p.gpu_elsewhere.is_none())
-        {
-            out.report(
-                cx.range(service.key),
-                format!(
-                    "GPU service `{}` runs with Docker's default 64 MiB /dev/shm",
-                    service.name
-                ),
-            )
-            .label(format!(
-                "{}, but the project gives it {}",
-                gpu_reason(service),
-                shm.from
-            ))
-            .gpu_evidence(cx, service)
-            .severity(Severity::Warning)
-            .note(SHM_FAILURES)
-            .help("set `shm_size` where the project decides it, or drop the `!reset`");
-            continue;
-        }
-        // Nothing the service writes changes the default (`shm_size: 0`
-        // and a size Compose drops are written, but leave it).
         if shm.decided_by != ShmSetting::Default {
-            continue;
-        }
-        // In a compose project, the file that asks for the GPUs reports it.
-        if service
-            .project
-            .as_ref()
-            .is_some_and(|p| p.gpu_elsewhere.is_some())
-        {
             continue;
         }
         // A `build.shm_size` the user thinks applies is SHM009's finding.
@@ -77,7 +41,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             None => cx.insert_fix(
                 service,
                 &["shm_size"],
-                NewNode::scalar(cx.edit.quoted(size)),
+                NewNode::scalar(cx.editor(service.map.file).quoted(size)),
                 format!("Add `shm_size: \"{size}\"`"),
                 Applicability::Safe,
             ),
@@ -106,12 +70,16 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 )),
         };
         let mut diagnostic = diagnostic.gpu_evidence(cx, service);
-        for (file, range) in service.project.iter().flat_map(|p| &p.also_defined) {
-            diagnostic = diagnostic.related_in(
-                file,
-                *range,
+        // Where a later file removes the size (`shm_size: !reset`), the
+        // fix is not offered (the reset would undo it): say where.
+        if let Some(reset) = service.reset_of("shm_size") {
+            diagnostic = diagnostic.related(cx.range(reset), "a later file resets `shm_size` here");
+        }
+        for other in service.definitions.iter().filter(|d| d.key != service.key) {
+            diagnostic = diagnostic.related(
+                cx.range(other.key),
                 format!(
-                    "`{}` is merged with this file's, which sets no /dev/shm either",
+                    "`{}` is merged with this definition, which sets no /dev/shm either",
                     service.name
                 ),
             );

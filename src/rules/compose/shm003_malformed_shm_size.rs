@@ -55,7 +55,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 // A literal spelling upstream Compose reads but Debian's
                 // package refuses (an interpolated one depends on the caller).
                 let written = cx.source(shm.node);
-                let Some(text) = cx.yaml().str(shm.node) else {
+                let Some(text) = cx.yaml(shm.node.file).str(shm.node.node) else {
                     continue;
                 };
                 if text.contains('$') || old_go_units_reads(text) {
@@ -65,12 +65,13 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 let portable = in_whole_units(*bytes).unwrap_or_else(|| format!("{bytes}b"));
                 // The same size in another spelling: nothing the service
                 // gets changes, so the fix is safe.
+                let editor = cx.editor(shm.node.file);
                 let fix = cx.edit_fix(
                     service,
+                    shm.node,
                     &["shm_size"],
                     vec![
-                        cx.edit
-                            .replace(shm.node, cx.edit.scalar_like(shm.node, &portable)),
+                        editor.replace(shm.node.node, editor.scalar_like(shm.node.node, &portable)),
                     ],
                     &[&["shm_size"]],
                     format!("Write `shm_size: \"{portable}\"`"),
@@ -122,10 +123,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             let Some(size) = value.strip_prefix("/dev/shm:").and_then(tmpfs_size_option) else {
                 continue;
             };
-            if !matches!(
-                parse_tmpfs_size_option(size, None),
-                SizeValue::Invalid { .. }
-            ) {
+            if !matches!(parse_tmpfs_size_option(size), SizeValue::Invalid { .. }) {
                 continue;
             }
             let meant = tmpfs_size_meant(size);
@@ -188,8 +186,8 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
             continue;
         };
         let Some(written) = cx
-            .yaml()
-            .str(mount.node)
+            .yaml(mount.node.file)
+            .str(mount.node.node)
             .filter(|_| reason.starts_with(KERNEL_TMPFS_REFUSES))
         else {
             continue;
@@ -200,12 +198,14 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
             .filter(|_| !written.contains('$'))
             .and_then(|size| {
                 let fixed = with_tmpfs_size(written, size)?;
+                let editor = cx.editor(mount.node.file);
                 cx.edit_fix(
                     service,
+                    mount.node,
                     &["tmpfs"],
                     vec![
-                        cx.edit
-                            .replace(mount.node, cx.edit.scalar_like(mount.node, &fixed)),
+                        editor
+                            .replace(mount.node.node, editor.scalar_like(mount.node.node, &fixed)),
                     ],
                     &[&["tmpfs"]],
                     format!("Write `size={size}`"),

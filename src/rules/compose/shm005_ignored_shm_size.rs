@@ -12,8 +12,13 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             continue;
         };
         let decided = &cx.container(service).shm;
-        let Some(at) = decided.at else { continue };
-        let written = &cx.text[at.as_range()];
+        let Some(range) = decided.at else { continue };
+        let source = cx.source_file(decided.at_file);
+        let written = &source.text[range.as_range()];
+        let at = crate::diagnostic::At {
+            range,
+            file: Some(source.clone()),
+        };
         let (cause, result) = match (decided.decided_by, decided.kind) {
             (ShmSetting::Ipc, ShmKind::Host) => (
                 format!("`ipc: {written}`"),
@@ -42,9 +47,12 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             _ => continue,
         };
         let fix = shm.key.and_then(|key| {
-            let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
+            let definition = cx.definition_in(service, key.file)?;
+            let map = cx.resolve(definition.map);
+            let edit = cx.editor(key.file).remove_entry(map.node, key.node).ok()?;
             cx.edit_fix(
                 service,
+                key,
                 &[],
                 vec![edit],
                 &[&["shm_size"]],

@@ -9,7 +9,8 @@ pub const CHECK: Check = Check::compose(check);
 fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         let shm = &cx.container(service).shm;
-        let (ShmSetting::Ipc, ShmKind::Missing, Some(at)) = (shm.decided_by, shm.kind, shm.at)
+        let (ShmSetting::Ipc, ShmKind::Missing, Some(at)) =
+            (shm.decided_by, shm.kind, cx.decided_at(shm))
         else {
             continue;
         };

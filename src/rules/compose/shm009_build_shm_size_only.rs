@@ -29,7 +29,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             )
         } else {
             (
-                cx.edit.quoted(&cx.settings.fix_shm_size),
+                cx.editor(service.map.file)
+                    .quoted(&cx.settings.fix_shm_size),
                 format!("\"{}\"", cx.settings.fix_shm_size),
             )
         };

@@ -15,36 +15,6 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if !(gpu.rdma || multi_gpu_training) {
             continue;
         }
-        // Another definition (an override, an extended base) decides the
-        // limit: the finding is shown here, and its fix is left to that file
-        // so a merged value is never edited from the wrong place.
-        if let Err((limit, origin)) = service.ulimit_decision("memlock") {
-            if limit.is_some_and(|l| l.soft == Some(-1) && l.hard.is_none_or(|h| h == -1)) {
-                continue;
-            }
-            // Removed by the last file's `!reset`: that file reports it.
-            if limit.is_none()
-                && service
-                    .inherited
-                    .ulimits_removed_by_last_file
-                    .iter()
-                    .any(|n| n == "memlock")
-            {
-                continue;
-            }
-            let why = if gpu.rdma {
-                "uses RDMA/InfiniBand".to_string()
-            } else {
-                gpu_reason(service)
-            };
-            out.report(cx.range(service.key), format!("service `{}` does not lift the locked-memory limit (`memlock`)", service.name))
-                .severity(if gpu.rdma { Severity::Warning } else { Severity::Info })
-                .label(format!("the service {why}"))
-                .related_in(&origin.source, origin.range, format!("the limit is decided here: {}", origin.what))
-                .note("Docker containers default to a small locked-memory limit; NCCL's docs ask for `--ulimit memlock=-1`, and registering RDMA buffers fails with `NCCL WARN Call to ibv_reg_mr failed` or `ibv_create_cq ... Cannot allocate memory`")
-                .help("set `ulimits: {memlock: -1}` where the limit is decided");
-            continue;
-        }
         if service
             .ulimits
             .memlock
@@ -74,6 +44,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             Some(limit) => set_ulimit_edits(cx, limit, "-1").and_then(|edits| {
                 cx.edit_fix(
                     service,
+                    limit.key,
                     &["ulimits", "memlock"],
                     edits,
                     &[&["ulimits", "memlock"]],
@@ -82,9 +53,31 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 )
             }),
         };
-        out.report(range, format!("service `{}` does not lift the locked-memory limit (`memlock`)", service.name))
-            .severity(if gpu.rdma { Severity::Warning } else { Severity::Info })
-            .label(format!("the service {why}"))
+        let mut finding = out
+            .report(
+                range,
+                format!(
+                    "service `{}` does not lift the locked-memory limit (`memlock`)",
+                    service.name
+                ),
+            )
+            .severity(if gpu.rdma {
+                Severity::Warning
+            } else {
+                Severity::Info
+            })
+            .label(format!("the service {why}"));
+        // A later file removes it (`ulimits: !reset`): no fix the reset
+        // would undo, and where it is.
+        if service.ulimits.memlock.is_none()
+            && let Some(reset) = service.reset_of("ulimits.memlock")
+        {
+            finding = finding.related(
+                cx.range(reset),
+                "a later file of the project resets `ulimits` here",
+            );
+        }
+        finding
             .note("Docker containers default to a small locked-memory limit; NCCL's docs ask for `--ulimit memlock=-1`, and registering RDMA buffers fails with `NCCL WARN Call to ibv_reg_mr failed` or `ibv_create_cq ... Cannot allocate memory`")
             .help("add `ulimits: {memlock: -1}` (or `memlock: {soft: -1, hard: -1}`)")
             .fix(fix);

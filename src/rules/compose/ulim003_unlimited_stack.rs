@@ -17,6 +17,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let fix = set_ulimit_edits(cx, stack, "67108864").and_then(|edits| {
             cx.edit_fix(
                 service,
+                stack.key,
                 &["ulimits", "stack"],
                 edits,
                 &[&["ulimits", "stack"]],

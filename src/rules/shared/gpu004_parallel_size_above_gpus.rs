@@ -23,6 +23,9 @@ pub const CHECK: Check = Check {
 struct Located {
     whole: TextRange,
     value: TextRange,
+    /// The file both are in, when it is not the one being linted (a
+    /// compose project's).
+    file: Option<std::sync::Arc<crate::text::SourceFile>>,
 }
 
 /// The last place in `text` (which starts at byte `base` of the file)
@@ -55,6 +58,7 @@ fn locate(text: &str, base: usize, setting: &SizeSetting) -> Option<Located> {
             continue;
         }
         found = Some(Located {
+            file: None,
             whole: TextRange::new(base + start, base + value_end),
             value: TextRange::new(base + value_start, base + value_end),
         });
@@ -187,7 +191,10 @@ fn report(
         None => (format!("gets {gets}"), format!("give it {}", gpus(needs))),
     };
     out.report(
-        located.whole,
+        crate::diagnostic::At {
+            range: located.whole,
+            file: located.file.clone(),
+        },
         format!(
             "{} asks {} for {} but {owner} {sees}",
             size.describe(),
@@ -229,29 +236,35 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let Some(size) = parallel_size(&service.command_line, image, &env) else {
             continue;
         };
-        let map = cx.service_map(service);
         let (located, path) = if size.main.from_env {
-            let Some(var) = service.env(&size.main.name) else {
+            let Some(var) = service
+                .env(&size.main.name)
+                .filter(|v| v.from_file.is_none())
+            else {
                 continue;
             };
-            let text = &cx.text[var.range.as_range()];
+            let whole = cx.env_range(var);
+            let text = &whole
+                .file
+                .as_ref()
+                .expect("compose spans name their file")
+                .text[whole.range.as_range()];
             let Some(at) = text.rfind(&size.main.written) else {
                 continue;
             };
-            let start = var.range.start as usize + at;
+            let start = whole.range.start as usize + at;
             let located = Located {
-                whole: var.range,
+                whole: whole.range,
                 value: TextRange::new(start, start + size.main.written.len()),
+                file: whole.file,
             };
             (located, cx.service_path(service, &["environment"]))
         } else {
-            let Some((key, located)) = ["command", "entrypoint"].iter().find_map(|key| {
-                let node = cx.yaml().get(map, key)?.value;
-                let range = cx.range(node);
-                Some((
-                    *key,
-                    locate(cx.source(node), range.start as usize, &size.main)?,
-                ))
+            let Some((key, located)) = service.command_parts.iter().find_map(|(key, node)| {
+                let range = cx.range(*node);
+                let mut located = locate(cx.source(*node), range.range.start as usize, &size.main)?;
+                located.file = range.file;
+                Some((key.as_str(), located))
             }) else {
                 continue;
             };
@@ -302,6 +315,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             let located = Located {
                 whole: var.range,
                 value: range,
+                file: None,
             };
             (located, container_path(container).child("env"))
         } else {
@@ -371,6 +385,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             };
             let start = option.range.start as usize + at;
             Located {
+                file: None,
                 whole: option.range,
                 value: TextRange::new(start, start + size.main.written.len()),
             }

@@ -4,7 +4,7 @@ use crate::fix::Applicability;
 use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{env_file_line, env_file_vars, remove_env_fix};
+use crate::rules::helpers::{compose_env_finding, env_view};
 use crate::rules::{
     Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
 };
@@ -33,27 +33,16 @@ fn report<'r>(
 
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
-        if let Some(var) = service.env(NAME).filter(|v| disables_shm(v.view())) {
-            report(
-                out,
-                var.view(),
-                &format!("service `{}`", service.name),
-                "`shm_size` or `ipc: host`",
-            )
-            .fix(remove_env_fix(cx, service, var));
-        }
-        for (var, origin) in env_file_vars(cx, service)
-            .into_iter()
-            .filter(|(v, _)| disables_shm(*v))
-        {
-            report(
-                out,
-                var,
-                &format!("service `{}`", service.name),
-                "`shm_size` or `ipc: host`",
-            )
-            .related_in(&origin.source, origin.range, env_file_line(origin));
-        }
+        let Some(var) = service.env(NAME).filter(|v| disables_shm(env_view(v))) else {
+            continue;
+        };
+        let finding = report(
+            out,
+            env_view(var),
+            &format!("service `{}`", service.name),
+            "`shm_size` or `ipc: host`",
+        );
+        compose_env_finding(cx, service, var, finding);
     }
 }
 

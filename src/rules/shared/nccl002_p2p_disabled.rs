@@ -5,7 +5,7 @@ use crate::fix::Applicability;
 use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{env_file_line, env_file_vars, remove_env_fix};
+use crate::rules::helpers::{compose_env_finding, env_view};
 use crate::rules::{
     Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
 };
@@ -35,20 +35,10 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         for var in service
             .environment
             .iter()
-            .filter(|v| disables_p2p(v.view()))
+            .filter(|v| disables_p2p(env_view(v)))
         {
-            report(out, var.view(), &format!("service `{}`", service.name))
-                .fix(remove_env_fix(cx, service, var));
-        }
-        for (var, origin) in env_file_vars(cx, service)
-            .into_iter()
-            .filter(|(v, _)| disables_p2p(*v))
-        {
-            report(out, var, &format!("service `{}`", service.name)).related_in(
-                &origin.source,
-                origin.range,
-                env_file_line(origin),
-            );
+            let finding = report(out, env_view(var), &format!("service `{}`", service.name));
+            compose_env_finding(cx, service, var, finding);
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::fix::Applicability;
 use crate::model::k8s_env_from::config_map_env;
 use crate::model::workload::EnvView;
 use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{env_file_line, env_file_vars, remove_env_fix};
+use crate::rules::helpers::{compose_env_finding, env_view};
 use crate::rules::{
     Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
 };
@@ -83,13 +83,10 @@ fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str) -> Option<Diagno
 fn compose(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         for var in &service.environment {
-            if let Some(finding) = report(out, var.view(), &format!("service `{}`", service.name)) {
-                finding.fix(remove_env_fix(cx, service, var));
-            }
-        }
-        for (var, origin) in env_file_vars(cx, service) {
-            if let Some(finding) = report(out, var, &format!("service `{}`", service.name)) {
-                finding.related_in(&origin.source, origin.range, env_file_line(origin));
+            if let Some(finding) =
+                report(out, env_view(var), &format!("service `{}`", service.name))
+            {
+                compose_env_finding(cx, service, var, finding);
             }
         }
     }

@@ -15,14 +15,13 @@ use crate::model::size::{
 use crate::rules::context::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
-use crate::text::TextRange;
 
 pub const CHECK: Check = Check::both(compose, kubernetes).and_commands(commands);
 
 /// The finding, when `bytes` is below what the workload needs.
 fn report<'r>(
     out: &'r mut Reporter,
-    range: TextRange,
+    range: impl Into<crate::diagnostic::At>,
     bytes: u64,
     need: &ShmNeed,
     subject: &str,
@@ -58,7 +57,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         // A size this service writes: `shm_size`, or a tmpfs at /dev/shm.
         let shm = &cx.container(service).shm;
         let (ShmKind::Sized, Some(bytes), ShmSetting::Size | ShmSetting::Mount, Some(at)) =
-            (shm.kind, shm.bytes, shm.decided_by, shm.at)
+            (shm.kind, shm.bytes, shm.decided_by, cx.decided_at(shm))
         else {
             continue;
         };
@@ -76,7 +75,14 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         let subject = format!("service `{}`", service.name);
         let need = service_shm_need(cx, service);
         let size = cx.settings.shm_size_for(need.bytes);
-        let Some(finding) = report(out, at, bytes, &need, &subject, &format!("\"{size}\"")) else {
+        let Some(finding) = report(
+            out,
+            at.clone(),
+            bytes,
+            &need,
+            &subject,
+            &format!("\"{size}\""),
+        ) else {
             continue;
         };
         // A plain `shm_size` or tmpfs size is rewritten; an interpolated
@@ -102,7 +108,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
 fn tmpfs_size_fix(
     cx: &ComposeContext,
     service: &Service,
-    at: TextRange,
+    at: crate::diagnostic::At,
     size: &str,
 ) -> Option<Fix> {
     let SizeValue::Bytes { bytes, .. } = parse_compose_size(size) else {
@@ -117,13 +123,17 @@ fn tmpfs_size_fix(
         return None;
     }
     let title = format!("Raise the /dev/shm tmpfs to {size}");
-    if let Some(text) = cx.yaml().str(mount.node) {
+    let yaml = cx.yaml(mount.node.file);
+    let editor = cx.editor(mount.node.file);
+    if let Some(text) = yaml.str(mount.node.node) {
         let raised = with_tmpfs_size(text, &size)?;
-        let edit = cx
-            .edit
-            .replace(mount.node, cx.edit.scalar_like(mount.node, &raised));
+        let edit = editor.replace(
+            mount.node.node,
+            editor.scalar_like(mount.node.node, &raised),
+        );
         cx.edit_fix(
             service,
+            mount.node,
             &["tmpfs"],
             vec![edit],
             &[&["tmpfs"]],
@@ -131,12 +141,11 @@ fn tmpfs_size_fix(
             Applicability::Unsafe,
         )
     } else {
-        let entry = cx.yaml().get_path(mount.node, &["tmpfs", "size"])?;
-        let edit = cx
-            .edit
-            .replace(entry.value, cx.edit.scalar_like(entry.value, &size));
+        let entry = yaml.get_path(mount.node.node, &["tmpfs", "size"])?;
+        let edit = editor.replace(entry.value, editor.scalar_like(entry.value, &size));
         cx.edit_fix(
             service,
+            mount.node,
             &["volumes"],
             vec![edit],
             &[&["volumes"]],

@@ -1,0 +1,350 @@
+//! Which files make a Compose project, as Compose finds them
+//! (compose-go v2.9.1 `cli/options.go`, docker/compose v2.40.3
+//! `cmd/compose/compose.go`), run in the directory of the file linted:
+//!
+//! - the `.env` of that directory is read first; a `COMPOSE_FILE` there
+//!   names the files (split at `COMPOSE_PATH_SEPARATOR`, default `:`,
+//!   relative to that directory), and then no override is added;
+//! - otherwise the first of `compose.yaml`, `compose.yml`,
+//!   `docker-compose.yml`, `docker-compose.yaml` that exists (Compose warns
+//!   when there are several), then the first of `compose.override.yml`,
+//!   `compose.override.yaml`, `docker-compose.override.yml`,
+//!   `docker-compose.override.yaml` merged over it.
+//!
+//! A compose file Compose would not pick by itself is judged as users run
+//! it: merged over the directory's project when it only completes that
+//! project's services (an overlay run with `-f base -f overlay`), as part
+//! of a project that `extends` or `include`s it, or else on its own.
+
+use super::Workspace;
+use super::env::Environment;
+use crate::syntax::tree::Kind;
+use std::path::{Path, PathBuf};
+
+/// The base files Compose looks for, in its order of preference.
+pub const DEFAULT_FILES: &[&str] = &[
+    "compose.yaml",
+    "compose.yml",
+    "docker-compose.yml",
+    "docker-compose.yaml",
+];
+/// The override files it merges over the base, in its order of preference.
+pub const DEFAULT_OVERRIDES: &[&str] = &[
+    "compose.override.yml",
+    "compose.override.yaml",
+    "docker-compose.override.yml",
+    "docker-compose.override.yaml",
+];
+
+/// How Compose is asked to load a project: where it runs and its files.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ProjectSpec {
+    /// Where `docker compose` runs: its `.env` is read first.
+    pub run_dir: PathBuf,
+    /// The compose files, in merge order (`-f`, or as discovered).
+    pub files: Vec<PathBuf>,
+    pub how: Discovery,
+}
+
+/// How a project's files were found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Discovery {
+    /// Compose's own discovery: a default file and its override.
+    Default,
+    /// `COMPOSE_FILE` in the directory's `.env`.
+    ComposeFile,
+    /// A `[compose] projects` set in `gpulint.toml`.
+    Configured,
+    /// A file merged over the directory's project (`-f base -f overlay`).
+    Overlay,
+    /// A file run on its own (`-f file`).
+    Alone,
+}
+
+impl ProjectSpec {
+    /// A file run on its own.
+    pub fn alone(path: &Path) -> ProjectSpec {
+        ProjectSpec {
+            run_dir: dir_of(path),
+            files: vec![path.to_path_buf()],
+            how: Discovery::Alone,
+        }
+    }
+
+    /// Whether `path` is one of the files Compose is given.
+    pub fn names(&self, path: &Path) -> bool {
+        let wanted = crate::vfs::normalize(path);
+        self.files
+            .iter()
+            .any(|f| crate::vfs::normalize(f) == wanted)
+    }
+}
+
+/// The directory a file is in (`.` for a bare name).
+pub fn dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The first of `names` that is a file in `dir`.
+fn first_existing(ws: &Workspace, dir: &Path, names: &[&str]) -> Option<PathBuf> {
+    names
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| ws.files.is_file(p))
+}
+
+/// The variables of `dir`'s `.env`, as discovery reads them (a `.env`
+/// Compose cannot parse refuses the project when it is loaded; discovery
+/// takes what could be read).
+pub fn dotenv_of(ws: &Workspace, dir: &Path) -> Environment {
+    let path = dir.join(".env");
+    let mut env = Environment::default();
+    if let Ok(text) = ws.files.read(&path) {
+        let _ = env.read_file(&path, &text.source.text);
+    }
+    env
+}
+
+/// The project Compose discovers when run in `dir` (no search of parent
+/// directories: a linted directory without a compose file is no project).
+pub fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
+    let env = dotenv_of(ws, dir);
+    if let Some(list) = env.value("COMPOSE_FILE") {
+        let separator = env.value("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
+        let separator = if separator.is_empty() { ":" } else { separator };
+        let files: Vec<PathBuf> = list
+            .split(separator)
+            .filter(|f| !f.is_empty())
+            .map(|f| dir.join(f))
+            .collect();
+        if !files.is_empty() {
+            return Some(ProjectSpec {
+                run_dir: dir.to_path_buf(),
+                files,
+                how: Discovery::ComposeFile,
+            });
+        }
+    }
+    let base = first_existing(ws, dir, DEFAULT_FILES)?;
+    let mut files = vec![base];
+    files.extend(first_existing(ws, dir, DEFAULT_OVERRIDES));
+    Some(ProjectSpec {
+        run_dir: dir.to_path_buf(),
+        files,
+        how: Discovery::Default,
+    })
+}
+
+/// The projects `path` (a compose file) belongs to, in the order they are
+/// judged: sets `configured` in `gpulint.toml` (canonical paths), else the
+/// directory's project when it names, extends or includes the file, else
+/// the directory's project with the file merged over it (an overlay), else
+/// the file alone. `referencing` are projects elsewhere known to extend or
+/// include it.
+pub fn projects_of(
+    ws: &Workspace,
+    path: &Path,
+    configured: &[Vec<PathBuf>],
+    referencing: &[ProjectSpec],
+) -> Vec<ProjectSpec> {
+    let dir = dir_of(path);
+    if !configured.is_empty()
+        && let Some(canonical) = ws.files.canonicalize(path)
+    {
+        let sets: Vec<ProjectSpec> = configured
+            .iter()
+            .filter(|set| set.contains(&canonical))
+            .map(|set| ProjectSpec {
+                run_dir: set.first().map_or_else(|| dir.clone(), |f| dir_of(f)),
+                files: set
+                    .iter()
+                    .map(|f| shown_like(f, &canonical, path))
+                    .collect(),
+                how: Discovery::Configured,
+            })
+            .collect();
+        if !sets.is_empty() {
+            return sets;
+        }
+    }
+    let mut found = Vec::new();
+    if let Some(default) = ws.default_project(&dir) {
+        if default.names(path) {
+            return vec![default];
+        }
+        let project = ws.project(&default);
+        if project
+            .file_index(path)
+            .is_some_and(|i| project.file(i).role != super::FileRole::Env)
+        {
+            found.push(default);
+        } else if is_overlay(ws, path, &project) {
+            let mut files = default.files.clone();
+            files.push(path.to_path_buf());
+            return vec![ProjectSpec {
+                run_dir: default.run_dir,
+                files,
+                how: Discovery::Overlay,
+            }];
+        }
+    }
+    for spec in referencing {
+        if !found.contains(spec) {
+            found.push(spec.clone());
+        }
+    }
+    if found.is_empty() {
+        found.push(ProjectSpec::alone(path));
+    }
+    found
+}
+
+/// A configured file, shown next to the linted one when they share a
+/// directory (so paths in messages are the ones the user gave).
+fn shown_like(file: &Path, canonical: &Path, linted: &Path) -> PathBuf {
+    match (file.parent(), file.file_name()) {
+        (Some(dir), Some(name)) if Some(dir) == canonical.parent() => linted.with_file_name(name),
+        _ => file.to_path_buf(),
+    }
+}
+
+/// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
+/// with one more part, which is how projects name the files users add with
+/// `-f` (`docker compose -f docker-compose.yml -f docker-compose.gpu.yml up`).
+fn is_overlay_name(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))
+    else {
+        return false;
+    };
+    let Some(part) = stem
+        .strip_prefix("docker-compose.")
+        .or_else(|| stem.strip_prefix("compose."))
+    else {
+        return false;
+    };
+    !part.is_empty()
+}
+
+/// Whether `path` is run merged over `project` (`-f base -f path`): its
+/// services complete the project's (one of them names neither an `image`
+/// nor a `build`, nor `extends` another, and the project defines it), or
+/// it is named as an overlay of the base and adds to one of its services.
+/// A file whose services `extends` another file is a project of its own
+/// (speaches' `compose.cuda.yaml` extends `compose.yaml` and is run alone).
+fn is_overlay(ws: &Workspace, path: &Path, project: &super::Project) -> bool {
+    let Ok(text) = ws.files.read(path) else {
+        return false;
+    };
+    let parsed = ws.yaml(&text.source);
+    let Ok(yaml) = parsed.as_ref() else {
+        return false;
+    };
+    let Some(root) = yaml.documents.first().and_then(|d| d.root) else {
+        return false;
+    };
+    let keep = |t: &str| crate::model::variables::interpolate_alone(t);
+    let Ok(tree) =
+        crate::syntax::tree::Builder::new(yaml, 0, Default::default(), &keep).build(root)
+    else {
+        return false;
+    };
+    let Some(services) = tree.get("services") else {
+        return false;
+    };
+    if !matches!(services.kind, Kind::Mapping(_)) {
+        return false;
+    }
+    let entries = services.entries();
+    if entries.iter().any(|s| s.value.get("extends").is_some()) {
+        return false;
+    }
+    let shared = |name: &str| project.service(name).is_some();
+    let completes = entries.iter().any(|s| {
+        s.value.is_mapping()
+            && s.value.get("image").is_none()
+            && s.value.get("build").is_none()
+            && shared(&s.key)
+    });
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_overlay_name);
+    completes || (named && entries.iter().any(|s| shared(&s.key)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::{Files, MemoryFs};
+
+    fn workspace(files: &[(&str, &str)]) -> Workspace {
+        Workspace::new(Files::snapshot(MemoryFs::new(
+            files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())),
+        )))
+    }
+
+    fn names(spec: &ProjectSpec) -> Vec<String> {
+        spec.files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn compose_picks_its_files_in_its_order() {
+        let ws = workspace(&[
+            ("/p/docker-compose.yaml", "services: {}\n"),
+            ("/p/docker-compose.yml", "services: {}\n"),
+            ("/p/compose.override.yaml", "services: {}\n"),
+            ("/p/compose.override.yml", "services: {}\n"),
+        ]);
+        let spec = default_project(&ws, Path::new("/p")).unwrap();
+        // `.yml` before `.yaml` for docker-compose and for overrides.
+        assert_eq!(names(&spec), ["docker-compose.yml", "compose.override.yml"]);
+        let ws = workspace(&[
+            ("/p/compose.yaml", "services: {}\n"),
+            ("/p/docker-compose.yml", "services: {}\n"),
+        ]);
+        assert_eq!(
+            names(&default_project(&ws, Path::new("/p")).unwrap()),
+            ["compose.yaml"]
+        );
+    }
+
+    #[test]
+    fn compose_file_in_dotenv_names_the_files_and_turns_the_override_off() {
+        let ws = workspace(&[
+            (
+                "/p/.env",
+                "COMPOSE_FILE=base.yaml;sub/gpu.yaml\nCOMPOSE_PATH_SEPARATOR=;\n",
+            ),
+            ("/p/compose.yaml", "services: {}\n"),
+            ("/p/compose.override.yaml", "services: {}\n"),
+            ("/p/base.yaml", "services: {}\n"),
+            ("/p/sub/gpu.yaml", "services: {}\n"),
+        ]);
+        let spec = default_project(&ws, Path::new("/p")).unwrap();
+        assert_eq!(spec.how, Discovery::ComposeFile);
+        assert_eq!(
+            spec.files,
+            [
+                PathBuf::from("/p/base.yaml"),
+                PathBuf::from("/p/sub/gpu.yaml")
+            ]
+        );
+        let ws = workspace(&[
+            ("/p/.env", "COMPOSE_FILE=compose.yaml\n"),
+            ("/p/compose.yaml", "services: {}\n"),
+            ("/p/compose.override.yaml", "services: {}\n"),
+        ]);
+        assert_eq!(
+            names(&default_project(&ws, Path::new("/p")).unwrap()),
+            ["compose.yaml"]
+        );
+    }
+}

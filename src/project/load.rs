@@ -1,0 +1,1316 @@
+//! Loading a project as compose-go's `loader` does (v2.9.1,
+//! `loader/loader.go` `loadYamlFile`): for each file, in order, each YAML
+//! document is interpolated, its `include:`s imported, its `!reset`s and
+//! `!override`s applied to what the files before it set, its services'
+//! `extends` resolved, and the result merged over the files before it
+//! (sequences made unique by key, then the canonical form). Then the
+//! services are read from the merged model, with their `env_file`s and
+//! the images they build, and what Compose refuses is collected.
+//!
+//! Nothing here stops at the first problem: Compose refuses the project,
+//! but gpulint still judges what it can and says where each refusal is.
+
+use super::env::{EnvError, Environment, Interpolated};
+use super::merge::{apply_resets, canonical, enforce_unicity, merge, merge_mappings, take_resets};
+use super::{
+    FileRole, Place, Project, ProjectFile, ProjectSpec, Refusal, RefusalKind, Workspace, limits,
+};
+use crate::model::compose::{ComposeEnv, Definition, Reading, Role, Service};
+use crate::model::dockerfile::BuiltImage;
+use crate::syntax::tree::{Budget, Builder, Entry, Kind, Node, Src};
+use crate::text::{SourceFile, TextRange};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A merged model and what was merged into each of its services.
+#[derive(Clone, Default)]
+struct Model {
+    root: Option<Arc<Node>>,
+    /// Each service's definitions, in merge order.
+    definitions: HashMap<String, Vec<Definition>>,
+    /// What later files removed from each service, by dotted path.
+    resets: HashMap<String, Vec<(String, Src)>>,
+}
+
+/// A file being read into the project: its index and where its relative
+/// paths resolve from.
+#[derive(Clone)]
+struct FileContext {
+    index: u32,
+    path: PathBuf,
+    base_dir: PathBuf,
+    role: FileRole,
+}
+
+/// One load in progress.
+struct Loading<'w> {
+    ws: &'w Workspace,
+    files: Vec<ProjectFile>,
+    by_path: HashMap<(PathBuf, FileRole), u32>,
+    refusals: Vec<Refusal>,
+    /// Included projects already loaded, by what decides them.
+    included: HashMap<String, Model>,
+}
+
+pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
+    let mut loading = Loading {
+        ws,
+        files: Vec::new(),
+        by_path: HashMap::new(),
+        refusals: Vec::new(),
+        included: HashMap::new(),
+    };
+    let project_dir = spec
+        .files
+        .first()
+        .map_or_else(|| spec.run_dir.clone(), |f| super::discover::dir_of(f));
+    let env = loading.environment(&spec.run_dir, &project_dir);
+    let mut model = Model::default();
+    for path in &spec.files {
+        let Some(file) = loading.open(path, FileRole::Project, &project_dir, None) else {
+            continue;
+        };
+        loading.merge_file(&file, &env, &project_dir, &mut model, &mut Vec::new(), 0);
+    }
+    let profiles: Vec<String> = env
+        .value("COMPOSE_PROFILES")
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let services = loading.services(&model, &env);
+    let mut project = Project {
+        spec: spec.clone(),
+        files: loading.files,
+        env,
+        services,
+        refusals: loading.refusals,
+        profiles,
+    };
+    let model_root = model.root.clone();
+    super::validate::validate(&mut project, model_root.as_deref());
+    project
+}
+
+impl Loading<'_> {
+    fn refuse(&mut self, message: impl Into<String>, at: Place, kind: RefusalKind) {
+        let refusal = Refusal {
+            message: message.into(),
+            at,
+            kind,
+            service: None,
+        };
+        if !self.refusals.contains(&refusal) {
+            self.refusals.push(refusal);
+        }
+    }
+
+    /// Adds a file to the project (once per path and role), read through
+    /// the workspace; `None` when it cannot be read, refused at `named_at`.
+    fn open(
+        &mut self,
+        path: &Path,
+        role: FileRole,
+        base_dir: &Path,
+        named_at: Option<Place>,
+    ) -> Option<FileContext> {
+        let key = (crate::vfs::normalize(path), role);
+        if let Some(&index) = self.by_path.get(&key) {
+            return Some(FileContext {
+                index,
+                path: path.to_path_buf(),
+                base_dir: self.files[index as usize].base_dir.clone(),
+                role,
+            });
+        }
+        if self.files.len() >= limits::MAX_FILES {
+            let at = named_at.unwrap_or(Place::Text {
+                file: 0,
+                range: TextRange::default(),
+            });
+            self.refuse(
+                format!(
+                    "the project reads more than {} files (gpulint's limit)",
+                    limits::MAX_FILES
+                ),
+                at,
+                RefusalKind::Config,
+            );
+            return None;
+        }
+        let text = match self.ws.files.read(path) {
+            Ok(text) => text,
+            Err(failure) => {
+                let (error, _) = &*failure;
+                let missing =
+                    !self.ws.files.is_file(path) && self.ws.files.canonicalize(path).is_none();
+                let shown = path.display();
+                let (message, kind) = if missing {
+                    (
+                        format!("{shown} is missing"),
+                        // A file `include:` or `-f` names is part of the
+                        // config; an env file or an extended file left out
+                        // of a checkout is not a mistake in it.
+                        match role {
+                            FileRole::Included | FileRole::Project => RefusalKind::Config,
+                            _ => RefusalKind::MissingFile,
+                        },
+                    )
+                } else {
+                    (
+                        format!("cannot read {shown} ({})", error.message),
+                        RefusalKind::MissingFile,
+                    )
+                };
+                if let Some(at) = named_at {
+                    self.refuse(message, at, kind);
+                }
+                return None;
+            }
+        };
+        let yaml = (role != FileRole::Env).then(|| self.ws.yaml(&text.source));
+        let index = self.files.len() as u32;
+        self.files.push(ProjectFile {
+            source: text.source.clone(),
+            parsed: yaml.clone(),
+            role,
+            base_dir: base_dir.to_path_buf(),
+        });
+        self.by_path.insert(key, index);
+        if let Some(parsed) = yaml
+            && let Err(error) = parsed.as_ref()
+        {
+            self.refuse(
+                format!("{} is not valid YAML: {}", path.display(), error.message),
+                Place::Text {
+                    file: index,
+                    range: TextRange::empty(error.offset),
+                },
+                RefusalKind::Config,
+            );
+        }
+        Some(FileContext {
+            index,
+            path: path.to_path_buf(),
+            base_dir: base_dir.to_path_buf(),
+            role,
+        })
+    }
+
+    /// The project's variables: the `.env` where Compose runs, then the
+    /// project directory's (what is set first wins, as compose-go's
+    /// `WithDotEnv` merges them).
+    fn environment(&mut self, run_dir: &Path, project_dir: &Path) -> Environment {
+        let mut env = Environment::default();
+        let mut dirs = vec![run_dir.to_path_buf()];
+        if crate::vfs::normalize(project_dir) != crate::vfs::normalize(run_dir) {
+            dirs.push(project_dir.to_path_buf());
+        }
+        for dir in dirs {
+            let path = dir.join(".env");
+            if !self.ws.files.is_file(&path) {
+                continue;
+            }
+            if let Some(file) = self.open(&path, FileRole::Env, &dir, None) {
+                self.read_env_file(&mut env, &file);
+            }
+        }
+        env
+    }
+
+    /// Reads an env file into `env`; what Compose refuses in it is refused
+    /// at its line.
+    fn read_env_file(&mut self, env: &mut Environment, file: &FileContext) {
+        let source = self.files[file.index as usize].source.clone();
+        if let Err(EnvError { message, range, .. }) = env.read_file(&file.path, &source.text) {
+            self.refuse(
+                format!("Compose cannot read {}: {message}", file.path.display()),
+                Place::Text {
+                    file: file.index,
+                    range,
+                },
+                RefusalKind::Config,
+            );
+        }
+    }
+
+    /// The documents of a compose file as trees, interpolated with `env`;
+    /// what cannot be interpolated is refused where it is written.
+    fn documents(&mut self, file: &FileContext, env: &Environment) -> Vec<Arc<Node>> {
+        let Some(parsed) = self.files[file.index as usize].parsed.clone() else {
+            return Vec::new();
+        };
+        let Ok(yaml) = parsed.as_ref() else {
+            return Vec::new();
+        };
+        let interpolate = |text: &str| env.interpolate(text);
+        let mut trees = Vec::new();
+        for document in &yaml.documents {
+            let Some(root) = document.root else { continue };
+            let built = Builder::new(yaml, file.index, Budget::default(), &interpolate).build(root);
+            match built {
+                Ok(tree) => {
+                    self.refuse_uninterpolated(&tree);
+                    if !tree.is_mapping() {
+                        self.refuse(
+                            "the top level of a compose file must be a mapping",
+                            Place::Node(tree.src),
+                            RefusalKind::Config,
+                        );
+                        continue;
+                    }
+                    trees.push(tree);
+                }
+                Err(error) => self.refuse(
+                    format!("{}: {}", file.path.display(), error.message),
+                    Place::Node(error.src),
+                    RefusalKind::Config,
+                ),
+            }
+        }
+        trees
+    }
+
+    /// Values compose-go's interpolation refuses (a malformed `${`, a
+    /// `${VAR?}` the project does not set), each once where it is written.
+    fn refuse_uninterpolated(&mut self, tree: &Arc<Node>) {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<&Arc<Node>> = vec![tree];
+        while let Some(node) = stack.pop() {
+            if !seen.insert(Arc::as_ptr(node)) {
+                continue;
+            }
+            match &node.kind {
+                Kind::Scalar {
+                    value: Interpolated::Invalid(why),
+                    ..
+                } => {
+                    let kind = if why.starts_with("required variable") {
+                        RefusalKind::UnlessShellSets
+                    } else {
+                        RefusalKind::Config
+                    };
+                    let message = if kind == RefusalKind::UnlessShellSets {
+                        format!("{why} (unless the shell that runs Compose sets it)")
+                    } else {
+                        why.clone()
+                    };
+                    self.refuse(message, Place::Node(node.src), kind);
+                }
+                Kind::Scalar { .. } => {}
+                Kind::Sequence(items) => stack.extend(items.iter()),
+                Kind::Mapping(entries) => stack.extend(entries.iter().map(|e| &e.value)),
+            }
+        }
+    }
+
+    /// Merges one compose file (each of its documents) over `model`, as
+    /// `loadYamlFile` does. `working_dir` is where its relative paths
+    /// resolve from; `included` the files being included, for cycles.
+    fn merge_file(
+        &mut self,
+        file: &FileContext,
+        env: &Environment,
+        working_dir: &Path,
+        model: &mut Model,
+        included: &mut Vec<PathBuf>,
+        depth: usize,
+    ) {
+        for document in self.documents(file, env) {
+            // compose-go v2.9.1's order: this document's `extends` (which
+            // sees only its own services), its `!reset`s applied to what
+            // the files before it set, its `include:`s imported, then the
+            // merge.
+            let (stripped, resets) = take_resets(&document);
+            let mut cfg = stripped;
+            let include = cfg.entry("include").cloned();
+            cfg = without_key(&cfg, "include");
+            let role = match file.role {
+                FileRole::Included => Role::Included,
+                _ => Role::Project,
+            };
+            let (extended, mut definitions) = self.apply_extends(file, &cfg, env, &resets, role);
+            cfg = extended;
+            if let Some(root) = &model.root {
+                model.root = Some(apply_resets(root, &resets));
+            }
+            if let Some(include) = include {
+                included.push(crate::vfs::normalize(&file.path));
+                let imported = self.include(&include, env, working_dir, included, depth);
+                included.pop();
+                // What the include brings in is part of this document: a
+                // service both define is a conflict Compose refuses,
+                // unless the two are the same.
+                cfg = self.import_at(&imported, &cfg, &mut definitions, include.key_src);
+                for (name, found) in &imported.resets {
+                    model
+                        .resets
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(found.iter().cloned());
+                }
+            }
+            for ((service, path), src) in resets_by_service(&resets, &cfg) {
+                model.resets.entry(service).or_default().push((path, src));
+            }
+            let merged = match &model.root {
+                None => Ok(cfg.clone()),
+                Some(root) => merge_mappings(root, &cfg, &mut Vec::new()),
+            };
+            match merged {
+                Ok(merged) => model.root = Some(canonical(&enforce_unicity(&merged))),
+                Err(error) => self.refuse(
+                    format!(
+                        "Compose cannot merge {}: {}",
+                        file.path.display(),
+                        error.message
+                    ),
+                    Place::Node(error.node.src),
+                    RefusalKind::Config,
+                ),
+            }
+            for (name, defs) in definitions {
+                model.definitions.entry(name).or_default().extend(defs);
+            }
+        }
+    }
+
+    /// Imports what `include:` names into a file's model (compose-go's
+    /// `ApplyInclude`): each entry is loaded as a project of its own, with
+    /// the including project's variables over its own `env_file`s (or its
+    /// directory's `.env`), and its services, volumes, networks, secrets
+    /// and configs brought in.
+    fn include(
+        &mut self,
+        entry: &Entry,
+        env: &Environment,
+        working_dir: &Path,
+        included: &mut Vec<PathBuf>,
+        depth: usize,
+    ) -> Model {
+        let mut model = Model::default();
+        let items: Vec<Arc<Node>> = match &entry.value.kind {
+            Kind::Sequence(items) => items.clone(),
+            _ => {
+                self.refuse(
+                    "`include` must be a list",
+                    Place::Node(entry.value.src),
+                    RefusalKind::Config,
+                );
+                return model;
+            }
+        };
+        if depth >= limits::MAX_INCLUDE_DEPTH {
+            self.refuse(
+                format!(
+                    "`include` nests deeper than {} files (gpulint's limit)",
+                    limits::MAX_INCLUDE_DEPTH
+                ),
+                Place::Node(entry.value.src),
+                RefusalKind::Config,
+            );
+            return model;
+        }
+        for item in items {
+            let (paths, project_directory, env_files) = match &item.kind {
+                Kind::Scalar { .. } => (vec![item.clone()], None, Vec::new()),
+                Kind::Mapping(_) => {
+                    let Some(path) = item.get("path") else {
+                        self.refuse(
+                            "an `include` entry needs a `path`",
+                            Place::Node(item.src),
+                            RefusalKind::Config,
+                        );
+                        continue;
+                    };
+                    let list = |node: &Arc<Node>| -> Vec<Arc<Node>> {
+                        match &node.kind {
+                            Kind::Sequence(items) => items.clone(),
+                            _ => vec![node.clone()],
+                        }
+                    };
+                    (
+                        list(path),
+                        item.get("project_directory")
+                            .and_then(|d| d.str().map(str::to_string)),
+                        item.get("env_file").map(list).unwrap_or_default(),
+                    )
+                }
+                Kind::Sequence(_) => {
+                    self.refuse(
+                        "an `include` entry is a path or a mapping",
+                        Place::Node(item.src),
+                        RefusalKind::Config,
+                    );
+                    continue;
+                }
+            };
+            let Some(first) = paths
+                .first()
+                .and_then(|p| p.str())
+                .map(|p| working_dir.join(p))
+            else {
+                continue;
+            };
+            let project_dir = match &project_directory {
+                None => super::discover::dir_of(&first),
+                Some(dir) => working_dir.join(dir),
+            };
+            if included.contains(&crate::vfs::normalize(&first)) {
+                let chain: Vec<String> = included
+                    .iter()
+                    .chain(std::iter::once(&first))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                self.refuse(
+                    format!("include cycle detected: {}", chain.join(" includes ")),
+                    Place::Node(item.src),
+                    RefusalKind::Config,
+                );
+                continue;
+            }
+            // The included project's own variables, under the including
+            // project's (which win).
+            let mut own = Environment::default();
+            let env_paths: Vec<(PathBuf, Src)> = if env_files.is_empty() {
+                let dotenv = project_dir.join(".env");
+                if self.ws.files.is_file(&dotenv) {
+                    vec![(dotenv, item.src)]
+                } else {
+                    Vec::new()
+                }
+            } else {
+                env_files
+                    .iter()
+                    .filter_map(|f| Some((working_dir.join(f.str()?), f.src)))
+                    .collect()
+            };
+            for (path, at) in env_paths {
+                // An include's `env_file` that is not there refuses the
+                // project (compose-go stats it): a mistake in the config.
+                if !self.ws.files.is_file(&path) {
+                    self.refuse(
+                        format!(
+                            "`include`: env_file {} cannot be read (Compose refuses the project: no such file)",
+                            path.display()
+                        ),
+                        Place::Node(at),
+                        RefusalKind::Config,
+                    );
+                    continue;
+                }
+                if let Some(file) =
+                    self.open(&path, FileRole::Env, &project_dir, Some(Place::Node(at)))
+                {
+                    let source = self.files[file.index as usize].source.clone();
+                    // Read over the including project's variables (which
+                    // its `${...}` see first), later files of the list
+                    // winning.
+                    let mut lookup = env.clone();
+                    lookup.merge_under(&own);
+                    let before = lookup.clone();
+                    match lookup.read_file_over(&file.path, &source.text) {
+                        Ok(()) => {
+                            for (name, var) in lookup.iter() {
+                                if before.get(name) != Some(var) {
+                                    own.set(name, var.clone());
+                                }
+                            }
+                        }
+                        Err(EnvError { message, range, .. }) => self.refuse(
+                            format!("Compose cannot read {}: {message}", file.path.display()),
+                            Place::Text {
+                                file: file.index,
+                                range,
+                            },
+                            RefusalKind::Config,
+                        ),
+                    }
+                }
+            }
+            let mut included_env = env.clone();
+            included_env.merge_under(&own);
+            let key = format!(
+                "{:?}|{}|{}",
+                paths
+                    .iter()
+                    .map(|p| p.str().unwrap_or(""))
+                    .collect::<Vec<_>>(),
+                crate::vfs::normalize(&project_dir).display(),
+                included_env.fingerprint()
+            );
+            let loaded = match self.included.get(&key) {
+                // An include diamond: the same project is read once.
+                Some(done) => done.clone(),
+                None => {
+                    let mut sub = Model::default();
+                    for path in &paths {
+                        let Some(name) = path.str() else { continue };
+                        let full = working_dir.join(name);
+                        let Some(file) = self.open(
+                            &full,
+                            FileRole::Included,
+                            &project_dir,
+                            Some(Place::Node(path.src)),
+                        ) else {
+                            continue;
+                        };
+                        self.merge_file(
+                            &file,
+                            &included_env,
+                            &project_dir,
+                            &mut sub,
+                            included,
+                            depth + 1,
+                        );
+                    }
+                    self.included.insert(key, sub.clone());
+                    sub
+                }
+            };
+            // Entries of one `include:` import into each other too.
+            let mut definitions = HashMap::new();
+            let current = model
+                .root
+                .clone()
+                .unwrap_or_else(|| empty_mapping(item.src));
+            let root = self.import_at(&loaded, &current, &mut definitions, item.src);
+            model.root = Some(root);
+            for (name, defs) in loaded.definitions {
+                model.definitions.entry(name).or_insert(defs);
+            }
+            for (name, found) in loaded.resets {
+                model.resets.entry(name).or_default().extend(found);
+            }
+        }
+        model
+    }
+
+    /// compose-go's `importResources`: each service, volume, network,
+    /// secret and config of `imported` is added to `target`; one `target`
+    /// already has, and differently, is a conflict refused at `at`.
+    fn import_at(
+        &mut self,
+        imported: &Model,
+        target: &Arc<Node>,
+        definitions: &mut HashMap<String, Vec<Definition>>,
+        at: Src,
+    ) -> Arc<Node> {
+        let Some(source) = &imported.root else {
+            return target.clone();
+        };
+        let mut entries = target.entries().to_vec();
+        for section in [
+            "services", "volumes", "networks", "secrets", "configs", "models",
+        ] {
+            let Some(from) = source.entry(section) else {
+                continue;
+            };
+            let position = entries.iter().position(|e| e.key == section);
+            let mut to: Vec<Entry> = position
+                .map(|i| entries[i].value.entries().to_vec())
+                .unwrap_or_default();
+            for resource in from.value.entries() {
+                match to.iter().find(|e| e.key == resource.key) {
+                    Some(existing) if !same_value(&existing.value, &resource.value) => {
+                        let conflict = Refusal {
+                            message: format!(
+                                "{section}.{} conflicts with imported resource",
+                                resource.key
+                            ),
+                            at: Place::Node(existing.key_src),
+                            kind: RefusalKind::Config,
+                            service: (section == "services").then(|| resource.key.clone()),
+                        };
+                        if !self.refusals.contains(&conflict) {
+                            self.refusals.push(conflict);
+                        }
+                        let _ = at;
+                    }
+                    Some(_) => {}
+                    None => {
+                        to.push(resource.clone());
+                        if section == "services"
+                            && let Some(defs) = imported.definitions.get(&resource.key)
+                        {
+                            definitions.insert(resource.key.clone(), defs.clone());
+                        }
+                    }
+                }
+            }
+            let value = Arc::new(Node {
+                kind: Kind::Mapping(to),
+                tag: None,
+                src: from.value.src,
+                entry_key: None,
+            });
+            match position {
+                Some(i) => {
+                    entries[i] = Entry {
+                        value,
+                        ..entries[i].clone()
+                    }
+                }
+                None => entries.push(Entry {
+                    key: section.to_string(),
+                    key_src: from.key_src,
+                    value,
+                }),
+            }
+        }
+        Arc::new(target.with_kind(Kind::Mapping(entries)))
+    }
+
+    /// Resolves `extends` for every service of one file's model (compose-go
+    /// `ApplyExtends`): the base (in this file, or another one `file:`
+    /// names) is resolved first, this file's `!reset`s applied to it, then
+    /// the service merged over it. Returns the model and each service's
+    /// definitions.
+    fn apply_extends(
+        &mut self,
+        file: &FileContext,
+        cfg: &Arc<Node>,
+        env: &Environment,
+        resets: &[Vec<String>],
+        role: Role,
+    ) -> (Arc<Node>, HashMap<String, Vec<Definition>>) {
+        let mut definitions = HashMap::new();
+        let Some(services) = cfg.entry("services") else {
+            return (cfg.clone(), definitions);
+        };
+        if !services.value.is_mapping() {
+            if !services.value.is_null() {
+                self.refuse(
+                    "`services` must be a mapping",
+                    Place::Node(services.value.src),
+                    RefusalKind::Config,
+                );
+            }
+            return (cfg.clone(), definitions);
+        }
+        let scope = Scope {
+            file: file.clone(),
+            services: services.value.clone(),
+            resets: resets.to_vec(),
+        };
+        let mut resolved: HashMap<String, Resolved> = HashMap::new();
+        let mut entries = Vec::new();
+        for entry in services.value.entries() {
+            let result = self.resolve_service(
+                &scope,
+                &entry.key,
+                env,
+                role,
+                &mut resolved,
+                &mut Vec::new(),
+            );
+            match result {
+                Some(done) => {
+                    definitions.insert(entry.key.clone(), done.definitions.clone());
+                    entries.push(Entry {
+                        value: done.node.clone(),
+                        ..entry.clone()
+                    });
+                }
+                None => {
+                    definitions.insert(
+                        entry.key.clone(),
+                        vec![Definition {
+                            key: entry.key_src,
+                            map: entry.value.src,
+                            role,
+                        }],
+                    );
+                    entries.push(entry.clone());
+                }
+            }
+        }
+        let services = Arc::new(services.value.with_kind(Kind::Mapping(entries)));
+        let root = Arc::new(
+            cfg.with_kind(Kind::Mapping(
+                cfg.entries()
+                    .iter()
+                    .map(|e| {
+                        if e.key == "services" {
+                            Entry {
+                                value: services.clone(),
+                                ..e.clone()
+                            }
+                        } else {
+                            e.clone()
+                        }
+                    })
+                    .collect(),
+            )),
+        );
+        (root, definitions)
+    }
+
+    /// One service with its `extends` resolved (`None` when it has no
+    /// usable definition: not a mapping). A base that cannot be found,
+    /// or a cycle, is refused at the `extends` key, and the service is
+    /// kept as written.
+    fn resolve_service(
+        &mut self,
+        scope: &Scope,
+        name: &str,
+        env: &Environment,
+        role: Role,
+        resolved: &mut HashMap<String, Resolved>,
+        chain: &mut Vec<(PathBuf, String)>,
+    ) -> Option<Resolved> {
+        if let Some(done) = resolved.get(name) {
+            return Some(done.clone());
+        }
+        let entry = scope.services.entry(name)?.clone();
+        let own = Definition {
+            key: entry.key_src,
+            map: entry.value.src,
+            role,
+        };
+        if !entry.value.is_mapping() {
+            return None;
+        }
+        let Some(extends) = entry.value.entry("extends").cloned() else {
+            let done = Resolved {
+                depth: 0,
+                node: entry.value.clone(),
+                definitions: vec![own],
+            };
+            resolved.insert(name.to_string(), done.clone());
+            return Some(done);
+        };
+        let kept = |this: &mut Self, message: String, kind: RefusalKind| {
+            this.refusals.push(Refusal {
+                message,
+                at: Place::Node(extends.key_src),
+                kind,
+                service: Some(name.to_string()),
+            });
+            Resolved {
+                depth: 0,
+                node: without_key(&entry.value, "extends"),
+                definitions: vec![own.clone()],
+            }
+        };
+        let (base_name, base_file) = match &extends.value.kind {
+            Kind::Scalar { .. } => (extends.value.str().map(str::to_string), None),
+            Kind::Mapping(_) => (
+                extends
+                    .value
+                    .get("service")
+                    .and_then(|s| s.str().map(str::to_string)),
+                extends
+                    .value
+                    .get("file")
+                    .and_then(|f| f.str().map(str::to_string)),
+            ),
+            Kind::Sequence(_) => (None, None),
+        };
+        let Some(base_name) = base_name else {
+            let done = kept(
+                self,
+                format!("extends.{name}.service is required"),
+                RefusalKind::Config,
+            );
+            resolved.insert(name.to_string(), done.clone());
+            return Some(done);
+        };
+        let link = (crate::vfs::normalize(&scope.file.path), name.to_string());
+        if chain.contains(&link) || chain.len() >= limits::MAX_EXTENDS_DEPTH {
+            let names: Vec<&str> = chain.iter().map(|(_, n)| n.as_str()).collect();
+            let message = if chain.contains(&link) {
+                format!(
+                    "`extends` makes a cycle: {} -> {name} (Compose refuses it: circular reference)",
+                    names.join(" -> ")
+                )
+            } else {
+                format!(
+                    "`extends` chain deeper than {} services (gpulint's limit)",
+                    limits::MAX_EXTENDS_DEPTH
+                )
+            };
+            return Some(kept(self, message, RefusalKind::Config));
+        }
+        chain.push(link);
+        let base = match &base_file {
+            None => {
+                if scope.services.entry(&base_name).is_none() {
+                    chain.pop();
+                    let done = kept(
+                        self,
+                        format!(
+                            "`extends`: no service `{base_name}` in {} (Compose refuses it: service \"{base_name}\" not found)",
+                            file_name(&scope.file.path)
+                        ),
+                        RefusalKind::Config,
+                    );
+                    resolved.insert(name.to_string(), done.clone());
+                    return Some(done);
+                }
+                self.resolve_service(scope, &base_name, env, role, resolved, chain)
+            }
+            Some(file) => {
+                let path = scope.file.base_dir.join(file);
+                let other_role = match scope.file.role {
+                    FileRole::Included => FileRole::Included,
+                    _ => FileRole::Extended,
+                };
+                let base_dir = super::discover::dir_of(&path);
+                match self.open(
+                    &path,
+                    other_role,
+                    &base_dir,
+                    Some(Place::Node(extends.key_src)),
+                ) {
+                    None => {
+                        chain.pop();
+                        let done = Resolved {
+                            depth: 0,
+                            node: without_key(&entry.value, "extends"),
+                            definitions: vec![own],
+                        };
+                        if let Some(last) = self.refusals.last_mut() {
+                            last.service.get_or_insert_with(|| name.to_string());
+                        }
+                        resolved.insert(name.to_string(), done.clone());
+                        return Some(done);
+                    }
+                    Some(other) => {
+                        // The extended file: interpolated with the same
+                        // variables; its own `include` and validation are
+                        // not processed.
+                        let docs = self.documents(&other, env);
+                        let mut base_model = None;
+                        for doc in docs {
+                            let (stripped, resets) = take_resets(&doc);
+                            base_model = Some((stripped, resets));
+                        }
+                        match base_model.and_then(|(doc, resets)| {
+                            let services = doc.get("services")?.clone();
+                            Some((services, resets))
+                        }) {
+                            Some((services, resets)) if services.get(&base_name).is_some() => {
+                                let other_scope = Scope {
+                                    file: other.clone(),
+                                    services,
+                                    resets,
+                                };
+                                let other_role = if other_role == FileRole::Included {
+                                    Role::Included
+                                } else {
+                                    Role::Extended
+                                };
+                                let mut other_resolved = HashMap::new();
+                                self.resolve_service(
+                                    &other_scope,
+                                    &base_name,
+                                    env,
+                                    other_role,
+                                    &mut other_resolved,
+                                    chain,
+                                )
+                            }
+                            _ => {
+                                chain.pop();
+                                let done = kept(
+                                    self,
+                                    format!(
+                                        "`extends`: no service `{base_name}` in {file} (Compose refuses it: service \"{base_name}\" not found)"
+                                    ),
+                                    RefusalKind::Config,
+                                );
+                                resolved.insert(name.to_string(), done.clone());
+                                return Some(done);
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        chain.pop();
+        let Some(base) = base else {
+            let done = Resolved {
+                depth: 0,
+                node: without_key(&entry.value, "extends"),
+                definitions: vec![own],
+            };
+            resolved.insert(name.to_string(), done.clone());
+            return Some(done);
+        };
+        // This file's resets of the service apply to the base copy.
+        let own_resets: Vec<Vec<String>> = scope
+            .resets
+            .iter()
+            .filter(|p| p.len() > 2 && p[0] == "services" && p[1] == name)
+            .map(|p| p[2..].to_vec())
+            .collect();
+        let source = apply_resets(&base.node, &own_resets);
+        let service = without_key(&entry.value, "extends");
+        let mut path = vec!["services".to_string(), "x".to_string()];
+        let merged = match &source.kind {
+            Kind::Mapping(_) => super::merge::merge_mappings(&source, &service, &mut path),
+            _ => merge(&source, &service, &mut path),
+        };
+        let node = match merged {
+            Ok(node) => node,
+            Err(error) => {
+                self.refuse(
+                    format!("Compose cannot extend `{name}`: {}", error.message),
+                    Place::Node(error.node.src),
+                    RefusalKind::Config,
+                );
+                service
+            }
+        };
+        let mut definitions = base.definitions;
+        for d in &mut definitions {
+            if d.role == Role::Project {
+                d.role = Role::Extended;
+            }
+        }
+        definitions.push(own.clone());
+        let depth = base.depth + 1;
+        if depth > limits::MAX_EXTENDS_DEPTH {
+            let done = kept(
+                self,
+                format!(
+                    "`extends` chain deeper than {} services (gpulint's limit)",
+                    limits::MAX_EXTENDS_DEPTH
+                ),
+                RefusalKind::Config,
+            );
+            resolved.insert(name.to_string(), done.clone());
+            return Some(done);
+        }
+        let done = Resolved {
+            node,
+            definitions,
+            depth,
+        };
+        resolved.insert(name.to_string(), done.clone());
+        Some(done)
+    }
+
+    /// The services of the merged model, read with their environment,
+    /// definitions and built images.
+    fn services(&mut self, model: &Model, env: &Environment) -> Vec<Service> {
+        let Some(root) = &model.root else {
+            return Vec::new();
+        };
+        let Some(services) = root.get("services") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in services.entries() {
+            if !entry.value.is_mapping() {
+                if !entry.value.is_null() {
+                    self.refuse(
+                        format!("services.{} must be a mapping", entry.key),
+                        Place::Node(entry.value.src),
+                        RefusalKind::Config,
+                    );
+                }
+                continue;
+            }
+            let definitions = model
+                .definitions
+                .get(&entry.key)
+                .cloned()
+                .unwrap_or_else(|| {
+                    vec![Definition {
+                        key: entry.key_src,
+                        map: entry.value.src,
+                        role: Role::Project,
+                    }]
+                });
+            let from_env_files = self.env_file_vars(&entry.key, &entry.value, env);
+            let env_lookup = |name: &str| env.value(name).map(str::to_string);
+            let mut service = Service::read(
+                &entry.key,
+                &entry.value,
+                definitions.clone(),
+                0,
+                Reading {
+                    env: &env_lookup,
+                    from_env_files,
+                },
+            );
+            let home = home_definition(&service, &definitions);
+            service.key = definitions[home].key;
+            service.map = definitions[home].map;
+            service.resets = model.resets.get(&entry.key).cloned().unwrap_or_default();
+            if let Some(build) = &service.build {
+                service.built_image = self.built_image(build, &entry.value).map(Arc::new);
+            }
+            out.push(service);
+        }
+        crate::model::compose::settle_build_evidence(&mut out);
+        // A refusal about one service is what its container gets.
+        for refusal in &self.refusals {
+            if let Some(name) = &refusal.service
+                && let Some(service) = out.iter_mut().find(|s| s.name == *name)
+            {
+                service
+                    .refused
+                    .get_or_insert_with(|| refusal.message.clone());
+            }
+        }
+        out
+    }
+
+    /// The variables a service's `env_file`s set, each reported at its
+    /// entry. A required one that is missing makes Compose refuse the
+    /// service (the file is not in this checkout).
+    fn env_file_vars(&mut self, name: &str, service: &Node, env: &Environment) -> Vec<ComposeEnv> {
+        let Some(entries) = service.get("env_file") else {
+            return Vec::new();
+        };
+        let items: Vec<Arc<Node>> = match &entries.kind {
+            Kind::Sequence(items) => items.clone(),
+            _ if entries.is_null() => Vec::new(),
+            _ => vec![entries.clone()],
+        };
+        let mut vars: Vec<ComposeEnv> = Vec::new();
+        for item in items {
+            let (path, required) = match &item.kind {
+                Kind::Mapping(_) => (
+                    item.get("path").and_then(|p| p.str().map(str::to_string)),
+                    item.get("required").and_then(|r| r.str()) != Some("false"),
+                ),
+                _ => (item.str().map(str::to_string), true),
+            };
+            let Some(path) = path else { continue };
+            let base = self.files[item.src.file as usize].base_dir.clone();
+            let full = base.join(&path);
+            if !self.ws.files.is_file(&full) {
+                if required {
+                    // Something that is there but is no file (a device, a
+                    // FIFO) is refused without being read or waited on.
+                    let why = if self.ws.files.canonicalize(&full).is_some() {
+                        "cannot be read here (not a regular file)"
+                    } else {
+                        "is missing"
+                    };
+                    self.refusals.push(Refusal {
+                        message: format!("`env_file`: {path} {why} (Compose refuses the project)"),
+                        at: Place::Node(item.src),
+                        kind: RefusalKind::MissingFile,
+                        service: Some(name.to_string()),
+                    });
+                }
+                continue;
+            }
+            let Some(file) = self.open(&full, FileRole::Env, &base, Some(Place::Node(item.src)))
+            else {
+                continue;
+            };
+            // Each env file is read on its own, its `${VAR}` looked up in
+            // the project's variables.
+            let source = self.files[file.index as usize].source.clone();
+            let read = match env.parse_file(&full, &source.text) {
+                Ok(read) => read,
+                Err(error) => {
+                    self.refusals.push(Refusal {
+                        message: format!(
+                            "Compose cannot read {}: {}",
+                            full.display(),
+                            error.message
+                        ),
+                        at: Place::Text {
+                            file: file.index,
+                            range: error.range,
+                        },
+                        kind: RefusalKind::Config,
+                        service: Some(name.to_string()),
+                    });
+                    continue;
+                }
+            };
+            for (var_name, var) in read {
+                vars.retain(|v| v.name != var_name);
+                vars.push(ComposeEnv {
+                    name: var_name.clone(),
+                    value: match &var.value {
+                        super::env::Value::Known(v) => Some(v.clone()),
+                        super::env::Value::Unknown(_) => None,
+                    },
+                    at: item.src,
+                    key: None,
+                    from_file: Some((file.index, var.range)),
+                });
+            }
+        }
+        vars
+    }
+
+    /// The image a service's `build:` produces, when its Dockerfile can be
+    /// read: the context relative to the file that writes it, the
+    /// Dockerfile relative to the context (or `dockerfile_inline`).
+    fn built_image(
+        &mut self,
+        build: &crate::model::compose::BuildSpec,
+        service: &Node,
+    ) -> Option<BuiltImage> {
+        if let Some(inline) = &build.dockerfile_inline {
+            return BuiltImage::from_dockerfile(
+                None,
+                &inline.value,
+                build.target.as_deref(),
+                &build.args,
+            );
+        }
+        let (context, base) = match &build.context {
+            Some(context) => (
+                context.value.clone(),
+                self.files[context.node.file as usize].base_dir.clone(),
+            ),
+            None => (
+                ".".to_string(),
+                self.files[service.src.file as usize].base_dir.clone(),
+            ),
+        };
+        // Remote contexts (git URLs, tarballs) are not read.
+        if context.contains("://")
+            || context.starts_with("git@")
+            || context.starts_with("github.com/")
+        {
+            return None;
+        }
+        let dockerfile = crate::vfs::normalize(
+            &base
+                .join(&context)
+                .join(build.dockerfile.as_deref().unwrap_or("Dockerfile")),
+        );
+        let text = self.ws.files.read(&dockerfile).ok()?;
+        let model = self.ws.dockerfile(&text.source);
+        BuiltImage::from_model(
+            Some(text.source),
+            &model,
+            build.target.as_deref(),
+            &build.args,
+        )
+    }
+}
+
+/// One file's services, for resolving `extends` within it.
+struct Scope {
+    file: FileContext,
+    services: Arc<Node>,
+    resets: Vec<Vec<String>>,
+}
+
+/// A service with its `extends` resolved.
+#[derive(Clone)]
+struct Resolved {
+    node: Arc<Node>,
+    definitions: Vec<Definition>,
+    /// How many `extends` links lead to it (0 for a service without one),
+    /// whatever order the services were resolved in.
+    depth: usize,
+}
+
+/// Where a service's findings about what it lacks go: the project file
+/// (not an extended or included one) that gives it GPUs, else the first
+/// project file that defines it, else its last definition.
+fn home_definition(service: &Service, definitions: &[Definition]) -> usize {
+    let project = |d: &&Definition| d.role == Role::Project;
+    if let Some(evidence) = service.gpu.evidence
+        && let Some(i) = definitions
+            .iter()
+            .rposition(|d| d.role == Role::Project && d.key.file == evidence.file)
+    {
+        return i;
+    }
+    definitions
+        .iter()
+        .position(|d| project(&d))
+        .unwrap_or(definitions.len().saturating_sub(1))
+}
+
+/// The service-level part of reset paths (`services.x.shm_size` →
+/// (`x`, `shm_size`)), with where the service is in `cfg`.
+fn resets_by_service(resets: &[Vec<String>], cfg: &Arc<Node>) -> Vec<((String, String), Src)> {
+    resets
+        .iter()
+        .filter(|p| p.len() > 2 && p[0] == "services")
+        .map(|p| {
+            let at = cfg
+                .get_path(&["services", &p[1]])
+                .map_or(cfg.src, |s| s.src);
+            ((p[1].clone(), p[2..].join(".")), at)
+        })
+        .collect()
+}
+
+/// A mapping without one of its keys.
+fn without_key(node: &Arc<Node>, key: &str) -> Arc<Node> {
+    if node.entry(key).is_none() {
+        return node.clone();
+    }
+    Arc::new(
+        node.with_kind(Kind::Mapping(
+            node.entries()
+                .iter()
+                .filter(|e| e.key != key)
+                .cloned()
+                .collect(),
+        )),
+    )
+}
+
+fn empty_mapping(src: Src) -> Arc<Node> {
+    Arc::new(Node {
+        kind: Kind::Mapping(Vec::new()),
+        tag: None,
+        src,
+        entry_key: None,
+    })
+}
+
+/// Whether two values are the same, wherever they are written (compose-go
+/// compares imported resources with `reflect.DeepEqual`).
+fn same_value(a: &Node, b: &Node) -> bool {
+    if std::ptr::eq(a, b) {
+        return true;
+    }
+    match (&a.kind, &b.kind) {
+        (
+            Kind::Scalar {
+                value: x, raw: rx, ..
+            },
+            Kind::Scalar {
+                value: y, raw: ry, ..
+            },
+        ) => x == y && (x.text().is_some() || rx == ry),
+        (Kind::Sequence(x), Kind::Sequence(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Kind::Mapping(x), Kind::Mapping(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|e| {
+                    y.iter()
+                        .find(|f| f.key == e.key)
+                        .is_some_and(|f| same_value(&e.value, &f.value))
+                })
+        }
+        _ => false,
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// A file's source, for tests and callers that need it by index.
+pub fn source_of(project: &Project, index: u32) -> &Arc<SourceFile> {
+    &project.files[index as usize].source
+}

@@ -1,0 +1,818 @@
+//! How Compose merges one file over the files before it, and a service
+//! over the service it `extends`: compose-go v2.9.1's `override/merge.go`
+//! (the merge rule of each path), `override/uncity.go` (sequences whose
+//! items are unique by a key, the later item replacing the earlier in
+//! place) and `loader/reset.go` (`!reset` and `!override`).
+//!
+//! Every rule is a small function over [`Node`]s; a merged node keeps the
+//! [`Src`](crate::syntax::tree::Src) of the value that decided it, so a
+//! finding about a merged value points at the file that wrote it.
+
+use crate::syntax::tree::{Entry, Interpolated, Kind, Node};
+use crate::syntax::yaml::Style;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A value's place in the model, as compose-go's `tree.Path` (keys only;
+/// sequence items as their index).
+pub type Path<'a> = [&'a str];
+
+/// Why two files cannot be merged, and at which value of the later one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeError {
+    pub message: String,
+    pub node: Arc<Node>,
+}
+
+/// Whether `path` matches `pattern` (`*` matches any one key).
+fn matches(path: &Path, pattern: &[&str]) -> bool {
+    path.len() == pattern.len() && path.iter().zip(pattern).all(|(p, q)| *q == "*" || p == q)
+}
+
+/// The merge rules compose-go applies instead of the default one, by path.
+#[derive(Clone, Copy)]
+enum Rule {
+    /// The later value replaces the earlier (`command`, `entrypoint`).
+    Override,
+    /// Both as sequences, appended (`environment`, `tmpfs`, `env_file`).
+    ToSequence,
+    /// Mappings merged, a sequence or string read as a mapping of names.
+    ToMapping,
+    /// `build:` as a mapping (a string is its context).
+    Build,
+    /// `extra_hosts`: appended, leaving out what is already there.
+    ExtraHosts,
+    /// `logging`: merged when both name the same driver, else replaced.
+    Logging,
+    /// `ulimits.<name>`: the later value replaces the earlier.
+    Ulimit,
+}
+
+const RULES: &[(&[&str], Rule)] = &[
+    (&["networks", "*", "labels"], Rule::ToSequence),
+    (&["volumes", "*", "labels"], Rule::ToSequence),
+    (&["services", "*", "annotations"], Rule::ToSequence),
+    (&["services", "*", "build"], Rule::Build),
+    (&["services", "*", "build", "args"], Rule::ToSequence),
+    (
+        &["services", "*", "build", "additional_contexts"],
+        Rule::ToSequence,
+    ),
+    (&["services", "*", "build", "extra_hosts"], Rule::ExtraHosts),
+    (&["services", "*", "build", "labels"], Rule::ToSequence),
+    (&["services", "*", "command"], Rule::Override),
+    (&["services", "*", "depends_on"], Rule::ToMapping),
+    (&["services", "*", "deploy", "labels"], Rule::ToSequence),
+    (&["services", "*", "dns"], Rule::ToSequence),
+    (&["services", "*", "dns_opt"], Rule::ToSequence),
+    (&["services", "*", "dns_search"], Rule::ToSequence),
+    (&["services", "*", "entrypoint"], Rule::Override),
+    (&["services", "*", "env_file"], Rule::ToSequence),
+    (&["services", "*", "label_file"], Rule::ToSequence),
+    (&["services", "*", "environment"], Rule::ToSequence),
+    (&["services", "*", "extra_hosts"], Rule::ExtraHosts),
+    (&["services", "*", "healthcheck", "test"], Rule::Override),
+    (&["services", "*", "labels"], Rule::ToSequence),
+    (
+        &["services", "*", "volumes", "*", "volume", "labels"],
+        Rule::ToSequence,
+    ),
+    (&["services", "*", "logging"], Rule::Logging),
+    (&["services", "*", "models"], Rule::ToMapping),
+    (&["services", "*", "networks"], Rule::ToMapping),
+    (&["services", "*", "sysctls"], Rule::ToSequence),
+    (&["services", "*", "tmpfs"], Rule::ToSequence),
+    (&["services", "*", "ulimits", "*"], Rule::Ulimit),
+];
+
+fn rule(path: &Path) -> Option<Rule> {
+    RULES
+        .iter()
+        .find(|(pattern, _)| matches(path, pattern))
+        .map(|(_, rule)| *rule)
+}
+
+/// `later` merged over `earlier` at `path` (compose-go's `MergeYaml`).
+pub fn merge(
+    earlier: &Arc<Node>,
+    later: &Arc<Node>,
+    path: &mut Vec<String>,
+) -> Result<Arc<Node>, MergeError> {
+    let borrowed: Vec<&str> = path.iter().map(String::as_str).collect();
+    if let Some(rule) = rule(&borrowed) {
+        return Ok(match rule {
+            Rule::Override | Rule::Ulimit => later.clone(),
+            Rule::ToSequence => {
+                let mut items = to_sequence(earlier);
+                items.extend(to_sequence(later));
+                Arc::new(later.with_kind(Kind::Sequence(items)))
+            }
+            Rule::ExtraHosts => {
+                let mut items = to_sequence(earlier);
+                let seen: Vec<String> = items.iter().filter_map(|i| scalar_key(i)).collect();
+                items.extend(
+                    to_sequence(later)
+                        .into_iter()
+                        .filter(|i| scalar_key(i).is_none_or(|k| !seen.contains(&k))),
+                );
+                Arc::new(later.with_kind(Kind::Sequence(items)))
+            }
+            Rule::ToMapping => merge_mappings(&to_mapping(earlier), &to_mapping(later), path)?,
+            Rule::Build => merge_mappings(&build_mapping(earlier), &build_mapping(later), path)?,
+            Rule::Logging => {
+                let driver = |n: &Node| n.get("driver").and_then(|d| d.str().map(str::to_string));
+                match (driver(later), driver(earlier)) {
+                    (Some(a), Some(b)) if a != b => later.clone(),
+                    _ => merge_mappings(earlier, later, path)?,
+                }
+            }
+        });
+    }
+    // A null later value leaves the earlier one (compose-go: `o == nil`).
+    if later.is_null() {
+        return Ok(earlier.clone());
+    }
+    match (&earlier.kind, &later.kind) {
+        (Kind::Mapping(_), Kind::Mapping(_)) => merge_mappings(earlier, later, path),
+        (Kind::Sequence(a), Kind::Sequence(b)) => {
+            let mut items = a.clone();
+            items.extend(b.iter().cloned());
+            Ok(Arc::new(later.with_kind(Kind::Sequence(items))))
+        }
+        (Kind::Mapping(_), _) | (Kind::Sequence(_), _) => Err(MergeError {
+            message: format!("cannot override {}", path.join(".")),
+            node: later.clone(),
+        }),
+        _ => Ok(later.clone()),
+    }
+}
+
+/// Two mappings merged key by key (compose-go's `mergeMappings`): a key
+/// only one has is kept, a key both have is merged.
+pub fn merge_mappings(
+    earlier: &Arc<Node>,
+    later: &Arc<Node>,
+    path: &mut Vec<String>,
+) -> Result<Arc<Node>, MergeError> {
+    let mut entries: Vec<Entry> = earlier.entries().to_vec();
+    let mut index: HashMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.key.clone(), i))
+        .collect();
+    for entry in later.entries() {
+        match index.get(&entry.key) {
+            None => {
+                index.insert(entry.key.clone(), entries.len());
+                entries.push(entry.clone());
+            }
+            Some(&i) => {
+                path.push(entry.key.clone());
+                let merged = merge(&entries[i].value, &entry.value, path);
+                path.pop();
+                entries[i] = Entry {
+                    key: entry.key.clone(),
+                    key_src: entry.key_src,
+                    value: merged?,
+                };
+            }
+        }
+    }
+    // The merged mapping is where the later one is written, when it is.
+    let base = if later.is_mapping() { later } else { earlier };
+    Ok(Arc::new(Node {
+        kind: Kind::Mapping(entries),
+        tag: base.tag.clone(),
+        src: base.src,
+        entry_key: None,
+    }))
+}
+
+/// A scalar made from a mapping entry (`KEY=value`, or `KEY` for a null).
+fn entry_string(entry: &Entry) -> Arc<Node> {
+    let (value, raw) = if entry.value.is_null() {
+        (Interpolated::Text(entry.key.clone()), entry.key.clone())
+    } else {
+        let value = match entry.value.interpolated() {
+            Some(Interpolated::Text(t)) => Interpolated::Text(format!("{}={t}", entry.key)),
+            Some(other) => other.clone(),
+            None => Interpolated::Invalid(format!("`{}` is not a string", entry.key)),
+        };
+        let raw = format!("{}={}", entry.key, entry.value.raw().unwrap_or(""));
+        (value, raw)
+    };
+    Arc::new(Node {
+        kind: Kind::Scalar {
+            raw,
+            style: Style::DoubleQuoted,
+            value,
+        },
+        tag: None,
+        // Where the value is written (the key, for a name alone).
+        src: if entry.value.is_null() {
+            entry.key_src
+        } else {
+            entry.value.src
+        },
+        entry_key: Some(entry.key_src),
+    })
+}
+
+/// compose-go's `convertIntoSequence`: a mapping as sorted `KEY=value`
+/// strings, a sequence as it is, a string as a sequence of one.
+pub fn to_sequence(node: &Arc<Node>) -> Vec<Arc<Node>> {
+    match &node.kind {
+        Kind::Sequence(items) => items.clone(),
+        Kind::Mapping(entries) => {
+            let mut items: Vec<Arc<Node>> = Vec::new();
+            for entry in entries {
+                match &entry.value.kind {
+                    Kind::Sequence(values) => {
+                        for value in values {
+                            items.push(entry_string(&Entry {
+                                key: entry.key.clone(),
+                                key_src: entry.key_src,
+                                value: value.clone(),
+                            }));
+                        }
+                    }
+                    _ => items.push(entry_string(entry)),
+                }
+            }
+            items.sort_by(|a, b| a.raw().cmp(&b.raw()));
+            items
+        }
+        Kind::Scalar { .. } if node.is_null() => Vec::new(),
+        Kind::Scalar { .. } => vec![node.clone()],
+    }
+}
+
+/// compose-go's `convertIntoMapping` (no defaults): a sequence of names as
+/// a mapping of each to null.
+fn to_mapping(node: &Arc<Node>) -> Arc<Node> {
+    match &node.kind {
+        Kind::Sequence(items) => {
+            let entries = items
+                .iter()
+                .filter_map(|item| {
+                    Some(Entry {
+                        key: item.str()?.to_string(),
+                        key_src: item.src,
+                        value: Arc::new(Node {
+                            kind: Kind::Scalar {
+                                raw: String::new(),
+                                style: Style::Plain,
+                                value: Interpolated::Text(String::new()),
+                            },
+                            tag: None,
+                            src: item.src,
+                            entry_key: None,
+                        }),
+                    })
+                })
+                .collect();
+            Arc::new(node.with_kind(Kind::Mapping(entries)))
+        }
+        _ => node.clone(),
+    }
+}
+
+/// `build: ./dir` as `{context: ./dir}`.
+fn build_mapping(node: &Arc<Node>) -> Arc<Node> {
+    match &node.kind {
+        Kind::Scalar { .. } if !node.is_null() => {
+            Arc::new(node.with_kind(Kind::Mapping(vec![Entry {
+                key: "context".into(),
+                key_src: node.src,
+                value: node.clone(),
+            }])))
+        }
+        _ => node.clone(),
+    }
+}
+
+fn scalar_key(node: &Node) -> Option<String> {
+    node.str().map(str::to_string)
+}
+
+/// How the items of a sequence are told apart (compose-go's indexers).
+#[derive(Clone, Copy)]
+enum Unique {
+    /// The text before `=` (`KEY=value`), or the whole text.
+    KeyValue,
+    /// A mount's target: `target:` of the long form, the part after the
+    /// first `:` of the short form (the whole text when there is none).
+    Volume,
+    /// A device's target: the same, for `devices:`.
+    Device,
+    /// A secret's or config's target, or `<dir>/<source>`.
+    Mount(&'static str),
+    /// An `env_file` entry's path.
+    EnvFile,
+}
+
+const UNIQUE: &[(&[&str], Unique)] = &[
+    (&["networks", "*", "labels"], Unique::KeyValue),
+    (&["networks", "*", "ipam", "options"], Unique::KeyValue),
+    (&["services", "*", "annotations"], Unique::KeyValue),
+    (&["services", "*", "build", "args"], Unique::KeyValue),
+    (
+        &["services", "*", "build", "additional_contexts"],
+        Unique::KeyValue,
+    ),
+    (&["services", "*", "build", "platform"], Unique::KeyValue),
+    (&["services", "*", "build", "tags"], Unique::KeyValue),
+    (&["services", "*", "build", "labels"], Unique::KeyValue),
+    (&["services", "*", "cap_add"], Unique::KeyValue),
+    (&["services", "*", "cap_drop"], Unique::KeyValue),
+    (&["services", "*", "configs"], Unique::Mount("")),
+    (&["services", "*", "deploy", "labels"], Unique::KeyValue),
+    (&["services", "*", "dns"], Unique::KeyValue),
+    (&["services", "*", "dns_opt"], Unique::KeyValue),
+    (&["services", "*", "dns_search"], Unique::KeyValue),
+    (&["services", "*", "environment"], Unique::KeyValue),
+    (&["services", "*", "env_file"], Unique::EnvFile),
+    (&["services", "*", "labels"], Unique::KeyValue),
+    (&["services", "*", "links"], Unique::KeyValue),
+    (
+        &["services", "*", "networks", "*", "aliases"],
+        Unique::KeyValue,
+    ),
+    (
+        &["services", "*", "networks", "*", "link_local_ips"],
+        Unique::KeyValue,
+    ),
+    (&["services", "*", "profiles"], Unique::KeyValue),
+    (&["services", "*", "secrets"], Unique::Mount("/run/secrets")),
+    (&["services", "*", "sysctls"], Unique::KeyValue),
+    (&["services", "*", "tmpfs"], Unique::KeyValue),
+    (&["services", "*", "volumes"], Unique::Volume),
+    // compose-go registers `devices` twice; the later registration wins.
+    (&["services", "*", "devices"], Unique::Device),
+];
+
+/// The key an item is told apart by; `None` when compose-go refuses the
+/// item (a long-form mount without a target).
+fn unique_key(kind: Unique, item: &Node) -> Option<String> {
+    match kind {
+        Unique::KeyValue => item
+            .str()
+            .or_else(|| item.raw())
+            .map(|t| t.split_once('=').map_or(t, |(k, _)| k).to_string()),
+        Unique::Volume | Unique::Device => match &item.kind {
+            Kind::Mapping(_) => item.get("target")?.str().map(str::to_string),
+            Kind::Scalar { .. } => {
+                let text = item.str().or_else(|| item.raw())?;
+                Some(mount_target(text, matches!(kind, Unique::Device)))
+            }
+            Kind::Sequence(_) => Some(String::new()),
+        },
+        Unique::Mount(dir) => match &item.kind {
+            Kind::Mapping(_) => match item.get("target").and_then(|t| t.str()) {
+                Some(target) => Some(target.to_string()),
+                None => Some(format!(
+                    "{dir}/{}",
+                    item.get("source").and_then(|s| s.str()).unwrap_or("")
+                )),
+            },
+            _ => Some(format!("{dir}/{}", item.str().unwrap_or(""))),
+        },
+        Unique::EnvFile => match &item.kind {
+            Kind::Mapping(_) => item.get("path")?.str().map(str::to_string),
+            _ => item.str().map(str::to_string),
+        },
+    }
+}
+
+/// A short-form mount's or device's target: what follows the first `:`
+/// (up to the next), or the whole text for one with no `:`.
+pub fn mount_target(text: &str, device: bool) -> String {
+    let parts: Vec<&str> = text.split(':').collect();
+    let target = match parts.len() {
+        1 => parts[0],
+        _ => parts[1],
+    };
+    if device {
+        target.to_string()
+    } else {
+        clean_target(target)
+    }
+}
+
+/// Go's `path.Clean` for a mount target (`/dev/shm/` is `/dev/shm`).
+pub fn clean_target(target: &str) -> String {
+    if target.is_empty() {
+        return String::new();
+    }
+    let absolute = target.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// compose-go's `EnforceUnicity` over a project model: in each sequence
+/// with a key, a later item with the key of an earlier one replaces it in
+/// the earlier one's place.
+pub fn enforce_unicity(root: &Arc<Node>) -> Arc<Node> {
+    let mut path: Vec<String> = Vec::new();
+    unique_at(root, &mut path)
+}
+
+fn unique_at(node: &Arc<Node>, path: &mut Vec<String>) -> Arc<Node> {
+    // Only `services` and `networks` hold paths with keyed sequences.
+    let depth_limit = 6;
+    if path.len() > depth_limit {
+        return node.clone();
+    }
+    match &node.kind {
+        Kind::Mapping(entries) => {
+            let mut changed = false;
+            let mut out = Vec::with_capacity(entries.len());
+            for entry in entries {
+                if path.is_empty() && !matches!(entry.key.as_str(), "services" | "networks") {
+                    out.push(entry.clone());
+                    continue;
+                }
+                path.push(entry.key.clone());
+                let value = unique_at(&entry.value, path);
+                path.pop();
+                changed |= !Arc::ptr_eq(&value, &entry.value);
+                out.push(Entry {
+                    value,
+                    ..entry.clone()
+                });
+            }
+            if changed {
+                Arc::new(node.with_kind(Kind::Mapping(out)))
+            } else {
+                node.clone()
+            }
+        }
+        Kind::Sequence(items) => {
+            let borrowed: Vec<&str> = path.iter().map(String::as_str).collect();
+            let Some(kind) = UNIQUE
+                .iter()
+                .find(|(pattern, _)| matches(&borrowed, pattern))
+                .map(|(_, kind)| *kind)
+            else {
+                return node.clone();
+            };
+            let mut out: Vec<Arc<Node>> = Vec::with_capacity(items.len());
+            let mut seen: HashMap<String, usize> = HashMap::new();
+            for item in items {
+                let Some(key) = unique_key(kind, item) else {
+                    out.push(item.clone());
+                    continue;
+                };
+                match seen.get(&key) {
+                    Some(&i) => out[i] = item.clone(),
+                    None => {
+                        seen.insert(key, out.len());
+                        out.push(item.clone());
+                    }
+                }
+            }
+            if out.len() == items.len() {
+                node.clone()
+            } else {
+                Arc::new(node.with_kind(Kind::Sequence(out)))
+            }
+        }
+        Kind::Scalar { .. } => node.clone(),
+    }
+}
+
+/// The paths a file tags `!reset` or `!override` (compose-go's
+/// `ResetProcessor`: keys of mappings, as dotted paths; an item of a
+/// sequence records its index, which removes nothing), and the file's
+/// model without its `!reset` values.
+pub fn take_resets(node: &Arc<Node>) -> (Arc<Node>, Vec<Vec<String>>) {
+    let mut paths = Vec::new();
+    let mut path = Vec::new();
+    let kept = strip_resets(node, &mut path, &mut paths).unwrap_or_else(|| node.clone());
+    (kept, paths)
+}
+
+/// `None` when the node itself is reset.
+fn strip_resets(
+    node: &Arc<Node>,
+    path: &mut Vec<String>,
+    paths: &mut Vec<Vec<String>>,
+) -> Option<Arc<Node>> {
+    match node.tag.as_deref() {
+        Some("!reset") => {
+            paths.push(path.clone());
+            return None;
+        }
+        Some("!override") => {
+            paths.push(path.clone());
+            return Some(node.clone());
+        }
+        _ => {}
+    }
+    match &node.kind {
+        Kind::Mapping(entries) => {
+            let mut changed = false;
+            let mut out = Vec::with_capacity(entries.len());
+            for entry in entries {
+                path.push(entry.key.clone());
+                let kept = strip_resets(&entry.value, path, paths);
+                path.pop();
+                match kept {
+                    Some(value) => {
+                        changed |= !Arc::ptr_eq(&value, &entry.value);
+                        out.push(Entry {
+                            value,
+                            ..entry.clone()
+                        });
+                    }
+                    None => changed = true,
+                }
+            }
+            Some(if changed {
+                Arc::new(node.with_kind(Kind::Mapping(out)))
+            } else {
+                node.clone()
+            })
+        }
+        Kind::Sequence(items) => {
+            let mut changed = false;
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                path.push(i.to_string());
+                let kept = strip_resets(item, path, paths);
+                path.pop();
+                match kept {
+                    Some(value) => {
+                        changed |= !Arc::ptr_eq(&value, item);
+                        out.push(value);
+                    }
+                    None => changed = true,
+                }
+            }
+            Some(if changed {
+                Arc::new(node.with_kind(Kind::Sequence(out)))
+            } else {
+                node.clone()
+            })
+        }
+        Kind::Scalar { .. } => Some(node.clone()),
+    }
+}
+
+/// Removes the values at `paths` from a model before a file tagging them
+/// is merged over it (compose-go's `applyNullOverrides`: mapping keys
+/// only; `*` in a recorded path matches any key).
+pub fn apply_resets(node: &Arc<Node>, paths: &[Vec<String>]) -> Arc<Node> {
+    if paths.is_empty() {
+        return node.clone();
+    }
+    let mut path = Vec::new();
+    remove_at(node, paths, &mut path)
+}
+
+fn remove_at(node: &Arc<Node>, paths: &[Vec<String>], path: &mut Vec<String>) -> Arc<Node> {
+    // Only what lies on the way to a recorded path can change.
+    let on_the_way = paths.iter().any(|p| {
+        p.len() > path.len() && p.iter().zip(path.iter()).all(|(a, b)| a == "*" || a == b)
+    });
+    if !on_the_way {
+        return node.clone();
+    }
+    let Kind::Mapping(entries) = &node.kind else {
+        return node.clone();
+    };
+    let mut out = Vec::with_capacity(entries.len());
+    let mut changed = false;
+    for entry in entries {
+        path.push(entry.key.clone());
+        let removed = paths.iter().any(|p| {
+            p.len() == path.len() && p.iter().zip(path.iter()).all(|(a, b)| a == "*" || a == b)
+        });
+        if removed {
+            changed = true;
+        } else {
+            let value = remove_at(&entry.value, paths, path);
+            changed |= !Arc::ptr_eq(&value, &entry.value);
+            out.push(Entry {
+                value,
+                ..entry.clone()
+            });
+        }
+        path.pop();
+    }
+    if changed {
+        Arc::new(node.with_kind(Kind::Mapping(out)))
+    } else {
+        node.clone()
+    }
+}
+
+/// compose-go's canonical form, where it changes how a later file merges:
+/// `gpus: all` (a string) is `[{count: all}]`, so a later file's `gpus:`
+/// list is appended to it and a later string cannot override it.
+pub fn canonical(root: &Arc<Node>) -> Arc<Node> {
+    let Some(services) = root.get("services") else {
+        return root.clone();
+    };
+    let mut changed = false;
+    let entries: Vec<Entry> = services
+        .entries()
+        .iter()
+        .map(|service| {
+            let Some(gpus) = service.value.entry("gpus") else {
+                return service.clone();
+            };
+            if !matches!(gpus.value.kind, Kind::Scalar { .. }) || gpus.value.is_null() {
+                return service.clone();
+            }
+            changed = true;
+            let count = Arc::new(Node {
+                kind: Kind::Scalar {
+                    raw: "all".into(),
+                    style: Style::Plain,
+                    value: Interpolated::Text("all".into()),
+                },
+                tag: None,
+                src: gpus.value.src,
+                entry_key: None,
+            });
+            let request = Arc::new(gpus.value.with_kind(Kind::Mapping(vec![Entry {
+                key: "count".into(),
+                key_src: gpus.key_src,
+                value: count,
+            }])));
+            let list = Arc::new(gpus.value.with_kind(Kind::Sequence(vec![request])));
+            let service_entries = service
+                .value
+                .entries()
+                .iter()
+                .map(|e| {
+                    if e.key == "gpus" {
+                        Entry {
+                            value: list.clone(),
+                            ..e.clone()
+                        }
+                    } else {
+                        e.clone()
+                    }
+                })
+                .collect();
+            Entry {
+                value: Arc::new(service.value.with_kind(Kind::Mapping(service_entries))),
+                ..service.clone()
+            }
+        })
+        .collect();
+    if !changed {
+        return root.clone();
+    }
+    let services = Arc::new(services.with_kind(Kind::Mapping(entries)));
+    Arc::new(
+        root.with_kind(Kind::Mapping(
+            root.entries()
+                .iter()
+                .map(|e| {
+                    if e.key == "services" {
+                        Entry {
+                            value: services.clone(),
+                            ..e.clone()
+                        }
+                    } else {
+                        e.clone()
+                    }
+                })
+                .collect(),
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::tree::{Budget, Builder};
+    use crate::syntax::yaml::Yaml;
+
+    fn tree(text: &str, file: u32) -> Arc<Node> {
+        let yaml = Yaml::parse(text).unwrap();
+        let root = yaml.documents[0].root.unwrap();
+        let keep = |t: &str| Interpolated::Text(t.to_string());
+        Builder::new(&yaml, file, Budget::default(), &keep)
+            .build(root)
+            .unwrap()
+    }
+
+    /// `later` over `earlier` as a file over the files before it.
+    fn over(earlier: &str, later: &str) -> Result<Arc<Node>, MergeError> {
+        let dict = canonical(&tree(earlier, 0));
+        let (cfg, resets) = take_resets(&tree(later, 1));
+        let dict = apply_resets(&dict, &resets);
+        let merged = merge_mappings(&dict, &cfg, &mut Vec::new())?;
+        Ok(canonical(&enforce_unicity(&merged)))
+    }
+
+    fn service(root: &Arc<Node>) -> Arc<Node> {
+        root.get_path(&["services", "s"]).unwrap().clone()
+    }
+
+    #[test]
+    fn device_reservations_are_appended_and_environment_merged_by_name() {
+        let merged = over(
+            "services:\n  s:\n    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ['0', '1'], capabilities: [gpu]}]}}}\n    environment: {A: '1', B: '2'}\n    cap_add: [IPC_LOCK]\n",
+            "services:\n  s:\n    deploy: {resources: {reservations: {devices: [{driver: nvidia, device_ids: ['2', '3', '4'], capabilities: [gpu]}]}}}\n    environment: [B=3, C=4]\n    cap_add: [IPC_LOCK, SYS_NICE]\n",
+        )
+        .unwrap();
+        let s = service(&merged);
+        let devices = s
+            .get_path(&["deploy", "resources", "reservations", "devices"])
+            .unwrap();
+        assert_eq!(devices.items().len(), 2);
+        let env: Vec<&str> = s.get("environment").unwrap().strings();
+        assert_eq!(env, ["A=1", "B=3", "C=4"]);
+        // B=3 is the later file's.
+        assert_eq!(s.get("environment").unwrap().items()[1].src.file, 1);
+        assert_eq!(
+            s.get("cap_add").unwrap().strings(),
+            ["IPC_LOCK", "SYS_NICE"]
+        );
+    }
+
+    #[test]
+    fn resets_and_overrides_remove_what_earlier_files_set() {
+        let earlier = "services:\n  s:\n    tmpfs: [/dev/shm:size=1g]\n    shm_size: 8g\n    environment: {A: '1', B: '2'}\n";
+        let s = service(&over(earlier, "services:\n  s:\n    tmpfs: !reset []\n").unwrap());
+        assert!(s.get("tmpfs").is_none());
+        let s = service(&over(earlier, "services:\n  s:\n    tmpfs: !override [/tmp]\n").unwrap());
+        assert_eq!(s.get("tmpfs").unwrap().strings(), ["/tmp"]);
+        let s = service(
+            &over(
+                earlier,
+                "services:\n  s:\n    environment:\n      A: !reset null\n",
+            )
+            .unwrap(),
+        );
+        assert_eq!(s.get("environment").unwrap().strings(), ["B=2"]);
+        // A tmpfs at the same `target:options` key replaces; another does not.
+        let s = service(&over(earlier, "services:\n  s:\n    tmpfs: /dev/shm:size=2g\n").unwrap());
+        assert_eq!(s.get("tmpfs").unwrap().strings(), ["/dev/shm:size=2g"]);
+        let s =
+            service(&over(earlier, "services:\n  s:\n    tmpfs: /dev/shm:mode=1777\n").unwrap());
+        assert_eq!(s.get("tmpfs").unwrap().items().len(), 2);
+    }
+
+    #[test]
+    fn gpus_requests_add_up_and_a_later_string_cannot_override_them() {
+        let s = service(
+            &over(
+                "services:\n  s:\n    gpus: all\n",
+                "services:\n  s:\n    gpus: [{driver: nvidia, count: 2}]\n",
+            )
+            .unwrap(),
+        );
+        assert_eq!(s.get("gpus").unwrap().items().len(), 2);
+        let refused = over(
+            "services:\n  s:\n    gpus: all\n",
+            "services:\n  s:\n    gpus: all\n",
+        );
+        assert_eq!(
+            refused.unwrap_err().message,
+            "cannot override services.s.gpus"
+        );
+    }
+
+    #[test]
+    fn volumes_are_unique_by_target_and_ulimits_replace_by_name() {
+        let s = service(
+            &over(
+                "services:\n  s:\n    volumes: [/dev/shm:/dev/shm, data:/data]\n    ulimits: {memlock: {soft: -1, hard: -1}, stack: 67108864}\n",
+                "services:\n  s:\n    volumes: [{type: tmpfs, target: /dev/shm/}]\n    ulimits: {memlock: {soft: 1024}}\n",
+            )
+            .unwrap(),
+        );
+        let volumes = s.get("volumes").unwrap().items();
+        // `/dev/shm/` long form has a target that is not cleaned: two
+        // mounts (compose-go's indexer reads `target` as written).
+        assert_eq!(volumes.len(), 3);
+        let memlock = s.get_path(&["ulimits", "memlock"]).unwrap();
+        assert!(memlock.get("hard").is_none());
+        assert_eq!(clean_target("/dev/shm/"), "/dev/shm");
+        assert_eq!(mount_target("/dev/shm", false), "/dev/shm");
+    }
+}

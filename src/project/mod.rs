@@ -1,0 +1,299 @@
+//! Compose projects, loaded the way Compose loads them (compose-go v2.9.1,
+//! which Compose 2.40 links), once per run:
+//!
+//! 1. [`discover`]: which files make the project (`compose.yaml` and its
+//!    override, `COMPOSE_FILE`, a `[compose]` set, an overlay);
+//! 2. [`env`]: the `.env` files that interpolate it;
+//! 3. [`load`]: each file parsed and interpolated, its `include:`s
+//!    imported, its `!reset`s applied, its services' `extends` resolved,
+//!    then merged over the files before it ([`merge`]);
+//! 4. [`validate`]: what Compose refuses;
+//! 5. the services read from the merged model ([`crate::model::compose`]),
+//!    their `env_file`s and the images they build attached.
+//!
+//! Each step is a function over immutable trees, and every value keeps the
+//! file and node that decided it ([`crate::syntax::tree::Src`]), so a
+//! finding about a value is reported where that value is written, once.
+//! A [`Workspace`] holds what one run has read: every file is read and
+//! parsed once, and every project loaded once, however many of its files
+//! are linted.
+
+pub mod discover;
+pub mod env;
+pub mod load;
+pub mod merge;
+pub mod validate;
+
+use crate::model::compose::Service;
+use crate::model::dockerfile::DockerfileModel;
+use crate::syntax::tree::Src;
+use crate::syntax::yaml::{Yaml, YamlError};
+use crate::text::{SourceFile, TextRange};
+use crate::vfs::Files;
+pub use discover::{Discovery, ProjectSpec};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// Limits that keep a hostile project linear and bounded; past one, the
+/// project is refused with a located error.
+pub mod limits {
+    /// Files one project may read (its own, extended and included ones).
+    pub const MAX_FILES: usize = 256;
+    /// `extends` chains longer than this are refused rather than followed.
+    pub const MAX_EXTENDS_DEPTH: usize = 64;
+    /// `include:` nests at most this deep.
+    pub const MAX_INCLUDE_DEPTH: usize = 32;
+}
+
+/// How a file came into a project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileRole {
+    /// One of the files Compose is given (`-f`, discovered, `COMPOSE_FILE`).
+    Project,
+    /// A file `extends: {file: ...}` names.
+    Extended,
+    /// A file `include:` names (or one it extends).
+    Included,
+    /// A `.env`, or an `env_file` a service or an `include` names.
+    Env,
+}
+
+/// A file the project read.
+#[derive(Debug, Clone)]
+pub struct ProjectFile {
+    pub source: Arc<SourceFile>,
+    /// Its syntax, for a compose file (an env file has none).
+    pub parsed: Option<Arc<Result<Yaml, YamlError>>>,
+    pub role: FileRole,
+    /// Where relative paths written in it are resolved from: the project
+    /// directory for the project's files, its own directory for an extended
+    /// file, the included project's directory for an included one.
+    pub base_dir: PathBuf,
+}
+
+impl ProjectFile {
+    pub fn path(&self) -> &Path {
+        &self.source.path
+    }
+
+    /// Its syntax, when it is a compose file that parses.
+    pub fn yaml(&self) -> Option<&Yaml> {
+        self.parsed.as_deref()?.as_ref().ok()
+    }
+}
+
+/// Where something is written: a node of a compose file, or a span of
+/// another file (a line of a `.env`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    Node(Src),
+    Text { file: u32, range: TextRange },
+}
+
+impl Place {
+    pub fn file(&self) -> u32 {
+        match self {
+            Place::Node(src) => src.file,
+            Place::Text { file, .. } => *file,
+        }
+    }
+}
+
+/// Why Compose would not load the project, or would not create a service.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub at: Place,
+    pub kind: RefusalKind,
+    /// The service it concerns, when it is one service's.
+    pub service: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// A mistake in the config: Compose refuses it anywhere.
+    Config,
+    /// A file the project names is not in this checkout (a gitignored
+    /// `.env`, a base not copied with the file): refused here, but the
+    /// config may be right where the file exists.
+    MissingFile,
+    /// Refused unless the shell that runs Compose sets a variable the
+    /// project does not (`${VAR?}`, an empty `shm_size`).
+    UnlessShellSets,
+}
+
+/// A loaded project: its files, variables, merged services and refusals.
+#[derive(Debug)]
+pub struct Project {
+    pub spec: ProjectSpec,
+    /// Every file it read; a [`Src`]'s `file` indexes this.
+    pub files: Vec<ProjectFile>,
+    /// The variables that interpolate it.
+    pub env: env::Environment,
+    /// Its services, as Compose runs them, in the merged model's order.
+    pub services: Vec<Service>,
+    pub refusals: Vec<Refusal>,
+    /// The profiles `COMPOSE_PROFILES` enables (`*` for all).
+    pub profiles: Vec<String>,
+}
+
+impl Project {
+    pub fn file(&self, index: u32) -> &ProjectFile {
+        &self.files[index as usize]
+    }
+
+    /// A file's name, for messages (`base.yml`).
+    pub fn file_name(&self, index: u32) -> String {
+        self.file(index)
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The text span of a node.
+    pub fn range(&self, src: Src) -> TextRange {
+        match self.file(src.file).yaml() {
+            Some(yaml) => yaml.range(src.node),
+            None => TextRange::default(),
+        }
+    }
+
+    /// The span of a place.
+    pub fn place_range(&self, place: Place) -> TextRange {
+        match place {
+            Place::Node(src) => self.range(src),
+            Place::Text { range, .. } => range,
+        }
+    }
+
+    /// The index of the file at `path` (made lexically normal), if the
+    /// project read it.
+    pub fn file_index(&self, path: &Path) -> Option<u32> {
+        let wanted = crate::vfs::normalize(path);
+        self.files
+            .iter()
+            .position(|f| crate::vfs::normalize(f.path()) == wanted)
+            .map(|i| i as u32)
+    }
+
+    /// The service named `name`.
+    pub fn service(&self, name: &str) -> Option<&Service> {
+        self.services.iter().find(|s| s.name == name)
+    }
+
+    /// The compose files it reads (not `.env`s).
+    pub fn compose_files(&self) -> impl Iterator<Item = (u32, &ProjectFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.role != FileRole::Env)
+            .map(|(i, f)| (i as u32, f))
+    }
+
+    /// Whether `service` runs with the profiles the project enables.
+    pub fn is_active(&self, service: &Service) -> bool {
+        service.profiles.is_empty()
+            || self
+                .profiles
+                .iter()
+                .any(|p| p == "*" || service.profiles.contains(p))
+    }
+}
+
+/// A parse kept with the text it was made from.
+type Parsed<T> = (Arc<SourceFile>, Arc<T>);
+
+/// What one run has read and loaded (see the module docs). Safe to share
+/// between threads: every cache hands out a value computed once.
+pub struct Workspace {
+    pub files: Files,
+    yaml: RwLock<HashMap<PathBuf, Parsed<Result<Yaml, YamlError>>>>,
+    dockerfiles: RwLock<HashMap<PathBuf, Parsed<DockerfileModel>>>,
+    projects: Mutex<HashMap<ProjectSpec, Arc<OnceLock<Arc<Project>>>>>,
+    /// The project Compose discovers in each directory.
+    default_projects: Mutex<HashMap<PathBuf, Arc<OnceLock<Option<ProjectSpec>>>>>,
+}
+
+impl Workspace {
+    pub fn new(files: Files) -> Self {
+        Workspace {
+            files,
+            yaml: RwLock::default(),
+            dockerfiles: RwLock::default(),
+            projects: Mutex::default(),
+            default_projects: Mutex::default(),
+        }
+    }
+
+    /// `text`'s YAML, parsed once per text.
+    pub fn yaml(&self, source: &Arc<SourceFile>) -> Arc<Result<Yaml, YamlError>> {
+        cached(&self.yaml, source, || Yaml::parse(&source.text))
+    }
+
+    /// `text` as a Dockerfile, parsed once per text.
+    pub fn dockerfile(&self, source: &Arc<SourceFile>) -> Arc<DockerfileModel> {
+        cached(&self.dockerfiles, source, || {
+            DockerfileModel::parse(&source.text)
+        })
+    }
+
+    /// The project `spec` names, loaded once.
+    pub fn project(&self, spec: &ProjectSpec) -> Arc<Project> {
+        let slot = self
+            .projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(spec.clone())
+            .or_default()
+            .clone();
+        slot.get_or_init(|| Arc::new(load::load(self, spec)))
+            .clone()
+    }
+
+    /// Every project this workspace loaded so far.
+    pub fn loaded_projects(&self) -> Vec<Arc<Project>> {
+        self.projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .filter_map(|slot| slot.get().cloned())
+            .collect()
+    }
+
+    /// The project Compose discovers when run in `dir`, found once.
+    pub fn default_project(&self, dir: &Path) -> Option<ProjectSpec> {
+        let key = crate::vfs::normalize(dir);
+        let slot = self
+            .default_projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        slot.get_or_init(|| discover::default_project(self, dir))
+            .clone()
+    }
+}
+
+/// The value `make` computes for `source`, kept while the file's text is
+/// the same [`SourceFile`].
+fn cached<T>(
+    cache: &RwLock<HashMap<PathBuf, Parsed<T>>>,
+    source: &Arc<SourceFile>,
+    make: impl FnOnce() -> T,
+) -> Arc<T> {
+    let key = crate::vfs::normalize(&source.path);
+    if let Some((text, value)) = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key)
+        && Arc::ptr_eq(text, source)
+    {
+        return value.clone();
+    }
+    let value = Arc::new(make());
+    cache
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, (source.clone(), value.clone()));
+    value
+}

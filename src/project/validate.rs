@@ -1,0 +1,376 @@
+//! What Compose refuses in a merged project, found before any container is
+//! created (compose-go v2.9.1: `schema/compose-spec.json` for the settings
+//! gpulint models, `loader/validate.go` `checkConsistency`, and the
+//! `depends_on` that `loader/normalize.go` adds for `ipc: service:X`),
+//! each at the value that causes it.
+
+use super::{Place, Project, Refusal, RefusalKind};
+use crate::model::compose::{IpcMode, Service};
+use crate::model::size::SizeValue;
+use crate::syntax::tree::{Kind, Node};
+use std::collections::HashSet;
+
+pub fn validate(project: &mut Project, root: Option<&Node>) {
+    let Some(root) = root else {
+        return;
+    };
+    let declared = |section: &str| -> HashSet<String> {
+        root.get(section)
+            .map(|s| s.entries().iter().map(|e| e.key.clone()).collect())
+            .unwrap_or_default()
+    };
+    let volumes = declared("volumes");
+    let networks = declared("networks");
+    let secrets = declared("secrets");
+    let configs = declared("configs");
+    let mut found: Vec<Refusal> = Vec::new();
+    let services = root.get("services");
+    for service in &project.services {
+        let Some(model) = services.and_then(|s| s.get(&service.name)) else {
+            continue;
+        };
+        let mut refuse = |message: String, at: Place, kind: RefusalKind| {
+            found.push(Refusal {
+                message,
+                at,
+                kind,
+                service: Some(service.name.clone()),
+            });
+        };
+        undefined_references(
+            service,
+            model,
+            &volumes,
+            &networks,
+            &secrets,
+            &configs,
+            &mut refuse,
+        );
+        duplicate_mounts(service, model, &mut refuse);
+        device_requests(service, model, &mut refuse);
+        shell_dependent_sizes(service, &mut refuse);
+    }
+    dependencies(project, services, &mut found);
+    // A file Compose would not pick by itself, judged alone, that names
+    // what no file of it defines is a fragment users combine with others
+    // (`-f docker-compose.yml -f extensions/fleet/fleet-compose.yml`): the
+    // missing definitions are elsewhere, not a mistake in it.
+    if is_lone_fragment(project) {
+        for refusal in &mut found {
+            if refusal.message.contains("undefined") {
+                refusal.kind = RefusalKind::MissingFile;
+            }
+        }
+    }
+    for refusal in found {
+        if !project.refusals.contains(&refusal) {
+            project.refusals.push(refusal);
+        }
+    }
+    // Compose refuses the whole project: no container is created.
+    let refused = project
+        .refusals
+        .iter()
+        .find(|r| r.kind != RefusalKind::UnlessShellSets)
+        .map(|r| r.message.clone());
+    if let Some(why) = refused {
+        for service in &mut project.services {
+            service.refused.get_or_insert_with(|| why.clone());
+        }
+    }
+}
+
+/// A short-form volume's source names a volume (not a path) when it does
+/// not start with `/`, `.` or `~` (a relative path without `./` is a name).
+fn names_a_volume(source: &str) -> bool {
+    !(source.is_empty() || source.starts_with(['/', '.', '~', '$']))
+}
+
+/// `C:\data:/data`, `a:/data`: compose-go's `ParseVolume` reads a letter
+/// and a colon before a slash as a Windows drive, a path, not a name.
+fn starts_with_drive(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'/' | b'\\')
+}
+
+#[allow(clippy::too_many_arguments)]
+fn undefined_references(
+    service: &Service,
+    model: &Node,
+    volumes: &HashSet<String>,
+    networks: &HashSet<String>,
+    secrets: &HashSet<String>,
+    configs: &HashSet<String>,
+    refuse: &mut impl FnMut(String, Place, RefusalKind),
+) {
+    let name = &service.name;
+    for item in model.get("volumes").map(|v| v.items()).unwrap_or_default() {
+        let source = match &item.kind {
+            Kind::Scalar { .. } => {
+                let Some(text) = item.str() else { continue };
+                if starts_with_drive(text) {
+                    continue;
+                }
+                let parts: Vec<&str> = text.split(':').collect();
+                if parts.len() < 2 {
+                    continue;
+                }
+                parts[0].to_string()
+            }
+            Kind::Mapping(_) => {
+                let kind = item.get("type").and_then(|t| t.str()).unwrap_or("volume");
+                if kind != "volume" {
+                    continue;
+                }
+                match item.get("source").and_then(|s| s.str()) {
+                    Some(source) => source.to_string(),
+                    None => continue,
+                }
+            }
+            Kind::Sequence(_) => continue,
+        };
+        let is_name = match &item.kind {
+            Kind::Mapping(_) => !source.is_empty(),
+            _ => names_a_volume(&source),
+        };
+        if is_name && !volumes.contains(&source) {
+            refuse(
+                format!(
+                    "service `{name}` refers to undefined volume `{source}` (a relative path needs `./`; a named volume is declared under the top-level `volumes:`)"
+                ),
+                Place::Node(item.src),
+                RefusalKind::Config,
+            );
+        }
+    }
+    if let Some(list) = model.get("networks") {
+        let names: Vec<(String, crate::syntax::tree::Src)> = match &list.kind {
+            Kind::Mapping(entries) => entries.iter().map(|e| (e.key.clone(), e.key_src)).collect(),
+            Kind::Sequence(items) => items
+                .iter()
+                .filter_map(|i| Some((i.str()?.to_string(), i.src)))
+                .collect(),
+            Kind::Scalar { .. } => Vec::new(),
+        };
+        for (network, at) in names {
+            if network != "default" && !networks.contains(&network) {
+                refuse(
+                    format!("service `{name}` refers to undefined network `{network}`"),
+                    Place::Node(at),
+                    RefusalKind::Config,
+                );
+            }
+        }
+    }
+    for (section, declared) in [("secrets", secrets), ("configs", configs)] {
+        for item in model.get(section).map(|v| v.items()).unwrap_or_default() {
+            let source = match &item.kind {
+                Kind::Scalar { .. } => item.str().map(str::to_string),
+                Kind::Mapping(_) => item.get("source").and_then(|s| s.str()).map(str::to_string),
+                Kind::Sequence(_) => None,
+            };
+            if let Some(source) = source
+                && !declared.contains(&source)
+            {
+                let what = &section[..section.len() - 1];
+                refuse(
+                    format!("service `{name}` refers to undefined {what} `{source}`"),
+                    Place::Node(item.src),
+                    RefusalKind::Config,
+                );
+            }
+        }
+    }
+}
+
+/// Two mounts at one target (`tmpfs:` and `volumes:`): `target ... already
+/// mounted`.
+fn duplicate_mounts(
+    service: &Service,
+    model: &Node,
+    refuse: &mut impl FnMut(String, Place, RefusalKind),
+) {
+    let mut seen: HashSet<String> = HashSet::new();
+    let tmpfs: Vec<&std::sync::Arc<Node>> = match model.get("tmpfs") {
+        Some(t) if matches!(t.kind, Kind::Sequence(_)) => t.items().iter().collect(),
+        Some(t) if !t.is_null() => vec![t],
+        _ => Vec::new(),
+    };
+    let targets = tmpfs
+        .into_iter()
+        .filter_map(|item| {
+            let text = item.str()?;
+            Some((text.split(':').next().unwrap_or(text).to_string(), item.src))
+        })
+        .chain(
+            model
+                .get("volumes")
+                .map(|v| v.items())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|item| {
+                    let target = match &item.kind {
+                        Kind::Mapping(_) => item.get("target")?.str()?.to_string(),
+                        _ => super::merge::mount_target(item.str()?, false),
+                    };
+                    Some((target, item.src))
+                }),
+        );
+    for (target, at) in targets {
+        if !seen.insert(target.clone()) {
+            refuse(
+                format!(
+                    "service `{}` mounts two things at `{target}` (Compose refuses it: target {target} already mounted)",
+                    service.name
+                ),
+                Place::Node(at),
+                RefusalKind::Config,
+            );
+        }
+    }
+}
+
+/// Device reservations the schema or compose-go's `DeviceCount` refuse.
+fn device_requests(
+    service: &Service,
+    model: &Node,
+    refuse: &mut impl FnMut(String, Place, RefusalKind),
+) {
+    let name = &service.name;
+    if let Some(gpus) = model.get("gpus")
+        && let Kind::Scalar { .. } = gpus.kind
+        && gpus.str() != Some("all")
+        && !gpus.is_null()
+    {
+        refuse(
+            format!("`gpus` of service `{name}` must be `all` or a list of device requests"),
+            Place::Node(gpus.src),
+            RefusalKind::Config,
+        );
+    }
+    for request in &service.device_requests {
+        if let Some(count) = &request.count {
+            let text = count.value.trim();
+            if !text.eq_ignore_ascii_case("all")
+                && text.parse::<i64>().is_err()
+                && !text.contains('$')
+            {
+                refuse(
+                    format!(
+                        "device count {text:?} of service `{name}` is neither a number nor `all` (Compose refuses it)"
+                    ),
+                    Place::Node(count.node),
+                    RefusalKind::Config,
+                );
+            }
+        }
+        if !request.from_gpus_field && request.capabilities.is_none() {
+            refuse(
+                format!(
+                    "a device reservation of service `{name}` has no `capabilities`, which Compose requires"
+                ),
+                Place::Node(request.node),
+                RefusalKind::Config,
+            );
+        }
+    }
+}
+
+/// A size that only the shell's variables decide: with the variable
+/// unset, Compose reads an empty size and refuses it.
+fn shell_dependent_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
+    if let Some(size) = &service.shm_size
+        && let SizeValue::Unknown { variable } = &size.value
+    {
+        refuse(
+            format!(
+                "`shm_size` of service `{}` is empty unless the shell that runs Compose sets `{variable}` (the project's .env does not, and it has no default), and Compose refuses an empty size",
+                service.name
+            ),
+            Place::Node(size.node),
+            RefusalKind::UnlessShellSets,
+        );
+    }
+}
+
+/// `depends_on`, and the dependency `ipc: service:X` adds, on a service
+/// the project does not define, or only in a profile that is not enabled.
+fn dependencies(
+    project: &Project,
+    services: Option<&std::sync::Arc<Node>>,
+    found: &mut Vec<Refusal>,
+) {
+    for service in project.services.iter().filter(|s| project.is_active(s)) {
+        let model = services.and_then(|s| s.get(&service.name));
+        let mut wanted: Vec<(String, Place, bool)> = Vec::new();
+        if let Some(depends) = model.and_then(|m| m.get("depends_on")) {
+            match &depends.kind {
+                Kind::Sequence(items) => {
+                    for item in items {
+                        if let Some(n) = item.str() {
+                            wanted.push((n.to_string(), Place::Node(item.src), true));
+                        }
+                    }
+                }
+                Kind::Mapping(entries) => {
+                    for e in entries {
+                        let required = e
+                            .value
+                            .get("required")
+                            .and_then(|r| r.str())
+                            .is_none_or(|r| r != "false");
+                        wanted.push((e.key.clone(), Place::Node(e.key_src), required));
+                    }
+                }
+                Kind::Scalar { .. } => {}
+            }
+        }
+        if let Some(ipc) = &service.ipc
+            && let IpcMode::Service(donor) = &ipc.value
+        {
+            wanted.push((donor.clone(), Place::Node(ipc.node), true));
+        }
+        for (other, at, required) in wanted {
+            let (message, kind) = match project.service(&other) {
+                None => (
+                    format!(
+                        "service `{}` depends on undefined service `{other}` (Compose refuses it)",
+                        service.name
+                    ),
+                    RefusalKind::Config,
+                ),
+                Some(target) if !project.is_active(target) && required => (
+                    format!(
+                        "service `{}` depends on `{other}`, which runs only with profile{} {}: `docker compose up` refuses it unless one is enabled",
+                        service.name,
+                        if target.profiles.len() == 1 { "" } else { "s" },
+                        target
+                            .profiles
+                            .iter()
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    RefusalKind::UnlessShellSets,
+                ),
+                Some(_) => continue,
+            };
+            found.push(Refusal {
+                message,
+                at,
+                kind,
+                service: Some(service.name.clone()),
+            });
+        }
+    }
+}
+
+/// A project of one file that is not one Compose discovers by name.
+fn is_lone_fragment(project: &Project) -> bool {
+    project.spec.how == super::Discovery::Alone
+        && project.spec.files.iter().all(|f| {
+            f.file_name()
+                .and_then(|n| n.to_str())
+                .is_none_or(|n| !super::discover::DEFAULT_FILES.contains(&n))
+        })
+}
