@@ -107,6 +107,13 @@ pub struct AliasChecks {
     >,
     /// Who reaches a site's node, by (site, node, the paths a fix changes).
     reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId, String), Rc<Reach>>>,
+    /// For each site (`shm_size`, `deploy.resources`), which services reach
+    /// each node there: built once per site by locating the site in every
+    /// service, so a finding asks a map instead of every service.
+    #[allow(clippy::type_complexity)]
+    sites: std::cell::RefCell<
+        std::collections::HashMap<String, Rc<std::collections::HashMap<NodeId, Vec<usize>>>>,
+    >,
     /// What each (set of edits, shared `may_change`) leaves undeclared.
     undeclared: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<String>>>,
 }
@@ -400,17 +407,11 @@ impl<'a> ComposeContext<'a> {
         let mut memo = self.aliases.reaching.borrow_mut();
         memo.entry(key)
             .or_insert_with(|| {
-                let services: Vec<usize> = self
-                    .services()
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| {
-                        self.edit
-                            .locate(s.map, site)
-                            .is_some_and(|l| self.yaml().merges_from(l.node, node))
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                let services = self
+                    .site_index(site)
+                    .get(&self.yaml().resolve(node))
+                    .cloned()
+                    .unwrap_or_default();
                 let names = services
                     .iter()
                     .map(|&i| self.services()[i].name.clone())
@@ -425,6 +426,28 @@ impl<'a> ComposeContext<'a> {
                     names,
                     paths,
                 })
+            })
+            .clone()
+    }
+
+    /// Which services reach each node at `site`: those whose `site` is that
+    /// node or merges it in. Services are listed in file order.
+    fn site_index(&self, site: &[&str]) -> Rc<std::collections::HashMap<NodeId, Vec<usize>>> {
+        let mut sites = self.aliases.sites.borrow_mut();
+        sites
+            .entry(site.join("."))
+            .or_insert_with(|| {
+                let mut index: std::collections::HashMap<NodeId, Vec<usize>> =
+                    std::collections::HashMap::new();
+                for (i, service) in self.services().iter().enumerate() {
+                    let Some(located) = self.edit.locate(service.map, site) else {
+                        continue;
+                    };
+                    for node in self.yaml().merged_into(located.node) {
+                        index.entry(node).or_default().push(i);
+                    }
+                }
+                Rc::new(index)
             })
             .clone()
     }
