@@ -695,7 +695,7 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("compose.yaml");
     std::fs::write(&path, "services: {}\n# edited meanwhile\n").unwrap();
-    let err = gpulint::engine::fix::write_fixed(&path, "services: {}\n", "services: {x: 1}\n")
+    let err = gpulint::engine::write::write_fixed(&path, "services: {}\n", "services: {x: 1}\n")
         .unwrap_err();
     assert!(err.contains("changed on disk"), "{err}");
     assert_eq!(

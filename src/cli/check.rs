@@ -264,9 +264,9 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
             let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
         }
         if let Some(fixing) = &c.fixing {
+            let original =
+                FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
             for failed in &fixing.outcome.failed {
-                let original =
-                    FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
                 let _ = writeln!(
                     stderr,
                     "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
@@ -274,6 +274,19 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
                     failed.code,
                     failed.title,
                     failed.reason
+                );
+            }
+            if fixing.outcome.unsettled > 0 {
+                let _ = writeln!(
+                    stderr,
+                    "{}: warning: {} not applied: gpulint stops fixing a file after {} passes; run it again to apply them",
+                    text::location(&original, 0),
+                    if fixing.outcome.unsettled == 1 {
+                        "1 more fix was".to_string()
+                    } else {
+                        format!("{} more fixes were", fixing.outcome.unsettled)
+                    },
+                    fixing.outcome.passes
                 );
             }
         }
@@ -459,7 +472,8 @@ impl Plan {
         }
         if write
             && outcome.changed(&text)
-            && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+            && let Err(reason) =
+                crate::engine::write::write_fixed(&path, &text, &outcome.fixed_text)
         {
             let mut report = session.check_text(path, text, config);
             report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));

@@ -16,6 +16,7 @@ mod read;
 pub mod session;
 pub mod suppress;
 pub mod system;
+pub mod write;
 
 pub use classify::{FileKind, Scope, is_manifest_candidate};
 pub use inspect::inspect_text;
