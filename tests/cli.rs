@@ -642,6 +642,135 @@ fn fix_by_another_user_keeps_the_owner() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// A GPU service whose file is `len` bytes long, padded with a comment: its
+/// SHM001 fix adds a `shm_size` line.
+#[cfg(target_os = "linux")]
+fn gpu_service_of_length(len: usize) -> String {
+    let mut text = format!("# {}\n", "x".repeat(len - GPU_SERVICE.len() - 3));
+    text.push_str(GPU_SERVICE);
+    assert_eq!(text.len(), len);
+    text
+}
+
+/// A file with a second hard link is fixed in place. When the disk is full
+/// the fix is refused before a byte is written (the old in-place write cut
+/// the file short: its tail was overwritten and the rest never written),
+/// and once there is room it is written, both names seeing it.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "needs root (or user namespaces) and mount, to fill a small tmpfs: run by .ci/run"]
+fn an_in_place_fix_on_a_full_disk_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    // One page, and the fix needs a second one.
+    let original = gpu_service_of_length(4090);
+    write(dir.path(), "compose.yaml", original.as_bytes());
+    std::fs::create_dir(dir.path().join("mnt")).unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let script = r#"
+        set -e
+        mount -t tmpfs -o size=64k tmpfs "$MNT"
+        cp "$SRC" "$MNT/compose.yaml"
+        ln "$MNT/compose.yaml" "$MNT/link.yaml"
+        dd if=/dev/zero of="$MNT/fill" bs=4096 2>/dev/null || true
+        set +e
+        "$GPULINT" check --fix "$MNT/compose.yaml" >"$OUT/full.stdout" 2>"$OUT/full.stderr"
+        echo $? >"$OUT/full.status"
+        cp "$MNT/compose.yaml" "$OUT/full.after"
+        ls -A "$MNT" >"$OUT/full.listing"
+        rm "$MNT/fill"
+        "$GPULINT" check --fix "$MNT/compose.yaml" >"$OUT/room.stdout" 2>"$OUT/room.stderr"
+        echo $? >"$OUT/room.status"
+        cp "$MNT/link.yaml" "$OUT/room.after"
+    "#;
+    // SAFETY: no arguments, no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    let namespace: &[&str] = if root {
+        &["--mount", "--propagation", "private"]
+    } else {
+        &["--user", "--map-root-user", "--mount"]
+    };
+    let run = Command::new("unshare")
+        .args(namespace)
+        .args(["sh", "-c", script])
+        .env("MNT", dir.path().join("mnt"))
+        .env("SRC", dir.path().join("compose.yaml"))
+        .env("OUT", dir.path().join("out"))
+        .env("GPULINT", env!("CARGO_BIN_EXE_gpulint"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        run.status.success(),
+        "cannot mount a tmpfs in a mount namespace (needs root or unprivileged user namespaces): {}",
+        stderr(&run)
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join("out").join(name)).unwrap();
+    assert_eq!(read("full.after"), original, "the file was changed");
+    assert_eq!(read("full.status").trim(), "2", "{}", read("full.stderr"));
+    assert!(
+        read("full.stderr")
+            .contains("cannot write the fixes: not enough space to write the fixes in place"),
+        "{}",
+        read("full.stderr")
+    );
+    assert_eq!(read("full.listing"), "compose.yaml\nfill\nlink.yaml\n");
+    assert_eq!(read("room.status").trim(), "0", "{}", read("room.stderr"));
+    assert_eq!(
+        read("room.after"),
+        format!("{original}    shm_size: \"8gb\"\n")
+    );
+}
+
+/// Past the file size limit a write raises SIGXFSZ, which ended gpulint in
+/// the middle of writing the temporary file (and left it behind): the fix
+/// is refused up front with the reason, and nothing is left behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fix_past_the_file_size_limit_is_refused_and_the_file_kept() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let original = gpu_service_of_length(4090);
+    write(dir.path(), "compose.yaml", original.as_bytes());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    command
+        .args(["check", "--fix", "compose.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1");
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4096,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{:?} {}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(
+            "above the file size limit of 4096 bytes (`ulimit -f`); the file is unchanged"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        original
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
 #[test]
 fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     let dir = tempfile::tempdir().unwrap();
