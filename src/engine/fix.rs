@@ -422,13 +422,48 @@ pub fn verify_fix(
     diagnostics: &[Diagnostic],
     target: &Diagnostic,
 ) -> Result<String, String> {
+    let mode = FixMode { unsafe_fixes: true };
+    verify_alone(session, text, path, config, diagnostics, target, mode)
+}
+
+/// Checks that the fix of `target` applies on its own as its finding
+/// advertises it: a safe fix with `--fix` alone (what it brings about must
+/// be safe to fix too), an unsafe one with `--fix --unsafe-fixes`. A fix
+/// that only verifies together with another is not what it claims to be.
+pub fn verify_as_advertised(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+    diagnostics: &[Diagnostic],
+    target: &Diagnostic,
+) -> Result<String, String> {
+    let mode = match target.fix.as_ref().map(|f| f.applicability) {
+        Some(Applicability::Safe) => FixMode {
+            unsafe_fixes: false,
+        },
+        Some(Applicability::Unsafe) => FixMode { unsafe_fixes: true },
+        Some(Applicability::DisplayOnly) => return Err("the fix is only shown".into()),
+        None => return Err("the finding has no fix".into()),
+    };
+    verify_alone(session, text, path, config, diagnostics, target, mode)
+}
+
+fn verify_alone(
+    session: &Session,
+    text: &str,
+    path: &Path,
+    config: &Config,
+    diagnostics: &[Diagnostic],
+    target: &Diagnostic,
+    mode: FixMode,
+) -> Result<String, String> {
     let Some(fix) = &target.fix else {
         return Err("the finding has no fix".into());
     };
     if let Some(reason) = malformed(text, fix) {
         return Err(reason);
     }
-    let mode = FixMode { unsafe_fixes: true };
     let verifier = Verifier::new(session, path, config, mode, text);
     let base = State {
         text: text.to_string(),

@@ -319,6 +319,31 @@ impl Yaml {
             .find(|e| self.str(e.key) == Some(key))
     }
 
+    /// The entry `key` would have in `map` without its own: the one its
+    /// `<<` merges bring (the first source listed that has it wins), which
+    /// removing the mapping's own entry would reveal.
+    pub fn merged_entry(&self, map: NodeId, key: &str) -> Option<Entry> {
+        let Value::Mapping(pairs) = self.value(map) else {
+            return None;
+        };
+        let sources = pairs
+            .iter()
+            .filter(|&&(k, _)| self.is_merge_key(k))
+            .flat_map(|&(_, source)| match self.value(source) {
+                Value::Sequence(items) => items.clone(),
+                _ => vec![source],
+            });
+        for source in sources {
+            if let Some(entry) = self.get(self.resolve(source), key) {
+                return Some(Entry {
+                    merged: true,
+                    ..entry
+                });
+            }
+        }
+        None
+    }
+
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
     pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
@@ -886,6 +911,19 @@ mod tests {
         assert_eq!(value("k30"), "own");
         assert_eq!(value("extra"), "merged");
         assert_eq!(value("more"), "second");
+    }
+
+    #[test]
+    fn a_merged_entry_is_what_removing_the_own_one_reveals() {
+        let text =
+            "a: &a {x: 1}\nb: &b {x: 2, y: 3}\nm:\n  <<: [*a, *b]\n  x: 0\n  z: 4\nn: {z: 5}\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let at = |key: &str| yaml.get(root(&yaml), key).unwrap().value;
+        let value = |e: Option<Entry>| e.and_then(|e| yaml.str(e.value));
+        assert_eq!(value(yaml.merged_entry(at("m"), "x")), Some("1"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "y")), Some("3"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "z")), None);
+        assert_eq!(value(yaml.merged_entry(at("n"), "z")), None);
     }
 
     #[test]

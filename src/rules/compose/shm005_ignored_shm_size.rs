@@ -1,6 +1,6 @@
 //! SHM005: `shm_size` the engine ignores because of `ipc` or a /dev/shm mount.
 
-use crate::fix::Applicability;
+use crate::fix::{Applicability, Fix};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::rules::{Check, ComposeContext, Reporter};
 
@@ -42,15 +42,30 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             _ => continue,
         };
         let fix = shm.key.and_then(|key| {
-            let edit = cx.edit.remove_entry(cx.service_map(service), key).ok()?;
-            cx.edit_fix(
+            let map = cx.service_map(service);
+            let edit = cx.edit.remove_entry(map, key).ok()?;
+            let fix = cx.edit_fix(
                 service,
                 &[],
                 vec![edit],
                 &[&["shm_size"]],
                 "Remove the ignored `shm_size`",
                 Applicability::Unsafe,
-            )
+            )?;
+            // A `shm_size` merged in from an anchor would take its place,
+            // ignored the same way: removing this one alone fixes nothing.
+            Some(match cx.yaml().merged_entry(map, "shm_size") {
+                Some(merged) => Fix {
+                    applicability: Applicability::DisplayOnly,
+                    title: format!(
+                        "{} (not applied automatically: the `shm_size: {}` merged in from an anchor would take its place, ignored too)",
+                        fix.title,
+                        cx.source(merged.value),
+                    ),
+                    ..fix
+                },
+                None => fix,
+            })
         });
         out.report(
             cx.setting_range(shm),
