@@ -721,3 +721,56 @@ fn example_workflow_uses_only_inputs_the_action_declares() {
     }
     assert_eq!(used, 1);
 }
+
+/// Without a Rust toolchain, a source build (`pip install .`, or the sdist
+/// where no wheel fits) stops in its first hook with one line saying what
+/// it needs, instead of maturin downloading a toolchain (or, offline, an
+/// 81-line traceback). `.ci/wheel` runs the same through real pip.
+#[test]
+fn the_build_backend_refuses_a_source_build_without_rust_in_one_line() {
+    let root = common::root();
+    // The interpreter itself, found on this PATH, since the hooks run with
+    // a PATH that has no cargo (nor anything else).
+    let found = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
+    // Every hook, with no cargo on the PATH and no `CARGO`.
+    let hooks = [
+        "get_requires_for_build_wheel()",
+        "get_requires_for_build_sdist()",
+        "prepare_metadata_for_build_wheel('.')",
+        "build_wheel('.')",
+        "build_sdist('.')",
+    ];
+    for hook in hooks {
+        let out = Command::new(&python)
+            .args([
+                "-c",
+                &format!("import sys; sys.path.insert(0, 'python'); import gpulint_build; gpulint_build.{hook}"),
+            ])
+            .current_dir(&root)
+            .env_remove("CARGO")
+            .env("PATH", std::env::temp_dir())
+            .output()
+            .expect("python3 runs");
+        assert_eq!(out.status.code(), Some(1), "{hook}: {}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "gpulint: building gpulint from source needs Rust 1.88 or newer, with cargo on the PATH (https://rustup.rs)\n",
+            "{hook}"
+        );
+    }
+    // The version it names is the crate's `rust-version`.
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let backend = std::fs::read_to_string(root.join("python/gpulint_build.py")).unwrap();
+    let rust_version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .unwrap();
+    assert!(
+        backend.contains(&format!("RUST_VERSION = {rust_version}\n")),
+        "python/gpulint_build.py names another Rust than Cargo.toml's {rust_version}"
+    );
+}
