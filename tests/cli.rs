@@ -642,6 +642,146 @@ fn fix_by_another_user_keeps_the_owner() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// A GPU service whose file is `len` bytes long, padded with a comment: its
+/// SHM001 fix adds a `shm_size` line.
+#[cfg(target_os = "linux")]
+fn gpu_service_of_length(len: usize) -> String {
+    let mut text = format!("# {}\n", "x".repeat(len - GPU_SERVICE.len() - 3));
+    text.push_str(GPU_SERVICE);
+    assert_eq!(text.len(), len);
+    text
+}
+
+/// A file with a second hard link is fixed in place. When the disk is full
+/// the fix is refused before a byte is written (the old in-place write cut
+/// the file short: its tail was overwritten and the rest never written),
+/// and once there is room it is written, both names seeing it.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "needs root (or user namespaces) and mount, to fill a small tmpfs: run by .ci/run"]
+fn an_in_place_fix_on_a_full_disk_leaves_the_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    // One page, and the fix needs a second one.
+    let original = gpu_service_of_length(4090);
+    write(dir.path(), "compose.yaml", original.as_bytes());
+    std::fs::create_dir(dir.path().join("mnt")).unwrap();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    let script = r#"
+        set -e
+        mount -t tmpfs -o size=64k tmpfs "$MNT"
+        cp "$SRC" "$MNT/compose.yaml"
+        ln "$MNT/compose.yaml" "$MNT/link.yaml"
+        dd if=/dev/zero of="$MNT/fill" bs=4096 2>/dev/null || true
+        set +e
+        "$GPULINT" check --fix "$MNT/compose.yaml" >"$OUT/full.stdout" 2>"$OUT/full.stderr"
+        echo $? >"$OUT/full.status"
+        cp "$MNT/compose.yaml" "$OUT/full.after"
+        ls -A "$MNT" >"$OUT/full.listing"
+        rm "$MNT/fill"
+        "$GPULINT" check --fix "$MNT/compose.yaml" >"$OUT/room.stdout" 2>"$OUT/room.stderr"
+        echo $? >"$OUT/room.status"
+        cp "$MNT/link.yaml" "$OUT/room.after"
+    "#;
+    // SAFETY: no arguments, no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    let namespace: &[&str] = if root {
+        &["--mount", "--propagation", "private"]
+    } else {
+        &["--user", "--map-root-user", "--mount"]
+    };
+    let run = Command::new("unshare")
+        .args(namespace)
+        .args(["sh", "-c", script])
+        .env("MNT", dir.path().join("mnt"))
+        .env("SRC", dir.path().join("compose.yaml"))
+        .env("OUT", dir.path().join("out"))
+        .env("GPULINT", env!("CARGO_BIN_EXE_gpulint"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("unshare (util-linux) runs");
+    assert!(
+        run.status.success(),
+        "cannot mount a tmpfs in a mount namespace (needs root or unprivileged user namespaces): {}",
+        stderr(&run)
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join("out").join(name)).unwrap();
+    assert_eq!(read("full.after"), original, "the file was changed");
+    assert_eq!(read("full.status").trim(), "2", "{}", read("full.stderr"));
+    assert!(
+        read("full.stderr")
+            .contains("cannot write the fixes: not enough space to write the fixes in place"),
+        "{}",
+        read("full.stderr")
+    );
+    assert_eq!(read("full.listing"), "compose.yaml\nfill\nlink.yaml\n");
+    assert_eq!(read("room.status").trim(), "0", "{}", read("room.stderr"));
+    assert_eq!(
+        read("room.after"),
+        format!("{original}    shm_size: \"8gb\"\n")
+    );
+}
+
+/// Past the file size limit a write raises SIGXFSZ, which ended gpulint in
+/// the middle of writing the temporary file (and left it behind): the fix
+/// is refused up front with the reason, and nothing is left behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_fix_past_the_file_size_limit_is_refused_and_the_file_kept() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let original = gpu_service_of_length(4090);
+    write(dir.path(), "compose.yaml", original.as_bytes());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    command
+        .args(["check", "--fix", "compose.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1");
+    // SAFETY: setrlimit only, between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4096,
+                rlim_max: libc::RLIM_INFINITY,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{:?} {}",
+        out.status,
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains(
+            "above the file size limit of 4096 bytes (`ulimit -f`); the file is unchanged"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
+        original
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    // Summarised as a write that failed, not as a file never checked, and
+    // nothing claims the fix was applied.
+    let text = stdout(&out);
+    assert!(text.contains("Fixed 0 findings in 0 files.\n"), "{text}");
+    assert!(
+        text.contains(
+            "1 file could not be written, so its fix was not applied (see errors above)."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("could not be checked"), "{text}");
+}
+
 #[test]
 fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     let dir = tempfile::tempdir().unwrap();
@@ -695,7 +835,7 @@ fn a_file_changed_since_it_was_read_is_not_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("compose.yaml");
     std::fs::write(&path, "services: {}\n# edited meanwhile\n").unwrap();
-    let err = gpulint::engine::fix::write_fixed(&path, "services: {}\n", "services: {x: 1}\n")
+    let err = gpulint::engine::write::write_fixed(&path, "services: {}\n", "services: {x: 1}\n")
         .unwrap_err();
     assert!(err.contains("changed on disk"), "{err}");
     assert_eq!(
@@ -1319,4 +1459,132 @@ fn statistics_count_findings_per_rule() {
     let clean = gpulint(dir.path(), &["check", "--statistics", "c"]);
     assert_eq!(clean.status.code(), Some(0));
     assert_eq!(stdout(&clean), "All checks passed (1 file checked).\n");
+}
+
+/// One safe fix (SHM001), one unsafe (NCCL002's), one display-only
+/// (GPU001's: which of `count` and `device_ids` to keep) and one finding
+/// with no fix (NCCL001 from an env file), in one compose file.
+const EVERY_KIND_OF_FIX: &str = "services:\n  safe:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n  risky:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: 8gb\n    environment:\n      NCCL_P2P_DISABLE: \"1\"\n  choice:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    shm_size: 8gb\n    gpus:\n      - count: 1\n        device_ids: [\"3\"]\n  unfixable:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: 8gb\n    env_file: nccl.env\n";
+
+fn every_kind_of_fix() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", EVERY_KIND_OF_FIX);
+    write(dir.path(), "nccl.env", "NCCL_SHM_DISABLE=1\n");
+    dir
+}
+
+#[test]
+fn statistics_mark_only_the_fixes_fix_would_apply() {
+    let dir = every_kind_of_fix();
+    let rows = |args: &[&str]| {
+        let out = gpulint(dir.path(), args);
+        let text = stdout(&out);
+        let marked: Vec<(String, bool)> = text
+            .lines()
+            .filter(|l| l.contains('\t'))
+            .map(|l| {
+                let fields: Vec<&str> = l.split('\t').collect();
+                (fields[1].trim().to_string(), fields[2].starts_with("[*]"))
+            })
+            .collect();
+        (marked, text.lines().last().unwrap_or_default().to_string())
+    };
+    let (marked, summary) = rows(&["check", "--statistics"]);
+    let starred: Vec<&str> = marked
+        .iter()
+        .filter(|(_, star)| *star)
+        .map(|(c, _)| c.as_str())
+        .collect();
+    // The display-only GPU001 and the unsafe NCCL002 are not `[*]`, and
+    // the count of `[*]` rows' findings is the summary's fixable count.
+    assert_eq!(starred, ["SHM001"], "{marked:?}");
+    assert_eq!(marked.len(), 4, "{marked:?}");
+    assert!(
+        summary.ends_with(
+            "1 fixable with `--fix` (1 more with `--unsafe-fixes`). 1 has a suggested fix to apply by hand."
+        ),
+        "{summary}"
+    );
+    let (marked, summary) = rows(&["check", "--statistics", "--unsafe-fixes"]);
+    let starred: Vec<&str> = marked
+        .iter()
+        .filter(|(_, star)| *star)
+        .map(|(c, _)| c.as_str())
+        .collect();
+    assert_eq!(starred, ["NCCL002", "SHM001"], "{marked:?}");
+    assert!(
+        summary.contains("2 fixable with `--fix --unsafe-fixes`."),
+        "{summary}"
+    );
+}
+
+#[test]
+fn diff_says_what_it_fixes_and_what_it_leaves() {
+    let dir = every_kind_of_fix();
+    let out = gpulint(dir.path(), &["check", "--diff", "compose.yaml"]);
+    assert_eq!(out.status.code(), Some(1), "the patch is not empty");
+    assert_eq!(
+        stderr(&out),
+        "Would fix 1 finding in 1 file (1 more finding fixable with `--unsafe-fixes`, 1 with a suggested fix to apply by hand, 1 without a fix).\n"
+    );
+    let all = gpulint(
+        dir.path(),
+        &["check", "--diff", "--unsafe-fixes", "compose.yaml"],
+    );
+    assert_eq!(
+        stderr(&all),
+        "Would fix 2 findings in 1 file (1 more finding with a suggested fix to apply by hand, 1 without a fix).\n"
+    );
+}
+
+/// When the only fixes are unsafe, `--diff` prints nothing and exits 0 (its
+/// status is about the patch), and says there are fixes behind
+/// `--unsafe-fixes` instead of "Nothing to fix: 0 findings in 0 files".
+#[test]
+fn diff_with_only_unsafe_fixes_names_the_hidden_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "services:\n  t:\n    gpus: all\n    shm_size: 64m\n    environment:\n      NCCL_P2P_DISABLE: \"1\"\n";
+    write(dir.path(), "compose.yaml", text);
+    let out = gpulint(dir.path(), &["check", "--diff", "compose.yaml"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(
+        stderr(&out),
+        "No fixes to apply (2 findings fixable with `--unsafe-fixes`).\n"
+    );
+    let check = gpulint(dir.path(), &["check", "compose.yaml"]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(
+        stdout(&check).ends_with("2 fixable with `--fix --unsafe-fixes`.\n"),
+        "{}",
+        stdout(&check)
+    );
+    let nothing = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--diff", "-", "--stdin-filename", "compose.yaml"],
+        CLEAN,
+    );
+    assert_eq!(stderr(&nothing), "No fixes to apply.\n");
+}
+
+/// 400 services that each need two safe fixes: all 800 are applied (the
+/// old loop stopped at 500 and said "Would fix 500 findings").
+#[test]
+fn diff_fixes_every_finding_of_a_big_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("services:\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "  s{i}:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node 8 train.py\n    gpus: all\n"
+        ));
+    }
+    write(dir.path(), "compose.yaml", &text);
+    let out = gpulint(dir.path(), &["check", "--diff", "compose.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "Would fix 800 findings in 1 file.\n");
+    assert_eq!(
+        stdout(&out).matches("\n+    shm_size: \"8gb\"\n").count(),
+        400
+    );
+    assert_eq!(stdout(&out).matches("\n+      memlock: -1\n").count(), 400);
 }

@@ -10,6 +10,7 @@ mod common;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
 use gpulint::engine::{FileReport, Skip, check_text};
+use gpulint::fix::Applicability;
 use gpulint::model::k8s::Manifest;
 use gpulint::rules::RuleCode;
 use gpulint::syntax::yaml::Yaml;
@@ -696,6 +697,55 @@ fn every_corpus_file_is_handled_without_a_crash() {
         }
     }
     assert!(count > 50, "read only {count} corpus files");
+}
+
+/// On every corpus file, each fix applies on its own as its finding
+/// advertises (safe with `--fix` alone, unsafe with `--unsafe-fixes`), as
+/// `tests/fixes.rs` checks on the fixtures.
+#[test]
+#[ignore = "needs ../shared/corpus: run by .ci/run"]
+fn every_corpus_fix_applies_on_its_own_as_advertised() {
+    let dir = corpus_dir();
+    let config = Config::default();
+    let session = gpulint::engine::Session::on_disk();
+    let (mut checked, mut failures) = (0, Vec::new());
+    for row in rows(&dir) {
+        let path = dir.join(&row.file);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(diagnostics) = session.lint_text(&text, &path, &config) else {
+            continue;
+        };
+        for d in &diagnostics {
+            let Some(fix) = d
+                .fix
+                .as_ref()
+                .filter(|f| f.applicability != Applicability::DisplayOnly)
+            else {
+                continue;
+            };
+            checked += 1;
+            if let Err(reason) = gpulint::engine::fix::verify_as_advertised(
+                &session,
+                &text,
+                &path,
+                &config,
+                &diagnostics,
+                d,
+            ) {
+                failures.push(format!(
+                    "{}: the {} fix {:?} ({}) does not apply on its own: {reason}",
+                    row.file,
+                    d.code,
+                    fix.title,
+                    fix.applicability.as_str()
+                ));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} corpus fixes checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

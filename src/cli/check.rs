@@ -2,10 +2,10 @@
 //! with their configurations), lints or fixes each, then prints what was
 //! found and sets the exit status.
 
-use super::report::{Outcome, skip_notes};
+use super::report::{FixTally, Outcome, diff_line, skip_notes};
 use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
-    paths_or_current, plural, read_target, usage_error,
+    paths_or_current, read_target, usage_error,
 };
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
@@ -34,6 +34,8 @@ struct Checked {
 struct Fixing {
     original: String,
     outcome: fix::FixOutcome,
+    /// Why the fixed text could not be written (`--fix` only).
+    unwritten: Option<String>,
 }
 
 /// The arguments of a run, validated.
@@ -94,8 +96,7 @@ struct Run {
 
 /// What fixing did across the run.
 struct Fixed {
-    applied: usize,
-    files: usize,
+    tally: FixTally,
     /// Every file's changes as one unified diff.
     diff: String,
 }
@@ -122,7 +123,7 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         check_paths(&plan)
     };
     print_problems(&run, &noqa_errors);
-    let fixed = fixed(&run.checked);
+    let fixed = fixed(&run.checked, plan.mode);
     let reports: Vec<FileReport> = run.checked.into_iter().map(|c| c.report).collect();
     let summary = Summary::of(&reports);
     let outcome = Outcome {
@@ -130,8 +131,7 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         summary: &summary,
         action: plan.action,
         mode: plan.mode,
-        applied: fixed.applied,
-        fixed_files: fixed.files,
+        fixing: &fixed.tally,
         unchecked: run.unchecked,
         quiet: args.quiet,
         statistics: args.statistics,
@@ -150,7 +150,9 @@ pub(super) fn check(args: CheckArgs) -> u8 {
     if summary.failed_files > 0 || !run.config_errors.is_empty() || !noqa_errors.is_empty() {
         EXIT_ERROR
     } else if plan.action == FixAction::Diff {
-        if fixed.files > 0 && args.fail_on != FailOn::Never {
+        // The status says whether the patch is empty, as documented;
+        // `--fail-on never` makes it 0 all the same.
+        if fixed.tally.files > 0 && args.fail_on != FailOn::Never {
             EXIT_FINDINGS
         } else {
             EXIT_CLEAN
@@ -302,9 +304,9 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
             let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
         }
         if let Some(fixing) = &c.fixing {
+            let original =
+                FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
             for failed in &fixing.outcome.failed {
-                let original =
-                    FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
                 let _ = writeln!(
                     stderr,
                     "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
@@ -314,27 +316,42 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
                     failed.reason
                 );
             }
+            if fixing.outcome.unsettled > 0 {
+                let _ = writeln!(
+                    stderr,
+                    "{}: warning: {} not applied: gpulint stops fixing a file after {} passes; run it again to apply them",
+                    text::location(&original, 0),
+                    if fixing.outcome.unsettled == 1 {
+                        "1 more fix was".to_string()
+                    } else {
+                        format!("{} more fixes were", fixing.outcome.unsettled)
+                    },
+                    fixing.outcome.passes
+                );
+            }
         }
     }
 }
 
-fn fixed(checked: &[Checked]) -> Fixed {
-    let fixings = || checked.iter().filter_map(|c| c.fixing.as_ref());
-    Fixed {
-        applied: fixings().map(|f| f.outcome.applied.len()).sum(),
-        files: fixings().filter(|f| f.outcome.changed(&f.original)).count(),
-        diff: checked
-            .iter()
-            .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
-            .map(|(path, f)| {
-                fix::unified_diff(
-                    &crate::output::shown_path(path),
-                    &f.original,
-                    &f.outcome.fixed_text,
-                )
-            })
-            .collect(),
+fn fixed(checked: &[Checked], mode: FixMode) -> Fixed {
+    let mut tally = FixTally::default();
+    let mut diff = String::new();
+    for c in checked {
+        let Some(f) = &c.fixing else { continue };
+        if f.unwritten.is_some() {
+            tally.unwritten_files += 1;
+            tally.unwritten += f.outcome.applied.len();
+            continue;
+        }
+        let changed = f.outcome.changed(&f.original);
+        tally.add_file(&f.outcome, changed, &f.outcome.remaining, mode);
+        diff.push_str(&fix::unified_diff(
+            &crate::output::shown_path(&c.report.path),
+            &f.original,
+            &f.outcome.fixed_text,
+        ));
     }
+    Fixed { tally, diff }
 }
 
 /// `--output-file`s; on failure, the exit status after saying why.
@@ -366,16 +383,9 @@ fn print_outcome(
     if plan.action == FixAction::Diff {
         // The diff alone goes to stdout, so it can be piped into `git apply`.
         let written = stdout.write_all(fixed.diff.as_bytes());
-        eprintln!(
-            "{} {} in {}.",
-            if fixed.applied == 0 {
-                "Nothing to fix:"
-            } else {
-                "Would fix"
-            },
-            plural(fixed.applied, "finding"),
-            plural(fixed.files, "file")
-        );
+        if !args.quiet {
+            eprintln!("{}", diff_line(&fixed.tally, plan.mode));
+        }
         written
     } else if plan.reads_stdin && plan.action == FixAction::Apply {
         // Like a formatter: the fixed text on stdout, what is left on stderr.
@@ -492,18 +502,25 @@ impl Plan {
                 fixing: Some(Fixing {
                     original: text,
                     outcome,
+                    unwritten: None,
                 }),
             };
         }
         if write
             && outcome.changed(&text)
-            && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+            && let Err(reason) =
+                crate::engine::write::write_fixed(&path, &text, &outcome.fixed_text)
         {
-            let mut report = session.check_text(path, text, config);
+            // The file keeps its findings, and says why their fixes are not in it.
+            let mut report = FileReport::new(path, text.clone(), outcome.found.clone());
             report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
             return Checked {
                 report,
-                fixing: None,
+                fixing: Some(Fixing {
+                    original: text,
+                    outcome,
+                    unwritten: Some(reason),
+                }),
             };
         }
         let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
@@ -512,6 +529,7 @@ impl Plan {
             fixing: Some(Fixing {
                 original: text,
                 outcome,
+                unwritten: None,
             }),
         }
     }

@@ -89,7 +89,7 @@ struct CheckArgs {
     #[arg(long, conflicts_with = "diff")]
     fix: bool,
     /// Print the fixes as one unified diff (for `git apply` or `patch -p1`); write nothing.
-    /// Exits 1 when the diff is not empty.
+    /// Exits 1 when the diff is not empty, 0 when it is or with `--fail-on never`.
     #[arg(long)]
     diff: bool,
     /// Also apply unsafe fixes with `--fix` or `--diff`.

@@ -3,7 +3,7 @@
 
 use super::{plural, read_target};
 use crate::engine::discover::{ConfigResolver, discover};
-use crate::engine::{self, Session, fix};
+use crate::engine::{self, Session};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -32,7 +32,7 @@ pub(super) fn add_noqa(
             let added =
                 crate::engine::noqa::add_noqa(session, &text, &t.path, &config).and_then(|a| {
                     if let Some(a) = &a {
-                        fix::write_fixed(&t.path, &text, &a.text)
+                        crate::engine::write::write_fixed(&t.path, &text, &a.text)
                             .map_err(|e| format!("cannot write the comments: {e}"))?;
                     }
                     Ok(a)

@@ -12,6 +12,7 @@ mod lint;
 pub mod noqa;
 pub mod session;
 pub mod suppress;
+pub mod write;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};

@@ -114,6 +114,10 @@ pub struct Refusal {
 pub enum RefusalKind {
     /// A mistake in the config: Compose refuses it anywhere.
     Config,
+    /// A mistake in the config that a dedicated rule reports with more to
+    /// say and a fix (GPU002 for a device request without `capabilities`):
+    /// PROJ001 leaves it to that rule instead of saying it twice.
+    ConfigReportedBy(&'static str),
     /// A file the project names is not in this checkout (a gitignored
     /// `.env`, a base not copied with the file): refused here, but the
     /// config may be right where the file exists.

@@ -270,7 +270,7 @@ fn device_requests(
                     "a device reservation of service `{name}` has no `capabilities`, which Compose requires"
                 ),
                 Place::Node(request.node),
-                RefusalKind::Config,
+                RefusalKind::ConfigReportedBy("GPU002"),
             );
         }
     }

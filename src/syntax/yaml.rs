@@ -7,7 +7,7 @@
 
 use crate::text::TextRange;
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub type NodeId = u32;
 
@@ -70,6 +70,10 @@ pub struct Yaml {
     pub documents: Vec<Document>,
     /// Ranges of all scalars in document order; used to tell comments from text.
     scalar_ranges: Vec<TextRange>,
+    /// Where each alias starts, sorted: which documents have aliases is
+    /// asked once per document, and scanning every node each time made a
+    /// stream of n documents cost n².
+    alias_starts: Vec<u32>,
 }
 
 /// Guards recursion through aliases and merge chains. Merges are walked
@@ -92,6 +96,13 @@ impl Yaml {
                     if !inserted.is_empty() {
                         yaml.remap(&inserted);
                     }
+                    yaml.alias_starts = yaml
+                        .nodes
+                        .iter()
+                        .filter(|n| matches!(n.value, Value::Alias(_)))
+                        .map(|n| n.range.start)
+                        .collect();
+                    yaml.alias_starts.sort_unstable();
                     return Ok(yaml);
                 }
                 Err(mut e) => {
@@ -198,7 +209,14 @@ impl Yaml {
     /// are dropped, as Compose does.
     pub fn entries(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        self.collect_entries(
+            map,
+            false,
+            &mut out,
+            &mut KeySet::default(),
+            &mut Vec::new(),
+            0,
+        );
         out.retain(|e| self.node(e.value).tag.as_deref() != Some("!reset"));
         out
     }
@@ -207,7 +225,14 @@ impl Yaml {
     /// compose file removes from the earlier ones it is merged over.
     pub fn entries_with_resets(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        self.collect_entries(
+            map,
+            false,
+            &mut out,
+            &mut KeySet::default(),
+            &mut Vec::new(),
+            0,
+        );
         out
     }
 
@@ -215,11 +240,12 @@ impl Yaml {
     /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
     /// its keys are all in `out` by then, and walking it again would make a
     /// chain of such merges cost 2^depth.
-    fn collect_entries(
-        &self,
+    fn collect_entries<'s>(
+        &'s self,
         map: NodeId,
         merged: bool,
         out: &mut Vec<Entry>,
+        seen: &mut KeySet<'s>,
         visited: &mut Vec<NodeId>,
         depth: usize,
     ) {
@@ -237,11 +263,10 @@ impl Yaml {
                 merge_sources.push(value);
                 continue;
             }
-            let name = self.str(key);
             // A key the mapping already has (its own, or from an earlier merge
             // source) wins; a mapping never repeats its own keys (see
             // `refuse_duplicate_key`).
-            if out.iter().any(|e| self.str(e.key) == name) {
+            if !seen.insert(self.str(key)) {
                 continue;
             }
             out.push(Entry { key, value, merged });
@@ -250,10 +275,10 @@ impl Yaml {
             match self.value(source) {
                 Value::Sequence(items) => {
                     for &item in items {
-                        self.collect_entries(item, true, out, visited, depth + 1);
+                        self.collect_entries(item, true, out, seen, visited, depth + 1);
                     }
                 }
-                _ => self.collect_entries(source, true, out, visited, depth + 1),
+                _ => self.collect_entries(source, true, out, seen, visited, depth + 1),
             }
         }
     }
@@ -294,40 +319,79 @@ impl Yaml {
             .find(|e| self.str(e.key) == Some(key))
     }
 
+    /// The entry `key` would have in `map` without its own: the one its
+    /// `<<` merges bring (the first source listed that has it wins), which
+    /// removing the mapping's own entry would reveal.
+    pub fn merged_entry(&self, map: NodeId, key: &str) -> Option<Entry> {
+        let Value::Mapping(pairs) = self.value(map) else {
+            return None;
+        };
+        let sources = pairs
+            .iter()
+            .filter(|&&(k, _)| self.is_merge_key(k))
+            .flat_map(|&(_, source)| match self.value(source) {
+                Value::Sequence(items) => items.clone(),
+                _ => vec![source],
+            });
+        for source in sources {
+            if let Some(entry) = self.get(self.resolve(source), key) {
+                return Some(Entry {
+                    merged: true,
+                    ..entry
+                });
+            }
+        }
+        None
+    }
+
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
     pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
-        self.merges_from_depth(self.resolve(map), self.resolve(target), &mut Vec::new(), 0)
+        self.merged_into(map).contains(&self.resolve(target))
+    }
+
+    /// Every mapping that `map` is or merges in (through `<<`,
+    /// transitively): the `target`s [`Yaml::merges_from`] is true for.
+    /// Asking once per mapping and indexing the answer lets a caller find
+    /// which of n mappings reach a node in O(n) instead of O(n) per node.
+    pub fn merged_into(&self, map: NodeId) -> Vec<NodeId> {
+        let mut found = Vec::new();
+        self.collect_merged(self.resolve(map), &mut found, &mut HashSet::new(), 0);
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 
     /// `visited` holds the mappings already searched, so a mapping reached
-    /// twice through merges is searched once.
-    fn merges_from_depth(
+    /// twice through merges is searched once; one at the depth limit is
+    /// found but not searched.
+    fn collect_merged(
         &self,
         map: NodeId,
-        target: NodeId,
-        visited: &mut Vec<NodeId>,
+        found: &mut Vec<NodeId>,
+        visited: &mut HashSet<NodeId>,
         depth: usize,
-    ) -> bool {
-        if map == target {
-            return true;
+    ) {
+        found.push(map);
+        if depth > MAX_MERGE_DEPTH || !visited.insert(map) {
+            return;
         }
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
-            return false;
-        }
-        visited.push(map);
         let Value::Mapping(pairs) = &self.node(map).value else {
-            return false;
+            return;
         };
-        pairs
-            .iter()
-            .filter(|(k, _)| self.is_merge_key(*k))
-            .any(|&(_, source)| match self.value(source) {
-                Value::Sequence(items) => items
-                    .iter()
-                    .any(|&i| self.merges_from_depth(self.resolve(i), target, visited, depth + 1)),
-                _ => self.merges_from_depth(self.resolve(source), target, visited, depth + 1),
-            })
+        for &(key, source) in pairs {
+            if !self.is_merge_key(key) {
+                continue;
+            }
+            match self.value(source) {
+                Value::Sequence(items) => {
+                    for &item in items {
+                        self.collect_merged(self.resolve(item), found, visited, depth + 1);
+                    }
+                }
+                _ => self.collect_merged(self.resolve(source), found, visited, depth + 1),
+            }
+        }
     }
 
     /// Follows a path of keys through nested mappings.
@@ -395,12 +459,50 @@ impl Yaml {
         Some(())
     }
 
+    /// Whether an alias starts inside `range` (a document's span).
+    pub fn has_alias_in(&self, range: TextRange) -> bool {
+        let first = self.alias_starts.partition_point(|&s| s < range.start);
+        self.alias_starts
+            .get(first)
+            .is_some_and(|&start| start < range.end)
+    }
+
     /// Whether a byte offset lies inside a scalar's text (so a `#` there is not a comment).
     pub fn offset_in_scalar(&self, offset: usize) -> bool {
         let idx = self
             .scalar_ranges
             .partition_point(|r| (r.start as usize) <= offset);
         idx > 0 && self.scalar_ranges[idx - 1].contains(offset)
+    }
+}
+
+/// The key names a mapping's entries have so far, as [`Yaml::entries`]
+/// collects them: a list while short (most mappings), a hash set once long,
+/// so that the `services:` of a file with thousands of services is
+/// collected in linear time.
+#[derive(Default)]
+struct KeySet<'s> {
+    list: Vec<Option<&'s str>>,
+    set: HashSet<Option<&'s str>>,
+}
+
+impl<'s> KeySet<'s> {
+    /// Past this many keys, lookups go through the hash set.
+    const LIST_MAX: usize = 16;
+
+    /// Adds `name`; false when it was there already.
+    fn insert(&mut self, name: Option<&'s str>) -> bool {
+        if self.list.len() < Self::LIST_MAX {
+            if self.list.contains(&name) {
+                return false;
+            }
+            self.list.push(name);
+            return true;
+        }
+        if self.set.is_empty() {
+            self.set.extend(self.list.iter().copied());
+        }
+        self.set.insert(name)
     }
 }
 
@@ -614,6 +716,7 @@ impl<'a> Builder<'a> {
             nodes: self.nodes,
             documents: self.documents,
             scalar_ranges: self.scalar_ranges,
+            alias_starts: Vec::new(),
         })
     }
 
@@ -792,6 +895,48 @@ mod tests {
     }
 
     #[test]
+    fn a_long_mapping_keeps_its_own_keys_over_merged_ones() {
+        // Past the short list, keys are told apart by a hash set: the own
+        // keys still win over the merged ones, and merged keys are added once.
+        let own: String = (0..40).map(|i| format!("  k{i}: own\n")).collect();
+        let text = format!(
+            "a: &a {{k5: merged, k30: merged, extra: merged}}\nb: &b {{extra: second, more: second}}\nm:\n  <<: [*a, *b]\n{own}"
+        );
+        let yaml = Yaml::parse(&text).unwrap();
+        let m = yaml.get(root(&yaml), "m").unwrap().value;
+        let entries = yaml.entries(m);
+        assert_eq!(entries.len(), 42);
+        let value = |key: &str| yaml.str(yaml.get(m, key).unwrap().value).unwrap();
+        assert_eq!(value("k5"), "own");
+        assert_eq!(value("k30"), "own");
+        assert_eq!(value("extra"), "merged");
+        assert_eq!(value("more"), "second");
+    }
+
+    #[test]
+    fn a_merged_entry_is_what_removing_the_own_one_reveals() {
+        let text =
+            "a: &a {x: 1}\nb: &b {x: 2, y: 3}\nm:\n  <<: [*a, *b]\n  x: 0\n  z: 4\nn: {z: 5}\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let at = |key: &str| yaml.get(root(&yaml), key).unwrap().value;
+        let value = |e: Option<Entry>| e.and_then(|e| yaml.str(e.value));
+        assert_eq!(value(yaml.merged_entry(at("m"), "x")), Some("1"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "y")), Some("3"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "z")), None);
+        assert_eq!(value(yaml.merged_entry(at("n"), "z")), None);
+    }
+
+    #[test]
+    fn aliases_are_found_by_document() {
+        let text = "a: &a 1\n---\nb: *a\n---\nc: 2\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let span = |i: usize| yaml.range(yaml.documents[i].root.unwrap());
+        assert!(!yaml.has_alias_in(span(0)));
+        assert!(yaml.has_alias_in(span(1)));
+        assert!(!yaml.has_alias_in(span(2)));
+    }
+
+    #[test]
     fn merge_cycles_terminate() {
         let yaml = Yaml::parse("a: &a\n  <<: *a\n  k: 1\n").unwrap();
         let a = yaml.get(root(&yaml), "a").unwrap().value;
@@ -821,6 +966,16 @@ mod tests {
         assert!(yaml.merges_from(last, first));
         assert!(!yaml.merges_from(first, last));
         assert!(!yaml.merges_from(last, root(&yaml)));
+        // Every level, each once, and nothing else.
+        let levels: Vec<NodeId> = (0..60)
+            .map(|i| yaml.get(root(&yaml), &format!("m{i}")).unwrap().value)
+            .collect();
+        let mut merged = yaml.merged_into(last);
+        merged.sort_unstable();
+        let mut expected = levels.clone();
+        expected.sort_unstable();
+        assert_eq!(merged, expected);
+        assert_eq!(yaml.merged_into(first), vec![first]);
         let leaves = yaml.leaves(last, 1000).unwrap();
         assert_eq!(leaves.len(), 60);
     }

@@ -19,7 +19,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let severity = match refusal.kind {
             RefusalKind::Config => Severity::Error,
             RefusalKind::UnlessShellSets => Severity::Warning,
-            RefusalKind::MissingFile => continue,
+            RefusalKind::MissingFile | RefusalKind::ConfigReportedBy(_) => continue,
         };
         let at = match refusal.at {
             Place::Node(src) => cx.range(src),
