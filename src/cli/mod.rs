@@ -193,7 +193,7 @@ pub fn run() -> u8 {
         Command::Rule { code, all } => rule::rule(code, all),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Server => match crate::lsp::run_stdio() {
-            Ok(()) => EXIT_CLEAN,
+            Ok(ending) => ending.exit_status(),
             Err(e) => usage_error(format!("language server: {e}")),
         },
     }
