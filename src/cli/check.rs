@@ -12,6 +12,7 @@ use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
+use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, Summary, text};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -193,7 +194,7 @@ fn check_paths(plan: &Plan) -> Run {
     run.config_errors.extend(
         errors
             .into_iter()
-            .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
+            .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message))),
     );
     let check_target = |t: &Target| check_target(t, plan);
     // One file (what pre-commit and editors often pass) is not worth
@@ -209,7 +210,8 @@ fn check_paths(plan: &Plan) -> Run {
             Ok(None) => {}
             Err(e) => {
                 run.unchecked += 1;
-                run.config_errors.push(format!("gpulint: error: {e}"));
+                run.config_errors
+                    .push(format!("gpulint: error: {}", human(&e)));
             }
         }
     }
@@ -272,8 +274,8 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
                     "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
                     text::location(&original, failed.offset),
                     failed.code,
-                    failed.title,
-                    failed.reason
+                    human(&failed.title),
+                    human(&failed.reason)
                 );
             }
         }
@@ -308,7 +310,7 @@ fn write_report_files(args: &CheckArgs, outcome: &Outcome) -> Result<(), u8> {
             eprintln!(
                 "gpulint: error: cannot write the {} report to {}: {e}",
                 format.name(),
-                file.path.display()
+                human_path(&file.path)
             );
             return Err(EXIT_ERROR);
         }

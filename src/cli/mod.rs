@@ -200,7 +200,11 @@ pub fn run() -> u8 {
 }
 
 fn usage_error(message: impl std::fmt::Display) -> u8 {
-    eprintln!("gpulint: error: {message}");
+    // The message may quote a path or an argument: escaped for the log.
+    eprintln!(
+        "gpulint: error: {}",
+        crate::output::escape::human(&message.to_string())
+    );
     EXIT_ERROR
 }
 

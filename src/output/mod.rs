@@ -1,5 +1,6 @@
 //! Output formats. Each turns file reports into text; none knows about rules.
 
+pub mod escape;
 pub mod github;
 pub mod gitlab;
 pub mod inspect;
@@ -165,14 +166,20 @@ pub fn fingerprints(report: &FileReport) -> Vec<String> {
 
 /// A finding's message, then what breaks (`note:`) and what to do (`help:`).
 pub fn message_with_advice(d: &Diagnostic) -> String {
-    let mut out = d.message.clone();
+    advice_with(d, &|text| std::borrow::Cow::Borrowed(text))
+}
+
+/// [`message_with_advice`] with each part passed through `escape` (the
+/// line breaks between them are kept).
+fn advice_with(d: &Diagnostic, escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str>) -> String {
+    let mut out = escape(&d.message).into_owned();
     if let Some(note) = &d.note {
         out.push_str("\nnote: ");
-        out.push_str(note);
+        out.push_str(&escape(note));
     }
     if let Some(help) = &d.help {
         out.push_str("\nhelp: ");
-        out.push_str(help);
+        out.push_str(&escape(help));
     }
     out
 }
@@ -180,14 +187,28 @@ pub fn message_with_advice(d: &Diagnostic) -> String {
 /// A finding as plain text for formats without code frames: the message
 /// with its advice, then its other spans as `path:line:col: label`.
 pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
-    let mut out = message_with_advice(d);
+    explanation_with(report, d, &|text| std::borrow::Cow::Borrowed(text))
+}
+
+/// [`explanation`] for a log: each part escaped with [`escape::human`],
+/// lines joined with `\n`.
+pub fn human_explanation(report: &FileReport, d: &Diagnostic) -> String {
+    explanation_with(report, d, &escape::human)
+}
+
+fn explanation_with(
+    report: &FileReport,
+    d: &Diagnostic,
+    escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str>,
+) -> String {
+    let mut out = advice_with(d, escape);
     for related in related_locations(report, d) {
         out.push_str(&format!(
             "\n{}:{}:{}: {}",
-            shown_path(related.path),
+            escape(&shown_path(related.path)),
             related.region.start.line,
             related.region.start.column,
-            related.message
+            escape(related.message)
         ));
     }
     out
