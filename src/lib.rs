@@ -10,6 +10,7 @@ pub mod fix;
 pub mod lsp;
 pub mod model;
 pub mod output;
+pub mod redact;
 pub mod rules;
 pub mod syntax;
 pub mod text;

@@ -634,3 +634,60 @@ fn the_github_format_prints_only_its_own_annotations() {
     assert!(workflow_commands(&stderr).is_empty(), "{stderr}");
     assert!(terminal_controls(&stderr).is_empty(), "{stderr:?}");
 }
+
+/// The checkout's auth header, as actions/checkout writes it into
+/// `.git/config`, and a `.env` that is a symlink to that file.
+const AUTH_HEADER: &str = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldF90b2tlbg==";
+
+#[cfg(unix)]
+#[test]
+fn values_from_the_env_file_and_credentials_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".git/config",
+        format!(
+            "[core]\n\tbare = false\n[http \"https://github.com/\"]\n\textraheader = {AUTH_HEADER}\n"
+        ),
+    );
+    std::os::unix::fs::symlink(".git/config", dir.path().join(".env")).unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${extraheader}\n",
+    );
+    // A token written in a file is not repeated either.
+    write(
+        dir.path(),
+        "run.sh",
+        "docker run --gpus all -e HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123 --shm-size=${X:-1g}x nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n",
+    );
+    let secrets = ["eC1hY2Nlc3M", "hf_AbCdEfGh"];
+    let mut said = String::new();
+    for format in [
+        "text", "concise", "json", "github", "sarif", "gitlab", "junit",
+    ] {
+        let out = gpulint(dir.path(), &["check", "--output-format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        for secret in secrets {
+            assert!(!printed.contains(secret), "{format}: {printed}");
+        }
+        said.push_str(&printed);
+    }
+    for format in ["text", "json"] {
+        let out = gpulint(dir.path(), &["inspect", "--format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        for secret in secrets {
+            assert!(!printed.contains(secret), "inspect {format}: {printed}");
+        }
+    }
+    // The finding is still there, naming the variable instead.
+    assert!(
+        said.contains("is not a valid size: `${extraheader}`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`extraheader=…` in the project's .env"),
+        "{said}"
+    );
+}

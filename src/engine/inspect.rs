@@ -8,6 +8,7 @@ use super::session::Session;
 use super::{FileError, without_crashing};
 use crate::model::container::ContainerRuntime;
 use crate::model::runtime;
+use crate::redact::{Hidden, REDACTED, looks_like_credential, redact};
 use std::path::Path;
 
 /// The run-time settings of every compose service and Kubernetes container
@@ -54,11 +55,49 @@ fn inspect_yaml(
         return Ok(Vec::new());
     };
     let mut containers = Vec::new();
+    let mut hidden = None;
     for (_, document) in documents(session, &yaml, text, path, config) {
-        containers.extend(match document {
-            Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
-            Document::Compose(file) => runtime::compose_runtimes(&file),
-        });
+        match document {
+            Document::Kubernetes(manifest) => {
+                containers.extend(runtime::kubernetes_runtimes(&manifest));
+            }
+            Document::Compose(file) => {
+                let hidden = hidden.get_or_insert_with(|| {
+                    super::project::DotEnv::of_project(session.system(), path, config)
+                        .map(|dotenv| Hidden::values_not_in(dotenv.vars.iter(), text))
+                        .unwrap_or_default()
+                });
+                let start = containers.len();
+                containers.extend(runtime::compose_runtimes(&file));
+                for container in &mut containers[start..] {
+                    redact_runtime(container, hidden);
+                }
+            }
+        }
+    }
+    for container in &mut containers {
+        redact_runtime(container, &Hidden::default());
     }
     Ok(containers)
+}
+
+/// What `inspect` says in words (where /dev/shm comes from, why the
+/// container is refused) quotes no `.env` value that is not in the file,
+/// no credential and no long value (see [`crate::redact`]); an environment
+/// value is the variable's own, shown unless it looks like a credential.
+fn redact_runtime(container: &mut ContainerRuntime, hidden: &Hidden) {
+    let apply = |text: &mut String, hidden: &Hidden| {
+        if let std::borrow::Cow::Owned(redacted) = redact(text, hidden) {
+            *text = redacted;
+        }
+    };
+    apply(&mut container.shm.from, hidden);
+    if let Some(refused) = &mut container.refused {
+        apply(refused, hidden);
+    }
+    for value in container.env.values_mut().flatten() {
+        if looks_like_credential(value) || redact(value, &Hidden::default()) != value.as_str() {
+            *value = REDACTED.to_string();
+        }
+    }
 }

@@ -11,6 +11,7 @@ use crate::model::compose::ComposeFile;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
 use crate::model::script::Script;
+use crate::redact::{Hidden, redact_diagnostic};
 use crate::rules::{self, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
@@ -180,6 +181,9 @@ fn lint_with_suppressions(
         if let Some(severity) = config.severity_override(d.code) {
             d.severity = severity;
         }
+        // Every finding, of every kind of file: no credential is quoted,
+        // no long value whole.
+        redact_diagnostic(d, &Hidden::default());
     }
     diagnostics.sort_by_key(|d| (d.range.start, d.code));
     diagnostics.dedup();
@@ -315,6 +319,15 @@ fn lint_yaml(
                     let dotenv = project::DotEnv::of_project(session.system(), path, config);
                     project::note_profiles(&file, dotenv.as_ref(), &mut diagnostics[first..]);
                     project::point_at_dotenv(dotenv.as_ref(), text, &mut diagnostics[first..]);
+                    // What the `.env` sets is not this file's to quote.
+                    if let Some(dotenv) = &dotenv {
+                        let hidden = Hidden::values_not_in(dotenv.vars.iter(), text);
+                        if !hidden.is_empty() {
+                            for d in &mut diagnostics[first..] {
+                                redact_diagnostic(d, &hidden);
+                            }
+                        }
+                    }
                 }
             }
         }

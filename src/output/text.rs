@@ -213,10 +213,11 @@ fn frame(
         0
     };
     // Tabs are shown as one space (the underline counts one column for
-    // them); everything else a file holds is escaped, and the underline
-    // is measured on the escaped text.
+    // them), credentials are masked, everything else a file holds is
+    // escaped, and the underline is measured on the escaped text.
     let shown_part = |from: usize, to: usize| -> String {
         let part = text.get(from.max(line_start + bom)..to).unwrap_or_default();
+        let part = crate::redact::mask(part, &Default::default());
         human(&part.replace('\t', " ")).into_owned()
     };
     let shown = shown_part(line_start, line_range.end as usize);
