@@ -7,7 +7,7 @@
 
 use crate::text::TextRange;
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub type NodeId = u32;
 
@@ -70,7 +70,19 @@ pub struct Yaml {
     pub documents: Vec<Document>,
     /// Ranges of all scalars in document order; used to tell comments from text.
     scalar_ranges: Vec<TextRange>,
+    /// For each mapping with many entries, the index in its pairs of each
+    /// scalar key: [`Yaml::get`] is then one hash lookup, not a scan, so a
+    /// rule looking up each of 100k services by name stays linear.
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
+    /// Where each alias starts, in text order: [`Yaml::has_alias_within`]
+    /// is a binary search, not a scan of every node (once per document of
+    /// a stream, that scan made a stream of n documents cost n²).
+    alias_starts: Vec<u32>,
 }
+
+/// Mappings with at least this many entries get a [`Yaml::key_index`]
+/// entry; a scan of fewer is as fast as hashing.
+const INDEXED_MAPPING: usize = 16;
 
 /// Guards recursion through aliases and merge chains. Merges are walked
 /// once per mapping (see `collect_entries`), so this bounds only the stack,
@@ -130,6 +142,9 @@ impl Yaml {
         }
         for r in &mut self.scalar_ranges {
             *r = map(*r);
+        }
+        for start in &mut self.alias_starts {
+            *start = to_original(inserted, *start as usize) as u32;
         }
     }
 
@@ -197,8 +212,7 @@ impl Yaml {
     /// sources the first listed wins). Entries whose value is tagged `!reset`
     /// are dropped, as Compose does.
     pub fn entries(&self, map: NodeId) -> Vec<Entry> {
-        let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        let mut out = self.entries_with_resets(map);
         out.retain(|e| self.node(e.value).tag.as_deref() != Some("!reset"));
         out
     }
@@ -207,27 +221,28 @@ impl Yaml {
     /// compose file removes from the earlier ones it is merged over.
     pub fn entries_with_resets(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        let mut seen = Collected::default();
+        self.collect_entries(map, false, &mut out, &mut seen, 0);
         out
     }
 
-    /// `visited` holds the mappings already collected: a mapping merged in a
-    /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
-    /// its keys are all in `out` by then, and walking it again would make a
-    /// chain of such merges cost 2^depth.
-    fn collect_entries(
-        &self,
+    /// `seen` holds the mappings already collected and the keys already in
+    /// `out`, as sets: a mapping merged in a second time (`<<: [*a, *a]`,
+    /// or twice down a chain) adds nothing, as its keys are all in `out` by
+    /// then, and walking it again would make a chain of such merges cost
+    /// 2^depth; and a mapping of n keys costs n lookups, not n² compares.
+    fn collect_entries<'s>(
+        &'s self,
         map: NodeId,
         merged: bool,
         out: &mut Vec<Entry>,
-        visited: &mut Vec<NodeId>,
+        seen: &mut Collected<'s>,
         depth: usize,
     ) {
         let map = self.resolve(map);
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
+        if depth > MAX_MERGE_DEPTH || !seen.mappings.insert(map) {
             return;
         }
-        visited.push(map);
         let Value::Mapping(pairs) = self.value(map) else {
             return;
         };
@@ -237,11 +252,10 @@ impl Yaml {
                 merge_sources.push(value);
                 continue;
             }
-            let name = self.str(key);
             // A key the mapping already has (its own, or from an earlier merge
             // source) wins; a mapping never repeats its own keys (see
             // `refuse_duplicate_key`).
-            if out.iter().any(|e| self.str(e.key) == name) {
+            if !seen.keys.insert(self.str(key)) {
                 continue;
             }
             out.push(Entry { key, value, merged });
@@ -250,10 +264,10 @@ impl Yaml {
             match self.value(source) {
                 Value::Sequence(items) => {
                     for &item in items {
-                        self.collect_entries(item, true, out, visited, depth + 1);
+                        self.collect_entries(item, true, out, seen, depth + 1);
                     }
                 }
-                _ => self.collect_entries(source, true, out, visited, depth + 1),
+                _ => self.collect_entries(source, true, out, seen, depth + 1),
             }
         }
     }
@@ -266,18 +280,34 @@ impl Yaml {
     /// Looks a key up in a mapping, honouring merges and `!reset`.
     pub fn get(&self, map: NodeId, key: &str) -> Option<Entry> {
         // Fast path without allocating: own entries first.
-        if let Value::Mapping(pairs) = self.value(map) {
+        let resolved = self.resolve(map);
+        if let Value::Mapping(pairs) = &self.node(resolved).value {
             let mut own = None;
             let mut has_merge = false;
-            for &(k, v) in pairs {
-                if self.is_merge_key(k) {
-                    has_merge = true;
-                } else if self.str(k) == Some(key) {
-                    own = Some(Entry {
+            if let Some(index) = self.key_index.get(&resolved) {
+                // A large mapping: its keys are indexed (merge keys too).
+                has_merge =
+                    index.contains_key("<<") && pairs.iter().any(|&(k, _)| self.is_merge_key(k));
+                own = index
+                    .get(key)
+                    .map(|&at| pairs[at as usize])
+                    .filter(|&(k, _)| !self.is_merge_key(k))
+                    .map(|(k, v)| Entry {
                         key: k,
                         value: v,
                         merged: false,
                     });
+            } else {
+                for &(k, v) in pairs {
+                    if self.is_merge_key(k) {
+                        has_merge = true;
+                    } else if self.str(k) == Some(key) {
+                        own = Some(Entry {
+                            key: k,
+                            value: v,
+                            merged: false,
+                        });
+                    }
                 }
             }
             if let Some(entry) = own {
@@ -297,7 +327,16 @@ impl Yaml {
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
     pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
-        self.merges_from_depth(self.resolve(map), self.resolve(target), &mut Vec::new(), 0)
+        let (map, target) = (self.resolve(map), self.resolve(target));
+        if map == target {
+            return true;
+        }
+        // Most mappings merge nothing: answered without a search.
+        let merges = match &self.node(map).value {
+            Value::Mapping(pairs) => pairs.iter().any(|&(k, _)| self.is_merge_key(k)),
+            _ => false,
+        };
+        merges && self.merges_from_depth(map, target, &mut HashSet::new(), 0)
     }
 
     /// `visited` holds the mappings already searched, so a mapping reached
@@ -306,16 +345,15 @@ impl Yaml {
         &self,
         map: NodeId,
         target: NodeId,
-        visited: &mut Vec<NodeId>,
+        visited: &mut HashSet<NodeId>,
         depth: usize,
     ) -> bool {
         if map == target {
             return true;
         }
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
+        if depth > MAX_MERGE_DEPTH || !visited.insert(map) {
             return false;
         }
-        visited.push(map);
         let Value::Mapping(pairs) = &self.node(map).value else {
             return false;
         };
@@ -395,6 +433,14 @@ impl Yaml {
         Some(())
     }
 
+    /// Whether an alias is written within `range` (a document's).
+    pub fn has_alias_within(&self, range: TextRange) -> bool {
+        let first = self.alias_starts.partition_point(|&s| s < range.start);
+        self.alias_starts
+            .get(first)
+            .is_some_and(|&start| start < range.end)
+    }
+
     /// Whether a byte offset lies inside a scalar's text (so a `#` there is not a comment).
     pub fn offset_in_scalar(&self, offset: usize) -> bool {
         let idx = self
@@ -402,6 +448,13 @@ impl Yaml {
             .partition_point(|r| (r.start as usize) <= offset);
         idx > 0 && self.scalar_ranges[idx - 1].contains(offset)
     }
+}
+
+/// What [`Yaml::collect_entries`] has seen: mappings and keys.
+#[derive(Default)]
+struct Collected<'s> {
+    mappings: HashSet<NodeId>,
+    keys: HashSet<Option<&'s str>>,
 }
 
 /// How many lines of one file may be re-indented by [`Yaml::parse`].
@@ -499,6 +552,8 @@ struct Builder<'a> {
     anchors: HashMap<usize, NodeId>,
     root: Option<NodeId>,
     scalar_ranges: Vec<TextRange>,
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
+    alias_starts: Vec<u32>,
 }
 
 impl<'a> Builder<'a> {
@@ -512,6 +567,8 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             root: None,
             scalar_ranges: Vec::new(),
+            key_index: HashMap::new(),
+            alias_starts: Vec::new(),
         }
     }
 
@@ -568,6 +625,8 @@ impl<'a> Builder<'a> {
                     self.attach(id);
                 }
                 Event::Alias(anchor) => {
+                    // Events come in text order.
+                    self.alias_starts.push(start as u32);
                     let target = self.anchors.get(&anchor).copied();
                     let id = self.push(Node {
                         value: Value::Alias(target),
@@ -592,6 +651,10 @@ impl<'a> Builder<'a> {
                         }
                         Frame::Map { id, pairs, .. } => {
                             self.refuse_duplicate_key(&pairs)?;
+                            if pairs.len() >= INDEXED_MAPPING {
+                                let index = self.key_index_of(&pairs);
+                                self.key_index.insert(id, index);
+                            }
                             let last = pairs.last().map(|&(_, v)| v);
                             (id, Value::Mapping(pairs), last)
                         }
@@ -614,7 +677,29 @@ impl<'a> Builder<'a> {
             nodes: self.nodes,
             documents: self.documents,
             scalar_ranges: self.scalar_ranges,
+            key_index: self.key_index,
+            alias_starts: self.alias_starts,
         })
+    }
+
+    /// Where each scalar key of a mapping (an alias of one too) is among
+    /// its pairs; of keys with the same text, the last, as a scan finds.
+    fn key_index_of(&self, pairs: &[(NodeId, NodeId)]) -> HashMap<String, u32> {
+        let text_of = |mut id: NodeId| {
+            for _ in 0..MAX_MERGE_DEPTH {
+                match &self.nodes[id as usize].value {
+                    Value::Scalar { text, .. } => return Some(text.clone()),
+                    Value::Alias(Some(target)) => id = *target,
+                    _ => return None,
+                }
+            }
+            None
+        };
+        pairs
+            .iter()
+            .enumerate()
+            .filter_map(|(at, &(key, _))| Some((text_of(key)?, at as u32)))
+            .collect()
     }
 
     /// Docker Compose (yaml.v3) and kubectl refuse a mapping that repeats a
@@ -779,6 +864,11 @@ mod tests {
     #[test]
     fn alias_bombs_stay_small() {
         let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        assert!(
+            !Yaml::parse(&text)
+                .unwrap()
+                .has_alias_within(TextRange::new(0, text.len()))
+        );
         for i in 0..20 {
             let prev = if i == 0 {
                 "a".to_string()
@@ -789,6 +879,9 @@ mod tests {
         }
         let yaml = Yaml::parse(&text).unwrap();
         assert!(yaml.nodes.len() < 1000);
+        let first_alias = text.find('*').unwrap();
+        assert!(yaml.has_alias_within(TextRange::new(first_alias, first_alias + 1)));
+        assert!(!yaml.has_alias_within(TextRange::new(0, first_alias)));
     }
 
     #[test]
@@ -823,6 +916,35 @@ mod tests {
         assert!(!yaml.merges_from(last, root(&yaml)));
         let leaves = yaml.leaves(last, 1000).unwrap();
         assert_eq!(leaves.len(), 60);
+    }
+
+    #[test]
+    fn large_mappings_are_looked_up_as_small_ones_are() {
+        // The same lookups on a mapping below and above INDEXED_MAPPING:
+        // own keys, an alias as a key, merged keys, `!reset`, missing keys.
+        for filler in [0, 2 * INDEXED_MAPPING] {
+            let mut text = String::from("k: &k aliased\nb: &b {m: merged, x: base, r: 1}\nd:\n");
+            for i in 0..filler {
+                text.push_str(&format!("  f{i}: {i}\n"));
+            }
+            text.push_str("  <<: *b\n  x: own\n  *k : via-alias\n  r: !reset null\n");
+            let yaml = Yaml::parse(&text).unwrap();
+            let d = yaml.get(root(&yaml), "d").unwrap().value;
+            assert_eq!(yaml.key_index.contains_key(&d), filler > 0, "{filler}");
+            let value = |key: &str| yaml.get(d, key).map(|e| (yaml.str(e.value), e.merged));
+            assert_eq!(value("x"), Some((Some("own"), false)), "{filler}");
+            assert_eq!(value("m"), Some((Some("merged"), true)), "{filler}");
+            assert_eq!(value("<<"), None, "{filler}");
+            assert_eq!(
+                value("aliased"),
+                Some((Some("via-alias"), false)),
+                "{filler}"
+            );
+            assert_eq!(value("r"), None, "{filler}");
+            assert_eq!(value("missing"), None, "{filler}");
+            // f*, x, aliased, then m from the merge (r is reset).
+            assert_eq!(yaml.entries(d).len(), filler + 3, "{filler}");
+        }
     }
 
     #[test]
