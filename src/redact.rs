@@ -308,6 +308,10 @@ pub fn looks_like_credential(word: &str) -> bool {
         "pypi-",
         "eyJ",
     ];
+    // The shortest credential below: a three-letter prefix and 16 more.
+    if word.len() < 19 {
+        return false;
+    }
     let body_len = |prefix: &str| word.len() - prefix.len();
     if PREFIXES
         .iter()
