@@ -1320,3 +1320,44 @@ fn statistics_count_findings_per_rule() {
     assert_eq!(clean.status.code(), Some(0));
     assert_eq!(stdout(&clean), "All checks passed (1 file checked).\n");
 }
+
+/// Old Mac line endings: YAML reads a lone CR as a line break, and so do
+/// editors. Findings were put on line 1 (at the column counted from the
+/// start of the file) and the fix, written with `\n`, was refused as
+/// invalid YAML.
+#[test]
+fn lone_cr_line_endings_place_findings_and_take_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        "services:\r  trainer:\r    image: nvcr.io/nvidia/pytorch:24.01-py3\r    gpus: all\r";
+    write(dir.path(), "compose.yaml", text);
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "concise",
+            "--select",
+            "SHM001",
+            "compose.yaml",
+        ],
+    );
+    assert!(
+        stdout(&out).starts_with("compose.yaml:2:3: warning[SHM001]"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint(
+        dir.path(),
+        &["check", "--fix", "--select", "SHM001", "compose.yaml"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let fixed = std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap();
+    assert_eq!(fixed, format!("{text}    shm_size: \"8gb\"\r"));
+}

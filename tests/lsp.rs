@@ -933,3 +933,30 @@ fn exit_without_shutdown_ends_with_status_one() {
         gpulint::lsp::Ending::WithoutShutdown
     );
 }
+
+#[test]
+fn lone_cr_line_endings_give_the_editors_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = GPU_COMPOSE.replace('\n', "\r");
+    write(dir.path(), "compose.yaml", &text);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", &text);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["SHM001"])
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    // `trainer` on line 2 (0-based 1), columns 2..9, as an editor counts.
+    assert_eq!(
+        shm.range,
+        lsp::Range::new(lsp::Position::new(1, 2), lsp::Position::new(1, 9))
+    );
+    let actions = client.code_actions(&uri, shm.range, Some("quickfix"));
+    let fix = actions
+        .iter()
+        .find(|a| a.title.starts_with("Add `shm_size"))
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    let fixed = apply(fix, &uri, &text);
+    assert!(fixed.contains("\r    shm_size: \"8gb\"\r"), "{fixed:?}");
+}
