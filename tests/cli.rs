@@ -1361,3 +1361,56 @@ fn lone_cr_line_endings_place_findings_and_take_fixes() {
     let fixed = std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap();
     assert_eq!(fixed, format!("{text}    shm_size: \"8gb\"\r"));
 }
+
+/// A here-document whose delimiter is quoted (`<<'EOF'`, `<<"EOF"`) or
+/// written apart (`<< EOF`) was not skipped: an apostrophe in its body
+/// opened a quote that hid the real `docker run` after it, and `--fix`
+/// and `--add-noqa` edited the body (text a program reads, not a command).
+#[test]
+fn here_document_bodies_are_text_whatever_their_delimiter() {
+    for operator in ["<<'EOF'", "<<\"EOF\"", "<< EOF", "<<-EOF"] {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "It's the body: docker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 a.py\n";
+        let text = format!(
+            "#!/bin/bash\ncat {operator} > README.txt\n{body}EOF\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n"
+        );
+        write(dir.path(), "run.sh", &text);
+        let out = gpulint(
+            dir.path(),
+            &[
+                "check",
+                "--output-format",
+                "concise",
+                "--select",
+                "SHM001",
+                "run.sh",
+            ],
+        );
+        let report = stdout(&out);
+        // The real `docker run`, on line 5, and nothing in the body (line 3).
+        assert_eq!(
+            report
+                .lines()
+                .map(|l| l.split(':').nth(1).unwrap())
+                .collect::<Vec<_>>(),
+            ["5"],
+            "{operator}: {report}"
+        );
+        let out = gpulint(
+            dir.path(),
+            &["check", "--add-noqa", "--select", "SHM001", "run.sh"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let out = gpulint(
+            dir.path(),
+            &["check", "--fix", "--select", "SHM001", "run.sh"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let after = std::fs::read_to_string(dir.path().join("run.sh")).unwrap();
+        assert!(
+            after.contains(&format!("{operator} > README.txt\n{body}EOF\n")),
+            "{operator}: {after}"
+        );
+        assert_eq!(after.matches("docker run").count(), 2, "{after}");
+    }
+}
