@@ -1414,3 +1414,86 @@ fn here_document_bodies_are_text_whatever_their_delimiter() {
         assert_eq!(after.matches("docker run").count(), 2, "{after}");
     }
 }
+
+/// A FIFO named like an ignore file in a walked directory made `check DIR`
+/// wait forever: the walk opened it with a plain read. Now that directory
+/// is reported and the rest is checked. (The time limit only tells a hang
+/// from an answer; it measures nothing.)
+#[cfg(unix)]
+#[test]
+fn a_fifo_ignore_file_does_not_block_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
+    for (sub, fifo) in [
+        ("a", ".gitignore"),
+        ("b", ".ignore"),
+        ("c", ".git/info/exclude"),
+    ] {
+        write(dir.path(), &format!("{sub}/compose.yaml"), gpu);
+        let fifo = dir.path().join(sub).join(fifo);
+        std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+    }
+    write(dir.path(), "ok/compose.yaml", gpu);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--output-format", "concise", "."])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("gpulint check waited on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ok/compose.yaml:2:3"),
+        "{}",
+        stdout(&out)
+    );
+    for fifo in ["a/.gitignore", "b/.ignore", "c/.git/info/exclude"] {
+        assert!(
+            stderr(&out).contains(&format!("{fifo}: error: not a regular file")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Standard input had no size limit (files have 16 MiB): it is now read up
+/// to the same limit, and more is a located error, not memory.
+#[test]
+fn standard_input_has_the_file_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "# a comment line of a big compose file, just under eighty bytes long......\n";
+    let limit = gpulint::engine::MAX_FILE_SIZE as usize;
+    let input = line.repeat(limit / line.len() + 2);
+    assert!(input.len() > limit);
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--stdin-filename", "compose.yaml", "-"],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("compose.yaml: error: standard input is too large"),
+        "{}",
+        stderr(&out)
+    );
+    // At the limit, it is linted.
+    let input = line.repeat(limit / line.len());
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--stdin-filename", "compose.yaml", "-"],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

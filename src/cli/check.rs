@@ -170,10 +170,22 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("-"));
     let mut bytes = Vec::new();
+    // The limit files have: a bigger input is refused, not held in memory.
+    let limit = engine::MAX_FILE_SIZE;
     std::io::stdin()
         .lock()
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if bytes.len() as u64 > limit {
+        let error = FileError::new(format!(
+            "standard input is too large (over {limit} bytes; gpulint reads at most {limit})"
+        ));
+        return Ok(Checked {
+            report: FileReport::failed(name, String::new(), error),
+            fixing: None,
+        });
+    }
     let config = plan.resolver.for_file(&name).map_err(|e| e.to_string())?;
     Ok(match engine::decode(bytes) {
         Ok(text) => plan
