@@ -1497,3 +1497,50 @@ fn standard_input_has_the_file_size_limit() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// A file name that is not UTF-8 was written lossily (U+FFFD) in `--diff`
+/// headers, so neither `git apply` nor `patch` found the file. Both are
+/// the judges here.
+#[cfg(unix)]
+#[test]
+fn diff_headers_name_non_utf8_paths_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = std::ffi::OsStr::from_bytes(b"dir\xff\xfe x");
+    let service_dir = dir.path().join(odd);
+    std::fs::create_dir_all(&service_dir).unwrap();
+    std::fs::write(
+        service_dir.join("compose.yaml"),
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "."]);
+    let out = gpulint(dir.path(), &["check", "--diff", "--select", "SHM001", "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let patch = dir.path().join("fix.patch");
+    std::fs::write(&patch, &out.stdout).unwrap();
+    assert!(
+        stdout(&out).starts_with("--- \"a/dir\\377\\376 x/compose.yaml\"\n"),
+        "{}",
+        stdout(&out)
+    );
+    git(&["apply", "--check", "fix.patch"]);
+    let out = Command::new("patch")
+        .args(["-p1", "--dry-run", "-i", "fix.patch"])
+        .current_dir(dir.path())
+        .output()
+        .expect("patch runs");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    git(&["apply", "fix.patch"]);
+    let fixed = std::fs::read_to_string(service_dir.join("compose.yaml")).unwrap();
+    assert!(fixed.contains("shm_size: \"8gb\""), "{fixed}");
+}

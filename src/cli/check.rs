@@ -303,11 +303,12 @@ fn fixed(checked: &[Checked]) -> Fixed {
             .iter()
             .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
             .map(|(path, f)| {
-                fix::unified_diff(
+                let diff = fix::unified_diff(
                     &crate::output::shown_path(path),
                     &f.original,
                     &f.outcome.fixed_text,
-                )
+                );
+                crate::output::with_exact_diff_header(path, diff)
             })
             .collect(),
     }
