@@ -11,6 +11,7 @@ pub mod lsp;
 pub mod model;
 pub mod output;
 pub mod project;
+pub mod redact;
 pub mod rules;
 pub mod syntax;
 pub mod text;

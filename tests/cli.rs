@@ -1588,3 +1588,227 @@ fn diff_fixes_every_finding_of_a_big_file() {
     );
     assert_eq!(stdout(&out).matches("\n+      memlock: -1\n").count(), 400);
 }
+
+/// Old Mac line endings: YAML reads a lone CR as a line break, and so do
+/// editors. Findings were put on line 1 (at the column counted from the
+/// start of the file) and the fix, written with `\n`, was refused as
+/// invalid YAML.
+#[test]
+fn lone_cr_line_endings_place_findings_and_take_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        "services:\r  trainer:\r    image: nvcr.io/nvidia/pytorch:24.01-py3\r    gpus: all\r";
+    write(dir.path(), "compose.yaml", text);
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "concise",
+            "--select",
+            "SHM001",
+            "compose.yaml",
+        ],
+    );
+    assert!(
+        stdout(&out).starts_with("compose.yaml:2:3: warning[SHM001]"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint(
+        dir.path(),
+        &["check", "--fix", "--select", "SHM001", "compose.yaml"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let fixed = std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap();
+    assert_eq!(fixed, format!("{text}    shm_size: \"8gb\"\r"));
+}
+
+/// A here-document whose delimiter is quoted (`<<'EOF'`, `<<"EOF"`) or
+/// written apart (`<< EOF`) was not skipped: an apostrophe in its body
+/// opened a quote that hid the real `docker run` after it, and `--fix`
+/// and `--add-noqa` edited the body (text a program reads, not a command).
+#[test]
+fn here_document_bodies_are_text_whatever_their_delimiter() {
+    for operator in ["<<'EOF'", "<<\"EOF\"", "<< EOF", "<<-EOF"] {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "It's the body: docker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 a.py\n";
+        let text = format!(
+            "#!/bin/bash\ncat {operator} > README.txt\n{body}EOF\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n"
+        );
+        write(dir.path(), "run.sh", &text);
+        let out = gpulint(
+            dir.path(),
+            &[
+                "check",
+                "--output-format",
+                "concise",
+                "--select",
+                "SHM001",
+                "run.sh",
+            ],
+        );
+        let report = stdout(&out);
+        // The real `docker run`, on line 5, and nothing in the body (line 3).
+        assert_eq!(
+            report
+                .lines()
+                .map(|l| l.split(':').nth(1).unwrap())
+                .collect::<Vec<_>>(),
+            ["5"],
+            "{operator}: {report}"
+        );
+        let out = gpulint(
+            dir.path(),
+            &["check", "--add-noqa", "--select", "SHM001", "run.sh"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let out = gpulint(
+            dir.path(),
+            &["check", "--fix", "--select", "SHM001", "run.sh"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let after = std::fs::read_to_string(dir.path().join("run.sh")).unwrap();
+        assert!(
+            after.contains(&format!("{operator} > README.txt\n{body}EOF\n")),
+            "{operator}: {after}"
+        );
+        assert_eq!(after.matches("docker run").count(), 2, "{after}");
+    }
+}
+
+/// A FIFO named like an ignore file in a walked directory made `check DIR`
+/// wait forever: the walk opened it with a plain read. Now that directory
+/// is reported and the rest is checked. (The time limit only tells a hang
+/// from an answer; it measures nothing.)
+#[cfg(unix)]
+#[test]
+fn a_fifo_ignore_file_does_not_block_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu = "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n";
+    for (sub, fifo) in [
+        ("a", ".gitignore"),
+        ("b", ".ignore"),
+        ("c", ".git/info/exclude"),
+    ] {
+        write(dir.path(), &format!("{sub}/compose.yaml"), gpu);
+        let fifo = dir.path().join(sub).join(fifo);
+        std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+        let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+    }
+    write(dir.path(), "ok/compose.yaml", gpu);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "--output-format", "concise", "."])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("gpulint check waited on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("ok/compose.yaml:2:3"),
+        "{}",
+        stdout(&out)
+    );
+    for fifo in ["a/.gitignore", "b/.ignore", "c/.git/info/exclude"] {
+        assert!(
+            stderr(&out).contains(&format!("{fifo}: error: not a regular file")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Standard input had no size limit (files have 16 MiB): it is now read up
+/// to the same limit, and more is a located error, not memory.
+#[test]
+fn standard_input_has_the_file_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "# a comment line of a big compose file, just under eighty bytes long......\n";
+    let limit = gpulint::engine::MAX_FILE_SIZE as usize;
+    let input = line.repeat(limit / line.len() + 2);
+    assert!(input.len() > limit);
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--stdin-filename", "compose.yaml", "-"],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("compose.yaml: error: standard input is too large"),
+        "{}",
+        stderr(&out)
+    );
+    // At the limit, it is linted.
+    let input = line.repeat(limit / line.len());
+    let out = gpulint_with_stdin(
+        dir.path(),
+        &["check", "--stdin-filename", "compose.yaml", "-"],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A file name that is not UTF-8 was written lossily (U+FFFD) in `--diff`
+/// headers, so neither `git apply` nor `patch` found the file. Both are
+/// the judges here.
+#[cfg(unix)]
+#[test]
+fn diff_headers_name_non_utf8_paths_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = std::ffi::OsStr::from_bytes(b"dir\xff\xfe x");
+    let service_dir = dir.path().join(odd);
+    std::fs::create_dir_all(&service_dir).unwrap();
+    std::fs::write(
+        service_dir.join("compose.yaml"),
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "."]);
+    let out = gpulint(dir.path(), &["check", "--diff", "--select", "SHM001", "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let patch = dir.path().join("fix.patch");
+    std::fs::write(&patch, &out.stdout).unwrap();
+    assert!(
+        stdout(&out).starts_with("--- \"a/dir\\377\\376 x/compose.yaml\"\n"),
+        "{}",
+        stdout(&out)
+    );
+    git(&["apply", "--check", "fix.patch"]);
+    let out = Command::new("patch")
+        .args(["-p1", "--dry-run", "-i", "fix.patch"])
+        .current_dir(dir.path())
+        .output()
+        .expect("patch runs");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    git(&["apply", "fix.patch"]);
+    let fixed = std::fs::read_to_string(service_dir.join("compose.yaml")).unwrap();
+    assert!(fixed.contains("shm_size: \"8gb\""), "{fixed}");
+}

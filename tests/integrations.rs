@@ -1046,3 +1046,47 @@ fn the_helix_config_keeps_helixs_default_servers() {
         assert_eq!(servers, expected, "{name}");
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "the release mirror names the Linux assets"
+)]
+fn nothing_a_checked_file_holds_becomes_a_workflow_command_in_the_log() {
+    let (_mirror, base) = release_mirror("v9.9.9", false);
+    let workspace = tempfile::tempdir().unwrap();
+    // Commands in a service name (escaped in the report, verbatim in a
+    // diff's lines) and in a path.
+    write(
+        workspace.path(),
+        "compose.yaml",
+        "services:\n  \"t\\n::add-mask::x ##[set-output name=pwned]1\":\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n::error::in-the-file: x\n",
+    );
+    write(
+        workspace.path(),
+        "::error::dir/compose.yaml",
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    );
+    for mode in ["check", "diff"] {
+        let run = Runner::new(workspace.path())
+            .env("GPULINT_DOWNLOAD_BASE", &base)
+            .input("version", "v9.9.9")
+            .input("mode", mode)
+            .run();
+        assert!(run.log.contains("set-output name=pwned"), "{}", run.log);
+        let commands = common::workflow_commands(&run.log);
+        let (stops, others): (Vec<&String>, Vec<&String>) = commands
+            .iter()
+            .partition(|c| c.starts_with("::stop-commands::gpulint-"));
+        assert_eq!(stops.len(), 1, "{mode}: {commands:#?}");
+        // Only the annotations, printed after the report.
+        for command in &others {
+            assert!(
+                command.starts_with("::warning file=") || command.starts_with("::error file="),
+                "{mode}: {command}\n{}",
+                run.log
+            );
+        }
+        assert!(!others.is_empty(), "{mode}: {}", run.log);
+    }
+}

@@ -11,6 +11,7 @@ use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
+use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, Summary, text};
 use crate::vfs::Stamp;
 use rayon::prelude::*;
@@ -171,10 +172,22 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("-"));
     let mut bytes = Vec::new();
+    // The limit files have: a bigger input is refused, not held in memory.
+    let limit = engine::MAX_FILE_SIZE;
     std::io::stdin()
         .lock()
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if bytes.len() as u64 > limit {
+        let error = FileError::new(format!(
+            "standard input is too large (over {limit} bytes; gpulint reads at most {limit})"
+        ));
+        return Ok(Checked {
+            report: FileReport::failed(name, String::new(), error),
+            fixing: None,
+        });
+    }
     let config = plan.resolver.for_file(&name).map_err(|e| e.to_string())?;
     Ok(match engine::decode(bytes) {
         Ok(text) => plan
@@ -195,7 +208,7 @@ fn check_paths(plan: &Plan) -> Run {
     run.config_errors.extend(
         errors
             .into_iter()
-            .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
+            .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message))),
     );
     let check_target = |t: &Target| check_target(t, plan);
     // One file (what pre-commit and editors often pass) is not worth
@@ -211,7 +224,8 @@ fn check_paths(plan: &Plan) -> Run {
             Ok(None) => {}
             Err(e) => {
                 run.unchecked += 1;
-                run.config_errors.push(format!("gpulint: error: {e}"));
+                run.config_errors
+                    .push(format!("gpulint: error: {}", human(&e)));
             }
         }
     }
@@ -312,8 +326,8 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
                     "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
                     text::location(&original, failed.offset),
                     failed.code,
-                    failed.title,
-                    failed.reason
+                    human(&failed.title),
+                    human(&failed.reason)
                 );
             }
             if fixing.outcome.unsettled > 0 {
@@ -345,10 +359,14 @@ fn fixed(checked: &[Checked], mode: FixMode) -> Fixed {
         }
         let changed = f.outcome.changed(&f.original);
         tally.add_file(&f.outcome, changed, &f.outcome.remaining, mode);
-        diff.push_str(&fix::unified_diff(
+        let patch = fix::unified_diff(
             &crate::output::shown_path(&c.report.path),
             &f.original,
             &f.outcome.fixed_text,
+        );
+        diff.push_str(&crate::output::with_exact_diff_header(
+            &c.report.path,
+            patch,
         ));
     }
     Fixed { tally, diff }
@@ -363,7 +381,7 @@ fn write_report_files(args: &CheckArgs, outcome: &Outcome) -> Result<(), u8> {
             eprintln!(
                 "gpulint: error: cannot write the {} report to {}: {e}",
                 format.name(),
-                file.path.display()
+                human_path(&file.path)
             );
             return Err(EXIT_ERROR);
         }

@@ -6,6 +6,7 @@ use super::{
 };
 use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::{self, FileError, Session};
+use crate::output::escape::{human, human_path};
 use rayon::prelude::*;
 use std::io::Write;
 
@@ -19,7 +20,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
     let session = Session::on_disk();
     let (targets, errors) = discover(&paths_or_current(args.paths), &resolver);
     for e in &errors {
-        eprintln!("{}: error: {}", e.path.display(), e.message);
+        eprintln!("{}: error: {}", human_path(&e.path), human(&e.message));
     }
     let files: Vec<Inspected> = targets
         .par_iter()

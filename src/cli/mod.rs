@@ -193,14 +193,18 @@ pub fn run() -> u8 {
         Command::Rule { code, all } => rule::rule(code, all),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Server => match crate::lsp::run_stdio() {
-            Ok(()) => EXIT_CLEAN,
+            Ok(ending) => ending.exit_status(),
             Err(e) => usage_error(format!("language server: {e}")),
         },
     }
 }
 
 fn usage_error(message: impl std::fmt::Display) -> u8 {
-    eprintln!("gpulint: error: {message}");
+    // The message may quote a path or an argument: escaped for the log.
+    eprintln!(
+        "gpulint: error: {}",
+        crate::output::escape::human(&message.to_string())
+    );
     EXIT_ERROR
 }
 

@@ -4,6 +4,7 @@
 use super::{plural, read_target};
 use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::{self, Session};
+use crate::output::escape::{human, human_path};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -50,7 +51,11 @@ pub(super) fn add_noqa(
                 files += 1;
             }
             Ok(None) => {}
-            Err(e) => errors.push(format!("{}: error: {e}", path.display())),
+            Err(e) => errors.push(format!(
+                "{}: error: {}",
+                human_path(&path),
+                human(&e.to_string())
+            )),
         }
     }
     errors.sort();

@@ -377,7 +377,7 @@ pub(super) fn skip_notes<'a>(reports: impl Iterator<Item = &'a FileReport>) -> V
         }
     }
     let shown = |p: &Path| {
-        let s = p.display().to_string();
+        let s = crate::output::escape::human_path(p);
         if s.is_empty() { ".".to_string() } else { s }
     };
     let mut notes = Vec::new();

@@ -9,6 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
 use crate::model::script::Script;
+use crate::redact::{Hidden, redact_diagnostic};
 use crate::rules::{self, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
@@ -202,6 +203,9 @@ fn finish(
         if let Some(severity) = config.severity_override(d.code) {
             d.severity = severity;
         }
+        // Every finding, of every kind of file: no credential is quoted,
+        // no long value whole.
+        redact_diagnostic(d, &Hidden::default());
     }
     diagnostics.sort_by_key(|d| (d.range.start, d.code));
     diagnostics.dedup();

@@ -181,6 +181,13 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
     }
     note_profiles(project, &cx, &mut diagnostics);
     point_at_dotenv(project, &mut diagnostics);
+    // What the `.env` sets is not the compose files' to quote.
+    let hidden = hidden_values(project);
+    if !hidden.is_empty() {
+        for d in &mut diagnostics {
+            crate::redact::redact_diagnostic(d, &hidden);
+        }
+    }
     // Every finding names its file.
     for d in &mut diagnostics {
         if d.file.is_none() {
@@ -188,6 +195,28 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
         }
     }
     diagnostics
+}
+
+/// The values of the project's variables (its `.env`, an include's
+/// `env_file`) that none of its files writes: a message or `inspect` may
+/// not quote them (a `.env` can hold a token, or be a link to
+/// `.git/config`).
+pub(crate) fn hidden_values(project: &Project) -> crate::redact::Hidden {
+    let values = project
+        .env
+        .iter()
+        .filter_map(|(name, var)| match &var.value {
+            crate::project::env::Value::Known(value)
+                if !project.files.iter().any(|f| {
+                    f.role != crate::project::FileRole::Env
+                        && f.source.text.contains(value.as_str())
+                }) =>
+            {
+                Some((name, value.as_str()))
+            }
+            _ => None,
+        });
+    crate::redact::Hidden::values_not_in(values, "")
 }
 
 /// A finding about a service behind `profiles:` says so: the service is

@@ -70,11 +70,19 @@ pub struct Yaml {
     pub documents: Vec<Document>,
     /// Ranges of all scalars in document order; used to tell comments from text.
     scalar_ranges: Vec<TextRange>,
+    /// For each mapping with many entries, the index in its pairs of each
+    /// scalar key: [`Yaml::get`] is then one hash lookup, not a scan, so a
+    /// rule looking up each of 100k services by name stays linear.
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
     /// Where each alias starts, sorted: which documents have aliases is
     /// asked once per document, and scanning every node each time made a
     /// stream of n documents cost n².
     alias_starts: Vec<u32>,
 }
+
+/// Mappings with at least this many entries get a [`Yaml::key_index`]
+/// entry; a scan of fewer is as fast as hashing.
+const INDEXED_MAPPING: usize = 16;
 
 /// Guards recursion through aliases and merge chains. Merges are walked
 /// once per mapping (see `collect_entries`), so this bounds only the stack,
@@ -214,7 +222,7 @@ impl Yaml {
             false,
             &mut out,
             &mut KeySet::default(),
-            &mut Vec::new(),
+            &mut HashSet::new(),
             0,
         );
         out.retain(|e| self.node(e.value).tag.as_deref() != Some("!reset"));
@@ -230,7 +238,7 @@ impl Yaml {
             false,
             &mut out,
             &mut KeySet::default(),
-            &mut Vec::new(),
+            &mut HashSet::new(),
             0,
         );
         out
@@ -246,14 +254,13 @@ impl Yaml {
         merged: bool,
         out: &mut Vec<Entry>,
         seen: &mut KeySet<'s>,
-        visited: &mut Vec<NodeId>,
+        visited: &mut HashSet<NodeId>,
         depth: usize,
     ) {
         let map = self.resolve(map);
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
+        if depth > MAX_MERGE_DEPTH || !visited.insert(map) {
             return;
         }
-        visited.push(map);
         let Value::Mapping(pairs) = self.value(map) else {
             return;
         };
@@ -291,18 +298,34 @@ impl Yaml {
     /// Looks a key up in a mapping, honouring merges and `!reset`.
     pub fn get(&self, map: NodeId, key: &str) -> Option<Entry> {
         // Fast path without allocating: own entries first.
-        if let Value::Mapping(pairs) = self.value(map) {
+        let resolved = self.resolve(map);
+        if let Value::Mapping(pairs) = &self.node(resolved).value {
             let mut own = None;
             let mut has_merge = false;
-            for &(k, v) in pairs {
-                if self.is_merge_key(k) {
-                    has_merge = true;
-                } else if self.str(k) == Some(key) {
-                    own = Some(Entry {
+            if let Some(index) = self.key_index.get(&resolved) {
+                // A large mapping: its keys are indexed (merge keys too).
+                has_merge =
+                    index.contains_key("<<") && pairs.iter().any(|&(k, _)| self.is_merge_key(k));
+                own = index
+                    .get(key)
+                    .map(|&at| pairs[at as usize])
+                    .filter(|&(k, _)| !self.is_merge_key(k))
+                    .map(|(k, v)| Entry {
                         key: k,
                         value: v,
                         merged: false,
                     });
+            } else {
+                for &(k, v) in pairs {
+                    if self.is_merge_key(k) {
+                        has_merge = true;
+                    } else if self.str(k) == Some(key) {
+                        own = Some(Entry {
+                            key: k,
+                            value: v,
+                            merged: false,
+                        });
+                    }
                 }
             }
             if let Some(entry) = own {
@@ -601,6 +624,7 @@ struct Builder<'a> {
     anchors: HashMap<usize, NodeId>,
     root: Option<NodeId>,
     scalar_ranges: Vec<TextRange>,
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
 }
 
 impl<'a> Builder<'a> {
@@ -614,6 +638,7 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             root: None,
             scalar_ranges: Vec::new(),
+            key_index: HashMap::new(),
         }
     }
 
@@ -694,6 +719,10 @@ impl<'a> Builder<'a> {
                         }
                         Frame::Map { id, pairs, .. } => {
                             self.refuse_duplicate_key(&pairs)?;
+                            if pairs.len() >= INDEXED_MAPPING {
+                                let index = self.key_index_of(&pairs);
+                                self.key_index.insert(id, index);
+                            }
                             let last = pairs.last().map(|&(_, v)| v);
                             (id, Value::Mapping(pairs), last)
                         }
@@ -716,8 +745,30 @@ impl<'a> Builder<'a> {
             nodes: self.nodes,
             documents: self.documents,
             scalar_ranges: self.scalar_ranges,
+            key_index: self.key_index,
+            // Set by `parse` once spans are final.
             alias_starts: Vec::new(),
         })
+    }
+
+    /// Where each scalar key of a mapping (an alias of one too) is among
+    /// its pairs; of keys with the same text, the last, as a scan finds.
+    fn key_index_of(&self, pairs: &[(NodeId, NodeId)]) -> HashMap<String, u32> {
+        let text_of = |mut id: NodeId| {
+            for _ in 0..MAX_MERGE_DEPTH {
+                match &self.nodes[id as usize].value {
+                    Value::Scalar { text, .. } => return Some(text.clone()),
+                    Value::Alias(Some(target)) => id = *target,
+                    _ => return None,
+                }
+            }
+            None
+        };
+        pairs
+            .iter()
+            .enumerate()
+            .filter_map(|(at, &(key, _))| Some((text_of(key)?, at as u32)))
+            .collect()
     }
 
     /// Docker Compose (yaml.v3) and kubectl refuse a mapping that repeats a
@@ -882,6 +933,11 @@ mod tests {
     #[test]
     fn alias_bombs_stay_small() {
         let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        assert!(
+            !Yaml::parse(&text)
+                .unwrap()
+                .has_alias_in(TextRange::new(0, text.len()))
+        );
         for i in 0..20 {
             let prev = if i == 0 {
                 "a".to_string()
@@ -892,6 +948,9 @@ mod tests {
         }
         let yaml = Yaml::parse(&text).unwrap();
         assert!(yaml.nodes.len() < 1000);
+        let first_alias = text.find('*').unwrap();
+        assert!(yaml.has_alias_in(TextRange::new(first_alias, first_alias + 1)));
+        assert!(!yaml.has_alias_in(TextRange::new(0, first_alias)));
     }
 
     #[test]
@@ -978,6 +1037,35 @@ mod tests {
         assert_eq!(yaml.merged_into(first), vec![first]);
         let leaves = yaml.leaves(last, 1000).unwrap();
         assert_eq!(leaves.len(), 60);
+    }
+
+    #[test]
+    fn large_mappings_are_looked_up_as_small_ones_are() {
+        // The same lookups on a mapping below and above INDEXED_MAPPING:
+        // own keys, an alias as a key, merged keys, `!reset`, missing keys.
+        for filler in [0, 2 * INDEXED_MAPPING] {
+            let mut text = String::from("k: &k aliased\nb: &b {m: merged, x: base, r: 1}\nd:\n");
+            for i in 0..filler {
+                text.push_str(&format!("  f{i}: {i}\n"));
+            }
+            text.push_str("  <<: *b\n  x: own\n  *k : via-alias\n  r: !reset null\n");
+            let yaml = Yaml::parse(&text).unwrap();
+            let d = yaml.get(root(&yaml), "d").unwrap().value;
+            assert_eq!(yaml.key_index.contains_key(&d), filler > 0, "{filler}");
+            let value = |key: &str| yaml.get(d, key).map(|e| (yaml.str(e.value), e.merged));
+            assert_eq!(value("x"), Some((Some("own"), false)), "{filler}");
+            assert_eq!(value("m"), Some((Some("merged"), true)), "{filler}");
+            assert_eq!(value("<<"), None, "{filler}");
+            assert_eq!(
+                value("aliased"),
+                Some((Some("via-alias"), false)),
+                "{filler}"
+            );
+            assert_eq!(value("r"), None, "{filler}");
+            assert_eq!(value("missing"), None, "{filler}");
+            // f*, x, aliased, then m from the merge (r is reset).
+            assert_eq!(yaml.entries(d).len(), filler + 3, "{filler}");
+        }
     }
 
     #[test]
