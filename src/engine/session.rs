@@ -46,6 +46,15 @@ impl Session {
         Session::with_files(Files::revalidating(system))
     }
 
+    /// The next generation of a long-lived session (see
+    /// [`Workspace::renewed`]): what changed is read again, the rest kept.
+    pub fn renewed(&self, system: impl System + 'static) -> Self {
+        Session {
+            workspace: Arc::new(self.workspace.renewed(system)),
+            lints: Mutex::default(),
+        }
+    }
+
     fn with_files(files: Files) -> Self {
         Session {
             workspace: Arc::new(Workspace::new(files)),

@@ -92,6 +92,8 @@ pub fn serve(connection: Connection) -> anyhow::Result<Ending> {
         due: BTreeMap::new(),
         next_request: 0,
         watch_files_when_initialized: watches_files_dynamically(&params),
+        session: None,
+        session_is_stale: true,
     };
     if !server.run() {
         return Ok(Ending::WithoutShutdown);
@@ -232,6 +234,12 @@ struct Server<'a> {
     /// Whether to register file watchers once the client says
     /// `initialized` (the client supports dynamic registration).
     watch_files_when_initialized: bool,
+    /// The files read and parsed so far, kept between lints: renewed (see
+    /// [`Session::renewed`]) when a document or file changes, so a tick
+    /// after a keystroke reads and parses only what changed.
+    session: Option<Arc<Session>>,
+    /// Whether a document or file changed since `session` was made.
+    session_is_stale: bool,
 }
 
 impl Server<'_> {
@@ -343,6 +351,7 @@ impl Server<'_> {
                     },
                 );
                 self.due.insert(key, Instant::now());
+                self.session_is_stale = true;
             }
             n::DidChangeTextDocument::METHOD => {
                 let Ok(params) = parse::<lsp::DidChangeTextDocumentParams>(notification.params)
@@ -357,6 +366,7 @@ impl Server<'_> {
                     convert::apply_change(&mut document.text, change);
                 }
                 document.version = params.text_document.version;
+                self.session_is_stale = true;
                 // Every open document may read this one (a compose file
                 // building an edited Dockerfile): all are linted again.
                 let at = Instant::now() + DEBOUNCE;
@@ -394,16 +404,27 @@ impl Server<'_> {
     /// A session that reads the open documents' buffers over the disk. Only
     /// documents of files are in it: an untitled buffer is no file another
     /// one can refer to.
-    fn session(&self) -> Session {
+    fn session(&mut self) -> Arc<Session> {
+        if let Some(session) = self.session.as_ref().filter(|_| !self.session_is_stale) {
+            return session.clone();
+        }
         let buffers = self
             .documents
             .values()
             .filter(|d| d.path.is_absolute())
             .map(|d| (d.path.clone(), d.text.clone()));
-        Session::new(Overlay::new(buffers))
+        let overlay = Overlay::new(buffers);
+        let session = Arc::new(match &self.session {
+            Some(previous) => previous.renewed(overlay),
+            None => Session::revalidating(overlay),
+        });
+        self.session = Some(session.clone());
+        self.session_is_stale = false;
+        session
     }
 
     fn relint_all(&mut self) {
+        self.session_is_stale = true;
         let now = Instant::now();
         for key in self.documents.keys() {
             self.due.entry(key.clone()).or_insert(now);

@@ -231,6 +231,23 @@ impl Workspace {
         }
     }
 
+    /// The next generation of a long-lived workspace (the language
+    /// server's, after an edit): files revalidated by stamp over `system`,
+    /// the parses of unchanged files kept, projects loaded again (any file
+    /// of one may have changed, or appeared).
+    pub fn renewed(&self, system: impl crate::vfs::System + 'static) -> Workspace {
+        fn copy<T: Clone>(cache: &RwLock<T>) -> RwLock<T> {
+            RwLock::new(cache.read().unwrap_or_else(|p| p.into_inner()).clone())
+        }
+        Workspace {
+            files: self.files.renewed(system),
+            yaml: copy(&self.yaml),
+            dockerfiles: copy(&self.dockerfiles),
+            projects: Mutex::default(),
+            default_projects: Mutex::default(),
+        }
+    }
+
     /// `text`'s YAML, parsed once per text.
     pub fn yaml(&self, source: &Arc<SourceFile>) -> Arc<Result<Yaml, YamlError>> {
         cached(&self.yaml, source, || Yaml::parse(&source.text))
