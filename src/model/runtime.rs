@@ -461,7 +461,9 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 name: run.image.as_ref().map_or(label, |i| i.text.clone()),
                 range: run.program_range,
                 scope: run.range,
-                refused: (shm.kind == ShmKind::Refused).then(|| shm.from.clone()),
+                refused: (shm.kind == ShmKind::Refused)
+                    .then(|| shm.from.clone())
+                    .or_else(|| run.refusal()),
                 gpu_workload: run.gpu_request().is_some(),
                 gpus: run.gpu_request().map(|_| run.gpus()),
                 ranks: detect_launcher(&run.command).1,
