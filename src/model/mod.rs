@@ -1,6 +1,7 @@
 //! Typed views over the syntax tree: what a compose service or a Kubernetes
 //! pod means at run time.
 
+pub mod apptainer;
 pub mod compose;
 pub mod container;
 pub mod docker_run;

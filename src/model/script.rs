@@ -3,6 +3,7 @@
 //! read from them: the `docker run` lines, the `#SBATCH` directives and the
 //! distributed launches.
 
+use crate::model::apptainer::ApptainerRun;
 use crate::model::docker_run::DockerRun;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
@@ -39,6 +40,8 @@ pub struct Script {
     /// Every simple command, with the snippet it is in.
     pub commands: Vec<(usize, Command)>,
     pub runs: Vec<RunSite>,
+    /// Apptainer/Singularity launches (`apptainer exec --nv img.sif ...`).
+    pub apptainer_runs: Vec<ApptainerRun>,
     /// Shell scripts with `#SBATCH` directives.
     pub batch: Option<BatchScript>,
     pub launches: Vec<TorchLaunch>,
@@ -53,6 +56,8 @@ pub struct Script {
 const MARKERS: &[&str] = &[
     "docker",
     "podman",
+    "apptainer",
+    "singularity",
     "#SBATCH",
     "torchrun",
     "torch.distributed.run",
@@ -99,6 +104,9 @@ impl Script {
                     command: n,
                     run,
                 });
+            }
+            if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
+                script.apptainer_runs.push(apptainer);
             }
             if let Some(launch) = TorchLaunch::find(command) {
                 script.launches.push(launch);
