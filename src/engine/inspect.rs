@@ -54,9 +54,12 @@ fn inspect_yaml(
         return Ok(Vec::new());
     };
     let mut containers = Vec::new();
-    for (_, document) in documents(session, &yaml, text, path, config) {
+    let kserve = super::kserve::scope(session, &yaml, path);
+    for (index, document) in documents(session, &yaml, text, path, config) {
         containers.extend(match document {
-            Document::Kubernetes(manifest) => runtime::kubernetes_runtimes(&manifest),
+            Document::Kubernetes(manifest) => {
+                runtime::kubernetes_runtimes(&manifest, index, &kserve)
+            }
             Document::Compose(file) => runtime::compose_runtimes(&file),
         });
     }

@@ -281,6 +281,7 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
+    let kserve = super::kserve::scope(session, yaml, path);
     for (document_index, document) in documents(session, yaml, text, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
@@ -290,6 +291,7 @@ fn lint_yaml(
                     &config.rule_settings,
                     &editor,
                     document_index,
+                    &kserve,
                 );
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.kubernetes {

@@ -43,7 +43,9 @@ pub struct ContainerRuntime {
     #[serde(skip)]
     pub range: TextRange,
     /// What findings about this container can be attached to: the service
-    /// mapping, or the whole pod spec (volumes live there).
+    /// mapping, or the whole pod spec (volumes live there); for a KServe
+    /// predictor merged with a runtime of the same file, both pod specs
+    /// and what lies between them.
     #[serde(skip)]
     pub scope: TextRange,
     /// Why Compose, the engine or the API server would not create it at all.
@@ -188,6 +190,10 @@ pub enum ShmSetting {
     Operator,
     /// A setting in another file of the compose project.
     Project,
+    /// The KServe runtime the InferenceService's predictor is merged into:
+    /// the runtime decides (its volumes and mounts), and findings about
+    /// them are the runtime's.
+    Runtime,
     /// A value gpulint cannot resolve: an unset variable, an option only
     /// known at run time.
     Unresolved,

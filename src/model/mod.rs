@@ -10,6 +10,7 @@ pub mod dockerfile_scope;
 pub mod gpu_request;
 pub mod k8s;
 pub mod k8s_env_from;
+pub mod kserve;
 pub mod parallel;
 pub mod project;
 pub mod quantity;

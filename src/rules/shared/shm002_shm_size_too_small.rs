@@ -163,10 +163,12 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             if quantity.suffix.is_milli() {
                 continue;
             }
+            // GPU containers of the model: a KServe runtime's container
+            // gets its GPUs from the InferenceService merged into it.
             let users: Vec<_> = pod
                 .spec
                 .shm_mounters(volume)
-                .filter(|c| c.gpu().is_some())
+                .filter(|c| cx.container(c).is_some_and(|m| m.gpu_workload))
                 .collect();
             // The volume serves every container that mounts it: the
             // largest need decides.
