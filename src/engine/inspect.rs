@@ -54,7 +54,7 @@ fn inspect_yaml(
         return Ok(Vec::new());
     };
     let mut containers = Vec::new();
-    let kserve = super::kserve::scope(session, &yaml, path);
+    let kserve = super::kserve::scope(session, &yaml, text, path);
     for (index, document) in documents(session, &yaml, text, path, config) {
         containers.extend(match document {
             Document::Kubernetes(manifest) => {

@@ -281,7 +281,7 @@ fn lint_yaml(
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
-    let kserve = super::kserve::scope(session, yaml, path);
+    let kserve = super::kserve::scope(session, yaml, text, path);
     for (document_index, document) in documents(session, yaml, text, path, config) {
         match document {
             Document::Kubernetes(manifest) => {
