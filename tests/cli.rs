@@ -811,7 +811,7 @@ fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     assert_eq!(all.status.code(), Some(0), "{}", stdout(&all));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
-        "services:\n  t:\n    gpus: all\n    shm_size: 8gb\n    environment:\n      OTHER: x\n"
+        "services:\n  t:\n    gpus: all\n    shm_size: 3gb\n    environment:\n      OTHER: x\n"
     );
 }
 

@@ -304,7 +304,7 @@ fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     let fix = diagnostics[0].fix.as_ref().unwrap();
     assert_eq!(
         fix.title,
-        "Raise `shm_size` to \"8gb\" (in anchor `&gpu`, which also changes `s1`, `s2`, `s3` and 2 more)"
+        "Raise `shm_size` to \"3gb\" (in anchor `&gpu`, which also changes `s1`, `s2`, `s3` and 2 more)"
     );
     assert_eq!(fix.applicability, Applicability::Unsafe);
     let outcome = fix_text(
@@ -316,7 +316,7 @@ fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     .unwrap();
     assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
     assert!(
-        outcome.fixed_text.contains("  shm_size: 8gb\n"),
+        outcome.fixed_text.contains("  shm_size: 3gb\n"),
         "{}",
         outcome.fixed_text
     );

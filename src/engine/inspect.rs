@@ -78,11 +78,13 @@ fn inspect_yaml(
         return Ok(inspection);
     };
     let mut compose = false;
-    for (_, document) in documents(&yaml) {
+    let kserve = super::kserve::scope(session, &yaml, text, path);
+    for (index, document) in documents(&yaml) {
         match document {
-            Document::Kubernetes(manifest) => {
-                local(&mut inspection, runtime::kubernetes_runtimes(&manifest))
-            }
+            Document::Kubernetes(manifest) => local(
+                &mut inspection,
+                runtime::kubernetes_runtimes(&manifest, index, &kserve),
+            ),
             Document::Compose => compose = true,
         }
     }

@@ -360,6 +360,7 @@ fn lint_yaml(
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
     let mut compose = false;
+    let kserve = super::kserve::scope(session, yaml, text, path);
     for (document_index, document) in documents(yaml) {
         match document {
             Document::Kubernetes(manifest) => {
@@ -369,6 +370,7 @@ fn lint_yaml(
                     &config.rule_settings,
                     &editor,
                     document_index,
+                    &kserve,
                 );
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.kubernetes {

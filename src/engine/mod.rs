@@ -7,6 +7,7 @@ pub mod config;
 pub mod discover;
 pub mod fix;
 mod inspect;
+pub mod kserve;
 pub mod kustomize;
 mod lint;
 pub mod noqa;

@@ -20,8 +20,10 @@ pub struct RuleSettings {
     /// threshold): a single-GPU job, and the floor of every other need.
     pub min_shm: u64,
     /// Several GPUs or NCCL ranks running a workload gpulint cannot
-    /// classify, or training whose rank count is unknown.
-    pub min_shm_multi_gpu: u64,
+    /// classify, or training whose rank count is unknown, when the user
+    /// sets it; `None` derives it from the measured workload
+    /// ([`crate::model::shm_need`]).
+    pub min_shm_multi_gpu: Option<u64>,
     /// DataLoader workers per training rank assumed when the command does
     /// not say (the reference workload's 8).
     pub dataloader_workers: u64,
@@ -33,7 +35,7 @@ impl Default for RuleSettings {
     fn default() -> Self {
         Self {
             min_shm: 512 * MIB,
-            min_shm_multi_gpu: 2 * GIB,
+            min_shm_multi_gpu: None,
             dataloader_workers: 8,
             fix_shm_size: "8gb".to_string(),
         }
