@@ -4,6 +4,7 @@
 //! `syntax` ← `model` ← `project` ← `rules` ← `engine` ← `output` / `cli` / `lsp`.
 
 pub mod cli;
+pub mod codes;
 pub mod diagnostic;
 pub mod engine;
 pub mod fix;

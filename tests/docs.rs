@@ -96,7 +96,7 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
 }
 
 /// A rule module is declared with a plain `mod` line (so rustfmt reaches
-/// it) and registered in `declare_rules!`; a module left out of the registry
+/// it) and registered in `for_each_rule!`; a module left out of the registry
 /// would compile and never run.
 #[test]
 fn every_rule_module_is_registered() {
@@ -115,7 +115,7 @@ fn every_rule_module_is_registered() {
             let code = module.split('_').next().unwrap().to_ascii_uppercase();
             assert!(
                 RULES.iter().any(|r| r.code.as_str() == code),
-                "{}/{name} is not registered in declare_rules! (src/rules/mod.rs)",
+                "{}/{name} is not registered in for_each_rule! (src/codes.rs)",
                 target.display()
             );
         }

@@ -2,7 +2,7 @@
 //! with their configurations), lints or fixes each, then prints what was
 //! found and sets the exit status.
 
-use super::report::{FixTally, Outcome, diff_line, skip_notes};
+use super::report::{FixAction, FixTally, Outcome, diff_line, skip_notes};
 use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
     paths_or_current, read_target, usage_error,
@@ -17,14 +17,6 @@ use crate::vfs::Stamp;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-
-/// What `check` does with fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FixAction {
-    Report,
-    Apply,
-    Diff,
-}
 
 /// A file's report plus what fixing it did.
 struct Checked {

@@ -1,7 +1,6 @@
 //! What `gpulint check` prints: the report in each format, the summary
 //! line, `--statistics`, and the notes on skipped templates and overlays.
 
-use super::check::FixAction;
 use super::plural;
 use crate::diagnostic::Diagnostic;
 use crate::engine::fix::FixMode;
@@ -10,6 +9,14 @@ use crate::fix::Applicability;
 use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, text};
 use crate::rules::RuleCode;
 use std::path::{Path, PathBuf};
+
+/// What `check` does with fixes (the summary says it in its words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FixAction {
+    Report,
+    Apply,
+    Diff,
+}
 
 /// What a `check` run found and fixed, to render in any format.
 pub(super) struct Outcome<'a> {

@@ -948,7 +948,11 @@ mod tests {
         let outcome = fix_text(text, path, &config, FixMode { unsafe_fixes: true }).unwrap();
         assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
         // Raised to what all GPUs need, in the second pass.
-        assert!(!outcome.fixed_text.contains("64m"), "{}", outcome.fixed_text);
+        assert!(
+            !outcome.fixed_text.contains("64m"),
+            "{}",
+            outcome.fixed_text
+        );
         assert!(
             outcome.remaining.iter().all(|d| d.code != RuleCode::SHM002),
             "{}",
