@@ -960,3 +960,49 @@ fn lone_cr_line_endings_give_the_editors_positions() {
     let fixed = apply(fix, &uri, &text);
     assert!(fixed.contains("\r    shm_size: \"8gb\"\r"), "{fixed:?}");
 }
+
+/// The interpolation bombs a hostile project can hold give a located
+/// error, in the editor too: a `.env` whose lines double (open unsaved in
+/// the editor: the buffer is read, not the disk) and `${a:-...}` nested
+/// 30,000 deep in a compose value.
+#[test]
+fn interpolation_bombs_are_located_errors_in_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = String::from("A0=xxxxxxxx\n");
+    for i in 1..40 {
+        env.push_str(&format!("A{i}=${{A{p}}}${{A{p}}}\n", p = i - 1));
+    }
+    write(dir.path(), ".env", "");
+    let compose = "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${A39}\n";
+    write(dir.path(), "compose.yaml", compose);
+    let compose_uri = uri(&dir.path().join("compose.yaml"));
+    let env_uri = uri(&dir.path().join(".env"));
+    let mut client = Client::start();
+    client.open(&env_uri, "dotenv", &env);
+    client.open(&compose_uri, "dockercompose", compose);
+    // The `.env` is no file the editor lints: the refusal is on the compose
+    // file's first line, pointing at the `.env` line.
+    let found = diagnostics_until(&mut client, &compose_uri, |d| !d.is_empty());
+    assert_eq!(codes(&found), ["PROJ001"], "{found:?}");
+    assert!(found[0].message.contains("expands past 1 MiB"), "{found:?}");
+    assert_eq!(found[0].range.start, lsp::Position::new(0, 0));
+    let related = found[0].related_information.as_ref().unwrap();
+    assert_eq!(related[0].location.uri, env_uri);
+    assert_eq!(related[0].location.range.start.line, 18, "{found:?}");
+
+    let nested = format!(
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: \"{}8gb{}\"\n",
+        "${a:-".repeat(30_000),
+        "}".repeat(30_000)
+    );
+    client.change(&compose_uri, 2, full_change(&nested));
+    let found = diagnostics_until(&mut client, &compose_uri, |d| {
+        d.iter()
+            .any(|d| d.message.contains("nests deeper than 64 levels"))
+    });
+    let deep = found
+        .iter()
+        .find(|d| d.message.contains("nests deeper than 64 levels"))
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(deep.range.start, lsp::Position::new(4, 14));
+}
