@@ -1812,3 +1812,73 @@ fn diff_headers_name_non_utf8_paths_byte_for_byte() {
     let fixed = std::fs::read_to_string(service_dir.join("compose.yaml")).unwrap();
     assert!(fixed.contains("shm_size: \"8gb\""), "{fixed}");
 }
+
+/// `gpulint check DIR` on a five-file project (compose, override, `.env`,
+/// an extended base, an included file) opens each file at most once, as
+/// `strace` sees the process: the project is loaded once and every file
+/// read through one cache, however many of its files are linted.
+#[test]
+#[ignore = "needs strace: installed and run by .ci/run"]
+fn each_file_of_a_project_is_opened_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, ".env", "SHM=8gb\nGPUS=all\n");
+    write(
+        root,
+        "compose.yaml",
+        "include:\n  - tools/compose.yaml\nservices:\n  trainer:\n    extends:\n      file: base.yaml\n      service: gpu\n    command: torchrun --nproc_per_node=8 train.py\n",
+    );
+    write(
+        root,
+        "compose.override.yaml",
+        "services:\n  trainer:\n    shm_size: ${SHM}\n",
+    );
+    write(
+        root,
+        "base.yaml",
+        "services:\n  gpu:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: ${GPUS}\n",
+    );
+    write(
+        root,
+        "tools/compose.yaml",
+        "services:\n  board:\n    image: tensorflow/tensorflow:2.15.0\n",
+    );
+    let trace = root.join("trace.log");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_gpulint"))
+        .args(["check", "."])
+        .current_dir(root)
+        .output()
+        .expect("strace runs (install it: apt-get install strace)");
+    assert!(out.status.code().is_some(), "{out:?}");
+    let log = std::fs::read_to_string(&trace).unwrap();
+    let mut opened: std::collections::BTreeMap<String, usize> = Default::default();
+    for line in log.lines() {
+        let Some(start) = line.find('"') else {
+            continue;
+        };
+        let Some(len) = line[start + 1..].find('"') else {
+            continue;
+        };
+        let path = Path::new(&line[start + 1..start + 1 + len]);
+        // Relative to the project, however the process spelled it.
+        let name = path.strip_prefix(root).unwrap_or(path);
+        let name = name.strip_prefix(".").unwrap_or(name);
+        let name = name.to_string_lossy();
+        let project_files = [
+            ".env",
+            "compose.yaml",
+            "compose.override.yaml",
+            "base.yaml",
+            "tools/compose.yaml",
+        ];
+        if project_files.contains(&name.as_ref()) {
+            *opened.entry(name.to_string()).or_default() += 1;
+        }
+    }
+    assert!(opened.len() >= 5, "{opened:?}\n{log}");
+    let twice: Vec<_> = opened.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "opened more than once: {twice:?}\n{log}");
+}

@@ -8,7 +8,7 @@ use super::{
     paths_or_current, read_target, usage_error,
 };
 use crate::engine::config::{Config, validate_selector};
-use crate::engine::discover::{ConfigResolver, Target, discover};
+use crate::engine::discover::{ConfigResolver, Target, discover_with};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
 use crate::output::escape::{human, human_path};
@@ -95,12 +95,16 @@ struct Fixed {
 }
 
 pub(super) fn check(args: CheckArgs) -> u8 {
-    let plan = match Plan::of(&args) {
+    let mut plan = match Plan::of(&args) {
         Ok(plan) => plan,
         Err(e) => return usage_error(e),
     };
     let noqa_errors = if args.add_noqa {
-        super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver)
+        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver);
+        // The files now hold the comments: the check that follows reads
+        // them again, in a session of its own.
+        plan.session = Session::on_disk();
+        errors
     } else {
         Vec::new()
     };
@@ -195,7 +199,8 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
 /// Walks the paths and checks every file found, in parallel.
 fn check_paths(plan: &Plan) -> Run {
     let mut run = Run::default();
-    let (targets, errors) = discover(&plan.paths, &plan.resolver);
+    let (targets, errors) =
+        discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver);
     run.unchecked += errors.len();
     run.config_errors.extend(
         errors
@@ -277,7 +282,7 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
         }));
     }
     let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-    let Some(read) = read_target(plan.session.system(), t) else {
+    let Some(read) = read_target(&plan.session, t) else {
         return Ok(None);
     };
     Ok(match read {

@@ -26,7 +26,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         .par_iter()
         .filter(|t| t.skip.is_none())
         .filter_map(|t| {
-            let read = read_target(session.system(), t)?.map(|(text, _)| text);
+            let read = read_target(&session, t)?.map(|(text, _)| text);
             let (text, outcome) = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
                     return None;

@@ -7,7 +7,6 @@ mod noqa;
 mod report;
 mod rule;
 
-use crate::engine::System;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
 use crate::output::{OutputFormat, Summary};
@@ -225,8 +224,9 @@ fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// A discovered file's text, or why it cannot be read; `None` for walked
 /// YAML that cannot be read (and may not be ours).
-fn read_target(system: &dyn System, target: &Target) -> Option<FileRead> {
-    match system.read(&target.path) {
+fn read_target(session: &crate::engine::Session, target: &Target) -> Option<FileRead> {
+    // Through the session's cache: the project it belongs to reads it too.
+    match session.read(&target.path) {
         Err(_) if target.manifest_only => None,
         read => Some(read),
     }

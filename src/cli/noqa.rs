@@ -26,7 +26,7 @@ pub(super) fn add_noqa(
                 // `check` reports it when it lints the file.
                 Err(_) => return None,
             };
-            let (text, _) = read_target(session.system(), t)?.ok()?;
+            let (text, _) = read_target(session, t)?.ok()?;
             if t.manifest_only && !engine::is_manifest_candidate(&text) {
                 return None;
             }

@@ -232,6 +232,17 @@ pub fn discover(
     paths: &[PathBuf],
     resolver: &ConfigResolver,
 ) -> (Vec<Target>, Vec<DiscoveryError>) {
+    discover_with(&crate::vfs::Disk, paths, resolver)
+}
+
+/// [`discover`], reading the files it looks into (kustomizations, a
+/// directory's `.env`) through `system`: a session's cache, so the lint
+/// that follows does not open them again.
+pub fn discover_with(
+    system: &dyn crate::vfs::System,
+    paths: &[PathBuf],
+    resolver: &ConfigResolver,
+) -> (Vec<Target>, Vec<DiscoveryError>) {
     let targets = Mutex::new(Vec::new());
     let errors = Mutex::new(Vec::new());
     // Directories the walk saw a kustomization in: only those can hold an
@@ -339,14 +350,12 @@ pub fn discover(
     let mut targets = targets.into_inner().expect("targets");
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
-    // Discovery walks the disk itself, so it reads what it walked from there.
-    let disk = crate::vfs::Disk;
     mark_kustomize_overlays(
-        &disk,
+        system,
         &mut targets,
         &kustomized.into_inner().expect("kustomized"),
     );
-    promote_compose_file_members(&disk, &mut targets);
+    promote_compose_file_members(system, &mut targets);
     let mut errors = errors.into_inner().expect("errors");
     errors.extend(std::mem::take(&mut *unwalked.lock().expect("unwalked")));
     (targets, errors)

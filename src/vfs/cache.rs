@@ -187,6 +187,33 @@ impl Files {
     }
 }
 
+/// The cache is itself a [`System`]: code written against a `System`
+/// (discovery) reads through it and shares its reads.
+impl System for Files {
+    fn read(&self, path: &Path) -> super::FileRead {
+        match Files::read(self, path) {
+            Ok(text) => Ok((text.source.text.clone(), text.stamp)),
+            Err(failure) => Err((failure.0.clone(), failure.1.clone())),
+        }
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        Files::is_file(self, path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        Files::canonicalize(self, path)
+    }
+
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        Files::stamp(self, path)
+    }
+
+    fn list_files(&self, dir: &Path) -> Option<Vec<std::ffi::OsString>> {
+        Some(Files::list_files(self, dir))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
