@@ -22,7 +22,6 @@
 use gpulint::engine::config::Config;
 use gpulint::engine::lint_text;
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// A named generator: units → text, the file name it is linted as, and
@@ -32,6 +31,68 @@ struct Family {
     file: &'static str,
     base: usize,
     make: fn(usize) -> String,
+    /// Other files of the project, by name: written beside `file` in a
+    /// temporary directory, which the lint reads from disk.
+    beside: fn(usize) -> Vec<(String, String)>,
+}
+
+fn nothing_beside(_: usize) -> Vec<(String, String)> {
+    Vec::new()
+}
+
+/// An `include:` lattice: `compose.yaml` includes the two files of level
+/// 0, and each file of a level includes both of the next, so a file at
+/// level k is reached by 2^k paths. Compose imports each once.
+fn include_diamond(_: usize) -> String {
+    format!(
+        "include:\n  - l0a.yaml\n  - l0b.yaml\nservices:\n  top:\n    image: {IMAGE}\n    gpus: all\n"
+    )
+}
+
+fn include_diamond_files(levels: usize) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for level in 0..levels {
+        for side in ["a", "b"] {
+            let include = if level + 1 < levels {
+                format!(
+                    "include:\n  - l{next}a.yaml\n  - l{next}b.yaml\n",
+                    next = level + 1
+                )
+            } else {
+                String::new()
+            };
+            files.push((
+                format!("l{level}{side}.yaml"),
+                format!("{include}services:\n  s{level}{side}:\n    image: {IMAGE}\n    shm_size: 8gb\n    gpus: all\n"),
+            ));
+        }
+    }
+    files
+}
+
+/// A `.env` whose every line doubles the one before (`A2=${A1}${A1}`):
+/// expanded, line n is 2^n long. The expansion limit makes it a located
+/// refusal in time linear in the lines.
+fn dotenv_doubling(_: usize) -> String {
+    format!("services:\n  t:\n    image: {IMAGE}\n    gpus: all\n    shm_size: ${{A1}}\n")
+}
+
+fn dotenv_doubling_files(n: usize) -> Vec<(String, String)> {
+    let mut env = String::from("A0=xxxxxxxx\n");
+    for i in 1..n {
+        env.push_str(&format!("A{i}=${{A{prev}}}${{A{prev}}}\n", prev = i - 1));
+    }
+    env.push_str(&format!("A1=${{A{}}}\n", n - 1));
+    vec![(".env".to_string(), env)]
+}
+
+/// `${a:-${a:-...}}` nested n deep in a compose value.
+fn nested_compose_defaults(n: usize) -> String {
+    format!(
+        "services:\n  t:\n    image: {IMAGE}\n    gpus: all\n    shm_size: \"{}8gb{}\"\n",
+        "${a:-".repeat(n),
+        "}".repeat(n)
+    )
 }
 
 const IMAGE: &str = "nvcr.io/nvidia/pytorch:24.01-py3";
@@ -156,60 +217,91 @@ const FAMILIES: &[Family] = &[
         file: "compose.yaml",
         base: 250,
         make: merge_chain,
+        beside: nothing_beside,
     },
     Family {
         name: "alias-fan",
         file: "compose.yaml",
         base: 250,
         make: alias_fan,
+        beside: nothing_beside,
     },
     Family {
         name: "deep-flow",
         file: "compose.yaml",
         base: 250,
         make: deep_flow,
+        beside: nothing_beside,
     },
     Family {
         name: "long-line",
         file: "compose.yaml",
         base: 250,
         make: long_line,
+        beside: nothing_beside,
     },
     Family {
         name: "keys",
         file: "compose.yaml",
         base: 2000,
         make: many_keys,
+        beside: nothing_beside,
     },
     Family {
         name: "services",
         file: "compose.yaml",
         base: 1000,
         make: many_services,
+        beside: nothing_beside,
     },
     Family {
         name: "k8s-documents",
         file: "k8s/jobs.yaml",
         base: 250,
         make: many_documents,
+        beside: nothing_beside,
     },
     Family {
         name: "docker-runs",
         file: "run.sh",
         base: 1000,
         make: many_docker_runs,
+        beside: nothing_beside,
     },
     Family {
         name: "arg-doubling",
         file: "Dockerfile",
         base: 32,
         make: arg_doubling,
+        beside: nothing_beside,
     },
     Family {
         name: "nested-default",
         file: "Dockerfile",
         base: 1000,
         make: nested_defaults,
+        beside: nothing_beside,
+    },
+    Family {
+        name: "include-lattice",
+        file: "compose.yaml",
+        base: 4,
+        make: include_diamond,
+        beside: include_diamond_files,
+    },
+    Family {
+        name: "env-doubling",
+        file: "compose.yaml",
+        base: 64,
+        make: dotenv_doubling,
+        beside: dotenv_doubling_files,
+    },
+    Family {
+        name: "env-nesting",
+        file: "compose.yaml",
+        base: 2000,
+        make: nested_compose_defaults,
+        beside: nothing_beside,
     },
 ];
 
@@ -271,14 +363,21 @@ fn main() {
         if only.as_deref().is_some_and(|only| only != family.name) {
             continue;
         }
-        let path = Path::new(family.file);
         let base = ((family.base as f64 * scale).round() as usize).max(2);
         let mut points = Vec::new();
         for factor in FACTORS {
             let units = base * factor;
             let text = (family.make)(units);
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            for (name, content) in (family.beside)(units) {
+                std::fs::write(dir.path().join(name), content).expect("written");
+            }
+            let path = dir.path().join(family.file);
+            std::fs::create_dir_all(path.parent().expect("a directory")).expect("created");
+            std::fs::write(&path, &text).expect("written");
+            // Every run reads the project's other files, as a command does.
             let time = best_of(runs, || {
-                black_box(lint_text(black_box(&text), path, &config).ok());
+                black_box(lint_text(black_box(&text), &path, &config).ok());
             });
             points.push((units, time));
             println!(
