@@ -398,6 +398,10 @@ fn compose_findings(
     let session = reading(session, text, path);
     let wanted = crate::vfs::normalize(path);
     let mut found: Vec<Diagnostic> = Vec::new();
+    // A finding once, however many projects judge the file (a set: a file
+    // of many services has many findings).
+    let mut seen: std::collections::HashSet<(crate::codes::RuleCode, u32, u32, String)> =
+        Default::default();
     for spec in session.projects_of(path, config) {
         let lint = session.project_lint(&spec, config);
         for d in &lint.diagnostics {
@@ -408,11 +412,12 @@ fn compose_findings(
             if !here {
                 continue;
             }
+            if !seen.insert((d.code, d.range.start, d.range.end, d.message.clone())) {
+                continue;
+            }
             let mut d = d.clone();
             d.file = None;
-            if !found.contains(&d) {
-                found.push(d);
-            }
+            found.push(d);
         }
     }
     found

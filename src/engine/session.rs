@@ -151,6 +151,13 @@ impl Session {
     ) -> Vec<(Arc<SourceFile>, Vec<Diagnostic>)> {
         let mut by_file: std::collections::BTreeMap<PathBuf, (Arc<SourceFile>, Vec<Diagnostic>)> =
             std::collections::BTreeMap::new();
+        let mut seen: std::collections::HashSet<(
+            PathBuf,
+            crate::codes::RuleCode,
+            u32,
+            u32,
+            String,
+        )> = Default::default();
         for lint in self.project_lints() {
             for d in &lint.diagnostics {
                 let Some(file) = &d.file else { continue };
@@ -158,14 +165,22 @@ impl Session {
                 if linted.contains(&key) {
                     continue;
                 }
+                let identity = (
+                    key.clone(),
+                    d.code,
+                    d.range.start,
+                    d.range.end,
+                    d.message.clone(),
+                );
+                if !seen.insert(identity) {
+                    continue;
+                }
                 let entry = by_file
                     .entry(key)
                     .or_insert_with(|| (file.clone(), Vec::new()));
                 let mut d = d.clone();
                 d.file = None;
-                if !entry.1.contains(&d) {
-                    entry.1.push(d);
-                }
+                entry.1.push(d);
             }
         }
         by_file.into_values().collect()

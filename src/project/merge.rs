@@ -8,7 +8,7 @@
 //! [`Src`](crate::syntax::tree::Src) of the value that decided it, so a
 //! finding about a merged value points at the file that wrote it.
 
-use crate::syntax::tree::{Entry, Interpolated, Kind, Node};
+use crate::syntax::tree::{Entry, Interpolated, KeyIndex, Kind, Node};
 use crate::syntax::yaml::Style;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -180,8 +180,10 @@ pub fn merge_mappings(
     }
     // The merged mapping is where the later one is written, when it is.
     let base = if later.is_mapping() { later } else { earlier };
+    let kind = Kind::Mapping(entries);
     Ok(Arc::new(Node {
-        kind: Kind::Mapping(entries),
+        keys: KeyIndex::of(&kind),
+        kind,
         tag: base.tag.clone(),
         src: base.src,
         entry_key: None,
@@ -215,6 +217,7 @@ fn entry_string(entry: &Entry) -> Arc<Node> {
             entry.value.src
         },
         entry_key: Some(entry.key_src),
+        keys: KeyIndex::default(),
     })
 }
 
@@ -267,6 +270,7 @@ fn to_mapping(node: &Arc<Node>) -> Arc<Node> {
                             tag: None,
                             src: item.src,
                             entry_key: None,
+                            keys: KeyIndex::default(),
                         }),
                     })
                 })
@@ -706,6 +710,7 @@ pub fn canonical(root: &Arc<Node>) -> Arc<Node> {
                 tag: None,
                 src: gpus.value.src,
                 entry_key: None,
+                keys: KeyIndex::default(),
             });
             let request = Arc::new(gpus.value.with_kind(Kind::Mapping(vec![Entry {
                 key: "count".into(),
