@@ -47,6 +47,10 @@ fn compose_shm_comes_from_the_setting_that_decides_it() {
     assert_eq!(zero["shm"]["from"], "shm_size 0: Docker's default");
     // `shm_size: 0` is written: its value is where the default comes from.
     assert_eq!(zero["shm_decided_at"]["start"]["line"], 20, "{zero}");
+    assert_eq!(
+        zero["shm_decided_at"]["path"],
+        "fixtures/SHM001/invalid.yaml"
+    );
     assert_eq!(container(&doc, "launcher-only")["gpus"], Value::Null);
     assert_eq!(container(&doc, "launcher-only")["ranks"], 4);
     // A donor that does not share its IPC namespace: the engine refuses.
@@ -60,6 +64,26 @@ fn compose_shm_comes_from_the_setting_that_decides_it() {
     );
     assert_eq!(rdma["rdma"], true);
     assert_eq!(rdma["env"], json!({"NCCL_IB_HCA": "mlx5_0"}));
+}
+
+/// A service merged from two files is shown in one; the size that decides
+/// its /dev/shm is named with the file it is written in.
+#[test]
+fn the_setting_that_decides_shm_names_its_file() {
+    let dir = "fixtures/SHM002/invalid_base_size_override_gpus";
+    let (doc, code) = inspect(&[dir]);
+    assert_eq!(code, Some(0));
+    let trainer = container(&doc, "trainer");
+    assert_eq!(
+        trainer["path"],
+        format!("{dir}/docker-compose.override.yml"),
+        "{trainer}"
+    );
+    let decided = &trainer["shm_decided_at"];
+    assert_eq!(decided["path"], format!("{dir}/docker-compose.yml"));
+    // `shm_size: "1gb"`: line 5 of the base file, the value's column.
+    assert_eq!(decided["start"]["line"], 5, "{decided}");
+    assert_eq!(decided["start"]["column"], 15, "{decided}");
 }
 
 #[test]

@@ -434,7 +434,11 @@ fn inspect(path: &Path) -> BTreeMap<(String, String), Value> {
         .iter()
         .map(|c| {
             let file = within(path, c["path"].as_str().unwrap());
-            ((file, c["id"].as_str().unwrap().to_string()), c.clone())
+            let mut c = c.clone();
+            if let Some(decided) = c["shm_decided_at"]["path"].as_str() {
+                c["shm_decided_at"]["path"] = within(path, decided).into();
+            }
+            ((file, c["id"].as_str().unwrap().to_string()), c)
         })
         .collect()
 }
@@ -469,21 +473,38 @@ fn findings(path: &Path) -> BTreeMap<String, Vec<Finding>> {
     out
 }
 
-/// The codes of the findings inside a container's service or pod spec.
+/// The codes of the findings inside a container's service or pod spec, or
+/// at the setting that decides its /dev/shm (which may be in another file
+/// of a Compose project), and `refused` when `inspect` says the container
+/// cannot be created (a file Compose would not pick by itself, refused
+/// alone, is left to `inspect`: `check` takes it for a fragment).
 fn codes_in(
     findings: &BTreeMap<String, Vec<Finding>>,
     file: &str,
     container: &Value,
 ) -> Vec<String> {
-    let start = container["scope"]["start"]["offset"].as_u64().unwrap();
-    let end = container["scope"]["end"]["offset"].as_u64().unwrap();
-    findings
-        .get(file)
-        .into_iter()
-        .flatten()
-        .filter(|(_, at, _)| (start..=end).contains(at))
-        .map(|(code, _, _)| code.clone())
-        .collect()
+    let within_span = |file: &str, span: &Value| -> Vec<String> {
+        let start = span["start"]["offset"].as_u64().unwrap();
+        let end = span["end"]["offset"].as_u64().unwrap();
+        findings
+            .get(file)
+            .into_iter()
+            .flatten()
+            .filter(|(_, at, _)| (start..=end).contains(at))
+            .map(|(code, _, _)| code.clone())
+            .collect()
+    };
+    let mut codes = within_span(file, &container["scope"]);
+    let decided = &container["shm_decided_at"];
+    if let Some(decided_file) = decided["path"].as_str()
+        && decided_file != file
+    {
+        codes.extend(within_span(decided_file, decided));
+    }
+    if container["refused"].is_string() {
+        codes.push("refused (inspect)".to_string());
+    }
+    codes
 }
 
 const DEFAULT_FILES: [&str; 4] = [

@@ -35,12 +35,20 @@ struct JsonContainer<'a> {
     span: Span,
     /// The service mapping or pod spec: findings inside it are about this container.
     scope: Span,
-    /// Where the setting that decides `/dev/shm` is written in this file
-    /// (absent for the runtime's default, or a setting in another file).
+    /// Where the setting that decides `/dev/shm` is written, which may be
+    /// another file of the project (absent for the runtime's default).
     #[serde(skip_serializing_if = "Option::is_none")]
-    shm_decided_at: Option<Span>,
+    shm_decided_at: Option<DecidedAt>,
     #[serde(flatten)]
     runtime: &'a ContainerRuntime,
+}
+
+/// A span with the file it is in.
+#[derive(Serialize)]
+struct DecidedAt {
+    path: String,
+    #[serde(flatten)]
+    span: Span,
 }
 
 #[derive(Serialize)]
@@ -74,10 +82,10 @@ pub fn render_json(files: &[Inspected]) -> String {
                         path: shown_path(&source.path),
                         span: span_in(index, &source.text, runtime.range),
                         scope: span_in(index, &source.text, runtime.scope),
-                        shm_decided_at: runtime
-                            .shm
-                            .at
-                            .map(|at| span_in(shm_index, &shm_source.text, at)),
+                        shm_decided_at: runtime.shm.at.map(|at| DecidedAt {
+                            path: shown_path(&shm_source.path),
+                            span: span_in(shm_index, &shm_source.text, at),
+                        }),
                         runtime,
                     });
                 }
