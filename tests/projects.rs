@@ -586,3 +586,49 @@ fn corpus_files_are_judged_with_their_siblings() {
     assert_eq!(agent(lone_deepq.path())["gpu_workload"], false);
     assert_eq!(findings(lone_deepq.path(), &["docker-compose.yml"]), vec![]);
 }
+
+// Found by the generated projects the engine judges (tests/engine/projects.rs,
+// issue 34); each test fails without its fix.
+
+/// An overlay is merged over its base whatever its name (`gpu.yaml`: walked
+/// YAML that completes the directory's services), and `inspect` names the
+/// projects of a container: an overlay's service that comes out as the
+/// base's lists both projects instead of being dropped as a duplicate.
+#[test]
+fn overlays_of_any_name_and_the_projects_of_a_container() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    image: app\n    ipc: host\n  db:\n    image: db\n",
+    );
+    write(dir.path(), "gpu.yaml", "services:\n  s:\n    gpus: all\n");
+    let containers = inspect(dir.path(), &["."]);
+    let overlay = containers
+        .iter()
+        .find(|c| c["id"] == "s" && c["path"] == "gpu.yaml")
+        .unwrap_or_else(|| panic!("gpu.yaml is not merged over compose.yaml: {containers:#?}"));
+    assert_eq!(overlay["gpus"], "all");
+    assert_eq!(overlay["shm"]["kind"], "host");
+    assert_eq!(
+        overlay["projects"],
+        serde_json::json!([{"dir": ".", "files": ["compose.yaml", "gpu.yaml"]}])
+    );
+
+    std::fs::remove_file(dir.path().join("gpu.yaml")).unwrap();
+    write(
+        dir.path(),
+        "docker-compose.gpu.yml",
+        "services:\n  s:\n    shm_size: 2g\n",
+    );
+    let containers = inspect(dir.path(), &["."]);
+    let s: Vec<&Value> = containers.iter().filter(|c| c["id"] == "s").collect();
+    assert_eq!(s.len(), 1, "{s:#?}");
+    assert_eq!(
+        s[0]["projects"],
+        serde_json::json!([
+            {"dir": ".", "files": ["compose.yaml"]},
+            {"dir": ".", "files": ["compose.yaml", "docker-compose.gpu.yml"]}
+        ])
+    );
+}

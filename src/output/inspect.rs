@@ -38,8 +38,19 @@ struct JsonContainer<'a> {
     /// (absent for the runtime's default, or a setting in another file).
     #[serde(skip_serializing_if = "Option::is_none")]
     shm_decided_at: Option<Span>,
+    /// For a compose service, the projects it is judged in (one, or
+    /// several that give it alike).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    projects: Vec<JsonProject>,
     #[serde(flatten)]
     runtime: &'a ContainerRuntime,
+}
+
+/// Where Compose runs for a project, and the files it loads, in order.
+#[derive(Serialize)]
+struct JsonProject {
+    dir: String,
+    files: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -65,7 +76,7 @@ pub fn render_json(files: &[Inspected]) -> String {
             Ok(inspection) => {
                 let indexes: Vec<LineIndex> =
                     inspection.files.iter().map(|f| f.index.clone()).collect();
-                for runtime in &inspection.containers {
+                for (i, runtime) in inspection.containers.iter().enumerate() {
                     let (source, index) = file_of(inspection, &indexes, runtime.file);
                     let (shm_source, shm_index) =
                         file_of(inspection, &indexes, runtime.shm.at_file);
@@ -77,6 +88,19 @@ pub fn render_json(files: &[Inspected]) -> String {
                             .shm
                             .at
                             .map(|at| span_in(shm_index, &shm_source.text, at)),
+                        projects: inspection
+                            .projects
+                            .get(i)
+                            .into_iter()
+                            .flatten()
+                            .map(|p| JsonProject {
+                                dir: match shown_path(&p.dir) {
+                                    dir if dir.is_empty() => ".".to_string(),
+                                    dir => dir,
+                                },
+                                files: p.files.iter().map(|f| shown_path(f)).collect(),
+                            })
+                            .collect(),
                         runtime,
                     });
                 }

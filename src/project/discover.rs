@@ -202,6 +202,20 @@ pub fn projects_of(
     found
 }
 
+/// The project `path` is merged over as an overlay (`-f base -f path`),
+/// whatever its name: its directory's project, which it completes.
+pub fn overlay_of(ws: &Workspace, path: &Path) -> Option<ProjectSpec> {
+    let default = ws.default_project(&dir_of(path))?;
+    if default.names(path) {
+        return None;
+    }
+    let project = ws.project(&default);
+    if project.file_index(path).is_some() || !is_overlay(ws, path, &project) {
+        return None;
+    }
+    Some(default)
+}
+
 /// A configured file, shown next to the linted one when they share a
 /// directory (so paths in messages are the ones the user gave).
 fn shown_like(file: &Path, canonical: &Path, linted: &Path) -> PathBuf {
