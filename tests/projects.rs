@@ -590,6 +590,43 @@ fn corpus_files_are_judged_with_their_siblings() {
 // Found by the generated projects the engine judges (tests/engine/projects.rs,
 // issue 34); each test fails without its fix.
 
+/// A file `extends: {file: ...}` names is loaded as a file of its own, put
+/// in the canonical form before the service that extends it is merged over
+/// it: its `gpus: all` is a list of one request, which a later list is
+/// appended to and a string cannot override (Compose: `cannot override
+/// services.x.gpus`). In the same file, `extends` merges what is written.
+#[test]
+fn an_extended_file_is_canonical_before_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "base.yaml",
+        "services:\n  b:\n    image: app\n    gpus: all\n",
+    );
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    extends: {file: base.yaml, service: b}\n    gpus: [{driver: nvidia, count: 1}]\n  b:\n    image: app\n    gpus: all\n  t:\n    extends: b\n    gpus: [{driver: nvidia, count: 1}]\n",
+    );
+    let containers = inspect(dir.path(), &["compose.yaml"]);
+    assert_eq!(container(&containers, "compose.yaml", "s")["gpus"], "all");
+    assert_eq!(container(&containers, "compose.yaml", "t")["gpus"], 1);
+
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    extends: {file: base.yaml, service: b}\n    gpus: all\n",
+    );
+    let refused: Vec<_> = findings(dir.path(), &["compose.yaml"])
+        .into_iter()
+        .filter(|(code, ..)| code == "PROJ001")
+        .collect();
+    assert_eq!(
+        refused,
+        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 4)]
+    );
+}
+
 /// An overlay is merged over its base whatever its name (`gpu.yaml`: walked
 /// YAML that completes the directory's services), and `inspect` names the
 /// projects of a container: an overlay's service that comes out as the

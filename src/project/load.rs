@@ -889,7 +889,13 @@ impl Loading<'_> {
                         let mut base_model = None;
                         for doc in docs {
                             let (stripped, resets) = take_resets(&doc);
-                            base_model = Some((stripped, resets));
+                            // compose-go loads it as a file of its own
+                            // (`loadYamlFile`): its sequences made unique and
+                            // put in the canonical form before the service
+                            // that extends it is merged over them, so a
+                            // `gpus: all` there is a list that a later list
+                            // is appended to (and a string cannot override).
+                            base_model = Some((canonical(&enforce_unicity(&stripped)), resets));
                         }
                         match base_model.and_then(|(doc, resets)| {
                             let services = doc.get("services")?.clone();
