@@ -627,6 +627,65 @@ fn an_extended_file_is_canonical_before_the_merge() {
     );
 }
 
+/// What the schema refuses in the merged model: `services:` with nothing
+/// under it (in any file, an override's too), a service with nothing under
+/// it, and a ulimit mapping without both `soft` and `hard`.
+#[test]
+fn empty_services_and_half_ulimits_are_refused() {
+    let refusals = |files: &[(&str, &str)]| -> Vec<(String, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            write(dir.path(), name, text);
+        }
+        findings(dir.path(), &["."])
+            .into_iter()
+            .filter(|(code, ..)| code == "PROJ001")
+            .map(|(_, file, line)| (file, line))
+            .collect()
+    };
+    let base = "services:\n  s:\n    image: app\n";
+    assert_eq!(
+        refusals(&[
+            ("compose.yaml", "include:\n  - inc/stack.yaml\nservices:\n"),
+            ("inc/stack.yaml", base),
+        ]),
+        vec![("compose.yaml".to_string(), 3)]
+    );
+    assert_eq!(
+        refusals(&[
+            ("compose.yaml", base),
+            ("compose.override.yaml", "services:\n")
+        ]),
+        vec![("compose.override.yaml".to_string(), 1)]
+    );
+    assert_eq!(
+        refusals(&[("compose.yaml", &format!("{base}  t:\n"))]),
+        vec![("compose.yaml".to_string(), 4)]
+    );
+    assert_eq!(
+        refusals(&[(
+            "compose.yaml",
+            &format!(
+                "{base}    ulimits: {{nofile: {{soft: 512}}, memlock: {{soft: 1, hard: 2}}}}\n"
+            )
+        )]),
+        vec![("compose.yaml".to_string(), 4)]
+    );
+    assert_eq!(
+        refusals(&[
+            (
+                "compose.yaml",
+                &format!("{base}    ulimits: {{nofile: {{soft: 512, hard: 1024}}}}\n")
+            ),
+            (
+                "compose.override.yaml",
+                "services:\n  s:\n    ulimits: {nofile: {soft: 256}}\n"
+            ),
+        ]),
+        vec![("compose.override.yaml".to_string(), 3)]
+    );
+}
+
 /// An overlay is merged over its base whatever its name (`gpu.yaml`: walked
 /// YAML that completes the directory's services), and `inspect` names the
 /// projects of a container: an overlay's service that comes out as the

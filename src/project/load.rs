@@ -684,13 +684,13 @@ impl Loading<'_> {
             return (cfg.clone(), definitions);
         };
         if !services.value.is_mapping() {
-            if !services.value.is_null() {
-                self.refuse(
-                    "`services` must be a mapping",
-                    Place::Node(services.value.src),
-                    RefusalKind::Config,
-                );
-            }
+            // `services:` with nothing under it too (compose-go's
+            // `ApplyExtends`: services must be a mapping).
+            self.refuse(
+                "`services` must be a mapping (Compose refuses `services:` with no service under it)",
+                Place::Node(services.value.src),
+                RefusalKind::Config,
+            );
             return (cfg.clone(), definitions);
         }
         let scope = Scope {
@@ -1015,13 +1015,17 @@ impl Loading<'_> {
         let mut out = Vec::new();
         for entry in services.entries() {
             if !entry.value.is_mapping() {
-                if !entry.value.is_null() {
-                    self.refuse(
-                        format!("services.{} must be a mapping", entry.key),
-                        Place::Node(entry.value.src),
-                        RefusalKind::Config,
-                    );
-                }
+                // A service with nothing under it too (the schema's
+                // `services.x must be a mapping`).
+                self.refuse(
+                    format!("services.{} must be a mapping", entry.key),
+                    Place::Node(if entry.value.is_null() {
+                        entry.key_src
+                    } else {
+                        entry.value.src
+                    }),
+                    RefusalKind::Config,
+                );
                 continue;
             }
             let definitions = model
