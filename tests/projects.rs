@@ -686,6 +686,59 @@ fn empty_services_and_half_ulimits_are_refused() {
     );
 }
 
+/// `COMPOSE_FILE` in the `.env` where Compose runs: a file in a
+/// subdirectory is loaded with that `.env` first (not only as its own
+/// directory's project), and a missing file or an empty entry refuses
+/// every `docker compose` run there, reported at the `.env` line.
+#[test]
+fn compose_file_names_subdirectories_and_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "sub/compose.yaml",
+        "services:\n  s:\n    image: app\n    shm_size: \"${SHM:-3g}\"\n",
+    );
+    write(dir.path(), "sub/.env", "SHM=6g\n");
+    write(
+        dir.path(),
+        ".env",
+        "COMPOSE_FILE=sub/compose.yaml\nSHM=5g\n",
+    );
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  t:\n    image: app\n",
+    );
+    let containers = inspect(dir.path(), &["."]);
+    let run_in = |dir: &str| {
+        containers
+            .iter()
+            .find(|c| c["id"] == "s" && c["projects"][0]["dir"] == dir)
+            .unwrap_or_else(|| panic!("no project run in {dir}: {containers:#?}"))
+    };
+    let from_root = run_in(".");
+    assert_eq!(
+        from_root["projects"][0]["files"],
+        serde_json::json!(["sub/compose.yaml"])
+    );
+    assert_eq!(from_root["shm"]["bytes"], 5u64 << 30);
+    let in_sub = run_in("sub");
+    assert_eq!(in_sub["shm"]["bytes"], 6u64 << 30);
+
+    for list in ["missing.yaml", "", "sub/compose.yaml:"] {
+        write(dir.path(), ".env", format!("COMPOSE_FILE={list}\n"));
+        let refused: Vec<_> = findings(dir.path(), &["."])
+            .into_iter()
+            .filter(|(code, ..)| code == "PROJ001")
+            .collect();
+        assert_eq!(
+            refused,
+            vec![("PROJ001".to_string(), ".env".to_string(), 1)],
+            "COMPOSE_FILE={list}"
+        );
+    }
+}
+
 /// An overlay is merged over its base whatever its name (`gpu.yaml`: walked
 /// YAML that completes the directory's services), and `inspect` names the
 /// projects of a container: an overlay's service that comes out as the
