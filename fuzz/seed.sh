@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 ROOT="$(cd .. && pwd)"
 SHARED="${GPULINT_SHARED_CORPUS:-$ROOT/../shared/corpus}"
 CORPUS="${FUZZ_CORPUS:-$PWD/corpus}"
-TARGETS=(yaml_lint dockerfile shell fix lsp)
+TARGETS=(yaml_lint dockerfile shell fix lsp lsp_lifecycle)
 for t in "${TARGETS[@]}"; do mkdir -p "$CORPUS/$t"; done
 
 # put TARGET PREFIX FILE: FILE's bytes after PREFIX (a kind byte, or none).
@@ -70,6 +70,15 @@ lsp_seed "F$(frame "$open")$(frame "$action")$(frame "$change")$(frame "$hover")
 lsp_seed "J$open$change$action$hover"
 lsp_seed "J$open{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"textDocument/hover\",\"params\":{\"bogus\":1}}"
 lsp_seed "F$(frame "$open")Content-Length: 5\r\n\r\n{\"a\":"
+
+# The lifecycle target reads each byte as one message (fuzz_targets/lifecycle.rs):
+# the kept regression orders, and the ordinary session.
+for file in "$ROOT"/tests/fuzz_regressions/lsp_lifecycle/*; do
+  [ -f "$file" ] && put lsp_lifecycle "" "$file"
+done
+lifecycle_seed() { printf "$1" >"$CORPUS/lsp_lifecycle/$(printf "$1" | sha1sum | cut -c1-40)"; }
+lifecycle_seed '\x00\x02\x05\x08\x09\x06\x08\x07\x03\x04'
+lifecycle_seed '\x00\x03\x02\x05\x03\x04'
 
 for t in "${TARGETS[@]}"; do
   echo "seeded $t: $(find "$CORPUS/$t" -type f | wc -l) inputs"

@@ -66,7 +66,7 @@ impl From<TextRange> for At {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: crate::rules::RuleCode,
+    pub code: crate::codes::RuleCode,
     pub severity: Severity,
     /// What is wrong, in one line.
     pub message: String,

@@ -79,6 +79,7 @@ impl ModelPath {
 /// proportional to the path's depth, not to the set's size: a fix on an
 /// anchor that hundreds of services merge declares hundreds of paths, and
 /// verification asks about every path the fix changes.
+#[derive(Default)]
 pub struct PathOverlap<'a> {
     /// The paths themselves.
     paths: HashSet<&'a [String]>,
@@ -88,17 +89,19 @@ pub struct PathOverlap<'a> {
 
 impl<'a> PathOverlap<'a> {
     pub fn new(paths: impl IntoIterator<Item = &'a ModelPath>) -> Self {
-        let mut set = PathOverlap {
-            paths: HashSet::new(),
-            prefixes: HashSet::new(),
-        };
+        let mut set = PathOverlap::default();
+        set.extend(paths);
+        set
+    }
+
+    /// Adds paths to the set.
+    pub fn extend(&mut self, paths: impl IntoIterator<Item = &'a ModelPath>) {
         for path in paths {
-            set.paths.insert(&path.0);
+            self.paths.insert(&path.0);
             for end in 0..=path.0.len() {
-                set.prefixes.insert(&path.0[..end]);
+                self.prefixes.insert(&path.0[..end]);
             }
         }
-        set
     }
 
     /// Whether `path` overlaps (lies under, over or at) a path of the set.
@@ -204,6 +207,41 @@ pub fn map_offset(edits: &[Edit], offset: u32) -> u32 {
     (i64::from(offset) + delta) as u32
 }
 
+/// [`map_offset`] for many offsets through the same edits, in time
+/// logarithmic in the number of edits: the fix loop maps every finding of a
+/// file through the edits of hundreds of fixes at once.
+pub struct OffsetMap<'a> {
+    edits: &'a [Edit],
+    /// `shift[i]`: how far the edits before `edits[i]` move what follows them.
+    shift: Vec<i64>,
+}
+
+impl<'a> OffsetMap<'a> {
+    /// `edits` sorted by start and non-overlapping, as [`apply_edits`] takes them.
+    pub fn new(edits: &'a [Edit]) -> Self {
+        let mut shift = Vec::with_capacity(edits.len() + 1);
+        let mut delta = 0i64;
+        shift.push(0);
+        for edit in edits {
+            delta += edit.content.len() as i64 - i64::from(edit.range.end - edit.range.start);
+            shift.push(delta);
+        }
+        OffsetMap { edits, shift }
+    }
+
+    /// Where `offset` lands after the edits, as [`map_offset`] says.
+    pub fn map(&self, offset: u32) -> u32 {
+        // The edits that end at or before `offset` are a prefix: sorted,
+        // non-overlapping edits end in order.
+        let before = self.edits.partition_point(|e| e.range.end <= offset);
+        let delta = self.shift[before];
+        match self.edits.get(before) {
+            Some(edit) if edit.range.start < offset => (i64::from(edit.range.start) + delta) as u32,
+            _ => (i64::from(offset) + delta) as u32,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +265,31 @@ mod tests {
         assert_eq!(map_offset(&edits, 4), 5);
         assert_eq!(map_offset(&edits, 5), 6);
         assert!(!edits_are_well_formed(text, &[Edit::insert(9, "")]));
+        let map = OffsetMap::new(&edits);
+        for offset in 0..=6 {
+            assert_eq!(map.map(offset), map_offset(&edits, offset), "{offset}");
+        }
+    }
+
+    #[test]
+    fn an_offset_map_agrees_with_map_offset() {
+        // Inserts, a replacement, a deletion, an insert where a replacement
+        // ends and one at the very end.
+        let edits = vec![
+            Edit::insert(0, "ab"),
+            Edit {
+                range: TextRange::new(2, 6),
+                content: "x".into(),
+            },
+            Edit::insert(6, "yz"),
+            Edit::delete(TextRange::new(8, 11)),
+            Edit::insert(20, "end"),
+        ];
+        let map = OffsetMap::new(&edits);
+        for offset in 0..=20 {
+            assert_eq!(map.map(offset), map_offset(&edits, offset), "{offset}");
+        }
+        assert_eq!(OffsetMap::new(&[]).map(7), 7);
     }
 
     #[test]

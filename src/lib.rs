@@ -4,6 +4,7 @@
 //! `syntax` ← `model` ← `project` ← `rules` ← `engine` ← `output` / `cli` / `lsp`.
 
 pub mod cli;
+pub mod codes;
 pub mod diagnostic;
 pub mod engine;
 pub mod fix;
@@ -11,6 +12,7 @@ pub mod lsp;
 pub mod model;
 pub mod output;
 pub mod project;
+pub mod redact;
 pub mod rules;
 pub mod syntax;
 pub mod text;

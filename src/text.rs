@@ -70,10 +70,12 @@ const BOM: &str = "\u{feff}";
 impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0u32];
-        for (i, b) in text.bytes().enumerate() {
-            // `\r\n` and `\n` end a line; a lone `\r` is not a YAML line break
-            // that editors agree on, so we do not count it.
-            if b == b'\n' {
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            // `\r\n`, `\n` and a lone `\r` end a line: YAML reads all three
+            // as line breaks, and so do editors and the LSP, whose positions
+            // these are.
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
                 line_starts.push((i + 1) as u32);
             }
         }
@@ -106,6 +108,7 @@ impl LineIndex {
         if end > start && bytes[end - 1] == b'\n' {
             end -= 1;
         }
+        // Before a `\n`, or alone.
         if end > start && bytes[end - 1] == b'\r' {
             end -= 1;
         }
@@ -199,6 +202,22 @@ mod tests {
         let b = text.find('b').unwrap();
         assert_eq!(index.line_col(b, text), LineCol { line: 2, column: 1 });
         assert_eq!(&text[index.line_range(0, text).as_range()], "\u{feff}a: 1");
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line() {
+        let text = "a: 1\rb: 2\r\nc: 3\rd";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        for (name, line) in [("b", 2), ("c", 3), ("d", 4)] {
+            let at = text.find(name).unwrap();
+            assert_eq!(index.line_col(at, text), LineCol { line, column: 1 });
+            assert_eq!(index.line_col_utf16(at, text), (line as u32 - 1, 0));
+            assert_eq!(index.offset_of_utf16(line as u32 - 1, 0, text), at);
+        }
+        assert_eq!(&text[index.line_range(0, text).as_range()], "a: 1");
+        assert_eq!(&text[index.line_range(1, text).as_range()], "b: 2");
+        assert_eq!(&text[index.line_range(2, text).as_range()], "c: 3");
     }
 
     #[test]

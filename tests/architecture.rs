@@ -74,6 +74,10 @@ fn segments_after(text: &str, prefix: &str) -> Vec<String> {
     out
 }
 
+const EVERY_LAYER: &[&str] = &[
+    "vfs", "syntax", "model", "project", "rules", "engine", "output", "cli", "lsp",
+];
+
 #[test]
 fn layers_depend_one_way() {
     // Each layer and the layers it must not name. The base (`text`, `vfs`,
@@ -98,11 +102,23 @@ fn layers_depend_one_way() {
         ("project", &["rules", "engine", "output", "cli", "lsp"]),
         ("rules", &["engine", "output", "cli", "lsp"]),
         ("engine", &["output", "cli", "lsp"]),
+        // The base: one file each, under every layer.
+        ("codes", EVERY_LAYER),
+        ("text", EVERY_LAYER),
+        ("fix", EVERY_LAYER),
+        ("diagnostic", EVERY_LAYER),
+        ("redact", EVERY_LAYER),
     ];
     let mut violations = Vec::new();
     for (layer, above) in forbidden {
         let mut files = Vec::new();
-        rust_files(&root().join("src").join(layer), &mut files);
+        let dir = root().join("src").join(layer);
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        } else {
+            files.push(dir.with_extension("rs"));
+        }
+        assert!(files.iter().all(|f| f.exists()), "no src/{layer}");
         for file in files {
             let text = source_without_tests(&file);
             for name in segments_after(&text, "crate::") {
@@ -190,5 +206,174 @@ fn the_cycle_check_sees_both_kinds_of_path() {
     assert_eq!(
         segments_after("crate::model::runtime::f()", "crate::model::"),
         ["runtime"]
+    );
+}
+
+/// Every source file as a module path (`engine::lint`; `engine` for
+/// `engine/mod.rs`).
+fn module_files() -> BTreeMap<String, std::path::PathBuf> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .filter(|f| !f.ends_with("main.rs"))
+        .map(|f| {
+            let relative = f.strip_prefix(&src).unwrap().with_extension("");
+            let mut parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+                parts.pop();
+            }
+            (parts.join("::"), f)
+        })
+        .collect()
+}
+
+/// The modules a file names: each `crate::a::b::...` and `super::x`
+/// resolved to the longest module path that is a file.
+fn file_edges(module: &str, path: &Path, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let text = source_without_tests(path);
+    let is_dir_module = path.ends_with("mod.rs");
+    let parent: Vec<&str> = {
+        let mut p: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
+        if !is_dir_module {
+            p.pop();
+        }
+        p
+    };
+    let mut out = BTreeSet::new();
+    let longest = |segments: &[String]| -> Option<String> {
+        (1..=segments.len())
+            .rev()
+            .map(|n| segments[..n].join("::"))
+            .find(|m| modules.contains(m))
+    };
+    // Paths after `crate::` and `super::`, with their following segments.
+    for (prefix, base) in [("crate::", Vec::new()), ("super::", parent.clone())] {
+        for (at, _) in text.match_indices(prefix) {
+            if prefix == "super::" && text[..at].ends_with("super::") {
+                continue;
+            }
+            let rest: String = text[at + prefix.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':' || *c == '{')
+                .collect();
+            let mut segments: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+            let mut heads: Vec<Vec<String>> = Vec::new();
+            let plain = rest.split('{').next().unwrap_or("");
+            segments.extend(
+                plain
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string),
+            );
+            heads.push(segments.clone());
+            // `use crate::a::{b, c::D}`: each item of the list.
+            if rest.contains('{') {
+                let start = at + prefix.len() + plain.len() + 1;
+                let list: String = text[start..].chars().take_while(|c| *c != '}').collect();
+                for item in list.split(',') {
+                    let mut more = segments.clone();
+                    more.extend(
+                        item.trim()
+                            .split("::")
+                            .filter(|s| !s.is_empty() && *s != "self")
+                            .map(|s| {
+                                s.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                    .to_string()
+                            }),
+                    );
+                    heads.push(more);
+                }
+            }
+            for head in heads {
+                if let Some(m) = longest(&head)
+                    && m != module
+                    && !module.starts_with(&format!("{m}::"))
+                {
+                    out.insert(m);
+                }
+            }
+        }
+    }
+    // A module's own children, named bare (`meta::FixKind` in `mod.rs`).
+    let mut own = module
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>();
+    if !is_dir_module {
+        own.clear();
+    }
+    if is_dir_module {
+        for (at, _) in text.match_indices("::") {
+            let before = &text[..at];
+            let ident: String = before
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let preceded = before[..before.len() - ident.len()].ends_with("::");
+            if ident.is_empty() || preceded {
+                continue;
+            }
+            let mut child: Vec<&str> = own.clone();
+            child.push(&ident);
+            let child = child.join("::");
+            if modules.contains(&child) && child != module {
+                out.insert(child);
+            }
+        }
+    }
+    out
+}
+
+/// No two files import each other, however far round: each file can be
+/// read knowing only the files under it.
+#[test]
+fn no_file_imports_form_a_cycle() {
+    let files = module_files();
+    let modules: BTreeSet<String> = files.keys().cloned().collect();
+    let uses: BTreeMap<String, BTreeSet<String>> = files
+        .iter()
+        .map(|(m, path)| (m.clone(), file_edges(m, path, &modules)))
+        .collect();
+    let mut cycles = Vec::new();
+    let mut done = BTreeSet::new();
+    fn visit(
+        module: &str,
+        uses: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+        cycles: &mut Vec<String>,
+    ) {
+        if let Some(at) = path.iter().position(|m| m == module) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(module.to_string());
+            cycles.push(cycle.join(" → "));
+            return;
+        }
+        if done.contains(module) {
+            return;
+        }
+        path.push(module.to_string());
+        for next in uses.get(module).into_iter().flatten() {
+            visit(next, uses, path, done, cycles);
+        }
+        path.pop();
+        done.insert(module.to_string());
+    }
+    for module in &modules {
+        visit(module, &uses, &mut Vec::new(), &mut done, &mut cycles);
+    }
+    assert!(
+        cycles.is_empty(),
+        "import cycles between files:\n{}",
+        cycles.join("\n")
     );
 }

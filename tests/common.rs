@@ -237,3 +237,70 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The workflow commands a GitHub runner acts on in `log`, as its
+/// `ActionCommandManager` reads them (actions/runner, `ActionCommand.cs`):
+/// lines end at LF, CR or CRLF (.NET's `ReadLine`); a line is a command
+/// when, after leading white space, it starts with `::name` up to a second
+/// `::`, or (the legacy form, anywhere in the line) holds `##[name` up to
+/// `]`; `name` must be a registered command. `stop-commands::TOKEN` stops
+/// processing until a command named TOKEN (the stop is returned, the
+/// resume is not).
+pub fn workflow_commands(log: &str) -> Vec<String> {
+    const REGISTERED: &[&str] = &[
+        "set-env",
+        "set-output",
+        "save-state",
+        "add-mask",
+        "add-path",
+        "add-matcher",
+        "remove-matcher",
+        "debug",
+        "warning",
+        "error",
+        "notice",
+        "group",
+        "endgroup",
+        "echo",
+        "stop-commands",
+    ];
+    let name_of = |info: &str| info.split(' ').next().unwrap_or("").to_string();
+    let mut commands = Vec::new();
+    let mut stopped_until: Option<String> = None;
+    for line in log.split(['\n', '\r']) {
+        let trimmed = line.trim_start();
+        // The command's name and its data.
+        let parsed = if let Some(rest) = trimmed.strip_prefix("::")
+            && let Some(end) = rest.find("::")
+        {
+            Some((name_of(&rest[..end]), rest[end + 2..].to_string()))
+        } else if let Some(at) = line.find("##[")
+            && let Some(end) = line[at..].find(']')
+        {
+            Some((
+                name_of(&line[at + 3..at + end]),
+                line[at + end + 1..].to_string(),
+            ))
+        } else {
+            None
+        };
+        let Some((name, data)) = parsed else {
+            continue;
+        };
+        if let Some(token) = &stopped_until {
+            // While stopped, only the token (any name) resumes.
+            if name.eq_ignore_ascii_case(token) {
+                stopped_until = None;
+            }
+            continue;
+        }
+        if !REGISTERED.contains(&name.as_str()) {
+            continue;
+        }
+        if name == "stop-commands" {
+            stopped_until = Some(data);
+        }
+        commands.push(line.to_string());
+    }
+    commands
+}

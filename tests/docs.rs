@@ -1,5 +1,6 @@
 //! Meta-tests: every rule has a doc, fixtures and executable examples; every
-//! doc and fixture folder has a rule; `rules/README.md` is current.
+//! doc and fixture folder has a rule; `rules/README.md` is current; the
+//! README's example output is what gpulint prints.
 
 mod common;
 
@@ -95,7 +96,7 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
 }
 
 /// A rule module is declared with a plain `mod` line (so rustfmt reaches
-/// it) and registered in `declare_rules!`; a module left out of the registry
+/// it) and registered in `for_each_rule!`; a module left out of the registry
 /// would compile and never run.
 #[test]
 fn every_rule_module_is_registered() {
@@ -114,7 +115,7 @@ fn every_rule_module_is_registered() {
             let code = module.split('_').next().unwrap().to_ascii_uppercase();
             assert!(
                 RULES.iter().any(|r| r.code.as_str() == code),
-                "{}/{name} is not registered in declare_rules! (src/rules/mod.rs)",
+                "{}/{name} is not registered in for_each_rule! (src/codes.rs)",
                 target.display()
             );
         }
@@ -255,4 +256,127 @@ fn readme_quick_start_is_what_ci_runs() {
         ".ci/run does not run the quick start's test command `{}`",
         commands[1]
     );
+}
+
+/// Whether `actual` is `expected`, where a line `...` in `expected` stands
+/// for any run of lines (none included).
+fn matches_with_ellipsis(expected: &str, actual: &str) -> bool {
+    let expected: Vec<&str> = expected.lines().collect();
+    let actual: Vec<&str> = actual.lines().collect();
+    let pieces: Vec<&[&str]> = expected.split(|l| *l == "...").collect();
+    let mut at = 0;
+    for (i, piece) in pieces.iter().enumerate() {
+        let (first, last) = (i == 0, i == pieces.len() - 1);
+        let found = if first {
+            actual.starts_with(piece).then_some(0)
+        } else if last {
+            (actual.len() >= at + piece.len() && actual.ends_with(piece))
+                .then(|| actual.len() - piece.len())
+        } else {
+            (at..=actual.len().saturating_sub(piece.len()))
+                .find(|&start| actual[start..].starts_with(piece))
+        };
+        let Some(start) = found.filter(|&start| start >= at) else {
+            return false;
+        };
+        at = start + piece.len();
+    }
+    !pieces.is_empty() && (pieces.len() > 1 || at == actual.len())
+}
+
+#[test]
+fn the_ellipsis_stands_for_any_lines() {
+    assert!(matches_with_ellipsis("a\nb", "a\nb\n"));
+    assert!(!matches_with_ellipsis("a\nb", "a\nb\nc"));
+    assert!(matches_with_ellipsis("a\n...\nz", "a\nb\nc\nz"));
+    assert!(matches_with_ellipsis("a\n...\nz", "a\nz"));
+    assert!(!matches_with_ellipsis("a\n...\nz", "a\nb\nz\ny"));
+    assert!(matches_with_ellipsis("a\n...\nc\n...\nz", "a\nb\nc\nd\nz"));
+    assert!(!matches_with_ellipsis("a\n...\nd\n...\nz", "a\nb\nc\nz"));
+}
+
+/// Runs the gpulint built with the tests as the README's commands run it,
+/// from the repository root, without colour.
+fn gpulint(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpulint"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// The quick start's first command prints what the README shows after it
+/// (the `= fix:` line included, which an earlier README left out).
+#[test]
+fn readme_quick_start_output_is_what_gpulint_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme.split("## Quick start").nth(1).unwrap();
+    let command = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|block| block.lines().next())
+        .map(|line| line.split(" #").next().unwrap().trim().to_string())
+        .unwrap();
+    let args: Vec<&str> = command
+        .split_once(" -- ")
+        .expect("`cargo run ... -- ARGS`")
+        .1
+        .split_whitespace()
+        .collect();
+    let shown = section
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the quick start shows the output in a ```text block");
+    let out = gpulint(&args);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches_with_ellipsis(shown, &printed),
+        "README.md's quick start shows\n{shown}\nbut `gpulint {}` prints\n{printed}",
+        args.join(" ")
+    );
+}
+
+/// Every transcript in the README (a ```text block of `$ gpulint check ...`
+/// lines, each followed by what it prints) is what gpulint prints: stdout,
+/// or stderr when stdout is redirected (`> file`).
+#[test]
+fn readme_transcripts_are_what_gpulint_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut checked = 0;
+    for block in readme.split("```text\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        if !block.starts_with("$ gpulint check") {
+            continue;
+        }
+        let mut runs: Vec<(String, Vec<&str>)> = Vec::new();
+        for line in block.lines() {
+            match line.strip_prefix("$ ") {
+                Some(command) => runs.push((command.to_string(), Vec::new())),
+                None => runs.last_mut().unwrap().1.push(line),
+            }
+        }
+        for (command, shown) in runs {
+            let (command, redirected) = match command.split_once(" > ") {
+                Some((command, _file)) => (command.to_string(), true),
+                None => (command, false),
+            };
+            let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+            assert!(
+                words.iter().all(|w| *w != "--fix"),
+                "a README transcript must not change the repository: `{command}`"
+            );
+            let out = gpulint(&words);
+            let printed = if redirected { &out.stderr } else { &out.stdout };
+            let printed = String::from_utf8_lossy(printed);
+            let shown = shown.join("\n");
+            assert!(
+                matches_with_ellipsis(&shown, &printed),
+                "README.md shows `{command}` printing\n{shown}\nbut it prints\n{printed}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "only {checked} README transcripts found");
 }

@@ -263,6 +263,131 @@ fn engine_agrees_with_inspect_on_docker_run_shm_sizes() {
     );
 }
 
+/// `--gpus` on a `docker run` line, as written in a script (the shell
+/// removes the outer quotes; the Docker CLI reads the rest as one CSV
+/// record): every form Docker's documentation shows, the ones people get
+/// wrong, and the ones the CLI refuses.
+const RUN_GPUS: &[&str] = &[
+    "--gpus all",
+    "--gpus=all",
+    "--gpus 2",
+    "--gpus=2",
+    "--gpus 0",
+    "--gpus -1",
+    "--gpus -2",
+    "--gpus +2",
+    "--gpus device=1",
+    "--gpus '\"device=0,1\"'",
+    "--gpus \"\\\"device=0,1\\\"\"",
+    "--gpus='\"device=0,1\"'",
+    "--gpus '\"device=0,0\"'",
+    "--gpus device=GPU-3a23c669-1f69-c64e-cf85-44e9b07e7a2a",
+    "--gpus '\"device=GPU-3a23c669-1f69-c64e-cf85-44e9b07e7a2a,GPU-0c1f9d41-54d1-4b5e-9a6e-1b7c2bd3e1f0\"'",
+    "--gpus device=0,1",
+    "--gpus=device=0,1",
+    "--gpus '\"device=0,1\",count=2'",
+    "--gpus count=2",
+    "--gpus count=all",
+    "--gpus 'count=2,capabilities=compute'",
+    "--gpus 'capabilities=compute,count=2'",
+    "--gpus '\"capabilities=compute,utility\",count=2'",
+    "--gpus 'count=2,\"capabilities=compute,utility\"'",
+    "--gpus capabilities=compute,utility,count=2",
+    "--gpus 'all,capabilities=utility'",
+    "--gpus driver=nvidia,count=all",
+    "--gpus 'driver=nvidia,\"device=0,1\"'",
+    "--gpus options=x=y",
+    "--gpus driver=amd,count=1",
+    "--gpus capabilities=tpu",
+    "--gpus all --gpus 2",
+    "--gpus 1 --gpus 2",
+    "--gpus count=1.5",
+    "--gpus count=2,count=3",
+    "--gpus 2,count=3",
+    "--gpus ''",
+    "--gpus 'count=2,'",
+    "--gpus devices=0",
+    "--gpus '\"device=0,1'",
+    "--gpus 'device=\"0\"'",
+];
+
+/// The Docker CLI and the daemon judge `docker run --gpus`: each spelling
+/// is given to `docker create` through the shell, which records the
+/// HostConfig's DeviceRequests without starting anything (this engine has
+/// no NVIDIA runtime), and what gpulint inspect says of the same line must
+/// match: the CLI's refusal, the request the daemon refuses when the
+/// container starts (both a count and device ids), or the GPUs it gives.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_docker_run_gpus() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let claims = claims_on_docker_run_lines(RUN_GPUS, str::to_string);
+    let (mut disagreements, mut created_count) = (Vec::new(), 0);
+    for (option, claim) in RUN_GPUS.iter().zip(claims) {
+        let created = Command::new("sh")
+            .arg("-c")
+            .arg(format!("docker create {option} {} true", engine.image()))
+            .output()
+            .unwrap();
+        let refused = claim["refused"].as_str().unwrap_or("");
+        let said = format!(
+            "gpulint: gpus {}, refused {:?}",
+            oracle::claimed_gpus(&claim),
+            refused
+        );
+        if !created.status.success() {
+            if !refused.starts_with("the Docker CLI refuses") {
+                disagreements.push(format!(
+                    "{option}: the CLI refuses it ({}), {said}",
+                    String::from_utf8_lossy(&created.stderr).trim()
+                ));
+            }
+            continue;
+        }
+        created_count += 1;
+        let id = String::from_utf8_lossy(&created.stdout).trim().to_string();
+        let shown = Command::new("docker")
+            .args(["inspect", &id])
+            .output()
+            .unwrap();
+        let _ = Command::new("docker").args(["rm", &id]).output();
+        let container: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+        let container = &container[0];
+        let requests = &container["HostConfig"]["DeviceRequests"];
+        // moby `getRequestedDevicesIDs`: refused when the container starts.
+        let conflict = requests.as_array().into_iter().flatten().any(|r| {
+            r["Count"].as_i64().unwrap_or(0) != 0
+                && r["DeviceIDs"].as_array().is_some_and(|ids| !ids.is_empty())
+        });
+        let agrees = if conflict {
+            refused.contains("cannot set both Count and DeviceIDs")
+        } else {
+            // A request for another driver gives no NVIDIA GPU: gpulint
+            // says it cannot tell.
+            let given = oracle::engine_gpus(container);
+            let claimed = oracle::claimed_gpus(&claim);
+            refused.is_empty() && (claimed == given || (claimed == "unknown" && given == "none"))
+        };
+        if !agrees {
+            disagreements.push(format!(
+                "{option}: DeviceRequests {requests} (gives {}), {said}",
+                oracle::engine_gpus(container)
+            ));
+        }
+    }
+    eprintln!(
+        "docker run --gpus: {} spellings, {} created, {} disagreements",
+        RUN_GPUS.len(),
+        created_count,
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the Docker CLI/daemon disagree:\n{}",
+        disagreements.join("\n")
+    );
+}
+
 /// `--tmpfs /dev/shm:OPTIONS` on a `docker run` line: Docker hands the
 /// options to mount(2), so the kernel reads the size (whole numbers, one
 /// unit letter, a `%` of the memory, 0 for no limit) or refuses it.

@@ -7,7 +7,9 @@
 mod common;
 
 use common::{Fixture, assert_snapshot, config_selecting, fixtures, root};
-use gpulint::engine::fix::{FixMode, fix_text, unified_diff};
+use gpulint::engine::Session;
+use gpulint::engine::config::Config;
+use gpulint::engine::fix::{FixMode, fix_text, unified_diff, verify_as_advertised};
 use gpulint::fix::Applicability;
 use gpulint::rules::RuleCode;
 use gpulint::rules::{FixKind, RULES, Target, meta};
@@ -302,7 +304,7 @@ fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     let fix = diagnostics[0].fix.as_ref().unwrap();
     assert_eq!(
         fix.title,
-        "Raise `shm_size` to \"8gb\" (in anchor `&gpu`, which also changes `s1`, `s2`, `s3` and 2 more)"
+        "Raise `shm_size` to \"3gb\" (in anchor `&gpu`, which also changes `s1`, `s2`, `s3` and 2 more)"
     );
     assert_eq!(fix.applicability, Applicability::Unsafe);
     let outcome = fix_text(
@@ -314,10 +316,60 @@ fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     .unwrap();
     assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
     assert!(
-        outcome.fixed_text.contains("  shm_size: 8gb\n"),
+        outcome.fixed_text.contains("  shm_size: 3gb\n"),
         "{}",
         outcome.fixed_text
     );
     let after = gpulint::engine::lint_text(&outcome.fixed_text, Path::new("compose.yaml"), &config);
     assert_eq!(after.unwrap().len(), 0);
+}
+
+/// Every fix applies on its own as its finding says it does: "(safe:
+/// `--fix` applies it)" must mean `--fix` applies it, whatever other rules
+/// then say of the fixed file, and an unsafe one must apply with
+/// `--unsafe-fixes`. Checked on every fixture with the default rules (a
+/// fixture's own test selects its rule only), so a fix that another rule's
+/// finding undoes (SHM003's `size=1gb` to `1g` where SHM002 wants more)
+/// is caught.
+#[test]
+fn every_fix_applies_on_its_own_as_advertised() {
+    let config = Config::default();
+    let session = Session::on_disk();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let folders = RULES
+        .iter()
+        .map(|r| r.code.as_str().to_string())
+        .chain(["_examples".to_string(), "_projects".to_string()]);
+    for folder in folders {
+        for fixture in common::fixtures_in_folder(&folder) {
+            for path in &fixture.files {
+                let text = std::fs::read_to_string(path).unwrap();
+                let path = PathBuf::from(relative(path));
+                let Ok(diagnostics) = session.lint_text(&text, &path, &config) else {
+                    continue;
+                };
+                for d in &diagnostics {
+                    let Some(fix) = &d.fix else { continue };
+                    if fix.applicability == Applicability::DisplayOnly {
+                        continue;
+                    }
+                    checked += 1;
+                    if let Err(reason) =
+                        verify_as_advertised(&session, &text, &path, &config, &diagnostics, d)
+                    {
+                        failures.push(format!(
+                            "{}: the {} fix {:?} ({}) does not apply on its own: {reason}",
+                            path.display(),
+                            d.code,
+                            fix.title,
+                            fix.applicability.as_str()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} fixes checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

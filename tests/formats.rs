@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{copy_dir, gpulint, stdout, write};
+use common::{copy_dir, gpulint, stdout, workflow_commands, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -533,4 +533,179 @@ fn fail_on_sets_the_lowest_severity_that_fails() {
         &["check", "--diff", "--fail-on", "never", "compose.yaml"],
     );
     assert_eq!(out.status.code(), Some(0));
+}
+
+/// Bytes a terminal acts on: C0 controls but LF and TAB, DEL, and C1.
+fn terminal_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| c.is_control() && c != '\n' && c != '\t')
+        .collect()
+}
+
+/// A repository whose names and paths try to inject workflow commands and
+/// terminal escapes.
+fn hostile_repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile =
+        "x\\n::error::injected\\e]0;retitled\\a\\u009b2J##[add-mask]secret\\r::warning::again";
+    write(
+        dir.path(),
+        "compose.yaml",
+        GPU_SERVICE.replace("  trainer:", &format!("  \"{hostile}\":")),
+    );
+    write(dir.path(), "nl\n::error::path/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "::add-mask::dir/compose.yaml", GPU_SERVICE);
+    write(
+        dir.path(),
+        "bad\n::error::broken/compose.yaml",
+        "services: [1, 2\n",
+    );
+    dir
+}
+
+#[test]
+fn nothing_read_from_a_file_becomes_a_workflow_command_or_a_terminal_escape() {
+    let repo = hostile_repository();
+    // Not `--diff`: a patch must hold the file's bytes to apply, so the
+    // action stops the runner's command processing around it (and around
+    // everything gpulint prints; tests/integrations.rs).
+    let runs: &[&[&str]] = &[
+        &["check", "--color", "never", "."],
+        &["check", "--color", "always", "."],
+        &["check", "--output-format", "concise", "."],
+        &["check", "--quiet", "."],
+        &["check", "--statistics", "."],
+        &["inspect", "."],
+    ];
+    for args in runs {
+        let out = gpulint(repo.path(), args);
+        let (stdout, stderr) = (stdout(&out), common::stderr(&out));
+        assert!(
+            stdout.contains("injected") || args.contains(&"--statistics"),
+            "{args:?}: the hostile service is reported\n{stdout}"
+        );
+        for (stream, log) in [("stdout", &stdout), ("stderr", &stderr)] {
+            let commands = workflow_commands(log);
+            assert!(
+                commands.is_empty(),
+                "{args:?} {stream}: {commands:#?}\n{log}"
+            );
+            // --color always paints with ESC itself: only the file's are checked.
+            let controls: Vec<char> = terminal_controls(log)
+                .into_iter()
+                .filter(|&c| !(c == '\u{1b}' && args.contains(&"always")))
+                .collect();
+            assert!(
+                controls.is_empty(),
+                "{args:?} {stream}: {controls:?}\n{log}"
+            );
+        }
+    }
+    // Colour: only SGR sequences, none from the file (its ESC is `\e`).
+    let out = gpulint(repo.path(), &["check", "--color", "always", "."]);
+    let text = stdout(&out);
+    assert!(text.contains("\\e]0;retitled"), "{text}");
+    assert!(!text.contains("\u{1b}]"), "{text:?}");
+}
+
+#[test]
+fn the_github_format_prints_only_its_own_annotations() {
+    let repo = hostile_repository();
+    let out = gpulint(repo.path(), &["check", "--output-format", "github", "."]);
+    let (stdout, stderr) = (stdout(&out), common::stderr(&out));
+    let commands = workflow_commands(&stdout);
+    // One per finding and one for the broken file, each a whole line that
+    // starts with an annotation command; no other command anywhere.
+    assert_eq!(commands.len(), stdout.lines().count(), "{stdout}");
+    for command in &commands {
+        assert!(
+            ["::error ", "::warning ", "::notice "]
+                .iter()
+                .any(|p| command.starts_with(p)),
+            "{command}"
+        );
+        assert!(terminal_controls(command).is_empty(), "{command:?}");
+        assert!(!command.contains("##["), "{command}");
+    }
+    assert!(
+        stdout.contains("x\\n::error::injected\\e]0;retitled"),
+        "{stdout}"
+    );
+    assert!(workflow_commands(&stderr).is_empty(), "{stderr}");
+    assert!(terminal_controls(&stderr).is_empty(), "{stderr:?}");
+}
+
+/// The checkout's auth header, as actions/checkout writes it into
+/// `.git/config`, and a `.env` that is a symlink to that file.
+const AUTH_HEADER: &str = "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldF90b2tlbg==";
+
+#[cfg(unix)]
+#[test]
+fn values_from_the_env_file_and_credentials_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".git/config",
+        format!(
+            "[core]\n\tbare = false\n[http \"https://github.com/\"]\n\textraheader = {AUTH_HEADER}\n"
+        ),
+    );
+    std::os::unix::fs::symlink(".git/config", dir.path().join(".env")).unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${extraheader}\n",
+    );
+    // The same header in a `.env` Compose can read: the value reaches
+    // `shm_size`, and messages name the variable instead of quoting it.
+    write(
+        dir.path(),
+        "readable/.env",
+        format!("extraheader={AUTH_HEADER}\n"),
+    );
+    write(
+        dir.path(),
+        "readable/compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${extraheader}\n",
+    );
+    // A token written in a file is not repeated either.
+    write(
+        dir.path(),
+        "run.sh",
+        "docker run --gpus all -e HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123 --shm-size=${X:-1g}x nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n",
+    );
+    let secrets = ["eC1hY2Nlc3M", "hf_AbCdEfGh"];
+    let mut said = String::new();
+    for format in [
+        "text", "concise", "json", "github", "sarif", "gitlab", "junit",
+    ] {
+        let out = gpulint(dir.path(), &["check", "--output-format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        for secret in secrets {
+            assert!(!printed.contains(secret), "{format}: {printed}");
+        }
+        said.push_str(&printed);
+    }
+    for format in ["text", "json"] {
+        let out = gpulint(dir.path(), &["inspect", "--format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        for secret in secrets {
+            assert!(!printed.contains(secret), "inspect {format}: {printed}");
+        }
+    }
+    // Compose cannot parse a git config as a `.env`: the project is
+    // refused, at the line, without the line's value.
+    assert!(
+        said.contains("Compose cannot read ./.env: line 3"),
+        "{said}"
+    );
+    // The finding is still there, naming the variable instead.
+    assert!(
+        said.contains("is not a valid size: `${extraheader}`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`extraheader=…` in the project's .env"),
+        "{said}"
+    );
 }

@@ -9,6 +9,8 @@
 //! a language-server request answered with an internal error is a failure.
 
 mod common;
+#[path = "../fuzz/fuzz_targets/lifecycle.rs"]
+mod lifecycle;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};
@@ -203,6 +205,12 @@ fn lsp(data: &[u8]) {
     }
 }
 
+/// fuzz/fuzz_targets/lsp_lifecycle.rs: the input's bytes as a message
+/// order, checked against the protocol's lifecycle.
+fn lsp_lifecycle(data: &[u8]) {
+    lifecycle::run(data);
+}
+
 /// Every stored case is run by a test below.
 #[test]
 fn every_case_has_a_test() {
@@ -358,4 +366,47 @@ fn fix_k8s002_request_below_limit_and_parallel_size() {
 #[test]
 fn fix_df007_quote_closed_before_the_word_ends() {
     fix(&input("fix/df007_quote_closed_before_the_word_ends"));
+}
+
+/// The language server's lifecycle, in orders the old server failed: it
+/// exited (status 2, no answer) on an `initialize` whose params did not
+/// deserialize, on any message between the `initialize` answer and
+/// `initialized`, on any request after `shutdown` (a second `shutdown`
+/// included), and exited 0 on `exit` without `shutdown`.
+#[test]
+fn lsp_lifecycle_bad_initialize_params() {
+    lsp_lifecycle(&input("lsp_lifecycle/bad_initialize_params"));
+}
+
+#[test]
+fn lsp_lifecycle_messages_before_initialized() {
+    lsp_lifecycle(&input("lsp_lifecycle/messages_before_initialized"));
+}
+
+#[test]
+fn lsp_lifecycle_requests_after_shutdown() {
+    lsp_lifecycle(&input("lsp_lifecycle/requests_after_shutdown"));
+}
+
+#[test]
+fn lsp_lifecycle_exit_without_shutdown() {
+    lsp_lifecycle(&input("lsp_lifecycle/exit_without_shutdown"));
+}
+
+#[test]
+fn lsp_lifecycle_requests_before_initialize() {
+    lsp_lifecycle(&input("lsp_lifecycle/requests_before_initialize"));
+}
+
+/// Every message order of a few messages, so the lifecycle check runs
+/// without the fuzzer over each pair of states.
+#[test]
+fn lsp_lifecycle_every_short_order() {
+    let ops: Vec<u8> = (0..16).collect();
+    for &a in &ops {
+        for &b in &ops {
+            lsp_lifecycle(&[0, a, b, 2, 3, a, 4]);
+            lsp_lifecycle(&[a, b, 0]);
+        }
+    }
 }

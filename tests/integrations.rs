@@ -289,6 +289,8 @@ struct Runner {
     inputs: BTreeMap<String, String>,
     /// The job's environment (a workflow's `env:`).
     env: BTreeMap<String, String>,
+    /// The ref the workflow pinned the action to (`@v0`): `GITHUB_ACTION_REF`.
+    action_ref: String,
     workspace: PathBuf,
     temp: tempfile::TempDir,
 }
@@ -308,6 +310,7 @@ impl Runner {
             action,
             inputs,
             env: BTreeMap::new(),
+            action_ref: String::new(),
             workspace: workspace.to_path_buf(),
             temp: tempfile::tempdir().unwrap(),
         }
@@ -324,6 +327,11 @@ impl Runner {
 
     fn env(mut self, name: &str, value: &str) -> Runner {
         self.env.insert(name.to_string(), value.to_string());
+        self
+    }
+
+    fn pinned_to(mut self, action_ref: &str) -> Runner {
+        self.action_ref = action_ref.to_string();
         self
     }
 
@@ -404,7 +412,7 @@ impl Runner {
                 .env("PATH", path.join(":"))
                 .env("GITHUB_ACTIONS", "true")
                 .env("GITHUB_ACTION_PATH", common::root())
-                .env("GITHUB_ACTION_REF", "")
+                .env("GITHUB_ACTION_REF", &self.action_ref)
                 .env("GITHUB_WORKSPACE", &self.workspace)
                 .env("GITHUB_OUTPUT", &output_file)
                 .env("GITHUB_PATH", &github_path)
@@ -595,6 +603,227 @@ fn action_refuses_a_release_asset_that_fails_its_checksum() {
     assert!(!run.outputs.contains_key("exit-code") || run.outputs["exit-code"].is_empty());
 }
 
+/// `uses: gpulint/gpulint@v0` looked for a release named `v0`, which
+/// nothing publishes, and fell back to building from source. A major (or
+/// minor) tag now means the newest release of that line, which is the
+/// version of the action's own source (the release workflow moves the tag
+/// there; see the next test).
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "the release mirror names the Linux assets"
+)]
+fn action_pinned_to_a_major_tag_installs_the_newest_release_of_that_line() {
+    let release = format!("v{}", env!("CARGO_PKG_VERSION"));
+    let (_mirror, base) = release_mirror(&release, false);
+    let workspace = lint_workspace();
+    let major = release.split('.').next().unwrap().to_string();
+    let minor = release.rsplit_once('.').unwrap().0.to_string();
+    for pinned in [&major, &minor] {
+        let run = Runner::new(workspace.path())
+            .env("GPULINT_DOWNLOAD_BASE", &base)
+            .pinned_to(pinned)
+            .input("paths", "serve")
+            .run();
+        assert_eq!(run.status, 0, "{}", run.log);
+        assert!(
+            run.log.contains(&format!("installed release {release}")),
+            "@{pinned}: {}",
+            run.log
+        );
+        assert!(!run.log.contains("building from"), "{}", run.log);
+    }
+    // Another line's tag is not this release: the cache key says the action
+    // would build its source instead of downloading anything.
+    let key = |pinned: &str| {
+        let out = Command::new("bash")
+            .arg(common::root().join("editors/github/install.sh"))
+            .arg("key")
+            .env("GITHUB_ACTION_PATH", common::root())
+            .env("GITHUB_ACTION_REF", pinned)
+            .env_remove("GITHUB_OUTPUT")
+            .env_remove("GPULINT_VERSION")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(key(&major).starts_with(&format!("key=gpulint-release-{release}-")));
+    assert!(
+        key("v99").starts_with("key=gpulint-source-"),
+        "{}",
+        key("v99")
+    );
+    assert!(key("main").starts_with("key=gpulint-source-"));
+}
+
+/// The release workflow's trigger, as GitHub matches a tag filter pattern:
+/// `*` any run of characters but `/`, `+` one or more of what precedes it,
+/// `[...]` a class; everything else literal.
+fn tag_filter_matches(pattern: &str, tag: &str) -> bool {
+    let mut regex = String::from("^");
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => regex.push_str("[^/]*"),
+            '+' => regex.push('+'),
+            '[' => {
+                regex.push('[');
+                for c in chars.by_ref() {
+                    regex.push(c);
+                    if c == ']' {
+                        break;
+                    }
+                }
+            }
+            c if c.is_ascii_alphanumeric() => regex.push(c),
+            c => {
+                regex.push('\\');
+                regex.push(c);
+            }
+        }
+    }
+    regex.push('$');
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import re, sys; sys.exit(0 if re.match(sys.argv[1], sys.argv[2]) else 1)",
+        ])
+        .args([&regex, tag])
+        .output()
+        .expect("python3 runs");
+    out.status.success()
+}
+
+/// The release workflow moves the major tag to a new release, only when it
+/// is the newest final release of its line, and the moved tag does not
+/// start a release of its own. The tag step's script is run on a real git
+/// repository with a bare `origin`.
+#[test]
+fn the_release_workflow_moves_the_major_tag_to_the_newest_release() {
+    let workflow =
+        std::fs::read_to_string(common::root().join(".github/workflows/release.yml")).unwrap();
+    let yaml = Yaml::parse(&workflow).unwrap();
+    let root = yaml.documents[0].root.unwrap();
+    let patterns: Vec<String> = yaml
+        .get_path(root, &["on", "push", "tags"])
+        .map(|e| {
+            yaml.items(e.value)
+                .iter()
+                .filter_map(|&i| yaml.str(i))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap();
+    let triggers = |tag: &str| patterns.iter().any(|p| tag_filter_matches(p, tag));
+    for tag in ["v0.1.0", "v1.2.3", "v10.20.30", "v1.0.0-rc.1"] {
+        assert!(
+            triggers(tag),
+            "{tag} does not start a release: {patterns:?}"
+        );
+    }
+    for tag in ["v0", "v1", "v0.1", "latest"] {
+        assert!(
+            !triggers(tag),
+            "moving {tag} would start a release: {patterns:?}"
+        );
+    }
+    let job = yaml.get_path(root, &["jobs", "major-tag"]).unwrap().value;
+    let needs: Vec<&str> = yaml
+        .get(job, "needs")
+        .map(|e| {
+            yaml.items(e.value)
+                .iter()
+                .filter_map(|&i| yaml.str(i))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        needs,
+        ["github-release"],
+        "the tag moves once the assets are out"
+    );
+    let script = yaml
+        .items(yaml.get(job, "steps").unwrap().value)
+        .iter()
+        .find_map(|&step| yaml.get(step, "run"))
+        .and_then(|e| yaml.str(e.value))
+        .unwrap()
+        .to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let origin = dir.path().join("origin.git");
+    let work = dir.path().join("work");
+    git(
+        dir.path(),
+        &["init", "-q", "--bare", origin.to_str().unwrap()],
+    );
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            work.to_str().unwrap(),
+        ],
+    );
+    let commit = |name: &str| {
+        write(&work, name, name);
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", name]);
+        let out = Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let tag = |name: &str, sha: &str| {
+        git(&work, &["tag", name, sha]);
+        git(
+            &work,
+            &["push", "-q", "origin", &format!("refs/tags/{name}")],
+        );
+    };
+    let release = |name: &str, sha: &str| {
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(&work)
+            .env("GITHUB_REF_NAME", name)
+            .env("GITHUB_SHA", sha)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", text(&out));
+        text(&out)
+    };
+    let major_at = || {
+        let out = Command::new("git")
+            .args(["rev-parse", "refs/tags/v0^{commit}"])
+            .current_dir(&origin)
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
+    };
+    let (first, second, third) = (commit("a"), commit("b"), commit("c"));
+    tag("v0.1.0", &first);
+    release("v0.1.0", &first);
+    assert_eq!(major_at().as_deref(), Some(first.as_str()));
+    tag("v0.2.0", &second);
+    release("v0.2.0", &second);
+    assert_eq!(major_at().as_deref(), Some(second.as_str()));
+    // A fix of the older line, and a pre-release, leave it.
+    tag("v0.1.1", &third);
+    assert!(release("v0.1.1", &third).contains("v0.2.0 is newer than v0.1.1"));
+    tag("v0.3.0-rc.1", &third);
+    assert!(release("v0.3.0-rc.1", &third).contains("is a pre-release"));
+    assert_eq!(major_at().as_deref(), Some(second.as_str()));
+    tag("v0.3.0", &third);
+    release("v0.3.0", &third);
+    assert_eq!(major_at().as_deref(), Some(third.as_str()));
+}
+
 #[test]
 #[ignore = "slow: builds gpulint from source (minutes on a cold target/integration); run by .ci/run"]
 fn action_builds_from_source_without_a_release() {
@@ -720,4 +949,144 @@ fn example_workflow_uses_only_inputs_the_action_declares() {
         }
     }
     assert_eq!(used, 1);
+}
+
+/// Without a Rust toolchain, a source build (`pip install .`, or the sdist
+/// where no wheel fits) stops in its first hook with one line saying what
+/// it needs, instead of maturin downloading a toolchain (or, offline, an
+/// 81-line traceback). `.ci/wheel` runs the same through real pip.
+#[test]
+fn the_build_backend_refuses_a_source_build_without_rust_in_one_line() {
+    let root = common::root();
+    // The interpreter itself, found on this PATH, since the hooks run with
+    // a PATH that has no cargo (nor anything else).
+    let found = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 runs");
+    let python = String::from_utf8(found.stdout).unwrap().trim().to_string();
+    // Every hook, with no cargo on the PATH and no `CARGO`.
+    let hooks = [
+        "get_requires_for_build_wheel()",
+        "get_requires_for_build_sdist()",
+        "prepare_metadata_for_build_wheel('.')",
+        "build_wheel('.')",
+        "build_sdist('.')",
+    ];
+    for hook in hooks {
+        let out = Command::new(&python)
+            .args([
+                "-c",
+                &format!("import sys; sys.path.insert(0, 'python'); import gpulint_build; gpulint_build.{hook}"),
+            ])
+            .current_dir(&root)
+            .env_remove("CARGO")
+            .env("PATH", std::env::temp_dir())
+            .output()
+            .expect("python3 runs");
+        assert_eq!(out.status.code(), Some(1), "{hook}: {}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "gpulint: building gpulint from source needs Rust 1.88 or newer, with cargo on the PATH (https://rustup.rs)\n",
+            "{hook}"
+        );
+    }
+    // The version it names is the crate's `rust-version`.
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let backend = std::fs::read_to_string(root.join("python/gpulint_build.py")).unwrap();
+    let rust_version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .unwrap();
+    assert!(
+        backend.contains(&format!("RUST_VERSION = {rust_version}\n")),
+        "python/gpulint_build.py names another Rust than Cargo.toml's {rust_version}"
+    );
+}
+
+/// A `language-servers` list replaces Helix's default list for its
+/// language, so the Helix config must repeat the defaults it claims to run
+/// beside, and add gpulint last. The defaults are those of Helix 25.07.1's
+/// `languages.toml` (helix-editor/helix, tag 25.07.1).
+#[test]
+fn the_helix_config_keeps_helixs_default_servers() {
+    const HELIX_25_07_DEFAULTS: &[(&str, &[&str])] = &[
+        ("yaml", &["yaml-language-server", "ansible-language-server"]),
+        (
+            "docker-compose",
+            &["docker-compose-langserver", "yaml-language-server"],
+        ),
+        ("dockerfile", &["docker-langserver"]),
+        ("bash", &["bash-language-server"]),
+        ("make", &[]),
+        ("markdown", &["marksman", "markdown-oxide"]),
+    ];
+    let text =
+        std::fs::read_to_string(common::root().join("editors/helix/languages.toml")).unwrap();
+    let config: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(
+        config["language-server"]["gpulint"]["args"],
+        toml::Value::Array(vec!["server".into()])
+    );
+    let languages = config["language"].as_array().unwrap();
+    assert_eq!(languages.len(), HELIX_25_07_DEFAULTS.len());
+    for (name, defaults) in HELIX_25_07_DEFAULTS {
+        let language = languages
+            .iter()
+            .find(|l| l["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("no [[language]] {name}"));
+        let servers: Vec<&str> = language["language-servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let mut expected = defaults.to_vec();
+        expected.push("gpulint");
+        assert_eq!(servers, expected, "{name}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "the release mirror names the Linux assets"
+)]
+fn nothing_a_checked_file_holds_becomes_a_workflow_command_in_the_log() {
+    let (_mirror, base) = release_mirror("v9.9.9", false);
+    let workspace = tempfile::tempdir().unwrap();
+    // Commands in a service name (escaped in the report, verbatim in a
+    // diff's lines) and in a path.
+    write(
+        workspace.path(),
+        "compose.yaml",
+        "services:\n  \"t\\n::add-mask::x ##[set-output name=pwned]1\":\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n::error::in-the-file: x\n",
+    );
+    write(
+        workspace.path(),
+        "::error::dir/compose.yaml",
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    );
+    for mode in ["check", "diff"] {
+        let run = Runner::new(workspace.path())
+            .env("GPULINT_DOWNLOAD_BASE", &base)
+            .input("version", "v9.9.9")
+            .input("mode", mode)
+            .run();
+        assert!(run.log.contains("set-output name=pwned"), "{}", run.log);
+        let commands = common::workflow_commands(&run.log);
+        let (stops, others): (Vec<&String>, Vec<&String>) = commands
+            .iter()
+            .partition(|c| c.starts_with("::stop-commands::gpulint-"));
+        assert_eq!(stops.len(), 1, "{mode}: {commands:#?}");
+        // Only the annotations, printed after the report.
+        for command in &others {
+            assert!(
+                command.starts_with("::warning file=") || command.starts_with("::error file="),
+                "{mode}: {command}\n{}",
+                run.log
+            );
+        }
+        assert!(!others.is_empty(), "{mode}: {}", run.log);
+    }
 }

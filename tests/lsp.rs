@@ -19,22 +19,27 @@ const GPU_COMPOSE: &str = "services:\n  trainer:\n    image: nvcr.io/nvidia/pyto
 
 struct Client {
     connection: Connection,
-    server: Option<std::thread::JoinHandle<()>>,
+    server: Option<std::thread::JoinHandle<gpulint::lsp::Ending>>,
     next_id: i32,
     /// Notifications received while waiting for something else.
     published: Vec<lsp::PublishDiagnosticsParams>,
 }
 
 impl Client {
-    fn start() -> Client {
+    /// A server that has not been initialized.
+    fn connect() -> Client {
         let (client, server) = Connection::memory();
         let handle = std::thread::spawn(move || gpulint::lsp::serve(server).unwrap());
-        let mut client = Client {
+        Client {
             connection: client,
             server: Some(handle),
             next_id: 0,
             published: Vec::new(),
-        };
+        }
+    }
+
+    fn start() -> Client {
+        let mut client = Client::connect();
         let result = client.request::<lsp::request::Initialize>(json!({
             "capabilities": {},
             "processId": null,
@@ -56,27 +61,37 @@ impl Client {
     }
 
     fn request<R: lsp::request::Request>(&mut self, params: Value) -> Value {
+        match self.call(R::METHOD, params) {
+            Ok(value) => value,
+            Err(e) => panic!("{} failed: {}", R::METHOD, e.message),
+        }
+    }
+
+    /// Sends a request and waits for its answer: a result or an error.
+    fn call(&mut self, method: &str, params: Value) -> Result<Value, lsp_server::ResponseError> {
         self.next_id += 1;
         let id = RequestId::from(self.next_id);
         self.connection
             .sender
             .send(Message::Request(Request::new(
                 id.clone(),
-                R::METHOD.to_string(),
+                method.to_string(),
                 params,
             )))
             .unwrap();
         loop {
-            match self.receive() {
-                Message::Response(response) if response.id == id => {
-                    return match response.response_result {
-                        Ok(value) => value,
-                        Err(e) => panic!("{} failed: {}", R::METHOD, e.message),
-                    };
-                }
-                _ => {}
+            if let Message::Response(response) = self.receive()
+                && response.id == id
+            {
+                return response.response_result;
             }
         }
+    }
+
+    /// Sends `exit` and waits for the server to end.
+    fn exit(mut self) -> gpulint::lsp::Ending {
+        self.notify::<lsp::notification::Exit>(Value::Null);
+        self.server.take().unwrap().join().unwrap()
     }
 
     fn receive(&mut self) -> Message {
@@ -153,10 +168,10 @@ impl Client {
 
 impl Drop for Client {
     fn drop(&mut self) {
-        let _ = self.request::<lsp::request::Shutdown>(Value::Null);
-        self.notify::<lsp::notification::Exit>(Value::Null);
         if let Some(server) = self.server.take() {
-            server.join().unwrap();
+            let _ = self.request::<lsp::request::Shutdown>(Value::Null);
+            self.notify::<lsp::notification::Exit>(Value::Null);
+            assert_eq!(server.join().unwrap(), gpulint::lsp::Ending::AfterShutdown);
         }
     }
 }
@@ -648,66 +663,346 @@ fn frame(body: &str) -> String {
     format!("Content-Length: {}\r\n\r\n{body}", body.len())
 }
 
-#[test]
-fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut server = Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .arg("server")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = server.stdin.take().unwrap();
-    let stdout = server.stdout.take().unwrap();
-    // A reader thread and a receive timeout: a server that died or hangs
-    // fails the test instead of blocking it.
-    let (sender, replies) = crossbeam_channel::unbounded();
-    std::thread::spawn(move || {
-        let mut stdout = std::io::BufReader::new(stdout);
-        while let Some(message) = read_framed(&mut stdout) {
-            if sender.send(message).is_err() {
-                break;
+/// `gpulint server` as a process, with a reader thread and a receive
+/// timeout: a server that died or hangs fails the test instead of blocking
+/// it.
+struct StdioServer {
+    process: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    replies: crossbeam_channel::Receiver<Value>,
+}
+
+impl StdioServer {
+    fn start() -> StdioServer {
+        use std::process::{Command, Stdio};
+        let mut process = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+            .arg("server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = process.stdin.take();
+        let stdout = process.stdout.take().unwrap();
+        let (sender, replies) = crossbeam_channel::unbounded();
+        std::thread::spawn(move || {
+            let mut stdout = std::io::BufReader::new(stdout);
+            while let Some(message) = read_framed(&mut stdout) {
+                if sender.send(message).is_err() {
+                    break;
+                }
             }
+        });
+        StdioServer {
+            process,
+            stdin,
+            replies,
         }
-    });
-    let next = |sent: &str, stdin: &mut std::process::ChildStdin| -> Value {
+    }
+
+    fn send(&mut self, sent: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(sent.as_bytes()).unwrap();
         stdin.flush().unwrap();
-        replies
+    }
+
+    /// Sends `sent` and waits for the next message from the server.
+    fn next(&mut self, sent: &str) -> Value {
+        self.send(sent);
+        self.replies
             .recv_timeout(Duration::from_secs(60))
             .unwrap_or_else(|_| panic!("no reply to {sent:?}"))
-    };
+    }
 
-    let reply = next(&frame("{bad}"), &mut stdin);
+    fn initialize(&mut self, id: i32) {
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": id, "method": "initialize",
+            "params": {"capabilities": {}, "processId": null, "rootUri": null},
+        });
+        let reply = self.next(&frame(&initialize.to_string()));
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["result"]["serverInfo"]["name"], "gpulint", "{reply}");
+        self.send(&frame(
+            r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#,
+        ));
+    }
+
+    /// Sends `exit` and returns the exit status, waiting at most a minute.
+    fn exit(mut self) -> i32 {
+        self.send(&frame(r#"{"jsonrpc":"2.0","method":"exit"}"#));
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.process.try_wait().unwrap() {
+                return status.code().unwrap();
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+#[test]
+fn malformed_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let mut server = StdioServer::start();
+    let reply = server.next(&frame("{bad}"));
     assert_eq!(reply["error"]["code"], -32700, "{reply}");
     assert_eq!(reply["id"], Value::Null, "{reply}");
-    let reply = next(&frame("[]"), &mut stdin);
+    let reply = server.next(&frame("[]"));
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
     assert_eq!(reply["id"], Value::Null, "{reply}");
-    let reply = next("Content-Type: application/json\r\n\r\n", &mut stdin);
+    let reply = server.next("Content-Type: application/json\r\n\r\n");
     assert_eq!(reply["error"]["code"], -32700, "{reply}");
 
-    let initialize = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"capabilities": {}, "processId": null, "rootUri": null},
-    });
-    let reply = next(&frame(&initialize.to_string()), &mut stdin);
-    assert_eq!(reply["id"], 1, "{reply}");
-    assert_eq!(reply["result"]["serverInfo"]["name"], "gpulint", "{reply}");
-    stdin
-        .write_all(frame(r#"{"jsonrpc":"2.0","method":"initialized","params":{}}"#).as_bytes())
-        .unwrap();
+    server.initialize(1);
     // Bad input after initialization too.
-    let reply = next(&frame("{\"jsonrpc\": \"2.0\", \"id\": 2,"), &mut stdin);
+    let reply = server.next(&frame("{\"jsonrpc\": \"2.0\", \"id\": 2,"));
     assert_eq!(reply["error"]["code"], -32700, "{reply}");
     let shutdown = json!({"jsonrpc": "2.0", "id": 3, "method": "shutdown"});
-    let reply = next(&frame(&shutdown.to_string()), &mut stdin);
+    let reply = server.next(&frame(&shutdown.to_string()));
     assert_eq!(reply["id"], 3, "{reply}");
-    stdin
-        .write_all(frame(r#"{"jsonrpc":"2.0","method":"exit"}"#).as_bytes())
-        .unwrap();
-    drop(stdin);
-    assert!(server.wait().unwrap().success());
+    assert_eq!(server.exit(), 0);
+}
+
+#[test]
+fn a_huge_content_length_is_refused_at_once_and_the_server_goes_on() {
+    let mut server = StdioServer::start();
+    // A gigabyte announced, never sent: the answer cannot wait for it.
+    let reply = server.next("Content-Length: 1000000000\r\n\r\n");
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the limit"),
+        "{reply}"
+    );
+    server.initialize(1);
+    let shutdown = json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"});
+    assert_eq!(server.next(&frame(&shutdown.to_string()))["id"], 2);
+    assert_eq!(server.exit(), 0);
+}
+
+#[test]
+fn the_server_process_follows_the_lifecycle_and_exits_one_without_shutdown() {
+    let mut server = StdioServer::start();
+    let hover = json!({"jsonrpc": "2.0", "id": 1, "method": "textDocument/hover",
+        "params": {"textDocument": {"uri": "file:///x/compose.yaml"}, "position": {"line": 0, "character": 0}}});
+    let reply = server.next(&frame(&hover.to_string()));
+    assert_eq!(reply["error"]["code"], SERVER_NOT_INITIALIZED, "{reply}");
+    let bad =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {"capabilities": 5}});
+    let reply = server.next(&frame(&bad.to_string()));
+    assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{reply}");
+    server.initialize(3);
+    assert_eq!(server.exit(), 1);
+}
+
+/// The error code of a failed call, or a panic naming what came instead.
+fn error_code(answer: Result<Value, lsp_server::ResponseError>) -> i32 {
+    match answer {
+        Err(error) => error.code,
+        Ok(value) => panic!("an error was expected, got {value}"),
+    }
+}
+
+const SERVER_NOT_INITIALIZED: i32 = -32002;
+const INVALID_REQUEST: i32 = -32600;
+const INVALID_PARAMS: i32 = -32602;
+
+#[test]
+fn before_initialize_requests_get_server_not_initialized_and_notifications_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::connect();
+    let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+    assert_eq!(
+        error_code(client.call("textDocument/hover", hover.clone())),
+        SERVER_NOT_INITIALIZED
+    );
+    assert_eq!(
+        error_code(client.call("shutdown", Value::Null)),
+        SERVER_NOT_INITIALIZED
+    );
+    // Dropped: once initialized, the document is unknown.
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    client.notify::<lsp::notification::Initialized>(json!({}));
+    let result = client.request::<lsp::request::Initialize>(json!({"capabilities": {}}));
+    assert_eq!(result["serverInfo"]["name"], "gpulint");
+    assert_eq!(
+        client.request::<lsp::request::HoverRequest>(hover),
+        Value::Null
+    );
+    assert!(client.published.is_empty(), "{:?}", client.published);
+}
+
+#[test]
+fn initialize_with_params_that_do_not_deserialize_is_invalid_params_and_the_server_waits() {
+    let mut client = Client::connect();
+    for params in [
+        Value::Null,
+        json!({"capabilities": 5}),
+        json!({"capabilities": {}, "processId": "one"}),
+    ] {
+        assert_eq!(
+            error_code(client.call("initialize", params.clone())),
+            INVALID_PARAMS,
+            "{params}"
+        );
+    }
+    let result = client.request::<lsp::request::Initialize>(json!({"capabilities": {}}));
+    assert_eq!(result["serverInfo"]["name"], "gpulint");
+    // Only once.
+    assert_eq!(
+        error_code(client.call("initialize", json!({"capabilities": {}}))),
+        INVALID_REQUEST
+    );
+    client.notify::<lsp::notification::Initialized>(json!({}));
+}
+
+#[test]
+fn messages_between_the_initialize_answer_and_initialized_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_COMPOSE);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::connect();
+    client.request::<lsp::request::Initialize>(json!({"capabilities": {}}));
+    // No `initialized` yet.
+    client.notify::<lsp::notification::Cancel>(json!({"id": 99}));
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    assert!(codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
+    let hover = client.request::<lsp::request::HoverRequest>(json!({
+        "textDocument": {"uri": uri}, "position": {"line": 1, "character": 4},
+    }));
+    assert!(hover["contents"]["value"].is_string(), "{hover}");
+    client.notify::<lsp::notification::Initialized>(json!({}));
+    client.change(&uri, 2, full_change("services: {}\n"));
+    assert!(client.diagnostics(&uri).is_empty());
+}
+
+#[test]
+fn after_shutdown_every_request_is_invalid_and_only_exit_ends_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    assert_eq!(
+        client.request::<lsp::request::Shutdown>(Value::Null),
+        Value::Null
+    );
+    assert_eq!(
+        error_code(client.call("shutdown", Value::Null)),
+        INVALID_REQUEST
+    );
+    let hover = json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}});
+    assert_eq!(
+        error_code(client.call("textDocument/hover", hover)),
+        INVALID_REQUEST
+    );
+    assert_eq!(
+        error_code(client.call("initialize", json!({"capabilities": {}}))),
+        INVALID_REQUEST
+    );
+    // Notifications are ignored: nothing is published.
+    client.open(&uri, "yaml", GPU_COMPOSE);
+    assert_eq!(
+        error_code(client.call("textDocument/hover", Value::Null)),
+        INVALID_REQUEST
+    );
+    assert!(client.published.is_empty(), "{:?}", client.published);
+    assert_eq!(client.exit(), gpulint::lsp::Ending::AfterShutdown);
+}
+
+#[test]
+fn exit_without_shutdown_ends_with_status_one() {
+    let client = Client::start();
+    let ending = client.exit();
+    assert_eq!(ending, gpulint::lsp::Ending::WithoutShutdown);
+    assert_eq!(ending.exit_status(), 1);
+    assert_eq!(gpulint::lsp::Ending::AfterShutdown.exit_status(), 0);
+    // Before `initialize` too.
+    assert_eq!(
+        Client::connect().exit(),
+        gpulint::lsp::Ending::WithoutShutdown
+    );
+}
+
+#[test]
+fn lone_cr_line_endings_give_the_editors_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = GPU_COMPOSE.replace('\n', "\r");
+    write(dir.path(), "compose.yaml", &text);
+    let uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&uri, "yaml", &text);
+    let diagnostics = client.diagnostics(&uri);
+    let shm = diagnostics
+        .iter()
+        .find(|d| codes(std::slice::from_ref(d)) == ["SHM001"])
+        .unwrap_or_else(|| panic!("{diagnostics:?}"));
+    // `trainer` on line 2 (0-based 1), columns 2..9, as an editor counts.
+    assert_eq!(
+        shm.range,
+        lsp::Range::new(lsp::Position::new(1, 2), lsp::Position::new(1, 9))
+    );
+    let actions = client.code_actions(&uri, shm.range, Some("quickfix"));
+    let fix = actions
+        .iter()
+        .find(|a| a.title.starts_with("Add `shm_size"))
+        .unwrap_or_else(|| panic!("{actions:#?}"));
+    let fixed = apply(fix, &uri, &text);
+    assert!(fixed.contains("\r    shm_size: \"8gb\"\r"), "{fixed:?}");
+}
+
+/// The interpolation bombs a hostile project can hold give a located
+/// error, in the editor too: a `.env` whose lines double (open unsaved in
+/// the editor: the buffer is read, not the disk) and `${a:-...}` nested
+/// 30,000 deep in a compose value.
+#[test]
+fn interpolation_bombs_are_located_errors_in_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = String::from("A0=xxxxxxxx\n");
+    for i in 1..40 {
+        env.push_str(&format!("A{i}=${{A{p}}}${{A{p}}}\n", p = i - 1));
+    }
+    write(dir.path(), ".env", "");
+    let compose = "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${A39}\n";
+    write(dir.path(), "compose.yaml", compose);
+    let compose_uri = uri(&dir.path().join("compose.yaml"));
+    let env_uri = uri(&dir.path().join(".env"));
+    let mut client = Client::start();
+    client.open(&env_uri, "dotenv", &env);
+    client.open(&compose_uri, "dockercompose", compose);
+    // The `.env` is no file the editor lints: the refusal is on the compose
+    // file's first line, pointing at the `.env` line.
+    let found = diagnostics_until(&mut client, &compose_uri, |d| !d.is_empty());
+    assert_eq!(codes(&found), ["PROJ001"], "{found:?}");
+    assert!(found[0].message.contains("expands past 1 MiB"), "{found:?}");
+    assert_eq!(found[0].range.start, lsp::Position::new(0, 0));
+    let related = found[0].related_information.as_ref().unwrap();
+    assert_eq!(related[0].location.uri, env_uri);
+    assert_eq!(related[0].location.range.start.line, 18, "{found:?}");
+
+    let nested = format!(
+        "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: \"{}8gb{}\"\n",
+        "${a:-".repeat(30_000),
+        "}".repeat(30_000)
+    );
+    client.change(&compose_uri, 2, full_change(&nested));
+    let found = diagnostics_until(&mut client, &compose_uri, |d| {
+        d.iter()
+            .any(|d| d.message.contains("nests deeper than 64 levels"))
+    });
+    let deep = found
+        .iter()
+        .find(|d| d.message.contains("nests deeper than 64 levels"))
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(deep.range.start, lsp::Position::new(4, 14));
 }

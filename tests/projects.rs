@@ -725,7 +725,13 @@ fn compose_file_names_subdirectories_and_missing_files() {
     let in_sub = run_in("sub");
     assert_eq!(in_sub["shm"]["bytes"], 6u64 << 30);
 
-    for list in ["missing.yaml", "", "sub/compose.yaml:"] {
+    // Reported at the `.env` line, or (like every refusal in a `.env`) on
+    // the first line of the project's first compose file when it has one.
+    for (list, at) in [
+        ("missing.yaml", ".env"),
+        ("", ".env"),
+        ("sub/compose.yaml:", "sub/compose.yaml"),
+    ] {
         write(dir.path(), ".env", format!("COMPOSE_FILE={list}\n"));
         let refused: Vec<_> = findings(dir.path(), &["."])
             .into_iter()
@@ -733,7 +739,7 @@ fn compose_file_names_subdirectories_and_missing_files() {
             .collect();
         assert_eq!(
             refused,
-            vec![("PROJ001".to_string(), ".env".to_string(), 1)],
+            vec![("PROJ001".to_string(), at.to_string(), 1)],
             "COMPOSE_FILE={list}"
         );
     }

@@ -122,9 +122,20 @@ fn deep_nesting_is_a_located_error() {
 
 #[test]
 fn alias_bomb_is_linted_quickly() {
-    let mut text = String::from(
-        "x-a: &a [\"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\"]\n",
+    alias_bomb("[\"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\"]");
+}
+
+/// The same bomb with `!reset` and `!override` at its leaves: the tags
+/// Compose records by path are reached by 9^30 paths.
+#[test]
+fn alias_bomb_of_reset_tags_is_linted_quickly() {
+    alias_bomb(
+        "[!reset \"1g\", !override \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\", \"1g\"]",
     );
+}
+
+fn alias_bomb(leaf: &str) {
+    let mut text = format!("x-a: &a {leaf}\n");
     for i in 0..30 {
         let prev = if i == 0 {
             "a".to_string()

@@ -295,11 +295,50 @@ impl Engine {
             "--gpus".into(),
             gpus,
         ];
+        if !self.gpu {
+            args.extend(serving_share(container));
+        }
         if container["rdma"] == true {
             args.push("--rdma".into());
         }
         args
     }
+}
+
+/// A serving engine whose /dev/shm need SHM002 derives from its parts
+/// (NCCL's segments between its ranks and the engine's own shared memory,
+/// `model::shm_need`) above the `min-size` floor is run as those parts: no
+/// DataLoader, and the engine's memory held as one prefetched batch per
+/// rank. Anything else, training and a server whose need is the floor
+/// alone, runs the reference training job, which stands in for what
+/// gpulint cannot see.
+fn serving_share(container: &Value) -> Vec<String> {
+    use gpulint::model::shm_need::{NCCL_SEGMENT_BYTES, TRITON_PYTHON_BYTES, VLLM_RING_BYTES};
+    const IMAGE: u64 = 3 * 224 * 224 * 4;
+    let ranks = ranks(container);
+    let engine = match container["workload"]["kind"].as_str() {
+        Some("vllm") if ranks >= 2 => VLLM_RING_BYTES,
+        Some("triton") => TRITON_PYTHON_BYTES,
+        Some("tgi" | "sglang" | "vllm") => 0,
+        _ => return Vec::new(),
+    };
+    let floor = gpulint::engine::config::Config::default()
+        .rule_settings
+        .min_shm;
+    if engine + ranks * (ranks - 1) * NCCL_SEGMENT_BYTES <= floor {
+        return Vec::new();
+    }
+    if engine == 0 {
+        return vec!["--workers".into(), "0".into()];
+    }
+    // An even batch: the workload checks the byte at half the batch, and
+    // writes one byte a page (an image is 147 pages).
+    let batch = engine.div_ceil(ranks * IMAGE).next_multiple_of(2);
+    ["--workers", "1", "--prefetch", "1", "--batch"]
+        .into_iter()
+        .map(str::to_string)
+        .chain([batch.to_string()])
+        .collect()
 }
 
 /// Ranks in the container: its launcher's, else one per GPU (`all` is a full node).
@@ -1534,25 +1573,53 @@ fn shm002_thresholds_carry_the_reference_job() {
     let policy = gpulint::engine::config::Config::default()
         .rule_settings
         .shm_policy();
-    // (command, ranks, DataLoader workers the job runs, sizes that must fail)
+    // (the run's GPUs and command, ranks and DataLoader workers the job
+    // runs, sizes that must fail). What gpulint cannot classify, and
+    // training whose rank count nothing tells, is sized as the heaviest
+    // workload measured on its GPUs: all of them is a full node of 8.
     let cases: &[(&str, u64, u64, &[u64])] = &[
-        ("torchrun --nproc_per_node=1 train.py", 1, 8, &[]),
-        ("torchrun --nproc_per_node=2 train.py", 2, 8, &[]),
-        ("torchrun --nproc_per_node=4 train.py", 4, 8, &[1024 * MIB]),
+        ("1 torchrun --nproc_per_node=1 train.py", 1, 8, &[]),
+        ("2 torchrun --nproc_per_node=2 train.py", 2, 8, &[512 * MIB]),
         (
-            "torchrun --nproc_per_node=8 train.py",
+            "4 torchrun --nproc_per_node=4 train.py",
+            4,
+            8,
+            &[1024 * MIB],
+        ),
+        (
+            "8 torchrun --nproc_per_node=8 train.py",
             8,
             8,
             &[2048 * MIB, 2800 * MIB],
         ),
         (
-            "torchrun --nproc_per_node=8 train.py --num_workers 2",
+            "8 torchrun --nproc_per_node=8 train.py --num_workers 2",
             8,
             2,
             &[1024 * MIB],
         ),
-        ("vllm serve m --tensor-parallel-size 4", 4, 0, &[]),
-        ("vllm serve m --tensor-parallel-size 8", 8, 0, &[512 * MIB]),
+        (
+            "8 torchrun --nproc_per_node=8 train.py --num_workers 4",
+            8,
+            4,
+            &[1536 * MIB],
+        ),
+        (
+            "all torchrun --nproc_per_node=gpu train.py",
+            8,
+            8,
+            &[2048 * MIB, 2800 * MIB],
+        ),
+        ("all python app.py", 8, 8, &[2048 * MIB, 2800 * MIB]),
+        ("6 python app.py", 6, 8, &[1792 * MIB]),
+        ("2 python app.py", 2, 8, &[512 * MIB]),
+        ("4 vllm serve m --tensor-parallel-size 4", 4, 0, &[]),
+        (
+            "8 vllm serve m --tensor-parallel-size 8",
+            8,
+            0,
+            &[512 * MIB],
+        ),
     ];
     let run_at = |ranks: u64, workers: u64, bytes: u64| {
         let output = run_reference_job(
@@ -1576,7 +1643,8 @@ fn shm002_thresholds_carry_the_reference_job() {
             .iter()
             .map(|&(command, ranks, workers, too_small)| {
                 // The container gpulint models for the command on `ranks` GPUs.
-                let line = format!("docker run --gpus {ranks} --shm-size=1g img {command}\n");
+                let (gpus, command) = command.split_once(' ').unwrap();
+                let line = format!("docker run --gpus {gpus} --shm-size=1g img {command}\n");
                 let containers = gpulint::engine::inspect_text(
                     &line,
                     Path::new("run.sh"),

@@ -4,8 +4,9 @@
 #   install.sh key   prints the cache key of this action's gpulint to $GITHUB_OUTPUT
 #   install.sh       installs it, unless the cache step restored it already:
 #                    the release asset for GPULINT_VERSION (or the action's own
-#                    tag), checksum verified, else a cargo build of the action's
-#                    own source. Puts it on $GITHUB_PATH.
+#                    tag; `v0` is the newest v0.x.y release), checksum
+#                    verified, else a cargo build of the action's own source.
+#                    Puts it on $GITHUB_PATH.
 #
 # Inputs come as environment variables, as the runner passes them:
 #   GPULINT_VERSION        a release tag (v1.2.3), `source` to always build, or empty
@@ -20,10 +21,20 @@ download_base=${GPULINT_DOWNLOAD_BASE:-https://github.com/gpulint/gpulint/releas
 cache_root=${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}}/gpulint
 
 # The release to look for: the version asked for, else the tag the workflow
-# pinned the action to (`uses: gpulint/gpulint@v1.2.3`). Only the latter may
-# fall back to building, because only then is the action's source that release.
+# pinned the action to (`uses: gpulint/gpulint@v1.2.3`). A major or minor
+# tag (`@v0`, `@v0.3`) means the newest release of that line: the release
+# workflow moves it to each new release, so the action's own source is that
+# release, and its Cargo.toml says which. Only a pinned tag may fall back to
+# building, because only then is the action's source that release.
 may_build=true
-if [ -z "$version" ] && [[ $ref =~ ^v[0-9] ]]; then
+if [ -z "$version" ] && [[ $ref =~ ^v[0-9]+(\.[0-9]+)?$ ]]; then
+  own=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$action_path/Cargo.toml" | head -1)
+  if [[ v$own == "$ref".* ]]; then
+    version=v$own
+  elif [ "${1:-}" != key ]; then
+    echo "gpulint: the action's source at $ref is version ${own:-unknown}, not a $ref.x release; building it"
+  fi
+elif [ -z "$version" ] && [[ $ref =~ ^v[0-9] ]]; then
   version=$ref
 elif [ -n "$version" ] && [ "$version" != source ] && [ "$version" != "$ref" ]; then
   may_build=false

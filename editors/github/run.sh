@@ -39,8 +39,16 @@ if [ -n "${INPUT_SARIF_FILE:-}" ]; then
   args+=(--output-file "sarif:$INPUT_SARIF_FILE")
 fi
 
+# Nothing gpulint prints may act as a workflow command: it quotes names,
+# values and paths from the checked files (escaped, but the runner also
+# reads a legacy `##[command]` anywhere in a line) and a diff holds their
+# lines verbatim. The runner stops processing commands until a token no
+# file can know.
+token="gpulint-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+echo "::stop-commands::$token"
 gpulint "${args[@]}" "${extra[@]}" -- "${paths[@]}"
 status=$?
+echo "::$token::"
 
 if [ "${INPUT_ANNOTATIONS:-true}" = true ] && [ -s "$scratch/annotations" ]; then
   cat "$scratch/annotations"

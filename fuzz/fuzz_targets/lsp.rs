@@ -10,9 +10,9 @@
 //!   all), edited incrementally at positions taken from the text's first
 //!   bytes, and closed.
 //!
-//! Bytes that are not a message are dropped here: over stdio the server
-//! exits on a malformed frame, a known bug being fixed on branch
-//! rel-a/rel-b.
+//! Bytes that are not a message are dropped here: the stdio framing of bad
+//! input is tested in tests/lsp.rs, and message orders by the
+//! lsp_lifecycle target.
 #![no_main]
 
 #[path = "common.rs"]

@@ -2,28 +2,21 @@
 //! with their configurations), lints or fixes each, then prints what was
 //! found and sets the exit status.
 
-use super::report::{Outcome, skip_notes};
+use super::report::{FixAction, FixTally, Outcome, diff_line, skip_notes};
 use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
-    paths_or_current, plural, read_target, usage_error,
+    paths_or_current, read_target, usage_error,
 };
 use crate::engine::config::{Config, validate_selector};
-use crate::engine::discover::{ConfigResolver, Target, discover};
+use crate::engine::discover::{ConfigResolver, Target, discover_with};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
+use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, Summary, text};
 use crate::vfs::Stamp;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-
-/// What `check` does with fixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FixAction {
-    Report,
-    Apply,
-    Diff,
-}
 
 /// A file's report plus what fixing it did.
 struct Checked {
@@ -34,6 +27,8 @@ struct Checked {
 struct Fixing {
     original: String,
     outcome: fix::FixOutcome,
+    /// Why the fixed text could not be written (`--fix` only).
+    unwritten: Option<String>,
 }
 
 /// The arguments of a run, validated.
@@ -94,19 +89,22 @@ struct Run {
 
 /// What fixing did across the run.
 struct Fixed {
-    applied: usize,
-    files: usize,
+    tally: FixTally,
     /// Every file's changes as one unified diff.
     diff: String,
 }
 
 pub(super) fn check(args: CheckArgs) -> u8 {
-    let plan = match Plan::of(&args) {
+    let mut plan = match Plan::of(&args) {
         Ok(plan) => plan,
         Err(e) => return usage_error(e),
     };
     let noqa_errors = if args.add_noqa {
-        super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver)
+        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver);
+        // The files now hold the comments: the check that follows reads
+        // them again, in a session of its own.
+        plan.session = Session::on_disk();
+        errors
     } else {
         Vec::new()
     };
@@ -122,7 +120,7 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         check_paths(&plan)
     };
     print_problems(&run, &noqa_errors);
-    let fixed = fixed(&run.checked);
+    let fixed = fixed(&run.checked, plan.mode);
     let reports: Vec<FileReport> = run.checked.into_iter().map(|c| c.report).collect();
     let summary = Summary::of(&reports);
     let outcome = Outcome {
@@ -130,8 +128,7 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         summary: &summary,
         action: plan.action,
         mode: plan.mode,
-        applied: fixed.applied,
-        fixed_files: fixed.files,
+        fixing: &fixed.tally,
         unchecked: run.unchecked,
         quiet: args.quiet,
         statistics: args.statistics,
@@ -150,7 +147,9 @@ pub(super) fn check(args: CheckArgs) -> u8 {
     if summary.failed_files > 0 || !run.config_errors.is_empty() || !noqa_errors.is_empty() {
         EXIT_ERROR
     } else if plan.action == FixAction::Diff {
-        if fixed.files > 0 && args.fail_on != FailOn::Never {
+        // The status says whether the patch is empty, as documented;
+        // `--fail-on never` makes it 0 all the same.
+        if fixed.tally.files > 0 && args.fail_on != FailOn::Never {
             EXIT_FINDINGS
         } else {
             EXIT_CLEAN
@@ -169,10 +168,22 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("-"));
     let mut bytes = Vec::new();
+    // The limit files have: a bigger input is refused, not held in memory.
+    let limit = engine::MAX_FILE_SIZE;
     std::io::stdin()
         .lock()
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if bytes.len() as u64 > limit {
+        let error = FileError::new(format!(
+            "standard input is too large (over {limit} bytes; gpulint reads at most {limit})"
+        ));
+        return Ok(Checked {
+            report: FileReport::failed(name, String::new(), error),
+            fixing: None,
+        });
+    }
     let config = plan.resolver.for_file(&name).map_err(|e| e.to_string())?;
     Ok(match engine::decode(bytes) {
         Ok(text) => plan
@@ -188,12 +199,13 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
 /// Walks the paths and checks every file found, in parallel.
 fn check_paths(plan: &Plan) -> Run {
     let mut run = Run::default();
-    let (targets, errors) = discover(&plan.paths, &plan.resolver);
+    let (targets, errors) =
+        discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver);
     run.unchecked += errors.len();
     run.config_errors.extend(
         errors
             .into_iter()
-            .map(|e| format!("{}: error: {}", e.path.display(), e.message)),
+            .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message))),
     );
     let check_target = |t: &Target| check_target(t, plan);
     // One file (what pre-commit and editors often pass) is not worth
@@ -209,7 +221,8 @@ fn check_paths(plan: &Plan) -> Run {
             Ok(None) => {}
             Err(e) => {
                 run.unchecked += 1;
-                run.config_errors.push(format!("gpulint: error: {e}"));
+                run.config_errors
+                    .push(format!("gpulint: error: {}", human(&e)));
             }
         }
     }
@@ -269,7 +282,7 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
         }));
     }
     let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-    let Some(read) = read_target(plan.session.system(), t) else {
+    let Some(read) = read_target(&plan.session, t) else {
         return Ok(None);
     };
     Ok(match read {
@@ -302,39 +315,58 @@ fn print_problems(run: &Run, noqa_errors: &[String]) {
             let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
         }
         if let Some(fixing) = &c.fixing {
+            let original =
+                FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
             for failed in &fixing.outcome.failed {
-                let original =
-                    FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
                 let _ = writeln!(
                     stderr,
                     "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
                     text::location(&original, failed.offset),
                     failed.code,
-                    failed.title,
-                    failed.reason
+                    human(&failed.title),
+                    human(&failed.reason)
+                );
+            }
+            if fixing.outcome.unsettled > 0 {
+                let _ = writeln!(
+                    stderr,
+                    "{}: warning: {} not applied: gpulint stops fixing a file after {} passes; run it again to apply them",
+                    text::location(&original, 0),
+                    if fixing.outcome.unsettled == 1 {
+                        "1 more fix was".to_string()
+                    } else {
+                        format!("{} more fixes were", fixing.outcome.unsettled)
+                    },
+                    fixing.outcome.passes
                 );
             }
         }
     }
 }
 
-fn fixed(checked: &[Checked]) -> Fixed {
-    let fixings = || checked.iter().filter_map(|c| c.fixing.as_ref());
-    Fixed {
-        applied: fixings().map(|f| f.outcome.applied.len()).sum(),
-        files: fixings().filter(|f| f.outcome.changed(&f.original)).count(),
-        diff: checked
-            .iter()
-            .filter_map(|c| Some((&c.report.path, c.fixing.as_ref()?)))
-            .map(|(path, f)| {
-                fix::unified_diff(
-                    &crate::output::shown_path(path),
-                    &f.original,
-                    &f.outcome.fixed_text,
-                )
-            })
-            .collect(),
+fn fixed(checked: &[Checked], mode: FixMode) -> Fixed {
+    let mut tally = FixTally::default();
+    let mut diff = String::new();
+    for c in checked {
+        let Some(f) = &c.fixing else { continue };
+        if f.unwritten.is_some() {
+            tally.unwritten_files += 1;
+            tally.unwritten += f.outcome.applied.len();
+            continue;
+        }
+        let changed = f.outcome.changed(&f.original);
+        tally.add_file(&f.outcome, changed, &f.outcome.remaining, mode);
+        let patch = fix::unified_diff(
+            &crate::output::shown_path(&c.report.path),
+            &f.original,
+            &f.outcome.fixed_text,
+        );
+        diff.push_str(&crate::output::with_exact_diff_header(
+            &c.report.path,
+            patch,
+        ));
     }
+    Fixed { tally, diff }
 }
 
 /// `--output-file`s; on failure, the exit status after saying why.
@@ -346,7 +378,7 @@ fn write_report_files(args: &CheckArgs, outcome: &Outcome) -> Result<(), u8> {
             eprintln!(
                 "gpulint: error: cannot write the {} report to {}: {e}",
                 format.name(),
-                file.path.display()
+                human_path(&file.path)
             );
             return Err(EXIT_ERROR);
         }
@@ -366,16 +398,9 @@ fn print_outcome(
     if plan.action == FixAction::Diff {
         // The diff alone goes to stdout, so it can be piped into `git apply`.
         let written = stdout.write_all(fixed.diff.as_bytes());
-        eprintln!(
-            "{} {} in {}.",
-            if fixed.applied == 0 {
-                "Nothing to fix:"
-            } else {
-                "Would fix"
-            },
-            plural(fixed.applied, "finding"),
-            plural(fixed.files, "file")
-        );
+        if !args.quiet {
+            eprintln!("{}", diff_line(&fixed.tally, plan.mode));
+        }
         written
     } else if plan.reads_stdin && plan.action == FixAction::Apply {
         // Like a formatter: the fixed text on stdout, what is left on stderr.
@@ -494,18 +519,25 @@ impl Plan {
                 fixing: Some(Fixing {
                     original: text,
                     outcome,
+                    unwritten: None,
                 }),
             };
         }
         if write
             && outcome.changed(&text)
-            && let Err(reason) = fix::write_fixed(&path, &text, &outcome.fixed_text)
+            && let Err(reason) =
+                crate::engine::write::write_fixed(&path, &text, &outcome.fixed_text)
         {
-            let mut report = session.check_text(path, text, config);
+            // The file keeps its findings, and says why their fixes are not in it.
+            let mut report = FileReport::new(path, text.clone(), outcome.found.clone());
             report.error = Some(FileError::new(format!("cannot write the fixes: {reason}")));
             return Checked {
                 report,
-                fixing: None,
+                fixing: Some(Fixing {
+                    original: text,
+                    outcome,
+                    unwritten: Some(reason),
+                }),
             };
         }
         let report = FileReport::new(path, outcome.fixed_text.clone(), outcome.remaining.clone());
@@ -514,6 +546,7 @@ impl Plan {
             fixing: Some(Fixing {
                 original: text,
                 outcome,
+                unwritten: None,
             }),
         }
     }

@@ -6,6 +6,7 @@ use super::{
 };
 use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::{self, FileError, Session};
+use crate::output::escape::{human, human_path};
 use rayon::prelude::*;
 use std::io::Write;
 
@@ -19,13 +20,13 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
     let session = Session::on_disk();
     let (targets, errors) = discover(&paths_or_current(args.paths), &resolver);
     for e in &errors {
-        eprintln!("{}: error: {}", e.path.display(), e.message);
+        eprintln!("{}: error: {}", human_path(&e.path), human(&e.message));
     }
     let files: Vec<Inspected> = targets
         .par_iter()
         .filter(|t| t.skip.is_none())
         .filter_map(|t| {
-            let read = read_target(session.system(), t)?.map(|(text, _)| text);
+            let read = read_target(&session, t)?.map(|(text, _)| text);
             let (text, outcome) = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text))
                     if t.manifest_only

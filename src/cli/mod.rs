@@ -7,7 +7,6 @@ mod noqa;
 mod report;
 mod rule;
 
-use crate::engine::System;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
 use crate::output::{OutputFormat, Summary};
@@ -89,7 +88,7 @@ struct CheckArgs {
     #[arg(long, conflicts_with = "diff")]
     fix: bool,
     /// Print the fixes as one unified diff (for `git apply` or `patch -p1`); write nothing.
-    /// Exits 1 when the diff is not empty.
+    /// Exits 1 when the diff is not empty, 0 when it is or with `--fail-on never`.
     #[arg(long)]
     diff: bool,
     /// Also apply unsafe fixes with `--fix` or `--diff`.
@@ -193,14 +192,18 @@ pub fn run() -> u8 {
         Command::Rule { code, all } => rule::rule(code, all),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Server => match crate::lsp::run_stdio() {
-            Ok(()) => EXIT_CLEAN,
+            Ok(ending) => ending.exit_status(),
             Err(e) => usage_error(format!("language server: {e}")),
         },
     }
 }
 
 fn usage_error(message: impl std::fmt::Display) -> u8 {
-    eprintln!("gpulint: error: {message}");
+    // The message may quote a path or an argument: escaped for the log.
+    eprintln!(
+        "gpulint: error: {}",
+        crate::output::escape::human(&message.to_string())
+    );
     EXIT_ERROR
 }
 
@@ -221,8 +224,9 @@ fn paths_or_current(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// A discovered file's text, or why it cannot be read; `None` for walked
 /// YAML that cannot be read (and may not be ours).
-fn read_target(system: &dyn System, target: &Target) -> Option<FileRead> {
-    match system.read(&target.path) {
+fn read_target(session: &crate::engine::Session, target: &Target) -> Option<FileRead> {
+    // Through the session's cache: the project it belongs to reads it too.
+    match session.read(&target.path) {
         Err(_) if target.manifest_only => None,
         read => Some(read),
     }

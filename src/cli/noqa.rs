@@ -3,7 +3,8 @@
 
 use super::{plural, read_target};
 use crate::engine::discover::{ConfigResolver, discover};
-use crate::engine::{self, Session, fix};
+use crate::engine::{self, Session};
+use crate::output::escape::{human, human_path};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
@@ -25,7 +26,7 @@ pub(super) fn add_noqa(
                 // `check` reports it when it lints the file.
                 Err(_) => return None,
             };
-            let (text, _) = read_target(session.system(), t)?.ok()?;
+            let (text, _) = read_target(session, t)?.ok()?;
             if t.manifest_only
                 && !engine::is_manifest_candidate(&text)
                 && !session.is_compose_overlay(&t.path)
@@ -35,7 +36,7 @@ pub(super) fn add_noqa(
             let added =
                 crate::engine::noqa::add_noqa(session, &text, &t.path, &config).and_then(|a| {
                     if let Some(a) = &a {
-                        fix::write_fixed(&t.path, &text, &a.text)
+                        crate::engine::write::write_fixed(&t.path, &text, &a.text)
                             .map_err(|e| format!("cannot write the comments: {e}"))?;
                     }
                     Ok(a)
@@ -53,7 +54,11 @@ pub(super) fn add_noqa(
                 files += 1;
             }
             Ok(None) => {}
-            Err(e) => errors.push(format!("{}: error: {e}", path.display())),
+            Err(e) => errors.push(format!(
+                "{}: error: {}",
+                human_path(&path),
+                human(&e.to_string())
+            )),
         }
     }
     errors.sort();

@@ -1,8 +1,8 @@
 //! What `gpulint check` prints: the report in each format, the summary
 //! line, `--statistics`, and the notes on skipped templates and overlays.
 
-use super::check::FixAction;
 use super::plural;
+use crate::diagnostic::Diagnostic;
 use crate::engine::fix::FixMode;
 use crate::engine::{FileReport, Skip};
 use crate::fix::Applicability;
@@ -10,18 +10,102 @@ use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, t
 use crate::rules::RuleCode;
 use std::path::{Path, PathBuf};
 
+/// What `check` does with fixes (the summary says it in its words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FixAction {
+    Report,
+    Apply,
+    Diff,
+}
+
 /// What a `check` run found and fixed, to render in any format.
 pub(super) struct Outcome<'a> {
     pub reports: &'a [FileReport],
     pub summary: &'a Summary,
     pub action: FixAction,
     pub mode: FixMode,
-    pub applied: usize,
-    pub fixed_files: usize,
+    /// What fixing did (zero with plain checking).
+    pub fixing: &'a FixTally,
     /// Paths that were never linted (not found, bad configuration).
     pub unchecked: usize,
     pub quiet: bool,
     pub statistics: bool,
+}
+
+/// What `--fix` or `--diff` did across the run.
+#[derive(Debug, Default)]
+pub(super) struct FixTally {
+    /// Fixes applied: written with `--fix`, in the patch with `--diff`.
+    pub applied: usize,
+    /// The files they change.
+    pub files: usize,
+    /// Fixes that failed verification (each with a warning on stderr).
+    pub failed: usize,
+    /// Fixes still to apply when the loop stopped after its last pass.
+    pub unsettled: usize,
+    /// Files whose fixes could not be written (each with an error).
+    pub unwritten_files: usize,
+    /// Those files' fixes, which were verified but not written.
+    pub unwritten: usize,
+    /// What is left after the fixes, by what could fix it.
+    pub left: Left,
+}
+
+/// Findings by what could fix them, under a [`FixMode`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Left {
+    /// A fix the mode applies: safe, or unsafe with `--unsafe-fixes`.
+    pub fixable: usize,
+    /// An unsafe fix, without `--unsafe-fixes`.
+    pub needs_unsafe: usize,
+    /// A display-only fix: a suggestion to apply by hand.
+    pub by_hand: usize,
+    /// No fix at all.
+    pub no_fix: usize,
+}
+
+impl Left {
+    pub fn of<'d>(diagnostics: impl IntoIterator<Item = &'d Diagnostic>, mode: FixMode) -> Left {
+        let mut left = Left::default();
+        for d in diagnostics {
+            match &d.fix {
+                Some(f) if mode.applies(f) => left.fixable += 1,
+                Some(f) if f.applicability == Applicability::Unsafe => left.needs_unsafe += 1,
+                Some(_) => left.by_hand += 1,
+                None => left.no_fix += 1,
+            }
+        }
+        left
+    }
+
+    fn add(&mut self, other: Left) {
+        self.fixable += other.fixable;
+        self.needs_unsafe += other.needs_unsafe;
+        self.by_hand += other.by_hand;
+        self.no_fix += other.no_fix;
+    }
+}
+
+impl FixTally {
+    /// Adds what fixing one file did; `remaining` are its findings after.
+    pub fn add_file<'d>(
+        &mut self,
+        outcome: &crate::engine::fix::FixOutcome,
+        changed: bool,
+        remaining: impl IntoIterator<Item = &'d Diagnostic>,
+        mode: FixMode,
+    ) {
+        self.applied += outcome.applied.len();
+        self.files += usize::from(changed);
+        self.failed += outcome.failed.len();
+        self.unsettled += outcome.unsettled;
+        self.left.add(Left::of(remaining, mode));
+    }
+
+    /// Fixes that were not applied though `--fix` was meant to apply them.
+    fn not_applied(&self) -> usize {
+        self.failed + self.unsettled
+    }
 }
 
 impl Outcome<'_> {
@@ -43,7 +127,7 @@ impl Outcome<'_> {
                 .collect(),
             OutputFormat::Text => {
                 let mut out = if self.statistics {
-                    statistics(reports)
+                    statistics(reports, self.mode)
                 } else {
                     self.findings(style)
                 };
@@ -77,32 +161,97 @@ impl Outcome<'_> {
         }
         // `--statistics` is a table of findings; it has never said what was fixed.
         if self.action == FixAction::Apply && !self.statistics {
-            out.push_str(&format!(
-                "Fixed {} in {}.\n",
-                plural(self.applied, "finding"),
-                plural(self.fixed_files, "file")
-            ));
+            out.push_str(&applied_line(self.fixing));
+            out.push('\n');
         }
         out.push_str(&summary_line(
             self.summary,
             self.reports,
             self.mode,
             self.unchecked,
+            self.fixing,
         ));
         out.push('\n');
         out
     }
 }
 
+/// "1 fix", "2 fixes".
+fn fixes(n: usize) -> String {
+    format!("{n} {}", if n == 1 { "fix" } else { "fixes" })
+}
+
+/// `--fix`'s first line: what was written, and what `--fix` meant to apply
+/// but could not.
+fn applied_line(t: &FixTally) -> String {
+    let mut line = format!(
+        "Fixed {} in {}.",
+        plural(t.applied, "finding"),
+        plural(t.files, "file")
+    );
+    if t.not_applied() > 0 {
+        line.push_str(&format!(
+            " {} could not be applied (see the warnings above).",
+            fixes(t.not_applied())
+        ));
+    }
+    line
+}
+
+/// `--diff`'s line on stderr: what the patch fixes, then what it leaves
+/// and why (ruff's "Would fix ...", its hidden fixes counted).
+pub(super) fn diff_line(t: &FixTally, mode: FixMode) -> String {
+    let mut line = if t.applied > 0 {
+        format!(
+            "Would fix {} in {}",
+            plural(t.applied, "finding"),
+            plural(t.files, "file")
+        )
+    } else {
+        "No fixes to apply".to_string()
+    };
+    let left = t.left;
+    let mut parts = Vec::new();
+    if left.needs_unsafe > 0 && !mode.unsafe_fixes {
+        parts.push((left.needs_unsafe, "fixable with `--unsafe-fixes`"));
+    }
+    if left.by_hand > 0 {
+        parts.push((left.by_hand, "with a suggested fix to apply by hand"));
+    }
+    if left.no_fix > 0 {
+        parts.push((left.no_fix, "without a fix"));
+    }
+    if let Some(((first, what), rest)) = parts.split_first() {
+        // "4 more findings fixable with ..., 1 without a fix".
+        let more = if t.applied > 0 { "more " } else { "" };
+        let first = format!(
+            "{first} {more}{} {what}",
+            if *first == 1 { "finding" } else { "findings" }
+        );
+        let rest: Vec<String> = rest.iter().map(|(n, what)| format!("{n} {what}")).collect();
+        line.push_str(&format!(" ({})", [vec![first], rest].concat().join(", ")));
+    }
+    line.push('.');
+    if t.not_applied() > 0 {
+        line.push_str(&format!(
+            " {} could not be applied (see the warnings above).",
+            fixes(t.not_applied())
+        ));
+    }
+    line
+}
+
 /// `--statistics`: one line per rule code, most findings first, as
-/// `COUNT  CODE  [*] summary` (`[*]`: some are fixable with `--fix`).
-fn statistics(reports: &[FileReport]) -> String {
+/// `COUNT  CODE  [*] summary` (`[*]`: some have a fix this run's `--fix`
+/// applies, as the summary line counts them; not display-only ones, nor
+/// unsafe ones without `--unsafe-fixes`).
+fn statistics(reports: &[FileReport], mode: FixMode) -> String {
     use std::collections::BTreeMap;
     let mut counts: BTreeMap<RuleCode, (usize, bool)> = BTreeMap::new();
     for d in reports.iter().flat_map(|r| &r.diagnostics) {
         let entry = counts.entry(d.code).or_default();
         entry.0 += 1;
-        entry.1 |= d.fix.is_some();
+        entry.1 |= d.fix.as_ref().is_some_and(|f| mode.applies(f));
     }
     let mut rows: Vec<(RuleCode, usize, bool)> = counts
         .into_iter()
@@ -126,16 +275,25 @@ fn statistics(reports: &[FileReport]) -> String {
     out
 }
 
-/// `unchecked`: paths that were never linted, besides `s.failed_files`.
-fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode, unchecked: usize) -> String {
-    let failed = s.failed_files + unchecked;
-    let mut line = if s.findings() == 0 && failed == 0 {
+/// `unchecked`: paths that were never linted, besides `s.failed_files`;
+/// the files `fixing` could not write are among `s.failed_files` but were
+/// checked.
+fn summary_line(
+    s: &Summary,
+    reports: &[FileReport],
+    mode: FixMode,
+    unchecked: usize,
+    fixing: &FixTally,
+) -> String {
+    let not_linted = s.failed_files - fixing.unwritten_files;
+    let failed = not_linted + unchecked;
+    let mut line = if s.findings() == 0 && failed == 0 && fixing.unwritten_files == 0 {
         format!("All checks passed ({} checked).", plural(s.files, "file"))
     } else if s.findings() == 0 {
-        // Not "all passed": some files were never checked.
+        // Not "all passed": some files were never checked or written.
         format!(
             "No problems found in {}.",
-            plural(s.files - s.failed_files, "file")
+            plural(s.files - not_linted, "file")
         )
     } else {
         format!(
@@ -149,30 +307,44 @@ fn summary_line(s: &Summary, reports: &[FileReport], mode: FixMode, unchecked: u
             s.files
         )
     };
-    let fixes = |applicability| {
-        reports
-            .iter()
-            .flat_map(|r| &r.diagnostics)
-            .filter(|d| {
-                d.fix
-                    .as_ref()
-                    .is_some_and(|f| f.applicability == applicability)
-            })
-            .count()
+    // Safe fixes as `fixable`, unsafe ones as `needs_unsafe`.
+    let safe_only = FixMode {
+        unsafe_fixes: false,
     };
-    let (safe, unsafe_) = (fixes(Applicability::Safe), fixes(Applicability::Unsafe));
-    if safe > 0 || unsafe_ > 0 {
-        if mode.unsafe_fixes {
-            line.push_str(&format!(" {} fixable with `--fix`.", safe + unsafe_));
-        } else if safe == 0 {
-            line.push_str(&format!(" {unsafe_} fixable with `--fix --unsafe-fixes`."));
-        } else if unsafe_ == 0 {
-            line.push_str(&format!(" {safe} fixable with `--fix`."));
-        } else {
-            line.push_str(&format!(
-                " {safe} fixable with `--fix` ({unsafe_} more with `--unsafe-fixes`)."
-            ));
-        }
+    let left = Left::of(reports.iter().flat_map(|r| &r.diagnostics), safe_only);
+    let (safe, unsafe_) = (left.fixable, left.needs_unsafe);
+    if unsafe_ > 0 && (safe == 0 || mode.unsafe_fixes) {
+        line.push_str(&format!(
+            " {} fixable with `--fix --unsafe-fixes`.",
+            safe + unsafe_
+        ));
+    } else if unsafe_ > 0 {
+        line.push_str(&format!(
+            " {safe} fixable with `--fix` ({unsafe_} more with `--unsafe-fixes`)."
+        ));
+    } else if safe > 0 {
+        line.push_str(&format!(" {safe} fixable with `--fix`."));
+    }
+    if left.by_hand > 0 {
+        line.push_str(&format!(
+            " {} a suggested fix to apply by hand.",
+            if left.by_hand == 1 {
+                "1 has".to_string()
+            } else {
+                format!("{} have", left.by_hand)
+            }
+        ));
+    }
+    if fixing.unwritten_files > 0 {
+        line.push_str(&format!(
+            " {} could not be written, so {} not applied (see errors above).",
+            plural(fixing.unwritten_files, "file"),
+            if fixing.unwritten == 1 {
+                "its fix was".to_string()
+            } else {
+                format!("their {} fixes were", fixing.unwritten)
+            }
+        ));
     }
     if failed > 0 {
         line.push_str(&format!(
@@ -212,7 +384,7 @@ pub(super) fn skip_notes<'a>(reports: impl Iterator<Item = &'a FileReport>) -> V
         }
     }
     let shown = |p: &Path| {
-        let s = p.display().to_string();
+        let s = crate::output::escape::human_path(p);
         if s.is_empty() { ".".to_string() } else { s }
     };
     let mut notes = Vec::new();
@@ -250,4 +422,44 @@ fn chart_root(template: &Path) -> PathBuf {
         .find(|d| d.join("Chart.yaml").is_file())
         .unwrap_or(dir)
         .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAFE: FixMode = FixMode {
+        unsafe_fixes: false,
+    };
+
+    #[test]
+    fn fixes_that_were_not_applied_are_counted_in_both_fix_lines() {
+        let tally = FixTally {
+            applied: 3,
+            files: 1,
+            failed: 1,
+            unsettled: 1,
+            ..FixTally::default()
+        };
+        assert_eq!(
+            applied_line(&tally),
+            "Fixed 3 findings in 1 file. 2 fixes could not be applied (see the warnings above)."
+        );
+        assert_eq!(
+            diff_line(&tally, SAFE),
+            "Would fix 3 findings in 1 file. 2 fixes could not be applied (see the warnings above)."
+        );
+        let one = FixTally {
+            failed: 1,
+            left: Left {
+                no_fix: 1,
+                ..Left::default()
+            },
+            ..FixTally::default()
+        };
+        assert_eq!(
+            diff_line(&one, SAFE),
+            "No fixes to apply (1 finding without a fix). 1 fix could not be applied (see the warnings above)."
+        );
+    }
 }

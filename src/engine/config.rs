@@ -214,11 +214,14 @@ impl Config {
         let defaults = RuleSettings::default();
         let rule_settings = RuleSettings {
             min_shm: size_setting(&file.shm.min_size, "min-size", defaults.min_shm)?,
-            min_shm_multi_gpu: size_setting(
-                &file.shm.min_size_multi_gpu,
-                "min-size-multi-gpu",
-                defaults.min_shm_multi_gpu,
-            )?,
+            min_shm_multi_gpu: match &file.shm.min_size_multi_gpu {
+                Some(_) => Some(size_setting(
+                    &file.shm.min_size_multi_gpu,
+                    "min-size-multi-gpu",
+                    0,
+                )?),
+                None => defaults.min_shm_multi_gpu,
+            },
             dataloader_workers: file
                 .shm
                 .dataloader_workers
@@ -234,7 +237,9 @@ impl Config {
         // The size fixes write must satisfy the checks, or a fix would trade
         // one finding for another.
         let fix_bytes = size_setting(&Some(rule_settings.fix_shm_size.clone()), "fix-size", 0)?;
-        let needed = rule_settings.min_shm.max(rule_settings.min_shm_multi_gpu);
+        let needed = rule_settings
+            .min_shm
+            .max(rule_settings.min_shm_multi_gpu.unwrap_or(0));
         if fix_bytes < needed {
             return Err(format!(
                 "[shm] fix-size = \"{}\" is below the {} that min-size / min-size-multi-gpu require; fixes would still be reported",
@@ -411,7 +416,7 @@ mod tests {
         );
         assert!(config("unknown-key = 1").is_err());
         assert!(
-            config("[shm]\nfix-size = \"1gb\"")
+            config("[shm]\nfix-size = \"256mb\"")
                 .unwrap_err()
                 .contains("fix-size")
         );
@@ -457,7 +462,7 @@ mod tests {
         let c = config("[shm]\nmin-size-multi-gpu = \"4gb\"\ndataloader-workers = 2\n").unwrap();
         assert_eq!(
             c.rule_settings.min_shm_multi_gpu,
-            4 * crate::model::size::GIB
+            Some(4 * crate::model::size::GIB)
         );
         assert_eq!(c.rule_settings.shm_policy().workers, 2);
     }

@@ -232,11 +232,23 @@ pub fn discover(
     paths: &[PathBuf],
     resolver: &ConfigResolver,
 ) -> (Vec<Target>, Vec<DiscoveryError>) {
+    discover_with(&crate::vfs::Disk, paths, resolver)
+}
+
+/// [`discover`], reading the files it looks into (kustomizations, a
+/// directory's `.env`) through `system`: a session's cache, so the lint
+/// that follows does not open them again.
+pub fn discover_with(
+    system: &dyn crate::vfs::System,
+    paths: &[PathBuf],
+    resolver: &ConfigResolver,
+) -> (Vec<Target>, Vec<DiscoveryError>) {
     let targets = Mutex::new(Vec::new());
     let errors = Mutex::new(Vec::new());
     // Directories the walk saw a kustomization in: only those can hold an
     // overlay, so no other walked directory needs looking at for one.
     let kustomized = Mutex::new(HashSet::new());
+    let unwalked = Arc::new(Mutex::new(Vec::new()));
     for path in paths {
         if !path.is_dir() {
             // Files, and paths that do not exist (reported when read).
@@ -248,10 +260,35 @@ pub fn discover(
             });
             continue;
         }
+        // The walk opens each directory's ignore files with a plain read,
+        // which waits forever on a FIFO: a directory with one is not walked
+        // (and said so), and neither are ignore files above the root.
+        if let Some(file) = blocking_ignore_file(path) {
+            errors.lock().expect("errors").push(not_walked(file));
+            continue;
+        }
+        let parents_readable = std::path::absolute(path).ok().is_some_and(|p| {
+            p.ancestors()
+                .skip(1)
+                .all(|d| blocking_ignore_file(d).is_none())
+        });
+        let unwalked = Arc::clone(&unwalked);
         let walker = ignore::WalkBuilder::new(path)
             .hidden(false)
             .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
+            .parents(parents_readable)
+            .filter_entry(move |e| {
+                if e.file_name() == ".git" {
+                    return false;
+                }
+                if e.file_type().is_some_and(|t| t.is_dir())
+                    && let Some(file) = blocking_ignore_file(e.path())
+                {
+                    unwalked.lock().expect("unwalked").push(not_walked(file));
+                    return false;
+                }
+                true
+            })
             .build_parallel();
         walker.run(|| {
             Box::new(|entry| {
@@ -313,15 +350,32 @@ pub fn discover(
     let mut targets = targets.into_inner().expect("targets");
     targets.sort();
     targets.dedup_by(|a, b| a.path == b.path);
-    // Discovery walks the disk itself, so it reads what it walked from there.
-    let disk = crate::vfs::Disk;
     mark_kustomize_overlays(
-        &disk,
+        system,
         &mut targets,
         &kustomized.into_inner().expect("kustomized"),
     );
-    promote_compose_file_members(&disk, &mut targets);
-    (targets, errors.into_inner().expect("errors"))
+    promote_compose_file_members(system, &mut targets);
+    let mut errors = errors.into_inner().expect("errors");
+    errors.extend(std::mem::take(&mut *unwalked.lock().expect("unwalked")));
+    (targets, errors)
+}
+
+/// The first of the ignore files a walk reads in `dir` (`.gitignore`,
+/// `.ignore`, `.git/info/exclude`) that is there but is neither a file nor
+/// a directory: a FIFO, socket or device, whose read could wait forever.
+fn blocking_ignore_file(dir: &Path) -> Option<PathBuf> {
+    [".gitignore", ".ignore", ".git/info/exclude"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|file| std::fs::metadata(file).is_ok_and(|m| !m.is_file() && !m.is_dir()))
+}
+
+fn not_walked(file: PathBuf) -> DiscoveryError {
+    DiscoveryError {
+        path: file,
+        message: "not a regular file (a FIFO, socket or device), so its directory is not checked: reading it could wait forever".to_string(),
+    }
 }
 
 /// Walked YAML that `COMPOSE_FILE` in its directory's `.env` names is a

@@ -8,6 +8,7 @@ use super::session::Session;
 use super::{FileError, without_crashing};
 use crate::model::container::ContainerRuntime;
 use crate::model::runtime;
+use crate::redact::{Hidden, REDACTED, looks_like_credential, redact};
 use crate::text::SourceFile;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,7 +67,8 @@ fn inspect_yaml(
         ..Inspection::default()
     };
     let local = |inspection: &mut Inspection, containers: Vec<ContainerRuntime>| {
-        for c in containers {
+        for mut c in containers {
+            redact_runtime(&mut c, &Hidden::default());
             inspection.keys.push(format!("{}#{}", path.display(), c.id));
             inspection.projects.push(Vec::new());
             inspection.containers.push(c);
@@ -88,11 +90,13 @@ fn inspect_yaml(
         return Ok(inspection);
     };
     let mut compose = false;
-    for (_, document) in documents(&yaml) {
+    let kserve = super::kserve::scope(session, &yaml, text, path);
+    for (index, document) in documents(&yaml) {
         match document {
-            Document::Kubernetes(manifest) => {
-                local(&mut inspection, runtime::kubernetes_runtimes(&manifest))
-            }
+            Document::Kubernetes(manifest) => local(
+                &mut inspection,
+                runtime::kubernetes_runtimes(&manifest, index, &kserve),
+            ),
             Document::Compose => compose = true,
         }
     }
@@ -106,7 +110,9 @@ fn inspect_yaml(
                 .extend(project.files.iter().map(|f| f.source.clone()));
             let range = |src| project.range(src);
             let name = |file| project.file_name(file);
+            let hidden = super::session::hidden_values(&project);
             for mut container in runtime::compose_runtimes(&project.services, &range, &name) {
+                redact_runtime(&mut container, &hidden);
                 container.file += offset;
                 container.shm.at_file += offset;
                 inspection.keys.push(format!("{spec:?}#{}", container.id));
@@ -119,4 +125,25 @@ fn inspect_yaml(
         }
     }
     Ok(inspection)
+}
+
+/// What `inspect` says in words (where /dev/shm comes from, why the
+/// container is refused) quotes no `.env` value that is not in the file,
+/// no credential and no long value (see [`crate::redact`]); an environment
+/// value is the variable's own, shown unless it looks like a credential.
+fn redact_runtime(container: &mut ContainerRuntime, hidden: &Hidden) {
+    let apply = |text: &mut String, hidden: &Hidden| {
+        if let std::borrow::Cow::Owned(redacted) = redact(text, hidden) {
+            *text = redacted;
+        }
+    };
+    apply(&mut container.shm.from, hidden);
+    if let Some(refused) = &mut container.refused {
+        apply(refused, hidden);
+    }
+    for value in container.env.values_mut().flatten() {
+        if looks_like_credential(value) || redact(value, &Hidden::default()) != value.as_str() {
+            *value = REDACTED.to_string();
+        }
+    }
 }

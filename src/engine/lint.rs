@@ -9,6 +9,7 @@ use crate::diagnostic::Diagnostic;
 use crate::model::dockerfile::DockerfileModel;
 use crate::model::k8s::Manifest;
 use crate::model::script::Script;
+use crate::redact::{Hidden, redact_diagnostic};
 use crate::rules::{self, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use crate::syntax::yaml::Yaml;
 use crate::syntax::yaml_edit::YamlEditor;
@@ -202,6 +203,9 @@ fn finish(
         if let Some(severity) = config.severity_override(d.code) {
             d.severity = severity;
         }
+        // Every finding, of every kind of file: no credential is quoted,
+        // no long value whole.
+        redact_diagnostic(d, &Hidden::default());
     }
     diagnostics.sort_by_key(|d| (d.range.start, d.code));
     diagnostics.dedup();
@@ -356,6 +360,7 @@ fn lint_yaml(
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
     let mut compose = false;
+    let kserve = super::kserve::scope(session, yaml, text, path);
     for (document_index, document) in documents(yaml) {
         match document {
             Document::Kubernetes(manifest) => {
@@ -365,6 +370,7 @@ fn lint_yaml(
                     &config.rule_settings,
                     &editor,
                     document_index,
+                    &kserve,
                 );
                 for (info, meta) in active.iter() {
                     if let Some(check) = info.check.kubernetes {
@@ -392,6 +398,10 @@ fn compose_findings(
     let session = reading(session, text, path);
     let wanted = crate::vfs::normalize(path);
     let mut found: Vec<Diagnostic> = Vec::new();
+    // A finding once, however many projects judge the file (a set: a file
+    // of many services has many findings).
+    let mut seen: std::collections::HashSet<(crate::codes::RuleCode, u32, u32, String)> =
+        Default::default();
     for spec in session.projects_of(path, config) {
         let lint = session.project_lint(&spec, config);
         for d in &lint.diagnostics {
@@ -402,11 +412,12 @@ fn compose_findings(
             if !here {
                 continue;
             }
+            if !seen.insert((d.code, d.range.start, d.range.end, d.message.clone())) {
+                continue;
+            }
             let mut d = d.clone();
             d.file = None;
-            if !found.contains(&d) {
-                found.push(d);
-            }
+            found.push(d);
         }
     }
     found

@@ -7,11 +7,13 @@ pub mod config;
 pub mod discover;
 pub mod fix;
 mod inspect;
+pub mod kserve;
 pub mod kustomize;
 mod lint;
 pub mod noqa;
 pub mod session;
 pub mod suppress;
+pub mod write;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};

@@ -46,6 +46,15 @@ impl Session {
         Session::with_files(Files::revalidating(system))
     }
 
+    /// The next generation of a long-lived session (see
+    /// [`Workspace::renewed`]): what changed is read again, the rest kept.
+    pub fn renewed(&self, system: impl System + 'static) -> Self {
+        Session {
+            workspace: Arc::new(self.workspace.renewed(system)),
+            lints: Mutex::default(),
+        }
+    }
+
     fn with_files(files: Files) -> Self {
         Session {
             workspace: Arc::new(Workspace::new(files)),
@@ -149,6 +158,13 @@ impl Session {
     ) -> Vec<(Arc<SourceFile>, Vec<Diagnostic>)> {
         let mut by_file: std::collections::BTreeMap<PathBuf, (Arc<SourceFile>, Vec<Diagnostic>)> =
             std::collections::BTreeMap::new();
+        let mut seen: std::collections::HashSet<(
+            PathBuf,
+            crate::codes::RuleCode,
+            u32,
+            u32,
+            String,
+        )> = Default::default();
         for lint in self.project_lints() {
             for d in &lint.diagnostics {
                 let Some(file) = &d.file else { continue };
@@ -156,14 +172,22 @@ impl Session {
                 if linted.contains(&key) {
                     continue;
                 }
+                let identity = (
+                    key.clone(),
+                    d.code,
+                    d.range.start,
+                    d.range.end,
+                    d.message.clone(),
+                );
+                if !seen.insert(identity) {
+                    continue;
+                }
                 let entry = by_file
                     .entry(key)
                     .or_insert_with(|| (file.clone(), Vec::new()));
                 let mut d = d.clone();
                 d.file = None;
-                if !entry.1.contains(&d) {
-                    entry.1.push(d);
-                }
+                entry.1.push(d);
             }
         }
         by_file.into_values().collect()
@@ -188,6 +212,13 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
     }
     note_profiles(project, &cx, &mut diagnostics);
     point_at_dotenv(project, &mut diagnostics);
+    // What the `.env` sets is not the compose files' to quote.
+    let hidden = hidden_values(project);
+    if !hidden.is_empty() {
+        for d in &mut diagnostics {
+            crate::redact::redact_diagnostic(d, &hidden);
+        }
+    }
     // Every finding names its file.
     for d in &mut diagnostics {
         if d.file.is_none() {
@@ -195,6 +226,28 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
         }
     }
     diagnostics
+}
+
+/// The values of the project's variables (its `.env`, an include's
+/// `env_file`) that none of its files writes: a message or `inspect` may
+/// not quote them (a `.env` can hold a token, or be a link to
+/// `.git/config`).
+pub(crate) fn hidden_values(project: &Project) -> crate::redact::Hidden {
+    let values = project
+        .env
+        .iter()
+        .filter_map(|(name, var)| match &var.value {
+            crate::project::env::Value::Known(value)
+                if !project.files.iter().any(|f| {
+                    f.role != crate::project::FileRole::Env
+                        && f.source.text.contains(value.as_str())
+                }) =>
+            {
+                Some((name, value.as_str()))
+            }
+            _ => None,
+        });
+    crate::redact::Hidden::values_not_in(values, "")
 }
 
 /// A finding about a service behind `profiles:` says so: the service is

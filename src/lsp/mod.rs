@@ -35,18 +35,75 @@ use std::time::{Duration, Instant};
 /// How long edits must pause before a document is linted again.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
-/// Serves one client on stdin/stdout until it exits.
-pub fn run_stdio() -> anyhow::Result<()> {
+/// Serves one client on stdin/stdout until it exits; the exit status is
+/// the one the protocol asks for (0 after `shutdown`, 1 without).
+pub fn run_stdio() -> anyhow::Result<Ending> {
     // Our own transport: lsp-server's stops at the first malformed message.
     let (connection, io_threads) = transport::stdio();
-    serve(connection)?;
+    let ending = serve(connection)?;
+    // The reader stops at `exit` or the end of input; the writer once the
+    // connection's sender is dropped, with `serve`'s return.
     io_threads.join()?;
-    Ok(())
+    Ok(ending)
 }
 
-/// Serves one client on `connection` (stdio, or an in-memory pair in tests).
-pub fn serve(connection: Connection) -> anyhow::Result<()> {
-    let capabilities = lsp::ServerCapabilities {
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// `exit` (or the end of input) after a `shutdown` request.
+    AfterShutdown,
+    /// `exit` (or the end of input) with no `shutdown` before it.
+    WithoutShutdown,
+}
+
+impl Ending {
+    /// The process's exit status, as the LSP specification asks: 0 when
+    /// `shutdown` came first, 1 otherwise.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Ending::AfterShutdown => 0,
+            Ending::WithoutShutdown => 1,
+        }
+    }
+}
+
+/// JSON-RPC error codes the lifecycle answers with (LSP 3.17, "Lifecycle
+/// Messages"): a request before `initialize`, and one the current state
+/// forbids (a second `initialize`, anything after `shutdown`).
+const SERVER_NOT_INITIALIZED: i32 = -32002;
+const INVALID_REQUEST: i32 = -32600;
+
+/// Serves one client on `connection` (stdio, or an in-memory pair in
+/// tests) until `exit` or the end of input, following the protocol's
+/// lifecycle in every state: before `initialize`, requests are answered
+/// with ServerNotInitialized and notifications dropped; an `initialize`
+/// whose params do not deserialize gets InvalidParams and the server waits
+/// for a good one; after the answer to `initialize` every message is
+/// served, whether or not `initialized` came yet; after `shutdown` every
+/// request gets InvalidRequest. Only `exit` (or the client going away) ends
+/// it.
+pub fn serve(connection: Connection) -> anyhow::Result<Ending> {
+    let Some(params) = await_initialize(&connection)? else {
+        return Ok(Ending::WithoutShutdown);
+    };
+    let mut server = Server {
+        connection: &connection,
+        documents: HashMap::new(),
+        due: BTreeMap::new(),
+        next_request: 0,
+        watch_files_when_initialized: watches_files_dynamically(&params),
+        session: None,
+        session_is_stale: true,
+    };
+    if !server.run() {
+        return Ok(Ending::WithoutShutdown);
+    }
+    await_exit(&connection);
+    Ok(Ending::AfterShutdown)
+}
+
+fn capabilities() -> lsp::ServerCapabilities {
+    lsp::ServerCapabilities {
         text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
             lsp::TextDocumentSyncOptions {
                 open_close: Some(true),
@@ -66,27 +123,82 @@ pub fn serve(connection: Connection) -> anyhow::Result<()> {
         )),
         hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
         ..Default::default()
-    };
-    let (id, params) = connection.initialize_start()?;
-    let params: lsp::InitializeParams = serde_json::from_value(params)?;
-    let result = lsp::InitializeResult {
-        capabilities,
-        server_info: Some(lsp::ServerInfo {
-            name: "gpulint".to_string(),
-            version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        }),
-    };
-    connection.initialize_finish(id, serde_json::to_value(result)?)?;
-    let mut server = Server {
-        connection: &connection,
-        documents: HashMap::new(),
-        due: BTreeMap::new(),
-        next_request: 0,
-    };
-    if watches_files_dynamically(&params) {
-        server.watch_files();
     }
-    server.run()
+}
+
+/// Waits for an `initialize` request that can be served and answers it;
+/// `None` when the client exits or goes away first.
+fn await_initialize(connection: &Connection) -> anyhow::Result<Option<lsp::InitializeParams>> {
+    let send = |message: Message| {
+        // The client going away ends the loop on the next receive.
+        let _ = connection.sender.send(message);
+    };
+    for message in &connection.receiver {
+        match message {
+            Message::Request(request) if request.method == lsp::request::Initialize::METHOD => {
+                match parse::<lsp::InitializeParams>(request.params) {
+                    Ok(params) => {
+                        let result = lsp::InitializeResult {
+                            capabilities: capabilities(),
+                            server_info: Some(lsp::ServerInfo {
+                                name: "gpulint".to_string(),
+                                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+                            }),
+                        };
+                        send(Response::new_ok(request.id, serde_json::to_value(result)?).into());
+                        return Ok(Some(params));
+                    }
+                    Err((code, reason)) => send(
+                        Response::new_err(
+                            request.id,
+                            code as i32,
+                            format!("initialize: invalid params: {reason}"),
+                        )
+                        .into(),
+                    ),
+                }
+            }
+            Message::Request(request) => send(
+                Response::new_err(
+                    request.id,
+                    SERVER_NOT_INITIALIZED,
+                    format!(
+                        "`{}` before `initialize`: the server is not initialized",
+                        request.method
+                    ),
+                )
+                .into(),
+            ),
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
+                return Ok(None);
+            }
+            // Other notifications before `initialize` are dropped, as the
+            // specification asks; responses answer nothing we sent.
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+/// After `shutdown`: every request is an InvalidRequest until `exit`.
+fn await_exit(connection: &Connection) {
+    for message in &connection.receiver {
+        match message {
+            Message::Request(request) => {
+                let reply = Response::new_err(
+                    request.id,
+                    INVALID_REQUEST,
+                    format!(
+                        "`{}` after `shutdown`: the server only waits for `exit`",
+                        request.method
+                    ),
+                );
+                let _ = connection.sender.send(reply.into());
+            }
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => return,
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
 }
 
 fn watches_files_dynamically(params: &lsp::InitializeParams) -> bool {
@@ -119,10 +231,21 @@ struct Server<'a> {
     /// Documents to lint, and when.
     due: BTreeMap<String, Instant>,
     next_request: i32,
+    /// Whether to register file watchers once the client says
+    /// `initialized` (the client supports dynamic registration).
+    watch_files_when_initialized: bool,
+    /// The files read and parsed so far, kept between lints: renewed (see
+    /// [`Session::renewed`]) when a document or file changes, so a tick
+    /// after a keystroke reads and parses only what changed.
+    session: Option<Arc<Session>>,
+    /// Whether a document or file changed since `session` was made.
+    session_is_stale: bool,
 }
 
 impl Server<'_> {
-    fn run(&mut self) -> anyhow::Result<()> {
+    /// Serves messages until `shutdown` (true) or `exit` or the end of
+    /// input (false).
+    fn run(&mut self) -> bool {
         loop {
             let now = Instant::now();
             let wait = self
@@ -133,21 +256,27 @@ impl Server<'_> {
                     at.saturating_duration_since(now)
                 });
             match self.connection.receiver.recv_timeout(wait) {
-                Ok(Message::Request(request)) => {
-                    if self.connection.handle_shutdown(&request)? {
-                        return Ok(());
+                Ok(Message::Request(request)) => match request.method.as_str() {
+                    lsp::request::Shutdown::METHOD => {
+                        self.send(Response::new_ok(request.id, ()));
+                        return true;
                     }
-                    self.handle_request(request);
-                }
+                    lsp::request::Initialize::METHOD => self.send(Response::new_err(
+                        request.id,
+                        INVALID_REQUEST,
+                        "`initialize` may only be sent once".to_string(),
+                    )),
+                    _ => self.handle_request(request),
+                },
                 Ok(Message::Notification(notification)) => {
                     if notification.method == lsp::notification::Exit::METHOD {
-                        return Ok(());
+                        return false;
                     }
                     self.handle_notification(notification);
                 }
                 Ok(Message::Response(_)) => {} // to our registration request
                 Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Disconnected) => return false,
             }
             self.lint_due();
         }
@@ -162,8 +291,12 @@ impl Server<'_> {
         self.send(Notification::new(N::METHOD.to_string(), params));
     }
 
-    /// Asks the client to tell us when files that findings depend on change.
+    /// Asks the client to tell us when files that findings depend on
+    /// change, once, if it can register watchers dynamically.
     fn watch_files(&mut self) {
+        if !std::mem::take(&mut self.watch_files_when_initialized) {
+            return;
+        }
         let watchers = [
             "**/gpulint.toml",
             "**/*.{yml,yaml}",
@@ -196,6 +329,8 @@ impl Server<'_> {
     fn handle_notification(&mut self, notification: Notification) {
         use lsp::notification as n;
         match notification.method.as_str() {
+            // The time to register capabilities dynamically.
+            n::Initialized::METHOD => self.watch_files(),
             n::DidOpenTextDocument::METHOD => {
                 let Ok(params) = parse::<lsp::DidOpenTextDocumentParams>(notification.params)
                 else {
@@ -216,6 +351,7 @@ impl Server<'_> {
                     },
                 );
                 self.due.insert(key, Instant::now());
+                self.session_is_stale = true;
             }
             n::DidChangeTextDocument::METHOD => {
                 let Ok(params) = parse::<lsp::DidChangeTextDocumentParams>(notification.params)
@@ -230,6 +366,7 @@ impl Server<'_> {
                     convert::apply_change(&mut document.text, change);
                 }
                 document.version = params.text_document.version;
+                self.session_is_stale = true;
                 // Every open document may read this one (a compose file
                 // building an edited Dockerfile): all are linted again.
                 let at = Instant::now() + DEBOUNCE;
@@ -267,16 +404,27 @@ impl Server<'_> {
     /// A session that reads the open documents' buffers over the disk. Only
     /// documents of files are in it: an untitled buffer is no file another
     /// one can refer to.
-    fn session(&self) -> Session {
+    fn session(&mut self) -> Arc<Session> {
+        if let Some(session) = self.session.as_ref().filter(|_| !self.session_is_stale) {
+            return session.clone();
+        }
         let buffers = self
             .documents
             .values()
             .filter(|d| d.path.is_absolute())
             .map(|d| (d.path.clone(), d.text.clone()));
-        Session::new(Overlay::new(buffers))
+        let overlay = Overlay::new(buffers);
+        let session = Arc::new(match &self.session {
+            Some(previous) => previous.renewed(overlay),
+            None => Session::revalidating(overlay),
+        });
+        self.session = Some(session.clone());
+        self.session_is_stale = false;
+        session
     }
 
     fn relint_all(&mut self) {
+        self.session_is_stale = true;
         let now = Instant::now();
         for key in self.documents.keys() {
             self.due.entry(key.clone()).or_insert(now);

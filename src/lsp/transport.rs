@@ -15,6 +15,16 @@ const PARSE_ERROR: i32 = -32700;
 /// JSON-RPC's code for JSON that is not a request, response or notification.
 const INVALID_REQUEST: i32 = -32600;
 
+/// The largest message body read: four times the largest file gpulint
+/// lints, room for a document's text escaped in JSON. A larger
+/// `Content-Length` is answered with an error at once, not waited for.
+pub const MAX_MESSAGE_SIZE: usize = 4 * crate::engine::MAX_FILE_SIZE as usize;
+
+/// How much of a header line is kept: a header is short, and a longer line
+/// is garbage whose end alone matters (a `Content-Length` header sent right
+/// after a body that had none).
+const MAX_HEADER_LINE: usize = 4096;
+
 /// A connection over stdin/stdout, and its reader and writer threads.
 pub fn stdio() -> (Connection, IoThreads) {
     let (writer_sender, writer_receiver) = bounded::<Message>(0);
@@ -127,8 +137,7 @@ fn read_frame(input: &mut impl BufRead) -> io::Result<Option<Vec<Frame>>> {
     let mut seen_any = false;
     let mut line = Vec::new();
     loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        if !read_header_line(input, &mut line)? {
             // End of input: a half-read frame has no body to answer.
             return Ok(None);
         }
@@ -176,6 +185,14 @@ fn read_frame(input: &mut impl BufRead) -> io::Result<Option<Vec<Frame>>> {
             results.push(Err(reason));
             return Ok(Some(results));
         }
+        Some(Ok(length)) if length > MAX_MESSAGE_SIZE => {
+            // Its body, if it ever comes, is skipped as garbage up to the
+            // next header: waiting for it could mean waiting for gigabytes.
+            results.push(Err(format!(
+                "parse error: Content-Length {length} is over the limit of {MAX_MESSAGE_SIZE} bytes"
+            )));
+            return Ok(Some(results));
+        }
         Some(Ok(length)) => length,
     };
     let mut body = Vec::new();
@@ -187,6 +204,42 @@ fn read_frame(input: &mut impl BufRead) -> io::Result<Option<Vec<Frame>>> {
     }
     results.push(Ok(body));
     Ok(Some(results))
+}
+
+/// Reads one line into `line` (cleared first), keeping at most
+/// [`MAX_HEADER_LINE`] bytes of it: its start and its end (where a header
+/// run onto garbage sits), so an endless line costs bounded memory. False
+/// at the end of input with nothing read.
+fn read_header_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<bool> {
+    line.clear();
+    let mut read_any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(read_any);
+        }
+        read_any = true;
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..=at], true),
+            None => (available, false),
+        };
+        line.extend_from_slice(chunk);
+        let used = chunk.len();
+        input.consume(used);
+        if line.len() > MAX_HEADER_LINE {
+            // Keep the first and the last half: enough to see that it is
+            // garbage and to find a header at its end.
+            let half = MAX_HEADER_LINE / 2;
+            line.drain(half..line.len() - half);
+        }
+        if done {
+            return Ok(true);
+        }
+    }
 }
 
 /// An HTTP header name.
@@ -227,6 +280,49 @@ mod tests {
                 Ok("[]".into()),
                 Err("parse error: bad Content-Length `x`".into()),
                 Ok("{}".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_content_length_over_the_limit_is_refused_without_waiting_for_it() {
+        // No body follows: reading it would wait (here: hit the end of
+        // input and drop the frame); the error comes from the header alone.
+        let huge = MAX_MESSAGE_SIZE + 1;
+        let frames = frames(&format!(
+            "Content-Length: {huge}\r\n\r\n{{\"jsonrpc\":\"2.0\"}}Content-Length: 2\r\n\r\n{{}}"
+        ));
+        assert_eq!(
+            frames,
+            [
+                Err(format!(
+                    "parse error: Content-Length {huge} is over the limit of {MAX_MESSAGE_SIZE} bytes"
+                )),
+                Err("parse error: malformed message header".into()),
+                Ok("{}".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_endless_header_line_is_kept_to_its_ends() {
+        let mut input = Vec::new();
+        input.extend(std::iter::repeat_n(b'x', 10 * MAX_HEADER_LINE));
+        input.extend_from_slice(b"Content-Length: 2\r\n\r\n[]");
+        let mut reader = std::io::BufReader::with_capacity(64, &input[..]);
+        let mut line = Vec::new();
+        assert!(read_header_line(&mut reader, &mut line).unwrap());
+        assert!(line.len() <= MAX_HEADER_LINE + 64, "{}", line.len());
+        assert!(line.ends_with(b"Content-Length: 2\r\n"));
+        let frames: Vec<_> = std::iter::from_fn(|| read_frame(&mut &input[..]).unwrap())
+            .take(1)
+            .flatten()
+            .collect();
+        assert_eq!(
+            frames,
+            [
+                Err("parse error: malformed message header".into()),
+                Ok(b"[]".to_vec())
             ]
         );
     }

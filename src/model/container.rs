@@ -43,7 +43,9 @@ pub struct ContainerRuntime {
     #[serde(skip)]
     pub range: TextRange,
     /// What findings about this container can be attached to: the service
-    /// mapping, or the whole pod spec (volumes live there).
+    /// mapping, or the whole pod spec (volumes live there); for a KServe
+    /// predictor merged with a runtime of the same file, both pod specs
+    /// and what lies between them.
     #[serde(skip)]
     pub scope: TextRange,
     /// The file `range` and `scope` are in: the linted file (0), or for a
@@ -194,6 +196,10 @@ pub enum ShmSetting {
     Mount,
     /// An operator that mounts its own `/dev/shm` into the pods it creates.
     Operator,
+    /// The KServe runtime the InferenceService's predictor is merged into:
+    /// the runtime decides (its volumes and mounts), and findings about
+    /// them are the runtime's.
+    Runtime,
     /// A value gpulint cannot resolve: an unset variable, an option only
     /// known at run time.
     Unresolved,

@@ -3,6 +3,8 @@
 //! environment and what it launches, in the terms the compose rules use.
 
 use crate::model::container::{Gpus, Shm, ShmKind, ShmSetting};
+use crate::model::gpu_request::{DeviceRequest, parse_gpus};
+use crate::model::script_vars::Expanded;
 use crate::model::size::{parse_compose_size, parse_tmpfs_size_option, tmpfs_size_option};
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
@@ -62,6 +64,10 @@ pub struct RunOption {
     pub dynamic: bool,
     /// From the flag to the end of its value.
     pub range: TextRange,
+    /// The script variable it comes from (`$FLAG` holding `--gpus all`, or
+    /// `--gpus $GPUS`), whose value the script's own assignments give: it
+    /// is read, but a fix cannot edit it where the run is written.
+    pub via: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -80,10 +86,20 @@ pub struct DockerRun {
     /// `docker run`, `podman container create`: where findings about the
     /// whole container point.
     pub program_range: TextRange,
-    /// An option the model cannot read past (an unknown flag form or a
-    /// dynamic word where an option was expected).
-    pub uncertain: bool,
+    /// Why the model cannot read every option: an unknown flag form, a
+    /// dynamic word where an option was expected, or a variable that may
+    /// take the next word as its value.
+    pub uncertain: Option<String>,
+    /// Options a variable holds on some of its values only (`$RDMA_FLAGS`
+    /// empty, or `--device=/dev/infiniband`), by name, with why: what they
+    /// decide is unknown, the rest of the run is read.
+    pub varying: Vec<(String, String)>,
 }
+
+/// What the script says a word that is one variable (`$FLAG`,
+/// `"${ARGS[@]}"`) becomes at the command being read: the words of every
+/// value it can take, or `None` when the script does not say.
+pub type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
 
 /// Whether an expansion where the image would be may hold options instead:
 /// an array (`"${ARGS[@]}"`) or a variable named as an option list
@@ -110,8 +126,15 @@ fn base(word: &str) -> &str {
 }
 
 impl DockerRun {
-    /// The `docker run` in a simple command, if it is one.
+    /// The `docker run` in a simple command, if it is one, reading no
+    /// script variable.
     pub fn find(command: &Command) -> Option<DockerRun> {
+        DockerRun::find_in(command, &|_: &Word| None)
+    }
+
+    /// The `docker run` in a simple command, if it is one; `$NAME` words
+    /// among its options are read with the values `resolve` gives.
+    pub fn find_in(command: &Command, resolve: Resolve) -> Option<DockerRun> {
         let words = &command.words;
         // Skip assignments and wrappers with their options (`sudo -E`,
         // `srun -N 2`, `timeout 10m`, `env A=1`), nothing else: `echo docker
@@ -171,7 +194,8 @@ impl DockerRun {
             command: String::new(),
             range: words[program].range.cover(words.last()?.range),
             program_range: words[program].range.cover(subcommand.range),
-            uncertain: false,
+            uncertain: None,
+            varying: Vec::new(),
         };
         let mut k = sub + 1;
         while let Some(word) = words.get(k) {
@@ -180,17 +204,34 @@ impl DockerRun {
                 k += 1;
                 break;
             }
+            if let Some(expanded) = resolve(word) {
+                match run.read_variable(word, &expanded) {
+                    Ok(()) => {
+                        k += 1;
+                        continue;
+                    }
+                    // What follows may be a value, the image or an option:
+                    // nothing after it is read.
+                    Err(why) => {
+                        run.uncertain = Some(why);
+                        return Some(run);
+                    }
+                }
+            }
             if !text.starts_with('-') || text == "-" {
                 break;
             }
             if word.dynamic && !text.starts_with("--") {
-                run.uncertain = true;
+                run.uncertain = Some(format!("`{text}` is only known at run time"));
             }
-            k += run.read_option(words, k);
+            k += run.read_option(words, k, resolve);
         }
         if let Some(image) = words.get(k) {
-            if image.dynamic {
-                run.uncertain |= holds_options(&image.text);
+            if image.dynamic && holds_options(&image.text) {
+                run.uncertain = Some(format!(
+                    "`{}` may hold options, which are only known at run time",
+                    image.text
+                ));
             }
             run.image = (!image.dynamic).then(|| image.clone());
             run.command = words[k + 1..]
@@ -202,15 +243,127 @@ impl DockerRun {
         Some(run)
     }
 
+    /// Reads `$name` (the word `at`) where an option may be, with every
+    /// value the script gives it. Its options are the run's when every
+    /// value holds the same ones (switches such as `-it` aside); values
+    /// that differ leave the run uncertain, and the options after it are
+    /// still read. `Err` says why nothing after it can be read: a value
+    /// that ends with an option taking the next word as its value, or one
+    /// that holds the image.
+    fn read_variable(&mut self, at: &Word, expanded: &Expanded) -> Result<(), String> {
+        let name = &expanded.name;
+        let mut read: Vec<Vec<RunOption>> = Vec::new();
+        for value in &expanded.values {
+            let words: Vec<Word> = value
+                .iter()
+                .map(|text| Word {
+                    text: text.clone(),
+                    range: at.range,
+                    dynamic: false,
+                })
+                .collect();
+            let value = value.join(" ");
+            let mut scratch = DockerRun {
+                options: Vec::new(),
+                uncertain: None,
+                varying: Vec::new(),
+                ..self.clone()
+            };
+            let mut k = 0;
+            while let Some(word) = words.get(k) {
+                if !word.text.starts_with('-') || word.text == "-" {
+                    return Err(format!(
+                        "`${name}` may be `{value}`, which holds the image: the options after it are not read"
+                    ));
+                }
+                k += scratch.read_option(&words, k, &|_: &Word| None);
+                if k > words.len() {
+                    return Err(format!(
+                        "`${name}` may be `{value}`, which takes the next word as its value: the options after it are not read"
+                    ));
+                }
+            }
+            if let Some(why) = scratch.uncertain {
+                return Err(format!("`${name}` may be `{value}`: {why}"));
+            }
+            for option in &mut scratch.options {
+                option.value_range = None;
+                option.via = Some(name.to_string());
+            }
+            read.push(scratch.options);
+        }
+        // Switches (`-it`) decide nothing gpulint reads; an option with a
+        // value that every value holds is the run's, and one that only
+        // some hold leaves what it decides unknown.
+        let setting = |o: &RunOption| (o.name.clone(), o.value.clone());
+        let mut options = read.first().cloned().unwrap_or_default();
+        options.retain(|o| {
+            o.value.is_some()
+                && read
+                    .iter()
+                    .all(|r| r.iter().any(|x| setting(x) == setting(o)))
+        });
+        let written: Vec<String> = expanded
+            .values
+            .iter()
+            .map(|v| format!("`{}`", v.join(" ")))
+            .collect();
+        for option in read.iter().flatten().filter(|o| o.value.is_some()) {
+            let common = options.iter().any(|c| setting(c) == setting(option));
+            if !common && !self.varying.iter().any(|(n, _)| *n == option.name) {
+                self.varying.push((
+                    option.name.clone(),
+                    format!(
+                        "`${name}` may be {}: `{}` is only known at run time",
+                        written.join(" or "),
+                        option.name
+                    ),
+                ));
+            }
+        }
+        self.options.extend(options);
+        Ok(())
+    }
+
+    /// Why what `names` decide is only known at run time, when a
+    /// variable holds one of them on some of its values only.
+    pub fn varies(&self, names: &[&str]) -> Option<&str> {
+        self.varying
+            .iter()
+            .find(|(name, _)| names.contains(&name.as_str()))
+            .map(|(_, why)| why.as_str())
+    }
+
     /// Reads the option at `words[k]`; returns how many words it took.
-    fn read_option(&mut self, words: &[Word], k: usize) -> usize {
+    fn read_option(&mut self, words: &[Word], k: usize, resolve: Resolve) -> usize {
         let word = &words[k];
         let text = word.text.as_str();
         let option = |name: &str, value: Option<&Word>, inline: Option<(String, TextRange)>| {
-            let (value, value_range, dynamic, end) = match (inline, value) {
-                (Some((v, r)), _) => (Some(v), Some(r), word.dynamic, word.range),
-                (None, Some(v)) => (Some(v.text.clone()), Some(v.range), v.dynamic, v.range),
-                (None, None) => (None, None, false, word.range),
+            // A value that is one variable with one value in the script
+            // (`--gpus $GPUS`) is read as that value.
+            let resolved = value.and_then(|v| {
+                let expanded = resolve(v)?;
+                match expanded.values.as_slice() {
+                    [one] => match one.as_slice() {
+                        [word] => Some((word.clone(), expanded.name.clone())),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            });
+            let (value, value_range, dynamic, end, via) = match (inline, value, resolved) {
+                (Some((v, r)), _, _) => (Some(v), Some(r), word.dynamic, word.range, None),
+                (None, Some(v), Some((resolved, variable))) => {
+                    (Some(resolved), None, false, v.range, Some(variable))
+                }
+                (None, Some(v), None) => (
+                    Some(v.text.clone()),
+                    Some(v.range),
+                    v.dynamic,
+                    v.range,
+                    None,
+                ),
+                (None, None, _) => (None, None, false, word.range, None),
             };
             RunOption {
                 name: name.to_string(),
@@ -218,6 +371,7 @@ impl DockerRun {
                 value_range,
                 dynamic,
                 range: word.range.cover(end),
+                via,
             }
         };
         if let Some(long) = text.strip_prefix("--") {
@@ -261,7 +415,7 @@ impl DockerRun {
                 return 1;
             }
             if !BOOLEAN_SHORT.contains(&flag) {
-                self.uncertain = true;
+                self.uncertain = Some(format!("`{text}` is a flag gpulint does not know"));
             }
         }
         self.options.push(option(text, None, None));
@@ -327,27 +481,54 @@ impl DockerRun {
         })
     }
 
-    /// The GPUs it asks for.
-    pub fn gpus(&self) -> Gpus {
-        let all = self
-            .option("--gpus")
-            .and_then(|(_, g)| g.value.as_deref())
-            .is_some_and(|v| v.trim_matches(['"', '\'']) == "all");
-        match self.gpu_count() {
-            _ if all => Gpus::All,
-            Some(n) => Gpus::Count(n),
-            None => Gpus::Unknown,
-        }
+    /// Each `--gpus` option as the Docker CLI reads it (a device request,
+    /// or why the CLI refuses the value); `None` for a value only known
+    /// at run time.
+    pub fn device_requests(&self) -> Vec<Option<Result<DeviceRequest, String>>> {
+        self.options_named("--gpus")
+            .map(|(_, o)| {
+                let value = o.value.as_deref().filter(|_| !o.dynamic)?;
+                Some(parse_gpus(value))
+            })
+            .collect()
     }
 
-    /// How many GPUs it asks for: `None` when all or unknown.
-    fn gpu_count(&self) -> Option<u64> {
-        let (_, gpus) = self.option("--gpus")?;
-        let value = gpus.value.as_deref()?.trim_matches(['"', '\'']);
-        if let Some(devices) = value.strip_prefix("device=") {
-            return Some(devices.split(',').count() as u64);
+    /// The GPUs it asks for: every `--gpus` is a device request of its own
+    /// (all wins, counts add); a request for another driver, or a value
+    /// only known at run time, adds nothing known.
+    pub fn gpus(&self) -> Gpus {
+        if self.varies(&["--gpus"]).is_some() {
+            return Gpus::Unknown;
         }
-        value.strip_prefix("count=").unwrap_or(value).parse().ok()
+        let requests = self.device_requests();
+        if requests.is_empty() {
+            return Gpus::Unknown;
+        }
+        requests
+            .into_iter()
+            .fold(None, |total: Option<Gpus>, request| {
+                let gpus = match request {
+                    Some(Ok(r)) if r.is_nvidia() => r.gpus(),
+                    _ => Gpus::Unknown,
+                };
+                Some(total.map_or(gpus, |t| t.combine(gpus)))
+            })
+            .unwrap_or(Gpus::Unknown)
+    }
+
+    /// Why the container never starts, for what gpulint reads: the Docker
+    /// CLI refuses a `--gpus` value, or the daemon a device request (both a
+    /// count and device ids: `--gpus device=0,1` without the inner quotes).
+    pub fn refusal(&self) -> Option<String> {
+        self.options_named("--gpus")
+            .zip(self.device_requests())
+            .find_map(|((_, option), request)| match request? {
+                Err(why) => Some(format!(
+                    "the Docker CLI refuses `--gpus {}`: {why}",
+                    option.value.as_deref().unwrap_or("")
+                )),
+                Ok(r) => r.start_refusal(),
+            })
     }
 
     /// The launcher it starts (`torchrun`, `deepspeed`, …), if any.
@@ -403,6 +584,10 @@ impl DockerRun {
 
     /// The container's `/dev/shm`, and the option that decided it.
     pub fn shm(&self) -> Shm {
+        // A variable that holds one of them on some values only.
+        if let Some(why) = self.varies(&["--ipc", "--volume", "--tmpfs", "--mount", "--shm-size"]) {
+            return Shm::new(ShmKind::Unknown, None, why).decided_by(ShmSetting::Unresolved, None);
+        }
         let ipc = self.option("--ipc").map(|(_, o)| o);
         if let Some(o) = ipc {
             let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
@@ -451,8 +636,11 @@ impl DockerRun {
                 "--shm-size",
             )
             .decided_by(ShmSetting::Size, Some(o.range)),
-            None if self.uncertain => run_time(None),
-            None => Shm::default_of("Docker"),
+            None => match &self.uncertain {
+                Some(why) => Shm::new(ShmKind::Unknown, None, why.clone())
+                    .decided_by(ShmSetting::Unresolved, None),
+                None => Shm::default_of("Docker"),
+            },
         }
     }
 }

@@ -7,6 +7,7 @@
 
 use super::workload::{Accelerator, EnvView, image_accelerator};
 use crate::syntax::dockerfile::{Dockerfile, Instruction, KeyValue, Word};
+use crate::syntax::interpolate;
 use crate::text::{SourceFile, TextRange};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -205,7 +206,7 @@ impl DockerfileModel {
             let value = match build_args.get(name) {
                 Some(v) => Some(v.clone()),
                 None => default.as_ref().and_then(|d| {
-                    let (text, complete) = expand(d, &|n| values.get(n).cloned().flatten());
+                    let (text, complete) = expand(d, &|n| values.get(n)?.as_deref());
                     complete.then_some(text)
                 }),
             };
@@ -221,7 +222,7 @@ impl DockerfileModel {
         let mut current = stage;
         loop {
             let s = self.stages.get(current)?;
-            let (image, complete) = expand(&s.image.text, &|n| args.get(n).cloned().flatten());
+            let (image, complete) = expand(&s.image.text, &|n| args.get(n)?.as_deref());
             let lower = image.to_ascii_lowercase();
             // Only earlier stages can be referenced, which also rules out cycles.
             let parent = self.stages[..current]
@@ -362,110 +363,18 @@ fn normalized(instruction: &Instruction) -> String {
 /// Expands `$NAME`, `${NAME}`, `${NAME:-default}`, `${NAME-default}`,
 /// `${NAME:+alt}` and `${NAME+alt}` (nested in the word, as BuildKit's shell
 /// lexer does). Unknown variables are kept as written; the flag says whether
-/// every variable was known.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> (String, bool) {
-    let mut out = String::new();
-    let mut complete = true;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < text.len() {
-        let c = bytes[i];
-        if c == b'\\' && i + 1 < text.len() && bytes[i + 1] == b'$' {
-            out.push('$');
-            i += 2;
-            continue;
-        }
-        if c != b'$' {
-            let ch = text[i..].chars().next().expect("in bounds");
-            out.push(ch);
-            i += ch.len_utf8();
-            continue;
-        }
-        if bytes.get(i + 1) == Some(&b'{') {
-            // Find the matching brace (defaults may nest `${...}`).
-            let mut depth = 0;
-            let mut end = None;
-            for (j, &b) in bytes.iter().enumerate().skip(i + 1) {
-                match b {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = Some(j);
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let Some(end) = end else {
-                out.push_str(&text[i..]);
-                return (out, false);
-            };
-            let inner = &text[i + 2..end];
-            let name_len = inner
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(inner.len());
-            let (name, op) = inner.split_at(name_len);
-            let value = lookup(name);
-            let (word, colon) = if let Some(w) = op.strip_prefix(":-") {
-                (Some(('-', w)), true)
-            } else if let Some(w) = op.strip_prefix(":+") {
-                (Some(('+', w)), true)
-            } else if let Some(w) = op.strip_prefix('-') {
-                (Some(('-', w)), false)
-            } else if let Some(w) = op.strip_prefix('+') {
-                (Some(('+', w)), false)
-            } else {
-                (None, false)
-            };
-            let set = value.as_ref().is_some_and(|v| !colon || !v.is_empty());
-            match word {
-                Some(('-', w)) if !set => {
-                    let (e, c) = expand(w, lookup);
-                    out.push_str(&e);
-                    complete &= c;
-                }
-                Some(('+', w)) => {
-                    if set {
-                        let (e, c) = expand(w, lookup);
-                        out.push_str(&e);
-                        complete &= c;
-                    } else if value.is_none() && !colon {
-                        // `${X+alt}` with X unknown: cannot tell.
-                        complete = false;
-                    }
-                }
-                _ => match value {
-                    Some(v) => out.push_str(&v),
-                    None => {
-                        out.push_str(&text[i..=end]);
-                        complete = false;
-                    }
-                },
-            }
-            i = end + 1;
-            continue;
-        }
-        let name_len = text[i + 1..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(text.len() - i - 1);
-        if name_len == 0 {
-            out.push('$');
-            i += 1;
-            continue;
-        }
-        let name = &text[i + 1..i + 1 + name_len];
-        match lookup(name) {
-            Some(v) => out.push_str(&v),
-            None => {
-                out.push_str(&text[i..i + 1 + name_len]);
-                complete = false;
-            }
-        }
-        i += 1 + name_len;
-    }
-    (out, complete)
+/// every variable was known. An expansion that would grow past
+/// [`interpolate::budget_for`] its text (an `ARG` doubling its value each
+/// line) is not made: the text stays as written and is not complete, like
+/// an unknown variable. Iterative and linear (see [`interpolate`]).
+pub fn expand<'v>(text: &str, lookup: &dyn Fn(&str) -> Option<&'v str>) -> (String, bool) {
+    let expanded = interpolate::expand(
+        text,
+        interpolate::Dialect::BUILDKIT,
+        lookup,
+        interpolate::budget_for(text),
+    );
+    (expanded.text, expanded.complete)
 }
 
 #[cfg(test)]
@@ -513,9 +422,39 @@ mod tests {
         assert!(!complete);
         let (e, complete) = expand("elastic:${V:-9.5.1}", &|_| None);
         assert_eq!((e.as_str(), complete), ("elastic:9.5.1", true));
-        let vars = |n: &str| (n == "A").then(|| "x".to_string());
+        let vars = |n: &str| (n == "A").then_some("x");
         assert_eq!(expand("$A-${A:+y}${B:-${A}}", &vars).0, "x-yx");
         assert_eq!(expand("\\$A ${A", &vars).0, "$A ${A");
+    }
+
+    #[test]
+    fn doubling_arg_chains_and_deep_defaults_stay_bounded() {
+        // 2^40 bytes if expanded in full (the old expander ran out of
+        // memory at 28 lines): past the budget the value is unknown.
+        let mut text = String::from("ARG A0=nvcr.io\n");
+        for i in 1..40 {
+            text.push_str(&format!("ARG A{i}=${{A{p}}}${{A{p}}}\n", p = i - 1));
+        }
+        text.push_str("FROM ${A39}/nvidia/pytorch:24.01-py3\n");
+        let b = base(&text, None, &[]);
+        assert_eq!(b.image, "${A39}/nvidia/pytorch:24.01-py3");
+        assert!(!b.complete);
+        // The first levels are still known.
+        let b = base(&text.replace("${A39}", "${A3}"), None, &[]);
+        assert_eq!(
+            b.image,
+            format!("{}/nvidia/pytorch:24.01-py3", "nvcr.io".repeat(8))
+        );
+        // Defaults nested 100 000 deep (the old expander overflowed its stack).
+        let depth = 100_000;
+        let text = format!(
+            "FROM {}nvcr.io/nvidia/pytorch:24.01-py3{}\n",
+            "${a:-".repeat(depth),
+            "}".repeat(depth)
+        );
+        let b = base(&text, None, &[]);
+        assert_eq!(b.image, "nvcr.io/nvidia/pytorch:24.01-py3");
+        assert!(b.complete);
     }
 
     #[test]

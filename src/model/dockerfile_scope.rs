@@ -39,7 +39,7 @@ impl Scope {
 
     /// `text` with the variables in scope expanded, and whether all were known.
     pub fn expand(&self, text: &str) -> (String, bool) {
-        expand(text, &|name| self.value(name))
+        expand(text, &|name| self.get(name)?.value.as_deref())
     }
 
     fn apply(&mut self, model: &DockerfileModel, index: usize, globals: &HashMap<String, String>) {

@@ -366,11 +366,7 @@ impl<'y> Manifest<'y> {
         let mut objects = Vec::new();
         read_object(yaml, root, Vec::new(), &mut objects, 0);
         let document = yaml.range(root);
-        let has_aliases = yaml.nodes.iter().any(|n| {
-            matches!(n.value, Value::Alias(_))
-                && n.range.start >= document.start
-                && n.range.end <= document.end
-        });
+        let has_aliases = yaml.has_alias_in(document);
         Some(Manifest {
             yaml,
             root,

@@ -1,19 +1,23 @@
 //! Typed views over the syntax tree: what a compose service or a Kubernetes
 //! pod means at run time.
 
+pub mod apptainer;
 pub mod compose;
 pub mod container;
 pub mod docker_run;
 pub mod dockerfile;
 pub mod dockerfile_scope;
+pub mod gpu_request;
 pub mod k8s;
 pub mod k8s_env_from;
+pub mod kserve;
 pub mod parallel;
 pub mod quantity;
 pub mod resolved;
 pub mod runtime;
 pub mod script;
 pub mod script_env;
+pub mod script_vars;
 pub mod shm_need;
 pub mod size;
 pub mod slurm;

@@ -13,6 +13,7 @@ use super::container::{
 };
 use super::docker_run::DockerRun;
 use super::k8s::{Manifest, PodSpec, ShmSource, VolumeSource};
+use super::kserve::{self, KServe, Origin, Predictor, Selection, ServingRuntime};
 use super::quantity::QuantityValue;
 use super::script::Script;
 use super::shm_need::{WorkloadFacts, classify};
@@ -230,52 +231,137 @@ fn donor_shm(
     }
 }
 
-/// The containers of every pod spec in a manifest document.
-pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
+/// The containers of every pod spec in a manifest document (its index in
+/// the file is `document`). KServe's InferenceService predictors and
+/// ServingRuntimes are merged as KServe merges them, with the runtimes and
+/// predictors of the file and its directory (`kserve`).
+pub fn kubernetes_runtimes(
+    manifest: &Manifest,
+    document: usize,
+    kserve: &KServe,
+) -> Vec<ContainerRuntime> {
     let yaml = manifest.yaml;
     let mut out = Vec::new();
     for object in &manifest.objects {
         let object_name = format!("{}/{}", object.kind, object.name.as_deref().unwrap_or("-"));
+        let runtime = object
+            .name
+            .as_deref()
+            .and_then(|name| kserve.runtime_in(document, name));
         for pod in &object.pods {
+            let model = kserve::model_ref(yaml, object, pod);
             for container in pod.app_containers() {
+                // The predictors a runtime's model container serves, with
+                // GPUs and no /dev/shm of their own.
+                let served: Vec<&Predictor> = runtime
+                    .filter(|_| container.name == kserve::MODEL_CONTAINER)
+                    .map(|r| {
+                        kserve
+                            .predictors_of(r)
+                            .filter(|p| {
+                                p.container.gpu().is_some()
+                                    && p.container.mount_at("/dev/shm").is_none()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let selection = model.as_ref().map(|m| kserve.select(m));
+                let merged = match &selection {
+                    Some(Selection::Found(r)) => Some(kserve::merged_pod(pod, container, r)),
+                    _ => None,
+                };
+                let (facts, command_line) = match (&merged, served.first()) {
+                    (Some((_, merged, _)), _) => (merged, merged.command_line.clone()),
+                    (None, Some(p)) => (
+                        container,
+                        format!("{} {}", container.command_line, p.container.command_line)
+                            .trim()
+                            .to_string(),
+                    ),
+                    (None, None) => (container, container.command_line.clone()),
+                };
                 let gpu = container.gpu();
-                let (launcher, parallelism) = detect_launcher(&container.command_line);
+                let gpus = match gpu {
+                    Some(g) => Some(match g.count {
+                        Some(n) => Gpus::Count(n.max(0) as u64),
+                        None => Gpus::Unknown,
+                    }),
+                    None => served
+                        .iter()
+                        .filter_map(|p| p.container.gpu())
+                        .map(|g| {
+                            g.count
+                                .map_or(Gpus::Unknown, |n| Gpus::Count(n.max(0) as u64))
+                        })
+                        .reduce(|a, b| match (a, b) {
+                            (Gpus::Count(x), Gpus::Count(y)) => Gpus::Count(x.max(y)),
+                            (Gpus::Unknown, x) | (x, Gpus::Unknown) => x,
+                            (x, _) => x,
+                        }),
+                };
+                let (launcher, parallelism) = detect_launcher(&command_line);
                 let launcher = launcher
                     .map(str::to_string)
                     .or_else(|| pod.distributed.then(|| object.kind.clone()));
-                let env = gpu_env(
-                    container
-                        .env
-                        .iter()
-                        .map(|v| (v.name.clone(), v.value.clone())),
-                );
-                let rdma = container
+                let env = gpu_env(facts.env.iter().map(|v| (v.name.clone(), v.value.clone())));
+                let rdma = facts
                     .env
                     .iter()
                     .any(|v| selects_rdma(&v.name, v.value.as_deref()))
                     || container.limits.iter().any(|r| r.name.starts_with("rdma/"));
+                let shm = match (&selection, &merged) {
+                    (Some(Selection::Found(r)), Some((merged_pod, merged, from_runtime))) => {
+                        kserve_shm(yaml, pod, container, r, merged_pod, merged, *from_runtime)
+                    }
+                    (Some(Selection::NotHere(name)), _) if container.mount_at("/dev/shm").is_none() => {
+                        Shm::new(
+                            ShmKind::Unknown,
+                            None,
+                            format!("the ServingRuntime `{name}`, not in this file or its directory (runtime not found here): its volumes decide /dev/shm"),
+                        )
+                        .decided_by(ShmSetting::Unresolved, None)
+                    }
+                    (Some(Selection::BuiltIn(b)), _)
+                        if b.mounts_shm && container.mount_at("/dev/shm").is_none() =>
+                    {
+                        Shm::new(
+                            ShmKind::Unbounded,
+                            None,
+                            format!(
+                                "a memory emptyDir that KServe's built-in ClusterServingRuntime `{}` mounts (since KServe v0.14; picked for model format `{}`)",
+                                b.runtime, b.format
+                            ),
+                        )
+                        .decided_by(ShmSetting::Operator, None)
+                    }
+                    _ => kubernetes_shm(yaml, pod, container),
+                };
                 out.push(ContainerRuntime {
                     platform: Platform::Kubernetes,
                     refused: kubernetes_refusal(container),
                     id: format!("{object_name}/{}/{}", pod.path.join("."), container.name),
                     name: container.name.clone(),
                     range: yaml.range(container.map),
-                    scope: yaml.range(pod.map),
+                    // A predictor merged with a runtime of this file is one
+                    // pod: findings about it may sit on either part.
+                    scope: match &selection {
+                        Some(Selection::Found(r)) if matches!(r.origin, Origin::Document(_)) => {
+                            yaml.range(pod.map).cover(yaml.range(r.pod.map))
+                        }
+                        _ => yaml.range(pod.map),
+                    },
                     file: 0,
-                    gpu_workload: gpu.is_some(),
-                    gpus: gpu.map(|g| match g.count {
-                        Some(n) => Gpus::Count(n.max(0) as u64),
-                        None => Gpus::Unknown,
-                    }),
+                    gpu_workload: gpus.is_some(),
+                    gpus,
                     ranks: parallelism,
                     launcher,
                     workload: classify(&WorkloadFacts {
-                        command: &container.command_line,
-                        image: container.image.as_deref(),
-                        env: &|name| container.env(name).and_then(|v| v.value.clone()),
+                        command: &command_line,
+                        image: facts.image.as_deref(),
+                        env: &|name| facts.env(name).and_then(|v| v.value.clone()),
                         distributed_kind: pod.distributed,
                     }),
-                    shm: kubernetes_shm(yaml, pod, container),
+                    shm,
                     ipc: if pod.host_ipc.is_some() {
                         "host"
                     } else {
@@ -291,6 +377,66 @@ pub fn kubernetes_runtimes(manifest: &Manifest) -> Vec<ContainerRuntime> {
         }
     }
     out
+}
+
+/// The /dev/shm of a predictor merged with its runtime: its own mount (of
+/// a volume of its own or the runtime's), else the runtime's, else the
+/// container runtime's default, which the runtime decides.
+fn kserve_shm(
+    yaml: &Yaml,
+    pod: &PodSpec,
+    container: &super::k8s::Container,
+    runtime: &ServingRuntime,
+    merged_pod: &PodSpec,
+    merged: &super::k8s::Container,
+    from_runtime: bool,
+) -> Shm {
+    if container.mount_at("/dev/shm").is_some() && !from_runtime {
+        let own = pod.shm_of(container);
+        if matches!(
+            own,
+            ShmSource::Mounted {
+                volume: Some(_),
+                ..
+            }
+        ) {
+            return kubernetes_shm(yaml, pod, container);
+        }
+    }
+    let source = merged_pod.shm_of(merged);
+    match source {
+        ShmSource::Default => Shm::new(
+            ShmKind::Default,
+            Some(super::container::DEFAULT_SHM_BYTES),
+            format!(
+                "the container runtime's default: {} mounts nothing at /dev/shm",
+                runtime.describe()
+            ),
+        )
+        .decided_by(ShmSetting::Runtime, None),
+        ShmSource::HostIpc => kubernetes_shm(yaml, pod, container),
+        ShmSource::Mounted { mount, .. } => {
+            let shm = mounted_shm(merged_pod, source);
+            let at = match (&runtime.origin, from_runtime) {
+                (_, false) => Some(yaml.range(mount.node)),
+                (Origin::Document(_), true) => Some(yaml.range(mount.node)),
+                (Origin::File(_), true) => None,
+            };
+            let from = if from_runtime {
+                format!("{} that {} mounts", shm.from, runtime.describe())
+            } else {
+                format!("{} of {}", shm.from, runtime.describe())
+            };
+            Shm { from, ..shm }.decided_by(
+                if from_runtime {
+                    ShmSetting::Runtime
+                } else {
+                    ShmSetting::Mount
+                },
+                at,
+            )
+        }
+    }
 }
 
 /// What the API server rejects in a container's resources: a value that is
@@ -467,7 +613,9 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 range: run.program_range,
                 scope: run.range,
                 file: 0,
-                refused: (shm.kind == ShmKind::Refused).then(|| shm.from.clone()),
+                refused: (shm.kind == ShmKind::Refused)
+                    .then(|| shm.from.clone())
+                    .or_else(|| run.refusal()),
                 gpu_workload: run.gpu_request().is_some(),
                 gpus: run.gpu_request().map(|_| run.gpus()),
                 ranks: detect_launcher(&run.command).1,

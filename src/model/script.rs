@@ -3,11 +3,13 @@
 //! read from them: the `docker run` lines, the `#SBATCH` directives and the
 //! distributed launches.
 
+use crate::model::apptainer::ApptainerRun;
 use crate::model::docker_run::DockerRun;
 use crate::model::script_env::{ScriptEnv, command_settings};
+use crate::model::script_vars::ScriptVariables;
 use crate::model::slurm::{BatchScript, TorchLaunch};
 use crate::syntax::embedded::{makefile_recipes, markdown_code_blocks, workflow_runs};
-use crate::syntax::shell::{Command, Snippet, commands};
+use crate::syntax::shell::{Command, Snippet, Word, commands};
 use crate::syntax::yaml::Yaml;
 
 /// Where the shell text of a file is.
@@ -38,6 +40,8 @@ pub struct Script {
     /// Every simple command, with the snippet it is in.
     pub commands: Vec<(usize, Command)>,
     pub runs: Vec<RunSite>,
+    /// Apptainer/Singularity launches (`apptainer exec --nv img.sif ...`).
+    pub apptainer_runs: Vec<ApptainerRun>,
     /// Shell scripts with `#SBATCH` directives.
     pub batch: Option<BatchScript>,
     pub launches: Vec<TorchLaunch>,
@@ -52,6 +56,8 @@ pub struct Script {
 const MARKERS: &[&str] = &[
     "docker",
     "podman",
+    "apptainer",
+    "singularity",
     "#SBATCH",
     "torchrun",
     "torch.distributed.run",
@@ -84,13 +90,23 @@ impl Script {
                 script.commands.push((index, command));
             }
         }
+        // A Makefile recipe line runs in a shell of its own, where `$(X)`
+        // is make's: its shell variables are not followed.
+        let variables = match kind {
+            ScriptKind::Makefile => ScriptVariables::default(),
+            _ => ScriptVariables::read(&script.commands, text),
+        };
         for (n, (snippet, command)) in script.commands.iter().enumerate() {
-            if let Some(run) = DockerRun::find(command) {
+            let resolve = |word: &Word| variables.expand(word, *snippet, n);
+            if let Some(run) = DockerRun::find_in(command, &resolve) {
                 script.runs.push(RunSite {
                     snippet: *snippet,
                     command: n,
                     run,
                 });
+            }
+            if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
+                script.apptainer_runs.push(apptainer);
             }
             if let Some(launch) = TorchLaunch::find(command) {
                 script.launches.push(launch);
@@ -128,5 +144,121 @@ impl Script {
                 )
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::container::{Gpus, ShmKind, ShmSetting};
+
+    fn runs(text: &str) -> Vec<DockerRun> {
+        Script::read(text, ScriptKind::Shell, None)
+            .runs
+            .into_iter()
+            .map(|site| site.run)
+            .collect()
+    }
+
+    /// The held-out case: options after `$FLAG`, which the script sets to
+    /// `""` or `"-it"`, are read.
+    #[test]
+    fn options_after_a_variable_the_script_sets_are_read() {
+        let text = "#!/bin/bash\nif [ -t 0 ]; then\n  FLAG=\"-it\"\nelse\n  FLAG=\"\"\nfi\ndocker run -u root $FLAG --gpus '\"device=0,1\"' --rm nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n";
+        let run = &runs(text)[0];
+        assert_eq!(run.uncertain, None);
+        assert_eq!(run.gpus(), Gpus::Count(2));
+        assert_eq!(
+            run.image.as_ref().unwrap().text,
+            "nvcr.io/nvidia/pytorch:24.01-py3"
+        );
+        let shm = run.shm();
+        assert_eq!(
+            (shm.kind, shm.decided_by),
+            (ShmKind::Default, ShmSetting::Default)
+        );
+    }
+
+    #[test]
+    fn a_variables_options_are_the_runs() {
+        let run = &runs("SHM=\"--shm-size=8g --ipc=private\"\ndocker run $SHM --gpus all img\n")[0];
+        let shm = run.shm();
+        assert_eq!((shm.kind, shm.bytes), (ShmKind::Sized, Some(8 << 30)));
+        let (_, option) = run.option("--shm-size").unwrap();
+        assert_eq!(option.via.as_deref(), Some("SHM"));
+        // A fix cannot edit it where the run is written.
+        assert_eq!(option.value_range, None);
+        // `--gpus $GPUS` with one value in the script.
+        let run = &runs("GPUS=all\ndocker run --gpus $GPUS img\n")[0];
+        assert_eq!(run.gpus(), Gpus::All);
+    }
+
+    #[test]
+    fn a_variable_that_may_swallow_a_word_stops_the_reading_and_says_so() {
+        for (value, says) in [
+            ("-e", "takes the next word as its value"),
+            ("--env", "takes the next word as its value"),
+            ("-it myimage", "holds the image"),
+        ] {
+            let text = format!("FLAG=\"{value}\"\ndocker run $FLAG --gpus all img\n");
+            let run = &runs(&text)[0];
+            let why = run.uncertain.as_deref().unwrap_or("");
+            assert!(
+                why.contains(says) && why.contains("`$FLAG`"),
+                "{value}: {why}"
+            );
+            let shm = run.shm();
+            assert_eq!(
+                (shm.kind, shm.from.as_str()),
+                (ShmKind::Unknown, why),
+                "{value}"
+            );
+        }
+        // Values that give different options: what they decide is unknown,
+        // the rest is read.
+        let run = &runs("X=\nif a; then X=--shm-size=8g; fi\ndocker run $X --gpus 2 img\n")[0];
+        assert_eq!(run.uncertain, None);
+        assert_eq!(run.gpus(), Gpus::Count(2));
+        let shm = run.shm();
+        assert_eq!(shm.kind, ShmKind::Unknown);
+        assert!(
+            shm.from.contains("`$X` may be `` or `--shm-size=8g`"),
+            "{}",
+            shm.from
+        );
+    }
+
+    /// The shape of NVIDIA-NeMo/RL `tests/run_functional_in_docker.sh` in
+    /// the version that adds `RDMA_FLAGS`: `$INTERACTIVE_FLAG` is `""` or
+    /// `"-it"`, `"${RDMA_FLAGS[@]}"` empty or the RDMA devices; the GPUs
+    /// and /dev/shm after them are read.
+    #[test]
+    fn an_array_of_options_that_only_some_branches_fill() {
+        let text = "INTERACTIVE_FLAG=\"\"\nif [[ \"${CI:-false}\" != \"true\" ]]; then\n    INTERACTIVE_FLAG=\"-it\"\nfi\nRDMA_FLAGS=()\nif compgen -G \"/dev/infiniband/uverbs*\" >/dev/null; then\n  RDMA_FLAGS=(--device=/dev/infiniband --cap-add=IPC_LOCK)\nfi\ndocker run -u root $INTERACTIVE_FLAG --ulimit memlock=-1 --ulimit stack=67108864 \"${RDMA_FLAGS[@]}\" --rm --gpus '\"device=0,1\"' \\\n  -w $SCRIPT_DIR \\\n  \"$CONTAINER\" -- \\\n  bash -x -c \"uv run bash -x $TEST_SCRIPT\"\n";
+        let run = &runs(text)[0];
+        assert_eq!(run.uncertain, None);
+        assert_eq!(run.gpus(), Gpus::Count(2));
+        let shm = run.shm();
+        assert_eq!(
+            (shm.kind, shm.decided_by),
+            (ShmKind::Default, ShmSetting::Default)
+        );
+        assert!(run.varies(&["--device"]).is_some());
+        assert!(run.varies(&["--gpus"]).is_none());
+    }
+
+    #[test]
+    fn a_variable_the_script_does_not_set_is_read_as_before() {
+        // From the caller: the image, as `docker run $IMAGE` usually is.
+        let run = &runs("docker run --gpus all $IMAGE python t.py\n")[0];
+        assert_eq!(run.uncertain, None);
+        assert_eq!(run.gpus(), Gpus::All);
+        // Assigned only after the run, or in another Markdown block.
+        let run = &runs("docker run $FLAG --gpus all img\nFLAG=-it\n")[0];
+        assert!(run.image.is_none());
+        assert_eq!(run.gpu_request(), None);
+        let md = "```sh\nFLAG=-it\n```\n\n```sh\ndocker run $FLAG --gpus all img\n```\n";
+        let script = Script::read(md, ScriptKind::Markdown, None);
+        assert_eq!(script.runs[0].run.gpu_request(), None);
     }
 }

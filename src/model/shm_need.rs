@@ -1,25 +1,32 @@
 //! How much `/dev/shm` a GPU workload needs, from what its config says it
 //! runs: the one place SHM002 (compose, Kubernetes, command lines) and the
-//! rules that compare a size with it get their threshold.
+//! rules that compare a size with it get their threshold. Every figure is
+//! derived from the workload that was measured on the real engine
+//! (`tests/runtime/workload.py`; the table is in rules/SHM002.md), by ranks
+//! and DataLoader workers:
 //!
 //! - Training (a launcher such as torchrun, DeepSpeed, `accelerate launch`,
 //!   or a distributed training kind such as PyTorchJob) holds, per rank,
 //!   `prefetch_factor` (2) batches for each DataLoader worker, and one NCCL
-//!   shared-memory segment per local peer. The constants are those of the
-//!   reference workload (`tests/runtime/workload.py`), whose use of
-//!   /dev/shm was measured on the real engine (rules/SHM002.md).
+//!   shared-memory segment per local peer. Its ranks are the launcher's,
+//!   else one per GPU; all GPUs with no count is a full node of 8.
 //! - Serving (vLLM, TGI, SGLang, Triton) needs NCCL's segments between its
 //!   tensor-parallel ranks, plus the engine's own shared memory.
-//! - Anything else keeps the configured `min-size` (one GPU) and
-//!   `min-size-multi-gpu` (several GPUs or NCCL settings): gpulint does not
-//!   know what it runs.
+//! - Anything else on several GPUs (or with NCCL settings): gpulint does not
+//!   know what runs, so it asks what the heaviest measured workload on those
+//!   GPUs needs, training with one rank per GPU; `min-size-multi-gpu`
+//!   replaces that when it is set. On one GPU it keeps `min-size`.
+//!
+//! A rank count nothing tells (`--nproc_per_node=gpu` with a GPU count that
+//! is a variable) is taken as a full node too.
 //!
 //! Every need is rounded up to a multiple of 256 MiB (a size people write)
-//! and is never below `min-size`.
+//! and is never below `min-size`. [`ShmNeed::size`] spells it: the number
+//! the message states is the one the help asks for and the fix writes.
 
 use super::container::{ContainerRuntime, Gpus, Workload, WorkloadKind};
 use super::parallel::{Server, parallel_size, words};
-use super::size::{HumanBytes, MIB};
+use super::size::{GIB, HumanBytes, MIB};
 use super::workload::detect_launcher;
 
 /// One DataLoader worker's share: PyTorch's default `prefetch_factor` of 2
@@ -53,9 +60,10 @@ const FULL_NODE_GPUS: u64 = 8;
 pub struct ShmPolicy {
     /// The least any GPU workload gets (`min-size`).
     pub min: u64,
-    /// A workload gpulint cannot classify that uses several GPUs or NCCL,
-    /// or training whose rank count is unknown (`min-size-multi-gpu`).
-    pub min_multi_gpu: u64,
+    /// Set by the user (`min-size-multi-gpu`): what a workload gpulint
+    /// cannot classify on several GPUs, or training whose rank count is
+    /// unknown, needs. Unset, it is derived from the measured workload.
+    pub min_multi_gpu: Option<u64>,
     /// DataLoader workers per rank assumed when the command does not say
     /// (`dataloader-workers`).
     pub workers: u64,
@@ -76,12 +84,26 @@ pub struct WorkloadFacts<'a> {
 /// How much /dev/shm the workload needs, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShmNeed {
+    /// A multiple of 256 MiB, at least `min-size`.
     pub bytes: u64,
     /// "8 training ranks with 8 DataLoader workers each (assumed) use about
     /// 2.8 GiB (...)", for messages.
     pub reason: String,
     /// The gpulint.toml `[shm]` key that changes it, when one does.
     pub key: Option<&'static str>,
+}
+
+impl ShmNeed {
+    /// The need as a size Compose and the Docker CLI read (`"3gb"`,
+    /// `"768mb"`): what SHM002's help asks for and its fix writes, so the
+    /// message, the help and the fix state one number.
+    pub fn size(&self) -> String {
+        if self.bytes.is_multiple_of(GIB) {
+            format!("{}gb", self.bytes / GIB)
+        } else {
+            format!("{}mb", self.bytes.div_ceil(MIB))
+        }
+    }
 }
 
 /// The serving engine a command or image runs, by name.
@@ -203,36 +225,67 @@ fn engine_bytes(kind: WorkloadKind, ranks: u64) -> u64 {
     }
 }
 
+/// Training ranks on one node: `ranks` ranks with `workers` DataLoader
+/// workers each (`assumed` says which of them gpulint assumed).
+fn training_need(ranks: u64, workers: u64, assumed: &str, policy: &ShmPolicy) -> (u64, String) {
+    let exact = ranks * workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
+    let bytes = round_up(exact).max(policy.min);
+    let what = format!(
+        "{} with {} each{assumed} {} about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
+        plural(ranks, "training rank"),
+        plural(workers, "DataLoader worker"),
+        if ranks == 1 { "uses" } else { "use" },
+        HumanBytes(exact),
+    );
+    (bytes, what)
+}
+
+/// The GPUs a container is given, as ranks of one node: all of them (no
+/// count) is a full node.
+fn gpu_ranks(gpus: Option<Gpus>) -> Option<(u64, &'static str)> {
+    match gpus {
+        Some(Gpus::Count(n)) if n > 0 => Some((n, "")),
+        Some(Gpus::All) => Some((FULL_NODE_GPUS, ", all GPUs taken as a full node of 8")),
+        _ => None,
+    }
+}
+
 /// The /dev/shm the container's workload needs.
 pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
     let workload = container.workload;
-    let gpu_count = match container.gpus {
-        Some(Gpus::Count(n)) => Some(n),
-        _ => None,
-    };
 
     if workload.kind == WorkloadKind::Training {
-        // The launcher's ranks, else one rank per GPU.
-        let Some(ranks) = workload.ranks.or(gpu_count).filter(|n| *n > 0) else {
-            return ShmNeed {
-                bytes: policy.min_multi_gpu.max(policy.min),
-                reason: "distributed training whose rank count gpulint cannot tell".into(),
-                key: Some("min-size-multi-gpu"),
-            };
+        let (workers, workers_assumed) = match workload.dataloader_workers {
+            Some(w) => (w, false),
+            None => (policy.workers, true),
         };
-        let (workers, assumed) = match workload.dataloader_workers {
-            Some(w) => (w, ""),
-            None => (policy.workers, " (assumed)"),
+        // The launcher's ranks, else one rank per GPU (a full node for
+        // all of them), else a full node unless `min-size-multi-gpu` says.
+        let ranks = match workload.ranks.filter(|n| *n > 0) {
+            Some(n) => Some((n, "")),
+            None => gpu_ranks(container.gpus),
         };
-        let exact = ranks * workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
-        let bytes = round_up(exact).max(policy.min);
-        let what = format!(
-            "{} with {} each{assumed} {} about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
-            plural(ranks, "training rank"),
-            plural(workers, "DataLoader worker"),
-            if ranks == 1 { "uses" } else { "use" },
-            HumanBytes(exact),
-        );
+        let (ranks, ranks_assumed) = match (ranks, policy.min_multi_gpu) {
+            (Some(known), _) => known,
+            (None, Some(bytes)) => {
+                return ShmNeed {
+                    bytes: round_up(bytes.max(policy.min)),
+                    reason: "distributed training whose rank count gpulint cannot tell".into(),
+                    key: Some("min-size-multi-gpu"),
+                };
+            }
+            (None, None) => (
+                FULL_NODE_GPUS,
+                ", rank count unknown, taken as a full node of 8",
+            ),
+        };
+        let assumed = match (workers_assumed, ranks_assumed.is_empty()) {
+            (true, true) => " (assumed)".to_string(),
+            (true, false) => format!(" (assumed{ranks_assumed})"),
+            (false, true) => String::new(),
+            (false, false) => format!(" ({})", ranks_assumed.trim_start_matches(", ")),
+        };
+        let (bytes, what) = training_need(ranks, workers, &assumed, policy);
         return ShmNeed {
             bytes,
             reason: if bytes == policy.min {
@@ -242,7 +295,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
             },
             key: if bytes == policy.min {
                 Some("min-size")
-            } else if !assumed.is_empty() {
+            } else if workers_assumed {
                 Some("dataloader-workers")
             } else {
                 None
@@ -286,10 +339,36 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
     }
 
     if container.shares_shm_between_ranks() {
+        const UNKNOWN: &str = "gpulint cannot tell what runs";
+        if let Some(bytes) = policy.min_multi_gpu {
+            return ShmNeed {
+                bytes: round_up(bytes.max(policy.min)),
+                reason: format!("several GPUs or NCCL ranks share it, and {UNKNOWN}"),
+                key: Some("min-size-multi-gpu"),
+            };
+        }
+        // Sized for the heaviest workload measured on as many GPUs:
+        // training with one rank per GPU (or per rank the command starts).
+        let (ranks, who) = match (container.ranks.filter(|n| *n >= 2), container.gpus) {
+            (Some(n), _) => (n, format!("the {n} ranks it starts")),
+            (None, Some(Gpus::Count(n))) if n > 0 => (n, plural(n, "GPU")),
+            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, "all GPUs (a full node of 8)".into()),
+            _ => (
+                FULL_NODE_GPUS,
+                "NCCL ranks (how many is unknown: a full node of 8)".into(),
+            ),
+        };
+        let exact = ranks * policy.workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
+        let bytes = round_up(exact).max(policy.min);
+        let verb = if ranks == 1 { "uses" } else { "share" };
         return ShmNeed {
-            bytes: policy.min_multi_gpu.max(policy.min),
-            reason: "several GPUs or NCCL ranks share it, and gpulint cannot tell what they run"
-                .into(),
+            bytes,
+            reason: format!(
+                "{who} {verb} it and {UNKNOWN}, so it is sized for the heaviest workload measured there: {} with {} each (assumed), about {}",
+                plural(ranks, "training rank"),
+                plural(policy.workers, "DataLoader worker"),
+                HumanBytes(exact),
+            ),
             key: Some("min-size-multi-gpu"),
         };
     }
@@ -307,7 +386,7 @@ mod tests {
 
     const POLICY: ShmPolicy = ShmPolicy {
         min: 512 * MIB,
-        min_multi_gpu: 2 * GIB,
+        min_multi_gpu: None,
         workers: 8,
     };
 
@@ -415,6 +494,8 @@ mod tests {
     fn ranks_come_from_the_launcher_else_the_gpus() {
         let by_gpus = need("torchrun train.py", None, Some(Gpus::Count(4)));
         assert_eq!(by_gpus.bytes, 1536 * MIB);
+        // All GPUs and no rank count: a full node of 8 ranks, which the
+        // measured workload needs 3 GiB for (it failed at 2 GiB and 2800 MiB).
         let unknown = need(
             "torchrun --nproc_per_node=gpu train.py",
             None,
@@ -422,6 +503,26 @@ mod tests {
         );
         assert_eq!(
             (unknown.bytes, unknown.key),
+            (3 * GIB, Some("dataloader-workers"))
+        );
+        assert!(
+            unknown
+                .reason
+                .contains("(assumed, all GPUs taken as a full node of 8)"),
+            "{}",
+            unknown.reason
+        );
+        // A rank count nothing tells: a full node too, unless
+        // `min-size-multi-gpu` is set.
+        let hidden = need("torchrun --nproc_per_node=$N train.py", None, None);
+        assert_eq!(hidden.bytes, 3 * GIB);
+        let set = ShmPolicy {
+            min_multi_gpu: Some(2 * GIB),
+            ..POLICY
+        };
+        let c = container("torchrun --nproc_per_node=$N train.py", None, None);
+        assert_eq!(
+            (shm_need(&c, &set).bytes, shm_need(&c, &set).key),
             (2 * GIB, Some("min-size-multi-gpu"))
         );
         let accelerate = need("accelerate launch --num_processes 2 t.py", None, None);
@@ -470,7 +571,7 @@ mod tests {
             None,
             Some(Gpus::All),
         );
-        assert_eq!(script.bytes, 2 * GIB);
+        assert_eq!(script.bytes, 3 * GIB);
         let one = need("vllm serve m", None, Some(Gpus::Count(1)));
         assert_eq!(one.bytes, 512 * MIB);
         assert!(
@@ -513,16 +614,61 @@ mod tests {
         assert!(facts("python app.py", None, none, false).is_unknown());
     }
 
+    /// A workload gpulint cannot classify gets what the heaviest measured
+    /// one needs on as many GPUs: training, one rank per GPU.
     #[test]
-    fn unclassified_keeps_the_configured_sizes() {
+    fn unclassified_is_sized_like_training_on_its_gpus() {
         assert_eq!(
             need("python app.py", None, Some(Gpus::Count(1))).bytes,
             512 * MIB
         );
-        assert_eq!(need("python app.py", None, Some(Gpus::All)).bytes, 2 * GIB);
-        assert_eq!(
-            need("", None, Some(Gpus::Count(2))).key,
-            Some("min-size-multi-gpu")
+        let all = need("python app.py", None, Some(Gpus::All));
+        assert_eq!((all.bytes, all.key), (3 * GIB, Some("min-size-multi-gpu")));
+        assert!(
+            all.reason
+                .starts_with("all GPUs (a full node of 8) share it and gpulint cannot tell"),
+            "{}",
+            all.reason
         );
+        let (two, four) = (
+            need("", None, Some(Gpus::Count(2))),
+            need("", None, Some(Gpus::Count(4))),
+        );
+        assert_eq!((two.bytes, four.bytes), (768 * MIB, 1536 * MIB));
+        assert_eq!(two.key, Some("min-size-multi-gpu"));
+        // Set in gpulint.toml, `min-size-multi-gpu` is the threshold again.
+        let set = ShmPolicy {
+            min_multi_gpu: Some(2 * GIB),
+            ..POLICY
+        };
+        let c = container("python app.py", None, Some(Gpus::All));
+        assert_eq!(shm_need(&c, &set).bytes, 2 * GIB);
+    }
+
+    /// The message, the help and the fix state one number: the need,
+    /// spelled as Compose and the Docker CLI read it.
+    #[test]
+    fn the_need_is_spelled_as_one_size() {
+        let size = |bytes| {
+            ShmNeed {
+                bytes,
+                reason: String::new(),
+                key: None,
+            }
+            .size()
+        };
+        assert_eq!(
+            (size(3 * GIB), size(768 * MIB), size(1536 * MIB)),
+            ("3gb".to_string(), "768mb".to_string(), "1536mb".to_string())
+        );
+        for bytes in [512 * MIB, 1280 * MIB, 3 * GIB] {
+            assert_eq!(
+                crate::model::size::parse_compose_size(&size(bytes)),
+                crate::model::size::SizeValue::Bytes {
+                    bytes,
+                    bare_number: false
+                }
+            );
+        }
     }
 }

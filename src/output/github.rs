@@ -1,9 +1,12 @@
 //! GitHub Actions workflow commands (`::warning file=…::message`): the runner
 //! turns each line on stdout into an annotation on the pull request's diff.
 //! Escaping follows `@actions/core`: data escapes `%`, CR and LF; properties
-//! also escape `:` and `,`, which would otherwise end the property.
+//! also escape `:` and `,`, which would otherwise end the property. Before
+//! that, each part of the message is escaped as for people
+//! ([`super::escape::human`]): the log shows these lines too.
 
-use super::{Region, explanation, shown_path};
+use super::escape::human;
+use super::{Region, human_explanation, shown_path};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::engine::FileReport;
 
@@ -20,7 +23,7 @@ pub fn render(reports: &[FileReport]) -> String {
                 properties.push(("col", at.column.to_string()));
             }
             properties.push(("title", "gpulint: file not linted".to_string()));
-            command(&mut out, "error", &properties, &error.message);
+            command(&mut out, "error", &properties, &human(&error.message));
         }
         for d in &report.diagnostics {
             annotation(&mut out, report, d);
@@ -37,7 +40,7 @@ fn annotation(out: &mut String, report: &FileReport, d: &Diagnostic) {
     };
     let region = Region::of(&report.index, &report.text, d.range);
     let name = &crate::rules::meta(d.code).name;
-    let message = explanation(report, d);
+    let message = human_explanation(report, d);
     let properties = [
         ("file", shown_path(&report.path)),
         ("line", region.start.line.to_string()),
@@ -49,6 +52,8 @@ fn annotation(out: &mut String, report: &FileReport, d: &Diagnostic) {
     command(out, level, &properties, &message);
 }
 
+/// `message` is already escaped for people (its parts; its own line
+/// breaks are kept and become `%0A`).
 fn command(out: &mut String, name: &str, properties: &[(&str, String)], message: &str) {
     out.push_str("::");
     out.push_str(name);
@@ -56,6 +61,8 @@ fn command(out: &mut String, name: &str, properties: &[(&str, String)], message:
         out.push(if i == 0 { ' ' } else { ',' });
         out.push_str(key);
         out.push('=');
+        // The file property must stay the exact path for the annotation to
+        // land on it: escape_property alone, which the runner reverses.
         out.push_str(&escape_property(value));
     }
     out.push_str("::");

@@ -1,6 +1,7 @@
 //! `gpulint inspect`: the run-time settings gpulint derives for each
 //! compose service and Kubernetes container, as JSON or a table.
 
+use super::escape::{human, human_path};
 use super::json::{Span, span_in};
 use super::shown_path;
 use crate::engine::{FileError, Inspection};
@@ -9,7 +10,7 @@ use crate::model::size::HumanBytes;
 use crate::text::LineIndex;
 use serde::Serialize;
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One file's containers, or why it has none.
 pub struct Inspected {
@@ -140,7 +141,12 @@ pub fn render_text(files: &[Inspected]) -> String {
         let inspection = match &file.outcome {
             Ok(r) => r,
             Err(e) => {
-                let _ = writeln!(errors, "{}: {}", shown_path(&file.path), e.message);
+                let _ = writeln!(
+                    errors,
+                    "{}: {}",
+                    human_path(Path::new(&shown_path(&file.path))),
+                    human(&e.message)
+                );
                 continue;
             }
         };
@@ -168,23 +174,24 @@ pub fn render_text(files: &[Inspected]) -> String {
                         Some(v) => v.to_string(),
                         None => "?".to_string(),
                     };
-                    format!("{name}={}", show(l.soft))
+                    format!("{}={}", human(name), show(l.soft))
                 })
                 .collect::<Vec<_>>()
                 .join(",");
             let env = r
                 .env
                 .iter()
-                .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("?")))
+                .map(|(k, v)| format!("{}={}", human(k), human(v.as_deref().unwrap_or("?"))))
                 .collect::<Vec<_>>()
                 .join(" ");
+            let location = human_path(Path::new(&shown_path(&source.path)));
             rows.push([
-                format!("{}:{}:{}", shown_path(&source.path), at.line, at.column),
-                r.id.clone(),
+                format!("{location}:{}:{}", at.line, at.column),
+                human(&r.id).into_owned(),
                 gpus,
                 shm,
-                r.shm.from.clone(),
-                r.ipc.clone(),
+                human(&r.shm.from).into_owned(),
+                human(&r.ipc).into_owned(),
                 if ulimits.is_empty() {
                     "-".into()
                 } else {

@@ -1,5 +1,6 @@
 //! Output formats. Each turns file reports into text; none knows about rules.
 
+pub mod escape;
 pub mod github;
 pub mod gitlab;
 pub mod inspect;
@@ -122,6 +123,71 @@ pub fn shown_path(path: &Path) -> String {
     shown.to_string()
 }
 
+/// `diff` (a unified diff of `path`, its header written from the lossy
+/// [`shown_path`]) with a header that names `path` byte for byte when it
+/// is not UTF-8: quoted as git quotes it (`"a/dir\377/x"`, octal escapes
+/// for bytes outside printable ASCII), which `git apply` and `patch` read
+/// back to the same bytes. A UTF-8 path's diff is returned as it is.
+pub fn with_exact_diff_header(path: &Path, diff: String) -> String {
+    let Some(bytes) = non_utf8_shown_path(path) else {
+        return diff;
+    };
+    let mut lines = diff.splitn(3, '\n');
+    let (Some(old), Some(new), Some(rest)) = (lines.next(), lines.next(), lines.next()) else {
+        return diff;
+    };
+    if !old.starts_with("--- ") || !new.starts_with("+++ ") {
+        return diff;
+    }
+    let bytes = bytes.strip_prefix(b"/").unwrap_or(&bytes);
+    let quoted = |prefix: &[u8]| git_quoted_bytes(&[prefix, bytes].concat());
+    format!("--- {}\n+++ {}\n{rest}", quoted(b"a/"), quoted(b"b/"))
+}
+
+/// [`shown_path`]'s bytes when they are not UTF-8.
+#[cfg(unix)]
+fn non_utf8_shown_path(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let relative = relative_to_cwd(path).unwrap_or_else(|| path.to_path_buf());
+    let mut bytes = relative.as_os_str().as_bytes();
+    if std::str::from_utf8(bytes).is_ok() {
+        return None;
+    }
+    while let Some(rest) = bytes.strip_prefix(b"./") {
+        bytes = rest;
+    }
+    Some(bytes.to_vec())
+}
+
+#[cfg(not(unix))]
+fn non_utf8_shown_path(_path: &Path) -> Option<Vec<u8>> {
+    None
+}
+
+/// A path in double quotes with C escapes, as git writes one that is not
+/// plain: `\"`, `\\`, `\t`, `\n`..., and octal for every other byte outside
+/// printable ASCII.
+fn git_quoted_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\x07' => out.push_str("\\a"),
+            b'\x08' => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\x0b' => out.push_str("\\v"),
+            b'\x0c' => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `path` relative to the working directory, when it lies under it, also
 /// when one of them is reached through a symlink (`/tmp` on macOS).
 fn relative_to_cwd(path: &Path) -> Option<PathBuf> {
@@ -165,14 +231,20 @@ pub fn fingerprints(report: &FileReport) -> Vec<String> {
 
 /// A finding's message, then what breaks (`note:`) and what to do (`help:`).
 pub fn message_with_advice(d: &Diagnostic) -> String {
-    let mut out = d.message.clone();
+    advice_with(d, &|text| std::borrow::Cow::Borrowed(text))
+}
+
+/// [`message_with_advice`] with each part passed through `escape` (the
+/// line breaks between them are kept).
+fn advice_with(d: &Diagnostic, escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str>) -> String {
+    let mut out = escape(&d.message).into_owned();
     if let Some(note) = &d.note {
         out.push_str("\nnote: ");
-        out.push_str(note);
+        out.push_str(&escape(note));
     }
     if let Some(help) = &d.help {
         out.push_str("\nhelp: ");
-        out.push_str(help);
+        out.push_str(&escape(help));
     }
     out
 }
@@ -180,14 +252,28 @@ pub fn message_with_advice(d: &Diagnostic) -> String {
 /// A finding as plain text for formats without code frames: the message
 /// with its advice, then its other spans as `path:line:col: label`.
 pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
-    let mut out = message_with_advice(d);
+    explanation_with(report, d, &|text| std::borrow::Cow::Borrowed(text))
+}
+
+/// [`explanation`] for a log: each part escaped with [`escape::human`],
+/// lines joined with `\n`.
+pub fn human_explanation(report: &FileReport, d: &Diagnostic) -> String {
+    explanation_with(report, d, &escape::human)
+}
+
+fn explanation_with(
+    report: &FileReport,
+    d: &Diagnostic,
+    escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str>,
+) -> String {
+    let mut out = advice_with(d, escape);
     for related in related_locations(report, d) {
         out.push_str(&format!(
             "\n{}:{}:{}: {}",
-            shown_path(related.path),
+            escape(&shown_path(related.path)),
             related.region.start.line,
             related.region.start.column,
-            related.message
+            escape(related.message)
         ));
     }
     out
@@ -322,6 +408,14 @@ mod tests {
         assert_eq!(encode_uri_path("C:/x y"), "C:/x%20y");
         assert_eq!(encode_uri_path("é"), "%C3%A9");
         assert_eq!(file_uri("/srv/a b"), "file:///srv/a%20b");
+    }
+
+    #[test]
+    fn git_quotes_bytes_as_git_does() {
+        assert_eq!(
+            git_quoted_bytes(b"a/d\xff\xc3/x \"y\"\n"),
+            r#""a/d\377\303/x \"y\"\n""#
+        );
     }
 
     #[test]

@@ -1,6 +1,12 @@
 //! Human output: the finding, a code frame with the span underlined, then
 //! what breaks (note) and what to do (help).
 
+//!
+//! Everything taken from a file (names, values, paths, the source lines of
+//! code frames) goes through [`human`]: it cannot act on the
+//! terminal or a CI log.
+
+use super::escape::{human, human_path};
 use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::engine::{FileError, FileReport};
 use crate::text::{LineIndex, TextRange};
@@ -33,14 +39,22 @@ impl Style {
 /// `path:line:col` of an offset.
 pub fn location(report: &FileReport, offset: usize) -> String {
     let lc = report.index.line_col(offset, &report.text);
-    format!("{}:{}:{}", report.path.display(), lc.line, lc.column)
+    format!("{}:{}:{}", human_path(&report.path), lc.line, lc.column)
 }
 
 /// The one-line form of a file error: `path:line:col: error: message`.
 pub fn file_error_line(report: &FileReport, error: &FileError) -> String {
     match error.offset {
-        Some(offset) => format!("{}: error: {}", location(report, offset), error.message),
-        None => format!("{}: error: {}", report.path.display(), error.message),
+        Some(offset) => format!(
+            "{}: error: {}",
+            location(report, offset),
+            human(&error.message)
+        ),
+        None => format!(
+            "{}: error: {}",
+            human_path(&report.path),
+            human(&error.message)
+        ),
     }
 }
 
@@ -50,7 +64,7 @@ pub fn concise(report: &FileReport, d: &Diagnostic) -> String {
         location(report, d.range.start as usize),
         d.severity,
         d.code,
-        d.message
+        human(&d.message)
     )
 }
 
@@ -62,7 +76,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         "{}{} {}",
         style.severity(d.severity),
         style.paint("1", &format!("[{}]:", d.code)),
-        style.paint("1", &d.message)
+        style.paint("1", &human(&d.message))
     );
     let here = Source {
         text: &report.text,
@@ -134,7 +148,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
             out,
             "{pad}{} {}:{}:{}",
             style.paint("34", ":::"),
-            file.path.display(),
+            human_path(&file.path),
             lc.line,
             lc.column
         );
@@ -147,9 +161,11 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     }
     let _ = writeln!(out, "{pad} {bar}");
     if let Some(note) = &d.note {
+        let note = human(note);
         let _ = writeln!(out, "{pad} {} {note}", style.paint("34", "= note:"));
     }
     if let Some(help) = &d.help {
+        let help = human(help);
         let _ = writeln!(out, "{pad} {} {help}", style.paint("34", "= help:"));
     }
     if let Some(fix) = &d.fix {
@@ -162,7 +178,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
             out,
             "{pad} {} {} ({how})",
             style.paint("34", "= fix:"),
-            fix.title
+            human(&fix.title)
         );
     }
     out
@@ -189,16 +205,26 @@ fn frame(
     let (index, text) = (source.index, source.text);
     let line = index.line_of(range.start as usize);
     let line_range = index.line_range(line, text);
-    let line_text = text[line_range.as_range()].trim_start_matches('\u{feff}');
-    let shown: String = line_text
-        .chars()
-        .map(|c| if c == '\t' { ' ' } else { c })
-        .collect();
-    let start_col = index.line_col(range.start as usize, text).column - 1;
-    let end = (range.end as usize)
-        .min(line_range.end as usize)
-        .max(range.start as usize);
-    let end_col = index.line_col(end, text).column - 1;
+    let line_start = line_range.start as usize;
+    let line_text = &text[line_range.as_range()];
+    let bom = if line_text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
+    // Tabs are shown as one space (the underline counts one column for
+    // them), credentials are masked, everything else a file holds is
+    // escaped, and the underline is measured on the escaped text.
+    let shown_part = |from: usize, to: usize| -> String {
+        let part = text.get(from.max(line_start + bom)..to).unwrap_or_default();
+        let part = crate::redact::mask(part, &Default::default());
+        human(&part.replace('\t', " ")).into_owned()
+    };
+    let shown = shown_part(line_start, line_range.end as usize);
+    let start = (range.start as usize).clamp(line_start, line_range.end as usize);
+    let end = (range.end as usize).min(line_range.end as usize).max(start);
+    let start_col = shown_part(line_start, start).chars().count();
+    let end_col = start_col + shown_part(start, end).chars().count();
     let width = end_col.saturating_sub(start_col).max(1);
     let bar = style.paint("34", "|");
     let _ = writeln!(
@@ -218,7 +244,7 @@ fn frame(
         color,
         &format!(
             "{underline}{}",
-            label.map(|l| format!(" {l}")).unwrap_or_default()
+            label.map(|l| format!(" {}", human(l))).unwrap_or_default()
         ),
     );
     let _ = writeln!(

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::model::compose::{ComposeEnv, Definition, Reading, Role, Service};
 use crate::model::dockerfile::BuiltImage;
-use crate::syntax::tree::{Budget, Builder, Entry, Kind, Node, Src};
+use crate::syntax::tree::{Budget, Builder, Entry, KeyIndex, Kind, Node, Src};
 use crate::text::{SourceFile, TextRange};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -677,8 +677,10 @@ impl Loading<'_> {
                     }
                 }
             }
+            let kind = Kind::Mapping(to);
             let value = Arc::new(Node {
-                kind: Kind::Mapping(to),
+                keys: KeyIndex::of(&kind),
+                kind,
                 tag: None,
                 src: from.value.src,
                 entry_key: None,
@@ -1314,6 +1316,7 @@ fn empty_mapping(src: Src) -> Arc<Node> {
         tag: None,
         src,
         entry_key: None,
+        keys: KeyIndex::default(),
     })
 }
 

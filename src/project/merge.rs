@@ -8,7 +8,7 @@
 //! [`Src`](crate::syntax::tree::Src) of the value that decided it, so a
 //! finding about a merged value points at the file that wrote it.
 
-use crate::syntax::tree::{Entry, Interpolated, Kind, Node};
+use crate::syntax::tree::{Entry, Interpolated, KeyIndex, Kind, Node};
 use crate::syntax::yaml::Style;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -180,8 +180,10 @@ pub fn merge_mappings(
     }
     // The merged mapping is where the later one is written, when it is.
     let base = if later.is_mapping() { later } else { earlier };
+    let kind = Kind::Mapping(entries);
     Ok(Arc::new(Node {
-        kind: Kind::Mapping(entries),
+        keys: KeyIndex::of(&kind),
+        kind,
         tag: base.tag.clone(),
         src: base.src,
         entry_key: None,
@@ -215,6 +217,7 @@ fn entry_string(entry: &Entry) -> Arc<Node> {
             entry.value.src
         },
         entry_key: Some(entry.key_src),
+        keys: KeyIndex::default(),
     })
 }
 
@@ -267,6 +270,7 @@ fn to_mapping(node: &Arc<Node>) -> Arc<Node> {
                             tag: None,
                             src: item.src,
                             entry_key: None,
+                            keys: KeyIndex::default(),
                         }),
                     })
                 })
@@ -504,76 +508,129 @@ fn unique_at(node: &Arc<Node>, path: &mut Vec<String>) -> Arc<Node> {
 /// sequence records its index, which removes nothing), and the file's
 /// model without its `!reset` values.
 pub fn take_resets(node: &Arc<Node>) -> (Arc<Node>, Vec<Vec<String>>) {
-    let mut paths = Vec::new();
-    let mut path = Vec::new();
-    let kept = strip_resets(node, &mut path, &mut paths).unwrap_or_else(|| node.clone());
-    (kept, paths)
+    let mut resets = Resets::default();
+    let kept = resets
+        .strip(node, &mut Vec::new())
+        .unwrap_or_else(|| node.clone());
+    (kept, resets.paths)
 }
 
-/// `None` when the node itself is reset.
-fn strip_resets(
-    node: &Arc<Node>,
-    path: &mut Vec<String>,
-    paths: &mut Vec<Vec<String>>,
-) -> Option<Arc<Node>> {
-    match node.tag.as_deref() {
-        Some("!reset") => {
-            paths.push(path.clone());
-            return None;
+/// How many tagged places [`take_resets`] records: an alias shared down a
+/// chain reaches one tagged node by exponentially many paths, and past
+/// this many the values are still stripped but their paths not recorded.
+const MAX_RESET_PATHS: usize = 100_000;
+
+/// The walk of [`take_resets`]. Aliased nodes are shared (`Arc`), so a
+/// subtree is asked once whether it holds a tag: an alias bomb without
+/// tags costs its size as written, not as expanded.
+#[derive(Default)]
+struct Resets {
+    paths: Vec<Vec<String>>,
+    /// Whether the subtree at a node (by address) holds a tag.
+    tagged: HashMap<*const Node, bool>,
+    /// What stripping a node (by address) leaves: the same wherever the
+    /// node is reached from.
+    stripped: HashMap<*const Node, Option<Arc<Node>>>,
+}
+
+impl Resets {
+    fn is_tagged(&mut self, node: &Arc<Node>) -> bool {
+        let key = Arc::as_ptr(node);
+        if let Some(&known) = self.tagged.get(&key) {
+            return known;
         }
-        Some("!override") => {
-            paths.push(path.clone());
+        let tagged = matches!(node.tag.as_deref(), Some("!reset" | "!override"))
+            || match &node.kind {
+                Kind::Mapping(entries) => entries.iter().any(|e| self.is_tagged(&e.value)),
+                Kind::Sequence(items) => items.iter().any(|i| self.is_tagged(i)),
+                Kind::Scalar { .. } => false,
+            };
+        self.tagged.insert(key, tagged);
+        tagged
+    }
+
+    fn record(&mut self, path: &[String]) {
+        if self.paths.len() < MAX_RESET_PATHS {
+            self.paths.push(path.to_vec());
+        }
+    }
+
+    /// `None` when the node itself is reset.
+    fn strip(&mut self, node: &Arc<Node>, path: &mut Vec<String>) -> Option<Arc<Node>> {
+        if !self.is_tagged(node) {
             return Some(node.clone());
         }
-        _ => {}
+        let key = Arc::as_ptr(node);
+        if self.paths.len() >= MAX_RESET_PATHS
+            && let Some(known) = self.stripped.get(&key)
+        {
+            return known.clone();
+        }
+        let kept = self.strip_tagged(node, path);
+        self.stripped.insert(key, kept.clone());
+        kept
     }
-    match &node.kind {
-        Kind::Mapping(entries) => {
-            let mut changed = false;
-            let mut out = Vec::with_capacity(entries.len());
-            for entry in entries {
-                path.push(entry.key.clone());
-                let kept = strip_resets(&entry.value, path, paths);
-                path.pop();
-                match kept {
-                    Some(value) => {
-                        changed |= !Arc::ptr_eq(&value, &entry.value);
-                        out.push(Entry {
-                            value,
-                            ..entry.clone()
-                        });
-                    }
-                    None => changed = true,
-                }
+
+    fn strip_tagged(&mut self, node: &Arc<Node>, path: &mut Vec<String>) -> Option<Arc<Node>> {
+        match node.tag.as_deref() {
+            Some("!reset") => {
+                self.record(path);
+                return None;
             }
-            Some(if changed {
-                Arc::new(node.with_kind(Kind::Mapping(out)))
-            } else {
-                node.clone()
-            })
-        }
-        Kind::Sequence(items) => {
-            let mut changed = false;
-            let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                path.push(i.to_string());
-                let kept = strip_resets(item, path, paths);
-                path.pop();
-                match kept {
-                    Some(value) => {
-                        changed |= !Arc::ptr_eq(&value, item);
-                        out.push(value);
-                    }
-                    None => changed = true,
-                }
+            Some("!override") => {
+                self.record(path);
+                return Some(node.clone());
             }
-            Some(if changed {
-                Arc::new(node.with_kind(Kind::Sequence(out)))
-            } else {
-                node.clone()
-            })
+            _ => {}
         }
-        Kind::Scalar { .. } => Some(node.clone()),
+        match &node.kind {
+            Kind::Mapping(entries) => {
+                let mut changed = false;
+                let mut out = Vec::with_capacity(entries.len());
+                for entry in entries {
+                    path.push(entry.key.clone());
+                    let kept = self.strip(&entry.value, path);
+                    path.pop();
+                    match kept {
+                        Some(value) => {
+                            changed |= !Arc::ptr_eq(&value, &entry.value);
+                            out.push(Entry {
+                                value,
+                                ..entry.clone()
+                            });
+                        }
+                        None => changed = true,
+                    }
+                }
+                Some(if changed {
+                    Arc::new(node.with_kind(Kind::Mapping(out)))
+                } else {
+                    node.clone()
+                })
+            }
+            Kind::Sequence(items) => {
+                let mut changed = false;
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    let kept = self.strip(item, path);
+                    path.pop();
+                    match kept {
+                        Some(value) => {
+                            changed |= !Arc::ptr_eq(&value, item);
+                            out.push(value);
+                        }
+                        None => changed = true,
+                    }
+                }
+                Some(if changed {
+                    Arc::new(node.with_kind(Kind::Sequence(out)))
+                } else {
+                    node.clone()
+                })
+            }
+            Kind::Scalar { .. } => Some(node.clone()),
+        }
     }
 }
 
@@ -653,6 +710,7 @@ pub fn canonical(root: &Arc<Node>) -> Arc<Node> {
                 tag: None,
                 src: gpus.value.src,
                 entry_key: None,
+                keys: KeyIndex::default(),
             });
             let request = Arc::new(gpus.value.with_kind(Kind::Mapping(vec![Entry {
                 key: "count".into(),

@@ -114,6 +114,10 @@ pub struct Refusal {
 pub enum RefusalKind {
     /// A mistake in the config: Compose refuses it anywhere.
     Config,
+    /// A mistake in the config that a dedicated rule reports with more to
+    /// say and a fix (GPU002 for a device request without `capabilities`):
+    /// PROJ001 leaves it to that rule instead of saying it twice.
+    ConfigReportedBy(&'static str),
     /// A file the project names is not in this checkout (a gitignored
     /// `.env`, a base not copied with the file): refused here, but the
     /// config may be right where the file exists.
@@ -222,6 +226,23 @@ impl Workspace {
             files,
             yaml: RwLock::default(),
             dockerfiles: RwLock::default(),
+            projects: Mutex::default(),
+            default_projects: Mutex::default(),
+        }
+    }
+
+    /// The next generation of a long-lived workspace (the language
+    /// server's, after an edit): files revalidated by stamp over `system`,
+    /// the parses of unchanged files kept, projects loaded again (any file
+    /// of one may have changed, or appeared).
+    pub fn renewed(&self, system: impl crate::vfs::System + 'static) -> Workspace {
+        fn copy<T: Clone>(cache: &RwLock<T>) -> RwLock<T> {
+            RwLock::new(cache.read().unwrap_or_else(|p| p.into_inner()).clone())
+        }
+        Workspace {
+            files: self.files.renewed(system),
+            yaml: copy(&self.yaml),
+            dockerfiles: copy(&self.dockerfiles),
             projects: Mutex::default(),
             default_projects: Mutex::default(),
         }

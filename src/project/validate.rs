@@ -63,6 +63,20 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
             }
         }
     }
+    // A `.env` Compose cannot read refuses the project by itself, and the
+    // variables it would set are unknown: what only the shell could settle
+    // is not the question then (its message would say the `.env` does not
+    // set them).
+    let env_refused = project.refusals.iter().any(|r| {
+        r.kind == RefusalKind::Config
+            && project
+                .files
+                .get(r.at.file() as usize)
+                .is_some_and(|f| f.role == super::FileRole::Env)
+    });
+    if env_refused {
+        found.retain(|r| r.kind != RefusalKind::UnlessShellSets);
+    }
     for refusal in found {
         if !project.refusals.contains(&refusal) {
             project.refusals.push(refusal);
@@ -271,7 +285,7 @@ fn device_requests(
                     "a device reservation of service `{name}` has no `capabilities`, which Compose requires"
                 ),
                 Place::Node(request.node),
-                RefusalKind::Config,
+                RefusalKind::ConfigReportedBy("GPU002"),
             );
         }
     }

@@ -20,8 +20,10 @@ pub struct RuleSettings {
     /// threshold): a single-GPU job, and the floor of every other need.
     pub min_shm: u64,
     /// Several GPUs or NCCL ranks running a workload gpulint cannot
-    /// classify, or training whose rank count is unknown.
-    pub min_shm_multi_gpu: u64,
+    /// classify, or training whose rank count is unknown, when the user
+    /// sets it; `None` derives it from the measured workload
+    /// ([`crate::model::shm_need`]).
+    pub min_shm_multi_gpu: Option<u64>,
     /// DataLoader workers per training rank assumed when the command does
     /// not say (the reference workload's 8).
     pub dataloader_workers: u64,
@@ -33,7 +35,7 @@ impl Default for RuleSettings {
     fn default() -> Self {
         Self {
             min_shm: 512 * MIB,
-            min_shm_multi_gpu: 2 * GIB,
+            min_shm_multi_gpu: None,
             dataloader_workers: 8,
             fix_shm_size: "8gb".to_string(),
         }
@@ -94,6 +96,10 @@ pub struct ComposeContext<'a> {
     aliases: Vec<AliasChecks>,
 }
 
+/// For one site in one file, the (service, definition) pairs reaching each
+/// node there.
+type SiteIndex = std::collections::HashMap<NodeId, Vec<(usize, usize)>>;
+
 /// Memoized checks for one file's fixes. Many services merging one
 /// anchor all get the same fix into it; resolving the whole file once per
 /// finding made a file of n such services take n² time.
@@ -108,6 +114,10 @@ pub struct AliasChecks {
     >,
     /// Who reaches a site's node, by (site, node, the paths a fix changes).
     reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId, String), Rc<Reach>>>,
+    /// For each site (`shm_size`, `deploy.resources`), which services reach
+    /// each node there: built once per site by locating the site in every
+    /// service, so a finding asks a map instead of every service.
+    sites: std::cell::RefCell<std::collections::HashMap<String, Rc<SiteIndex>>>,
     /// What each (set of edits, shared `may_change`) leaves undeclared.
     undeclared: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<String>>>,
 }
@@ -545,24 +555,18 @@ impl<'a> ComposeContext<'a> {
         let mut memo = self.aliases[file as usize].reaching.borrow_mut();
         memo.entry(key)
             .or_insert_with(|| {
-                let yaml = self.yaml(file);
-                let editor = self.editor(file);
                 // Each service with a definition in this file whose setting
                 // at the site is this node, and its name there.
-                let mut services: Vec<usize> = Vec::new();
-                let mut names_here: Vec<&str> = Vec::new();
-                for (i, s) in self.services().iter().enumerate() {
-                    let found = s.definitions.iter().find(|d| {
-                        d.map.file == file
-                            && editor
-                                .locate(d.map.node, site)
-                                .is_some_and(|l| yaml.merges_from(l.node, node))
-                    });
-                    if let Some(d) = found {
-                        services.push(i);
-                        names_here.push(self.name_in(d));
-                    }
-                }
+                let reaching = self
+                    .site_index(file, site)
+                    .get(&self.yaml(file).resolve(node))
+                    .cloned()
+                    .unwrap_or_default();
+                let services: Vec<usize> = reaching.iter().map(|&(i, _)| i).collect();
+                let names_here: Vec<&str> = reaching
+                    .iter()
+                    .map(|&(i, d)| self.name_in(&self.services()[i].definitions[d]))
+                    .collect();
                 let names = services
                     .iter()
                     .map(|&i| self.services()[i].name.clone())
@@ -579,6 +583,39 @@ impl<'a> ComposeContext<'a> {
                     names,
                     paths,
                 })
+            })
+            .clone()
+    }
+
+    /// Which services reach each node at `site` in `file`, as (service
+    /// index, index of its definition in `file`): those whose `site` there
+    /// is that node or merges it in. Built once per (file, site) by locating
+    /// the site in every service, so a finding asks a map instead of every
+    /// service; services are listed in project order.
+    fn site_index(&self, file: u32, site: &[&str]) -> Rc<SiteIndex> {
+        let mut sites = self.aliases[file as usize].sites.borrow_mut();
+        sites
+            .entry(site.join("."))
+            .or_insert_with(|| {
+                let yaml = self.yaml(file);
+                let editor = self.editor(file);
+                let mut index = SiteIndex::new();
+                for (i, service) in self.services().iter().enumerate() {
+                    let Some((d, located)) =
+                        service.definitions.iter().enumerate().find_map(|(d, def)| {
+                            (def.map.file == file)
+                                .then(|| editor.locate(def.map.node, site))
+                                .flatten()
+                                .map(|l| (d, l))
+                        })
+                    else {
+                        continue;
+                    };
+                    for node in yaml.merged_into(located.node) {
+                        index.entry(node).or_default().push((i, d));
+                    }
+                }
+                Rc::new(index)
             })
             .clone()
     }

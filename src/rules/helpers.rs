@@ -188,19 +188,16 @@ pub fn nvidia_reservation() -> NewNode {
     ])])
 }
 
-/// A fix that rewrites the service's `shm_size` value (`node`) to
-/// `[shm] fix-size` (or the workload's need, when larger), keeping the
-/// value's quoting: "`verb` `shm_size` to ...".
+/// A fix that rewrites the service's `shm_size` value (`node`) to `size`,
+/// keeping the value's quoting: "`verb` `shm_size` to ...".
 pub fn set_shm_size_fix(
     cx: &ComposeContext,
     service: &Service,
     node: Src,
+    size: &str,
     verb: &str,
     applicability: Applicability,
 ) -> Option<Fix> {
-    let size = &cx
-        .settings
-        .shm_size_for(service_shm_need(cx, service).bytes);
     let editor = cx.editor(node.file);
     cx.edit_fix(
         service,

@@ -5,6 +5,7 @@ use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::container::{ContainerRuntime, Containers, ShmSetting};
 use crate::model::k8s::{Container, Manifest, Object, PodSpec};
+use crate::model::kserve::KServe;
 use crate::model::workload::EnvVar;
 use crate::syntax::yaml::{NodeId, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
@@ -20,6 +21,8 @@ pub struct KubeContext<'a> {
     /// What each container gets at run time: the model `gpulint inspect`
     /// prints, which the rules judge.
     pub containers: Containers,
+    /// The KServe runtimes and predictors of the file and its directory.
+    pub kserve: &'a KServe,
 }
 
 /// A pod spec with the object it belongs to.
@@ -81,6 +84,7 @@ impl<'a> KubeContext<'a> {
         settings: &'a RuleSettings,
         edit: &'a YamlEditor<'a>,
         document: usize,
+        kserve: &'a KServe,
     ) -> KubeContext<'a> {
         KubeContext {
             manifest,
@@ -88,7 +92,10 @@ impl<'a> KubeContext<'a> {
             settings,
             edit,
             document,
-            containers: Containers::new(crate::model::runtime::kubernetes_runtimes(manifest)),
+            containers: Containers::new(crate::model::runtime::kubernetes_runtimes(
+                manifest, document, kserve,
+            )),
+            kserve,
         }
     }
 
@@ -114,6 +121,43 @@ impl<'a> KubeContext<'a> {
                 })
             })
             .collect()
+    }
+
+    /// The InferenceService that gives a KServe runtime's model container
+    /// its GPUs: its name, and its GPU limit's span when it is in this
+    /// file.
+    pub fn gpu_predictor(
+        &self,
+        pod: &Pod<'a>,
+        container: &Container,
+    ) -> Option<(String, Option<TextRange>)> {
+        use crate::model::kserve::Origin;
+        let runtime = self
+            .kserve
+            .runtime_in(self.document, pod.object.name.as_deref()?)?;
+        if container.name != crate::model::kserve::MODEL_CONTAINER {
+            return None;
+        }
+        let predictor = self
+            .kserve
+            .predictors_of(runtime)
+            .find(|p| p.container.gpu().is_some())?;
+        let limit = match &predictor.origin {
+            Origin::Document(_) => predictor
+                .container
+                .gpu()
+                .map(|g| self.entry_range(g.resource.key, g.resource.value)),
+            Origin::File(_) => None,
+        };
+        let service = match &predictor.origin {
+            Origin::File(path) => format!(
+                "{} (in {})",
+                predictor.service,
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            Origin::Document(_) => predictor.service.clone(),
+        };
+        Some((service, limit))
     }
 
     pub fn pods(&self) -> impl Iterator<Item = Pod<'a>> {

@@ -19,6 +19,9 @@ pub struct ScriptContext<'a> {
     /// What each `docker run` gives its container: the model `gpulint
     /// inspect` prints, which the rules judge.
     pub containers: Containers,
+    /// Which commands hold which, worked out once: one fix per `docker
+    /// run` of a long script must not each scan every command.
+    holders: std::cell::OnceCell<Holders>,
 }
 
 impl<'a> ScriptContext<'a> {
@@ -28,7 +31,15 @@ impl<'a> ScriptContext<'a> {
             text,
             settings,
             containers: Containers::new(crate::model::runtime::command_runtimes(script)),
+            holders: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Command `n` and the commands holding it in their range, in order.
+    fn holders_of(&self, n: usize) -> Vec<usize> {
+        self.holders
+            .get_or_init(|| Holders::of(&self.script.commands))
+            .of_command(n)
     }
 
     /// What the `docker run` of `site` gives its container.
@@ -83,16 +94,9 @@ impl<'a> ScriptContext<'a> {
             None => {
                 // The command, and those whose words hold it in a command
                 // substitution (`CID=$(docker run …)`): they change with it.
-                let own = self.script.commands[site.command].1.range();
-                self.script
-                    .commands
+                self.holders_of(site.command)
                     .iter()
-                    .enumerate()
-                    .filter(|(_, (snippet, command))| {
-                        let range = command.range();
-                        *snippet == site.snippet && range.start <= own.start && own.end <= range.end
-                    })
-                    .map(|(n, _)| ModelPath::new(["command".to_string(), n.to_string()]))
+                    .map(|n| ModelPath::new(["command".to_string(), n.to_string()]))
                     .collect()
             }
         };
@@ -162,5 +166,99 @@ impl<'a> ScriptContext<'a> {
     /// "the container started by `docker run`", for messages.
     pub fn describe_run(site: &RunSite) -> String {
         format!("the container started by `{}`", site.run.invocation())
+    }
+}
+
+/// Which commands hold which: each command's innermost holder (another
+/// command of its snippet whose range holds its range), and the commands
+/// that share their range with others.
+struct Holders {
+    parent: Vec<Option<usize>>,
+    same_range: std::collections::HashMap<usize, Vec<usize>>,
+}
+
+impl Holders {
+    /// Commands nest (a command substitution inside a word) or are apart,
+    /// so, taken by start (the outer first at a tie), the ones still open
+    /// when a command starts are those that hold it, the innermost on top:
+    /// a stack, n log n for the sort.
+    fn of(commands: &[(usize, crate::syntax::shell::Command)]) -> Holders {
+        let ranges: Vec<(usize, TextRange)> = commands
+            .iter()
+            .map(|(snippet, command)| (*snippet, command.range()))
+            .collect();
+        let mut order: Vec<usize> = (0..commands.len()).collect();
+        order.sort_by_key(|&n| {
+            let (snippet, range) = ranges[n];
+            (snippet, range.start, std::cmp::Reverse(range.end), n)
+        });
+        let holds = |outer: usize, inner: usize| {
+            let ((s1, a), (s2, b)) = (ranges[outer], ranges[inner]);
+            s1 == s2 && a.start <= b.start && b.end <= a.end
+        };
+        let mut parent = vec![None; commands.len()];
+        let mut open: Vec<usize> = Vec::new();
+        for n in order {
+            while open.last().is_some_and(|&top| !holds(top, n)) {
+                open.pop();
+            }
+            parent[n] = open.last().copied();
+            open.push(n);
+        }
+        let mut by_range: std::collections::HashMap<(usize, TextRange), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (n, key) in ranges.iter().enumerate() {
+            by_range.entry(*key).or_default().push(n);
+        }
+        let same_range = by_range
+            .into_values()
+            .filter(|same| same.len() > 1)
+            .flat_map(|same| same.clone().into_iter().map(move |n| (n, same.clone())))
+            .collect();
+        Holders { parent, same_range }
+    }
+
+    /// Command `n` and every command holding it, in command order.
+    fn of_command(&self, n: usize) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut at = Some(n);
+        while let Some(command) = at {
+            out.push(command);
+            if let Some(same) = self.same_range.get(&command) {
+                out.extend(same);
+            }
+            at = self.parent[command];
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::script::ScriptKind;
+
+    #[test]
+    fn holders_are_the_commands_whose_range_holds_the_command() {
+        let text = "A=$(docker run --rm $(cat id) x) && docker run y\necho \"$(docker run z $(a $(b)))\" $(c)\n";
+        let script = Script::read(text, ScriptKind::Shell, None);
+        assert!(script.commands.len() >= 8, "{:?}", script.commands.len());
+        let holders = Holders::of(&script.commands);
+        for (n, (snippet, command)) in script.commands.iter().enumerate() {
+            let own = command.range();
+            let scanned: Vec<usize> = script
+                .commands
+                .iter()
+                .enumerate()
+                .filter(|(_, (s, c))| {
+                    let range = c.range();
+                    s == snippet && range.start <= own.start && own.end <= range.end
+                })
+                .map(|(m, _)| m)
+                .collect();
+            assert_eq!(holders.of_command(n), scanned, "command {n}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod dockerfile;
 pub mod embedded;
+pub mod interpolate;
 pub mod shell;
 pub mod tree;
 pub mod yaml;

@@ -145,6 +145,7 @@ pub fn commands(snippet: &Snippet) -> Vec<Command> {
         commands: Vec::new(),
         words: Vec::new(),
         heredocs: Vec::new(),
+        heredoc_operator: None,
         depth: 0,
     }
     .run()
@@ -163,6 +164,9 @@ struct Lexer<'a> {
     /// Delimiters of here-documents whose bodies start on the next line,
     /// and whether their lines may be indented with tabs (`<<-`).
     heredocs: Vec<(String, bool)>,
+    /// A `<<` (true: `<<-`) written apart from its delimiter (`<< EOF`):
+    /// the next word is the delimiter.
+    heredoc_operator: Option<bool>,
     /// How many command substitutions this lexer is inside.
     depth: usize,
 }
@@ -213,13 +217,23 @@ impl Lexer<'_> {
         let start = self.at;
         let mut text = String::new();
         let mut dynamic = false;
-        let mut quoted = false;
         while self.at < self.text.len() {
             let c = self.text[self.at];
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' | b';' | b'|' | b'(' | b')' => break,
                 // `2>&1`, `&>file`: part of a redirection, not a separator.
                 b'&' if !(text.ends_with(['>', '<']) || self.peek(1) == Some(b'>')) => break,
+                // `cat<<EOF`: the here-document operator starts a word of
+                // its own (a file descriptor before it, `0<<EOF`, stays).
+                b'<' if self.at > start
+                    && self.peek(1) == Some(b'<')
+                    && self.text[self.at - 1] != b'<'
+                    && !self.source[start..self.at]
+                        .bytes()
+                        .all(|b| b.is_ascii_digit()) =>
+                {
+                    break;
+                }
                 b'\\' => match self.peek(1) {
                     Some(b'\n') => self.at += 2,
                     Some(_) => {
@@ -233,14 +247,12 @@ impl Lexer<'_> {
                     }
                 },
                 b'\'' => {
-                    quoted = true;
                     self.at += 1;
                     let end = self.find(b'\'');
                     text.push_str(&self.source[self.at..end]);
                     self.at = (end + 1).min(self.text.len());
                 }
                 b'"' => {
-                    quoted = true;
                     self.at += 1;
                     while self.at < self.text.len() && self.text[self.at] != b'"' {
                         match self.text[self.at] {
@@ -265,21 +277,44 @@ impl Lexer<'_> {
                 _ => self.copy_char(&mut text),
             }
         }
-        if !quoted && let Some(rest) = text.strip_prefix("<<") {
-            let (strip_tabs, delimiter) = match rest.strip_prefix('-') {
-                Some(d) => (true, d),
-                None => (false, rest),
-            };
-            let delimiter = delimiter.trim_matches(['\'', '"']);
-            if !delimiter.is_empty() && !delimiter.starts_with('<') {
-                self.heredocs.push((delimiter.to_string(), strip_tabs));
-            }
-        }
+        self.heredoc_word(&self.source[start..self.at], &text);
         self.words.push(Word {
             text,
             range: self.snippet.host_range(start, self.at),
             dynamic,
         });
+    }
+
+    /// Notes a here-document the word starts or names: `<<EOF`, `<<'EOF'`,
+    /// `<<"EOF"`, `<<-EOF`, or the word after a `<<` written apart
+    /// (`<< EOF`). Quotes only stop expansion in the body; the delimiter is
+    /// the word without them. `<<<` is a here-string, which has no body.
+    fn heredoc_word(&mut self, raw: &str, text: &str) {
+        if let Some(strip_tabs) = self.heredoc_operator.take() {
+            if !text.is_empty() {
+                self.heredocs.push((text.to_string(), strip_tabs));
+            }
+            return;
+        }
+        // The operator itself is never quoted (a quoted `'<<'` is a word).
+        let digits = raw.len() - raw.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let Some(rest) = raw[digits..].strip_prefix("<<") else {
+            return;
+        };
+        if rest.starts_with('<') {
+            return;
+        }
+        let strip_tabs = rest.starts_with('-');
+        let operator = digits + 2 + usize::from(strip_tabs);
+        if raw.len() == operator {
+            self.heredoc_operator = Some(strip_tabs);
+            return;
+        }
+        // The unquoted text keeps the operator's characters at its start.
+        let delimiter = text.get(operator..).unwrap_or("");
+        if !delimiter.is_empty() {
+            self.heredocs.push((delimiter.to_string(), strip_tabs));
+        }
     }
 
     /// Copies `$name`, `${…}`, `$(…)` or `` `…` `` as written.
@@ -353,6 +388,7 @@ impl Lexer<'_> {
             commands: Vec::new(),
             words: Vec::new(),
             heredocs: Vec::new(),
+            heredoc_operator: None,
             depth: self.depth + 1,
         };
         self.commands.extend(inner.run());
@@ -422,6 +458,40 @@ mod tests {
                 vec!["true"],
             ]
         );
+    }
+
+    #[test]
+    fn heredocs_are_skipped_however_their_delimiter_is_written() {
+        // An apostrophe in the body once opened a quote that swallowed the
+        // `docker run` after it; the body's `docker run` is no command.
+        for operator in [
+            "<<'EOF'",
+            "<<\"EOF\"",
+            "<< EOF",
+            "<<EOF",
+            "<<-EOF",
+            "<<- 'EOF'",
+            "<<\\EOF",
+        ] {
+            for cat in ["cat ", "cat", "0"] {
+                let text = format!(
+                    "{cat}{operator} > notes.txt\nit's docker run --gpus all body\n\tEOF\nEOF\ndocker run --gpus all img\n"
+                );
+                let words = words(&text);
+                assert_eq!(
+                    words.last().unwrap(),
+                    &["docker", "run", "--gpus", "all", "img"],
+                    "{text:?}: {words:?}"
+                );
+                // `<<-` ends at the tab-indented delimiter; the next
+                // `EOF` line is then a command of its own.
+                let expected = if operator.starts_with("<<-") { 3 } else { 2 };
+                assert_eq!(words.len(), expected, "{text:?}: {words:?}");
+            }
+        }
+        // `<<<` is a here-string, `'<<'` a word: no body to skip.
+        assert_eq!(words("cat <<< word\ndocker run x").len(), 2);
+        assert_eq!(words("echo '<<' EOF\ndocker run x").len(), 2);
     }
 
     #[test]

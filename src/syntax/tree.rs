@@ -67,6 +67,49 @@ pub struct Node {
     /// For a `KEY=value` item Compose makes of a mapping entry when it
     /// merges (`environment: {KEY: value}`): where the key is written.
     pub entry_key: Option<Src>,
+    /// For a mapping of many entries, where each key is (see [`KeyIndex`]).
+    pub keys: KeyIndex,
+}
+
+/// Where each key of a large mapping is among its entries, so that
+/// [`Node::entry`] is a hash lookup: the `services:` of a project of
+/// thousands of services is looked up once per service, and scanning it
+/// each time made loading, validating and fixing quadratic. Not part of
+/// a node's value: two nodes are equal whatever their indexes.
+#[derive(Clone, Default)]
+pub struct KeyIndex(Option<Arc<std::collections::HashMap<String, u32>>>);
+
+impl KeyIndex {
+    /// Mappings with fewer entries are scanned: as fast as hashing.
+    const FROM: usize = 16;
+
+    pub fn of(kind: &Kind) -> KeyIndex {
+        match kind {
+            Kind::Mapping(entries) if entries.len() >= Self::FROM => {
+                let mut index = std::collections::HashMap::with_capacity(entries.len());
+                for (i, entry) in entries.iter().enumerate() {
+                    // The first of repeated keys, as a scan finds.
+                    index.entry(entry.key.clone()).or_insert(i as u32);
+                }
+                KeyIndex(Some(Arc::new(index)))
+            }
+            _ => KeyIndex(None),
+        }
+    }
+}
+
+impl PartialEq for KeyIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for KeyIndex {}
+
+impl std::fmt::Debug for KeyIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyIndex")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +124,7 @@ impl Node {
     /// A node with the same source and tag and another value.
     pub fn with_kind(&self, kind: Kind) -> Node {
         Node {
+            keys: KeyIndex::of(&kind),
             kind,
             tag: self.tag.clone(),
             src: self.src,
@@ -103,7 +147,10 @@ impl Node {
     }
 
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries().iter().find(|e| e.key == key)
+        match &self.keys.0 {
+            Some(index) => index.get(key).map(|&i| &self.entries()[i as usize]),
+            None => self.entries().iter().find(|e| e.key == key),
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&Arc<Node>> {
@@ -310,6 +357,7 @@ impl<'a> Builder<'a> {
                 tag: syntax.tag.clone(),
                 src: self.src(node),
                 entry_key: None,
+                keys: KeyIndex::default(),
             }),
             Value::Sequence(items) => {
                 let mut built = Vec::with_capacity(items.len());
@@ -321,12 +369,15 @@ impl<'a> Builder<'a> {
                     tag: syntax.tag.clone(),
                     src: self.src(node),
                     entry_key: None,
+                    keys: KeyIndex::default(),
                 })
             }
             Value::Mapping(_) => {
                 let entries = self.mapping_entries(node, depth)?;
+                let kind = Kind::Mapping(entries);
                 Arc::new(Node {
-                    kind: Kind::Mapping(entries),
+                    keys: KeyIndex::of(&kind),
+                    kind,
                     tag: syntax.tag.clone(),
                     src: self.src(node),
                     entry_key: None,

@@ -7,7 +7,7 @@
 
 use crate::text::TextRange;
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub type NodeId = u32;
 
@@ -70,7 +70,19 @@ pub struct Yaml {
     pub documents: Vec<Document>,
     /// Ranges of all scalars in document order; used to tell comments from text.
     scalar_ranges: Vec<TextRange>,
+    /// For each mapping with many entries, the index in its pairs of each
+    /// scalar key: [`Yaml::get`] is then one hash lookup, not a scan, so a
+    /// rule looking up each of 100k services by name stays linear.
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
+    /// Where each alias starts, sorted: which documents have aliases is
+    /// asked once per document, and scanning every node each time made a
+    /// stream of n documents cost n².
+    alias_starts: Vec<u32>,
 }
+
+/// Mappings with at least this many entries get a [`Yaml::key_index`]
+/// entry; a scan of fewer is as fast as hashing.
+const INDEXED_MAPPING: usize = 16;
 
 /// Guards recursion through aliases and merge chains. Merges are walked
 /// once per mapping (see `collect_entries`), so this bounds only the stack,
@@ -92,6 +104,13 @@ impl Yaml {
                     if !inserted.is_empty() {
                         yaml.remap(&inserted);
                     }
+                    yaml.alias_starts = yaml
+                        .nodes
+                        .iter()
+                        .filter(|n| matches!(n.value, Value::Alias(_)))
+                        .map(|n| n.range.start)
+                        .collect();
+                    yaml.alias_starts.sort_unstable();
                     return Ok(yaml);
                 }
                 Err(mut e) => {
@@ -198,7 +217,14 @@ impl Yaml {
     /// are dropped, as Compose does.
     pub fn entries(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        self.collect_entries(
+            map,
+            false,
+            &mut out,
+            &mut KeySet::default(),
+            &mut HashSet::new(),
+            0,
+        );
         out.retain(|e| self.node(e.value).tag.as_deref() != Some("!reset"));
         out
     }
@@ -207,7 +233,14 @@ impl Yaml {
     /// compose file removes from the earlier ones it is merged over.
     pub fn entries_with_resets(&self, map: NodeId) -> Vec<Entry> {
         let mut out = Vec::new();
-        self.collect_entries(map, false, &mut out, &mut Vec::new(), 0);
+        self.collect_entries(
+            map,
+            false,
+            &mut out,
+            &mut KeySet::default(),
+            &mut HashSet::new(),
+            0,
+        );
         out
     }
 
@@ -215,19 +248,19 @@ impl Yaml {
     /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
     /// its keys are all in `out` by then, and walking it again would make a
     /// chain of such merges cost 2^depth.
-    fn collect_entries(
-        &self,
+    fn collect_entries<'s>(
+        &'s self,
         map: NodeId,
         merged: bool,
         out: &mut Vec<Entry>,
-        visited: &mut Vec<NodeId>,
+        seen: &mut KeySet<'s>,
+        visited: &mut HashSet<NodeId>,
         depth: usize,
     ) {
         let map = self.resolve(map);
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
+        if depth > MAX_MERGE_DEPTH || !visited.insert(map) {
             return;
         }
-        visited.push(map);
         let Value::Mapping(pairs) = self.value(map) else {
             return;
         };
@@ -237,11 +270,10 @@ impl Yaml {
                 merge_sources.push(value);
                 continue;
             }
-            let name = self.str(key);
             // A key the mapping already has (its own, or from an earlier merge
             // source) wins; a mapping never repeats its own keys (see
             // `refuse_duplicate_key`).
-            if out.iter().any(|e| self.str(e.key) == name) {
+            if !seen.insert(self.str(key)) {
                 continue;
             }
             out.push(Entry { key, value, merged });
@@ -250,10 +282,10 @@ impl Yaml {
             match self.value(source) {
                 Value::Sequence(items) => {
                     for &item in items {
-                        self.collect_entries(item, true, out, visited, depth + 1);
+                        self.collect_entries(item, true, out, seen, visited, depth + 1);
                     }
                 }
-                _ => self.collect_entries(source, true, out, visited, depth + 1),
+                _ => self.collect_entries(source, true, out, seen, visited, depth + 1),
             }
         }
     }
@@ -266,18 +298,34 @@ impl Yaml {
     /// Looks a key up in a mapping, honouring merges and `!reset`.
     pub fn get(&self, map: NodeId, key: &str) -> Option<Entry> {
         // Fast path without allocating: own entries first.
-        if let Value::Mapping(pairs) = self.value(map) {
+        let resolved = self.resolve(map);
+        if let Value::Mapping(pairs) = &self.node(resolved).value {
             let mut own = None;
             let mut has_merge = false;
-            for &(k, v) in pairs {
-                if self.is_merge_key(k) {
-                    has_merge = true;
-                } else if self.str(k) == Some(key) {
-                    own = Some(Entry {
+            if let Some(index) = self.key_index.get(&resolved) {
+                // A large mapping: its keys are indexed (merge keys too).
+                has_merge =
+                    index.contains_key("<<") && pairs.iter().any(|&(k, _)| self.is_merge_key(k));
+                own = index
+                    .get(key)
+                    .map(|&at| pairs[at as usize])
+                    .filter(|&(k, _)| !self.is_merge_key(k))
+                    .map(|(k, v)| Entry {
                         key: k,
                         value: v,
                         merged: false,
                     });
+            } else {
+                for &(k, v) in pairs {
+                    if self.is_merge_key(k) {
+                        has_merge = true;
+                    } else if self.str(k) == Some(key) {
+                        own = Some(Entry {
+                            key: k,
+                            value: v,
+                            merged: false,
+                        });
+                    }
                 }
             }
             if let Some(entry) = own {
@@ -294,40 +342,79 @@ impl Yaml {
             .find(|e| self.str(e.key) == Some(key))
     }
 
+    /// The entry `key` would have in `map` without its own: the one its
+    /// `<<` merges bring (the first source listed that has it wins), which
+    /// removing the mapping's own entry would reveal.
+    pub fn merged_entry(&self, map: NodeId, key: &str) -> Option<Entry> {
+        let Value::Mapping(pairs) = self.value(map) else {
+            return None;
+        };
+        let sources = pairs
+            .iter()
+            .filter(|&&(k, _)| self.is_merge_key(k))
+            .flat_map(|&(_, source)| match self.value(source) {
+                Value::Sequence(items) => items.clone(),
+                _ => vec![source],
+            });
+        for source in sources {
+            if let Some(entry) = self.get(self.resolve(source), key) {
+                return Some(Entry {
+                    merged: true,
+                    ..entry
+                });
+            }
+        }
+        None
+    }
+
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
     pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
-        self.merges_from_depth(self.resolve(map), self.resolve(target), &mut Vec::new(), 0)
+        self.merged_into(map).contains(&self.resolve(target))
+    }
+
+    /// Every mapping that `map` is or merges in (through `<<`,
+    /// transitively): the `target`s [`Yaml::merges_from`] is true for.
+    /// Asking once per mapping and indexing the answer lets a caller find
+    /// which of n mappings reach a node in O(n) instead of O(n) per node.
+    pub fn merged_into(&self, map: NodeId) -> Vec<NodeId> {
+        let mut found = Vec::new();
+        self.collect_merged(self.resolve(map), &mut found, &mut HashSet::new(), 0);
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 
     /// `visited` holds the mappings already searched, so a mapping reached
-    /// twice through merges is searched once.
-    fn merges_from_depth(
+    /// twice through merges is searched once; one at the depth limit is
+    /// found but not searched.
+    fn collect_merged(
         &self,
         map: NodeId,
-        target: NodeId,
-        visited: &mut Vec<NodeId>,
+        found: &mut Vec<NodeId>,
+        visited: &mut HashSet<NodeId>,
         depth: usize,
-    ) -> bool {
-        if map == target {
-            return true;
+    ) {
+        found.push(map);
+        if depth > MAX_MERGE_DEPTH || !visited.insert(map) {
+            return;
         }
-        if depth > MAX_MERGE_DEPTH || visited.contains(&map) {
-            return false;
-        }
-        visited.push(map);
         let Value::Mapping(pairs) = &self.node(map).value else {
-            return false;
+            return;
         };
-        pairs
-            .iter()
-            .filter(|(k, _)| self.is_merge_key(*k))
-            .any(|&(_, source)| match self.value(source) {
-                Value::Sequence(items) => items
-                    .iter()
-                    .any(|&i| self.merges_from_depth(self.resolve(i), target, visited, depth + 1)),
-                _ => self.merges_from_depth(self.resolve(source), target, visited, depth + 1),
-            })
+        for &(key, source) in pairs {
+            if !self.is_merge_key(key) {
+                continue;
+            }
+            match self.value(source) {
+                Value::Sequence(items) => {
+                    for &item in items {
+                        self.collect_merged(self.resolve(item), found, visited, depth + 1);
+                    }
+                }
+                _ => self.collect_merged(self.resolve(source), found, visited, depth + 1),
+            }
+        }
     }
 
     /// Follows a path of keys through nested mappings.
@@ -395,12 +482,50 @@ impl Yaml {
         Some(())
     }
 
+    /// Whether an alias starts inside `range` (a document's span).
+    pub fn has_alias_in(&self, range: TextRange) -> bool {
+        let first = self.alias_starts.partition_point(|&s| s < range.start);
+        self.alias_starts
+            .get(first)
+            .is_some_and(|&start| start < range.end)
+    }
+
     /// Whether a byte offset lies inside a scalar's text (so a `#` there is not a comment).
     pub fn offset_in_scalar(&self, offset: usize) -> bool {
         let idx = self
             .scalar_ranges
             .partition_point(|r| (r.start as usize) <= offset);
         idx > 0 && self.scalar_ranges[idx - 1].contains(offset)
+    }
+}
+
+/// The key names a mapping's entries have so far, as [`Yaml::entries`]
+/// collects them: a list while short (most mappings), a hash set once long,
+/// so that the `services:` of a file with thousands of services is
+/// collected in linear time.
+#[derive(Default)]
+struct KeySet<'s> {
+    list: Vec<Option<&'s str>>,
+    set: HashSet<Option<&'s str>>,
+}
+
+impl<'s> KeySet<'s> {
+    /// Past this many keys, lookups go through the hash set.
+    const LIST_MAX: usize = 16;
+
+    /// Adds `name`; false when it was there already.
+    fn insert(&mut self, name: Option<&'s str>) -> bool {
+        if self.list.len() < Self::LIST_MAX {
+            if self.list.contains(&name) {
+                return false;
+            }
+            self.list.push(name);
+            return true;
+        }
+        if self.set.is_empty() {
+            self.set.extend(self.list.iter().copied());
+        }
+        self.set.insert(name)
     }
 }
 
@@ -499,6 +624,7 @@ struct Builder<'a> {
     anchors: HashMap<usize, NodeId>,
     root: Option<NodeId>,
     scalar_ranges: Vec<TextRange>,
+    key_index: HashMap<NodeId, HashMap<String, u32>>,
 }
 
 impl<'a> Builder<'a> {
@@ -512,6 +638,7 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             root: None,
             scalar_ranges: Vec::new(),
+            key_index: HashMap::new(),
         }
     }
 
@@ -592,6 +719,10 @@ impl<'a> Builder<'a> {
                         }
                         Frame::Map { id, pairs, .. } => {
                             self.refuse_duplicate_key(&pairs)?;
+                            if pairs.len() >= INDEXED_MAPPING {
+                                let index = self.key_index_of(&pairs);
+                                self.key_index.insert(id, index);
+                            }
                             let last = pairs.last().map(|&(_, v)| v);
                             (id, Value::Mapping(pairs), last)
                         }
@@ -614,7 +745,30 @@ impl<'a> Builder<'a> {
             nodes: self.nodes,
             documents: self.documents,
             scalar_ranges: self.scalar_ranges,
+            key_index: self.key_index,
+            // Set by `parse` once spans are final.
+            alias_starts: Vec::new(),
         })
+    }
+
+    /// Where each scalar key of a mapping (an alias of one too) is among
+    /// its pairs; of keys with the same text, the last, as a scan finds.
+    fn key_index_of(&self, pairs: &[(NodeId, NodeId)]) -> HashMap<String, u32> {
+        let text_of = |mut id: NodeId| {
+            for _ in 0..MAX_MERGE_DEPTH {
+                match &self.nodes[id as usize].value {
+                    Value::Scalar { text, .. } => return Some(text.clone()),
+                    Value::Alias(Some(target)) => id = *target,
+                    _ => return None,
+                }
+            }
+            None
+        };
+        pairs
+            .iter()
+            .enumerate()
+            .filter_map(|(at, &(key, _))| Some((text_of(key)?, at as u32)))
+            .collect()
     }
 
     /// Docker Compose (yaml.v3) and kubectl refuse a mapping that repeats a
@@ -779,6 +933,11 @@ mod tests {
     #[test]
     fn alias_bombs_stay_small() {
         let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        assert!(
+            !Yaml::parse(&text)
+                .unwrap()
+                .has_alias_in(TextRange::new(0, text.len()))
+        );
         for i in 0..20 {
             let prev = if i == 0 {
                 "a".to_string()
@@ -789,6 +948,51 @@ mod tests {
         }
         let yaml = Yaml::parse(&text).unwrap();
         assert!(yaml.nodes.len() < 1000);
+        let first_alias = text.find('*').unwrap();
+        assert!(yaml.has_alias_in(TextRange::new(first_alias, first_alias + 1)));
+        assert!(!yaml.has_alias_in(TextRange::new(0, first_alias)));
+    }
+
+    #[test]
+    fn a_long_mapping_keeps_its_own_keys_over_merged_ones() {
+        // Past the short list, keys are told apart by a hash set: the own
+        // keys still win over the merged ones, and merged keys are added once.
+        let own: String = (0..40).map(|i| format!("  k{i}: own\n")).collect();
+        let text = format!(
+            "a: &a {{k5: merged, k30: merged, extra: merged}}\nb: &b {{extra: second, more: second}}\nm:\n  <<: [*a, *b]\n{own}"
+        );
+        let yaml = Yaml::parse(&text).unwrap();
+        let m = yaml.get(root(&yaml), "m").unwrap().value;
+        let entries = yaml.entries(m);
+        assert_eq!(entries.len(), 42);
+        let value = |key: &str| yaml.str(yaml.get(m, key).unwrap().value).unwrap();
+        assert_eq!(value("k5"), "own");
+        assert_eq!(value("k30"), "own");
+        assert_eq!(value("extra"), "merged");
+        assert_eq!(value("more"), "second");
+    }
+
+    #[test]
+    fn a_merged_entry_is_what_removing_the_own_one_reveals() {
+        let text =
+            "a: &a {x: 1}\nb: &b {x: 2, y: 3}\nm:\n  <<: [*a, *b]\n  x: 0\n  z: 4\nn: {z: 5}\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let at = |key: &str| yaml.get(root(&yaml), key).unwrap().value;
+        let value = |e: Option<Entry>| e.and_then(|e| yaml.str(e.value));
+        assert_eq!(value(yaml.merged_entry(at("m"), "x")), Some("1"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "y")), Some("3"));
+        assert_eq!(value(yaml.merged_entry(at("m"), "z")), None);
+        assert_eq!(value(yaml.merged_entry(at("n"), "z")), None);
+    }
+
+    #[test]
+    fn aliases_are_found_by_document() {
+        let text = "a: &a 1\n---\nb: *a\n---\nc: 2\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let span = |i: usize| yaml.range(yaml.documents[i].root.unwrap());
+        assert!(!yaml.has_alias_in(span(0)));
+        assert!(yaml.has_alias_in(span(1)));
+        assert!(!yaml.has_alias_in(span(2)));
     }
 
     #[test]
@@ -821,8 +1025,47 @@ mod tests {
         assert!(yaml.merges_from(last, first));
         assert!(!yaml.merges_from(first, last));
         assert!(!yaml.merges_from(last, root(&yaml)));
+        // Every level, each once, and nothing else.
+        let levels: Vec<NodeId> = (0..60)
+            .map(|i| yaml.get(root(&yaml), &format!("m{i}")).unwrap().value)
+            .collect();
+        let mut merged = yaml.merged_into(last);
+        merged.sort_unstable();
+        let mut expected = levels.clone();
+        expected.sort_unstable();
+        assert_eq!(merged, expected);
+        assert_eq!(yaml.merged_into(first), vec![first]);
         let leaves = yaml.leaves(last, 1000).unwrap();
         assert_eq!(leaves.len(), 60);
+    }
+
+    #[test]
+    fn large_mappings_are_looked_up_as_small_ones_are() {
+        // The same lookups on a mapping below and above INDEXED_MAPPING:
+        // own keys, an alias as a key, merged keys, `!reset`, missing keys.
+        for filler in [0, 2 * INDEXED_MAPPING] {
+            let mut text = String::from("k: &k aliased\nb: &b {m: merged, x: base, r: 1}\nd:\n");
+            for i in 0..filler {
+                text.push_str(&format!("  f{i}: {i}\n"));
+            }
+            text.push_str("  <<: *b\n  x: own\n  *k : via-alias\n  r: !reset null\n");
+            let yaml = Yaml::parse(&text).unwrap();
+            let d = yaml.get(root(&yaml), "d").unwrap().value;
+            assert_eq!(yaml.key_index.contains_key(&d), filler > 0, "{filler}");
+            let value = |key: &str| yaml.get(d, key).map(|e| (yaml.str(e.value), e.merged));
+            assert_eq!(value("x"), Some((Some("own"), false)), "{filler}");
+            assert_eq!(value("m"), Some((Some("merged"), true)), "{filler}");
+            assert_eq!(value("<<"), None, "{filler}");
+            assert_eq!(
+                value("aliased"),
+                Some((Some("via-alias"), false)),
+                "{filler}"
+            );
+            assert_eq!(value("r"), None, "{filler}");
+            assert_eq!(value("missing"), None, "{filler}");
+            // f*, x, aliased, then m from the merge (r is reset).
+            assert_eq!(yaml.entries(d).len(), filler + 3, "{filler}");
+        }
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub struct FileStyle {
 
 impl FileStyle {
     pub fn detect(yaml: &Yaml, text: &str) -> Self {
-        let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        let newline = newline_of(text);
         let mut steps = [0usize; 9];
         let (mut indented, mut flush) = (0usize, 0usize);
         let (mut single, mut double) = (0usize, 0usize);
@@ -567,7 +567,7 @@ impl<'a> YamlEditor<'a> {
         let range = self.yaml.range(node);
         let header_line = self.text[..line_start(self.text, range.start as usize)]
             .trim_end()
-            .rsplit('\n')
+            .rsplit(['\n', '\r'])
             .next()
             .unwrap_or("");
         let header = header_line
@@ -823,8 +823,31 @@ fn is_safe_plain(value: &str) -> bool {
         && !value.starts_with(['-', '.'])
 }
 
+/// The line break a file uses most: `\n`, `\r\n` or a lone `\r` (old Mac
+/// files; YAML reads all three), so edits match the lines around them.
+fn newline_of(text: &str) -> &'static str {
+    let bytes = text.as_bytes();
+    let (mut lf, mut crlf, mut cr) = (0usize, 0usize, 0usize);
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\n' if i > 0 && bytes[i - 1] == b'\r' => crlf += 1,
+            b'\n' => lf += 1,
+            b'\r' if bytes.get(i + 1) != Some(&b'\n') => cr += 1,
+            _ => {}
+        }
+    }
+    if cr > lf.max(crlf) {
+        "\r"
+    } else if crlf > 0 && crlf >= lf {
+        "\r\n"
+    } else {
+        "\n"
+    }
+}
+
+/// Where the line holding `offset` starts: after a `\n` or a lone `\r`.
 fn line_start(text: &str, offset: usize) -> usize {
-    text[..offset].rfind('\n').map_or(0, |i| i + 1)
+    text[..offset].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 
 /// The column of `offset` in bytes (indentation is ASCII).
@@ -832,21 +855,18 @@ fn column(text: &str, offset: usize) -> usize {
     offset - line_start(text, offset)
 }
 
-/// The end of the line holding `offset`, before its `\n` or `\r\n`.
+/// The end of the line holding `offset`, before its `\n`, `\r\n` or `\r`.
 fn line_end(text: &str, offset: usize) -> usize {
-    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    if end > offset && text.as_bytes()[end - 1] == b'\r' {
-        end - 1
-    } else {
-        end
-    }
+    text[offset..]
+        .find(['\n', '\r'])
+        .map_or(text.len(), |i| offset + i)
 }
 
 fn after_newline(text: &str, line_end: usize) -> usize {
     let rest = &text[line_end..];
     if rest.starts_with("\r\n") {
         line_end + 2
-    } else if rest.starts_with('\n') {
+    } else if rest.starts_with(['\n', '\r']) {
         line_end + 1
     } else {
         line_end

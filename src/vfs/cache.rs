@@ -69,6 +69,21 @@ impl Files {
         self.canonical.get_mut().map(HashMap::clear).ok();
     }
 
+    /// The next generation of a long-lived session: files read from
+    /// `system` (an editor's buffers after an edit), revalidated by stamp
+    /// against what this one read, so an unchanged file keeps its text (the
+    /// same [`SourceFile`], and with it its parse).
+    pub fn renewed(&self, system: impl System + 'static) -> Files {
+        let texts = self.texts.read().unwrap_or_else(|p| p.into_inner()).clone();
+        Files {
+            system: Box::new(system),
+            revalidate: true,
+            texts: RwLock::new(texts),
+            canonical: RwLock::default(),
+            reads: AtomicUsize::new(0),
+        }
+    }
+
     /// How many times a file was read from the [`System`] (for tests and
     /// benchmarks: each file once per run).
     pub fn reads(&self) -> usize {
@@ -172,6 +187,33 @@ impl Files {
     }
 }
 
+/// The cache is itself a [`System`]: code written against a `System`
+/// (discovery) reads through it and shares its reads.
+impl System for Files {
+    fn read(&self, path: &Path) -> super::FileRead {
+        match Files::read(self, path) {
+            Ok(text) => Ok((text.source.text.clone(), text.stamp)),
+            Err(failure) => Err((failure.0.clone(), failure.1.clone())),
+        }
+    }
+
+    fn is_file(&self, path: &Path) -> bool {
+        Files::is_file(self, path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+        Files::canonicalize(self, path)
+    }
+
+    fn stamp(&self, path: &Path) -> Option<Stamp> {
+        Files::stamp(self, path)
+    }
+
+    fn list_files(&self, dir: &Path) -> Option<Vec<std::ffi::OsString>> {
+        Some(Files::list_files(self, dir))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +257,29 @@ mod tests {
         assert!(files.read(&c).is_err());
         std::fs::write(&c, "c: 1\n").unwrap();
         assert!(files.read(&c).is_ok());
+    }
+
+    #[test]
+    fn a_renewed_cache_reads_only_what_changed_and_keeps_the_rest() {
+        let a = PathBuf::from("/p/a.yaml");
+        let b = PathBuf::from("/p/b.yaml");
+        let first = Files::revalidating(MemoryFs::new([
+            (a.clone(), "a: 1\n".to_string()),
+            (b.clone(), "b: 1\n".to_string()),
+        ]));
+        let a_then = first.read(&a).unwrap();
+        let b_then = first.read(&b).unwrap();
+        // The editor's next buffers: `a` edited, `b` as it was.
+        let next = first.renewed(MemoryFs::new([
+            (a.clone(), "a: 2\n".to_string()),
+            (b.clone(), "b: 1\n".to_string()),
+        ]));
+        let a_now = next.read(&a).unwrap();
+        let b_now = next.read(&b).unwrap();
+        assert_eq!(a_now.source.text, "a: 2\n");
+        assert!(!Arc::ptr_eq(&a_now.source, &a_then.source));
+        // The same text, so parses keyed by it are kept.
+        assert!(Arc::ptr_eq(&b_now.source, &b_then.source));
+        assert_eq!(next.reads(), 1);
     }
 }

@@ -1262,7 +1262,7 @@ fn engine_ulimits(host: &Value) -> BTreeMap<String, (i64, i64)> {
         .collect()
 }
 
-fn claimed_gpus(claim: &Value) -> String {
+pub fn claimed_gpus(claim: &Value) -> String {
     match &claim["gpus"] {
         Value::Null => "none".into(),
         Value::String(s) => s.clone(),
@@ -1276,7 +1276,7 @@ fn claimed_gpus(claim: &Value) -> String {
 /// driver's (moby daemon/nvidia_linux.go, matched as daemon/devices.go
 /// does). A CDI device name (`nvidia.com/gpu=all`) in `devices:` is what
 /// Docker 25+ hands to CDI; this engine only records it.
-fn engine_gpus(container: &Value) -> String {
+pub fn engine_gpus(container: &Value) -> String {
     let host = &container["HostConfig"];
     const NVIDIA_CAPS: [&str; 8] = [
         "gpu", "nvidia", "compute", "compat32", "graphics", "utility", "video", "display",
@@ -1325,8 +1325,10 @@ fn engine_gpus(container: &Value) -> String {
         visible.sort_unstable();
         visible.dedup();
         let ids = visible.len() as i64;
+        // A negative count is all of them (moby `getRequestedDevicesIDs`:
+        // `req.Count < 0`), not only -1.
         match request["Count"].as_i64().unwrap_or(0) {
-            -1 => return "all".into(),
+            n if n < 0 => return "all".into(),
             n => total += n.max(ids),
         }
     }

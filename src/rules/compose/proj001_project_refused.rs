@@ -9,8 +9,9 @@
 //! is not enabled) is a warning that says so.
 
 use crate::diagnostic::{At, Severity};
-use crate::project::{Place, RefusalKind};
+use crate::project::{FileRole, Place, RefusalKind};
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::text::TextRange;
 
 pub const CHECK: Check = Check::compose(check);
 
@@ -19,7 +20,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         let severity = match refusal.kind {
             RefusalKind::Config => Severity::Error,
             RefusalKind::UnlessShellSets => Severity::Warning,
-            RefusalKind::MissingFile => continue,
+            RefusalKind::MissingFile | RefusalKind::ConfigReportedBy(_) => continue,
         };
         let at = match refusal.at {
             Place::Node(src) => cx.range(src),
@@ -27,6 +28,31 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 range,
                 file: Some(cx.source_file(file).clone()),
             },
+        };
+        // A `.env` or `env_file` Compose cannot read is no file an editor
+        // lints: the finding is on the project's first compose file (its
+        // first line), pointing at the line that is refused.
+        let in_env_file = cx
+            .project
+            .files
+            .get(refusal.at.file() as usize)
+            .is_some_and(|f| f.role == FileRole::Env);
+        let first_compose_file = cx
+            .project
+            .files
+            .iter()
+            .position(|f| f.role == FileRole::Project);
+        let (at, env_line) = match first_compose_file {
+            Some(compose) if in_env_file => {
+                let source = cx.source_file(compose as u32);
+                let first_line = source.text.find('\n').unwrap_or(source.text.len());
+                let home = At {
+                    range: TextRange::new(0, first_line),
+                    file: Some(source.clone()),
+                };
+                (home, Some(at))
+            }
+            _ => (at, None),
         };
         let (message, note) = match refusal.kind {
             RefusalKind::UnlessShellSets => (
@@ -38,9 +64,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 "`docker compose up` (and `config`) fails before any container is created",
             ),
         };
-        out.report(at, message)
-            .severity(severity)
-            .note(note)
-            .help("fix the value this points at (or the file or service it names)");
+        let mut finding = out.report(at, message).severity(severity).note(note);
+        if let Some(line) = env_line {
+            finding = finding.related(line, "Compose stops reading here");
+        }
+        finding.help("fix the value this points at (or the file or service it names)");
     }
 }

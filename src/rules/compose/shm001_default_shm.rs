@@ -4,7 +4,9 @@ use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::container::ShmSetting;
 use crate::model::size::SizeValue;
-use crate::rules::helpers::{SHM_FAILURES, add_shm_help, gpu_reason, set_shm_size_fix};
+use crate::rules::helpers::{
+    SHM_FAILURES, add_shm_help, gpu_reason, service_shm_need, set_shm_size_fix,
+};
 use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 
@@ -37,7 +39,15 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }));
         let size = &cx.settings.fix_shm_size;
         let fix = match explicit_zero {
-            Some(zero) => set_shm_size_fix(cx, service, zero.node, "Set", Applicability::Safe),
+            Some(zero) => set_shm_size_fix(
+                cx,
+                service,
+                zero.node,
+                &cx.settings
+                    .shm_size_for(service_shm_need(cx, service).bytes),
+                "Set",
+                Applicability::Safe,
+            ),
             None => cx.insert_fix(
                 service,
                 &["shm_size"],

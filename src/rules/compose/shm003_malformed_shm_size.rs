@@ -3,11 +3,14 @@
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::model::compose::{Service, ShmMount};
+use crate::model::shm_need::shm_need;
 use crate::model::size::{
     HumanBytes, KERNEL_TMPFS_REFUSES, MIB, SizeValue, in_whole_units, old_go_units_reads,
-    parse_tmpfs_size_option, tmpfs_size_meant, tmpfs_size_option, with_tmpfs_size,
+    parse_compose_size, parse_tmpfs_size_option, tmpfs_size_meant, tmpfs_size_option,
+    tmpfs_size_spelling, with_tmpfs_size,
 };
-use crate::rules::{Check, ComposeContext, Reporter, ScriptContext};
+use crate::rules::helpers::service_shm_need;
+use crate::rules::{Check, ComposeContext, Reporter, RuleSettings, ScriptContext};
 
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
@@ -127,13 +130,21 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
                 continue;
             }
             let meant = tmpfs_size_meant(size);
-            let fix = meant.as_deref().and_then(|meant| {
+            let need = site
+                .run
+                .gpu_request()
+                .is_some()
+                .then(|| shm_need(cx.container(site), &cx.settings.shm_policy()).bytes);
+            let plan = meant
+                .as_deref()
+                .map(|meant| tmpfs_fix(cx.settings, meant, need));
+            let fix = plan.as_ref().and_then(|(size, title, applicability)| {
                 cx.set_option_value(
                     site,
                     tmpfs,
-                    &with_tmpfs_size(value, meant)?,
-                    format!("Write `size={meant}`"),
-                    Applicability::Safe,
+                    &with_tmpfs_size(value, size)?,
+                    title.clone(),
+                    *applicability,
                 )
             });
             out.report(
@@ -142,7 +153,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             )
             .severity(Severity::Error)
             .note(TMPFS_SIZE_REFUSED)
-            .help(tmpfs_size_help(meant.as_deref()))
+            .help(tmpfs_size_help(plan.as_ref().map(|p| p.0.as_str())))
             .fix(fix);
         }
         let Some((_, shm)) = site.run.option("--shm-size") else {
@@ -193,10 +204,14 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
             continue;
         };
         let meant = tmpfs_size_meant(text);
-        let fix = meant
-            .as_ref()
-            .filter(|_| !written.contains('$'))
-            .and_then(|size| {
+        let need = service
+            .is_gpu_workload()
+            .then(|| service_shm_need(cx, service).bytes);
+        let plan = meant
+            .as_deref()
+            .map(|meant| tmpfs_fix(cx.settings, meant, need));
+        let fix = plan.as_ref().filter(|_| !written.contains('$')).and_then(
+            |(size, title, applicability)| {
                 let fixed = with_tmpfs_size(written, size)?;
                 let editor = cx.editor(mount.node.file);
                 cx.edit_fix(
@@ -208,10 +223,11 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
                             .replace(mount.node.node, editor.scalar_like(mount.node.node, &fixed)),
                     ],
                     &[&["tmpfs"]],
-                    format!("Write `size={size}`"),
-                    Applicability::Safe,
+                    title.clone(),
+                    *applicability,
                 )
-            });
+            },
+        );
         out.report(
             cx.range(mount.node),
             format!(
@@ -221,17 +237,57 @@ fn tmpfs_sizes(cx: &ComposeContext, service: &Service, out: &mut Reporter) {
         )
         .severity(Severity::Error)
         .note(TMPFS_SIZE_REFUSED)
-        .help(tmpfs_size_help(meant.as_deref()))
+        .help(tmpfs_size_help(plan.as_ref().map(|p| p.0.as_str())))
         .fix(fix);
+    }
+}
+
+/// The size a refused tmpfs `size=` is rewritten to, the fix's title and
+/// applicability: the size the author `meant`, in the kernel's spelling,
+/// which only respells it (safe); but when a GPU workload `need`s more
+/// than that, SHM002 would report the respelled size, so `--fix` would
+/// refuse the respelling alone: the fix writes the size SHM002 raises to
+/// instead, in one edit, and is unsafe as SHM002's raise is.
+fn tmpfs_fix(
+    settings: &RuleSettings,
+    meant: &str,
+    need: Option<u64>,
+) -> (String, String, Applicability) {
+    let meant_bytes = match parse_compose_size(meant) {
+        SizeValue::Bytes { bytes, .. } => bytes,
+        _ => 0,
+    };
+    let raised =
+        need.filter(|&need| meant_bytes < need).and_then(|need| {
+            match parse_compose_size(&settings.shm_size_for(need)) {
+                SizeValue::Bytes { bytes, .. } => Some((tmpfs_size_spelling(bytes), need)),
+                _ => None,
+            }
+        });
+    match raised {
+        Some((size, need)) => (
+            size.clone(),
+            format!(
+                "Write `size={size}` (the `{meant}` meant is below the {} this workload needs)",
+                HumanBytes(need)
+            ),
+            Applicability::Unsafe,
+        ),
+        None => (
+            meant.to_string(),
+            format!("Write `size={meant}`"),
+            Applicability::Safe,
+        ),
     }
 }
 
 const TMPFS_SIZE_REFUSED: &str = "Docker hands tmpfs options to mount(2) unread; the kernel takes a whole number and at most one of k, m, g, so the container fails to start: `mount tmpfs ... data: size=...: invalid argument`";
 
-/// The help for a refused tmpfs size: the size the author `meant`, in the
-/// kernel's spelling, when Docker's own reader sees one.
-fn tmpfs_size_help(meant: Option<&str>) -> String {
-    match meant {
+/// The help for a refused tmpfs size: the size its fix writes (what the
+/// author meant, or what the workload needs), when Docker's own reader sees
+/// one.
+fn tmpfs_size_help(size: Option<&str>) -> String {
+    match size {
         Some(size) => format!("write `size={size}`"),
         None => "write a whole number with k, m or g: `size=8g`".to_string(),
     }

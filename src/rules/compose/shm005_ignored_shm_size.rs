@@ -1,8 +1,9 @@
 //! SHM005: `shm_size` the engine ignores because of `ipc` or a /dev/shm mount.
 
-use crate::fix::Applicability;
+use crate::fix::{Applicability, Fix};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::rules::{Check, ComposeContext, Reporter};
+use crate::syntax::tree::Src;
 
 pub const CHECK: Check = Check::compose(check);
 
@@ -50,7 +51,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             let definition = cx.definition_in(service, key.file)?;
             let map = cx.resolve(definition.map);
             let edit = cx.editor(key.file).remove_entry(map.node, key.node).ok()?;
-            cx.edit_fix(
+            let fix = cx.edit_fix(
                 service,
                 key,
                 &[],
@@ -58,7 +59,24 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 &[&["shm_size"]],
                 "Remove the ignored `shm_size`",
                 Applicability::Unsafe,
-            )
+            )?;
+            // A `shm_size` merged in from an anchor would take its place,
+            // ignored the same way: removing this one alone fixes nothing.
+            Some(match cx.yaml(key.file).merged_entry(map.node, "shm_size") {
+                Some(merged) => Fix {
+                    applicability: Applicability::DisplayOnly,
+                    title: format!(
+                        "{} (not applied automatically: the `shm_size: {}` merged in from an anchor would take its place, ignored too)",
+                        fix.title,
+                        cx.source(Src {
+                            file: key.file,
+                            node: merged.value,
+                        }),
+                    ),
+                    ..fix
+                },
+                None => fix,
+            })
         });
         out.report(
             cx.setting_range(shm),

@@ -92,7 +92,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         let rdma = run.uses_rdma();
         let multi_gpu_training =
             run.gpu_request().is_some() && run.multi_gpu() && run.launcher().is_some();
-        if !(rdma || multi_gpu_training) || run.uncertain {
+        if !(rdma || multi_gpu_training) || run.uncertain.is_some() {
             continue;
         }
         let memlock = run

@@ -27,18 +27,28 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
         }
         let fix = add_shm_volume_fix(cx, &pod, &containers);
         for container in containers {
-            let gpu = container.gpu().expect("filtered on GPUs");
             let large = cx
                 .container(container)
                 .is_some_and(|c| c.shares_shm_between_ranks());
-            let request = cx.entry_range(gpu.resource.key, gpu.resource.value);
+            // A KServe runtime's container gets its GPUs from the
+            // InferenceService merged into it.
+            let request = container
+                .gpu()
+                .map(|gpu| cx.entry_range(gpu.resource.key, gpu.resource.value));
+            let predictor = request
+                .is_none()
+                .then(|| cx.gpu_predictor(&pod, container))
+                .flatten();
             let name = cx
                 .yaml()
                 .get(container.map, "name")
                 .map(|e| cx.range(e.value));
+            let Some(at) = name.or(request) else {
+                continue;
+            };
             let finding = out
                 .report(
-                    name.unwrap_or(request),
+                    at,
                     format!(
                         "GPU {} runs with the default 64 MiB /dev/shm",
                         pod.describe_container(container)
@@ -50,10 +60,16 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                     Severity::Warning
                 })
                 .label("mounts nothing at /dev/shm, and the pod does not set `hostIPC`");
-            let finding = if name.is_some() {
-                finding.related(request, "the GPU request")
-            } else {
-                finding
+            let finding = match (request, &predictor) {
+                (Some(request), _) if name.is_some() => finding.related(request, "the GPU request"),
+                (None, Some((service, Some(limit)))) => finding.related(
+                    *limit,
+                    format!("the GPU limit of {service}, which KServe merges into this runtime"),
+                ),
+                (None, Some((service, None))) => finding.note(format!(
+                    "{service} gives this runtime's container its GPUs: KServe merges the two into one pod"
+                )),
+                _ => finding,
             };
             finding
                 .note(format!("{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"))

@@ -6,7 +6,7 @@ use crate::fix::Fix;
 use crate::model::compose::{Service, ShmMount};
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::model::k8s::VolumeSource;
-use crate::model::quantity::QuantityValue;
+use crate::model::quantity::{QuantityValue, bytes_to_quantity};
 use crate::model::script::RunSite;
 use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::size::{
@@ -74,7 +74,7 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
         }
         let subject = format!("service `{}`", service.name);
         let need = service_shm_need(cx, service);
-        let size = cx.settings.shm_size_for(need.bytes);
+        let size = need.size();
         let Some(finding) = report(
             out,
             at.clone(),
@@ -91,7 +91,9 @@ fn compose(cx: &ComposeContext, out: &mut Reporter) {
             .shm_size
             .as_ref()
             .filter(|s| cx.range(s.node) == at && !cx.source(s.node).contains('$'))
-            .and_then(|s| set_shm_size_fix(cx, service, s.node, "Raise", Applicability::Unsafe))
+            .and_then(|s| {
+                set_shm_size_fix(cx, service, s.node, &size, "Raise", Applicability::Unsafe)
+            })
             .or_else(|| tmpfs_size_fix(cx, service, at, &size));
         finding
             .label(format!("the service {}", gpu_reason(service)))
@@ -170,10 +172,12 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             if quantity.suffix.is_milli() {
                 continue;
             }
+            // GPU containers of the model: a KServe runtime's container
+            // gets its GPUs from the InferenceService merged into it.
             let users: Vec<_> = pod
                 .spec
                 .shm_mounters(volume)
-                .filter(|c| c.gpu().is_some())
+                .filter(|c| cx.container(c).is_some_and(|m| m.gpu_workload))
                 .collect();
             // The volume serves every container that mounts it: the
             // largest need decides.
@@ -185,7 +189,7 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             else {
                 continue;
             };
-            let size = cx.settings.shm_quantity_for(need.bytes);
+            let size = bytes_to_quantity(need.bytes);
             let subject = pod.describe_container(first);
             let Some(finding) = report(
                 out,
@@ -221,7 +225,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             continue;
         };
         let need = shm_need(cx.container(site), &cx.settings.shm_policy());
-        let size = &cx.settings.shm_size_for(need.bytes);
+        let size = &need.size();
         let subject = format!("the container started by `{}`", run.invocation());
         match decided.decided_by {
             ShmSetting::Size => shm_size_option(cx, site, bytes, &need, size, &subject, out),
@@ -293,14 +297,11 @@ fn tmpfs_option(
         return;
     };
     let raised = tmpfs_size_spelling(raised);
-    let Some(finding) = report(
-        out,
-        mount.range,
-        bytes,
-        need,
-        subject,
-        &format!("`size={raised}`"),
-    ) else {
+    let suggested = match mount.name.as_str() {
+        "--tmpfs" => format!("`size={raised}`"),
+        _ => format!("`tmpfs-size={size}`"),
+    };
+    let Some(finding) = report(out, mount.range, bytes, need, subject, &suggested) else {
         return;
     };
     let fix = mount.value.as_deref().and_then(|value| {

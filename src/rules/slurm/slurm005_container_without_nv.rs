@@ -5,8 +5,6 @@ use crate::rules::{Check, Reporter, ScriptContext};
 
 pub const CHECK: Check = Check::slurm(check);
 
-const GPU_FLAGS: &[&str] = &["--nv", "--nvccli", "--rocm"];
-
 fn check(cx: &ScriptContext, out: &mut Reporter) {
     let Some(batch) = &cx.script.batch else {
         return;
@@ -14,40 +12,20 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
     if !batch.requests_gpus() {
         return;
     }
-    for (_, command) in &cx.script.commands {
-        let words = &command.words;
-        let Some(at) = words.iter().position(|w| {
-            !w.dynamic && matches!(w.text.rsplit('/').next(), Some("apptainer" | "singularity"))
-        }) else {
-            continue;
-        };
-        let Some(sub) = words
-            .get(at + 1)
-            .filter(|w| matches!(w.text.as_str(), "exec" | "run" | "shell"))
-        else {
-            continue;
-        };
-        // Options sit between the subcommand and the image; a variable
-        // there may hold `--nv`.
-        let options = words[at + 2..]
-            .iter()
-            .take_while(|w| w.text.starts_with('-') || w.dynamic);
-        let mut unknown = false;
-        let mut has_gpu_flag = false;
-        for word in options {
-            unknown |= word.dynamic;
-            has_gpu_flag |=
-                GPU_FLAGS.contains(&word.text.as_str()) || word.text.starts_with("--nv=");
-        }
-        if has_gpu_flag || unknown {
+    // Options are read as Apptainer reads them (`model::apptainer`): one
+    // that takes a value is skipped with it, and an option or variable
+    // gpulint cannot read past may hold `--nv`.
+    for run in &cx.script.apptainer_runs {
+        if run.gpu_option.is_some() || run.uncertain.is_some() {
             continue;
         }
+        let program = &run.program.text;
         out.report(
-            words[at].range.cover(sub.range),
-            format!("`{} {}` in a GPU job without `--nv`: the container sees no GPU", words[at].text, sub.text),
+            run.range,
+            format!("`{program} {}` in a GPU job without `--nv`: the container sees no GPU", run.action),
         )
-        .label("no `--nv`")
+        .label("no `--nv` before the image")
         .note("Apptainer binds the NVIDIA driver libraries and devices into the container only with `--nv` (or `--nvccli`); without it CUDA finds no device and training falls back to the CPU or fails")
-        .help(format!("add `--nv`: `{} {} --nv ...`", words[at].text, sub.text));
+        .help(format!("add `--nv`: `{program} {} --nv ...`", run.action));
     }
 }

@@ -1,0 +1,459 @@
+//! What a message may quote. Findings are printed into terminals, CI logs,
+//! pull-request annotations and SARIF uploads, which outlive the run and
+//! are read by more people than the repository. A value that a setting
+//! takes from elsewhere (the project's `.env`, which may be a symlink to
+//! any file the checkout holds, `.git/config` with its auth header
+//! included) is not the setting's own literal, and is never quoted; a
+//! value that looks like a credential is never quoted, wherever it comes
+//! from; and a long literal is cut short.
+//!
+//! This module is the one place that decides it: the engine passes every
+//! finding through [`redact_diagnostic`] (and the values a compose file's
+//! variables gave it through [`Hidden`]), so rules write their messages
+//! with the values they read and need not decide each time.
+
+use crate::diagnostic::Diagnostic;
+use std::borrow::Cow;
+
+/// What a credential is replaced with.
+pub const REDACTED: &str = "<redacted>";
+
+/// The longest quoted value a finding's message or label shows whole; a
+/// longer one keeps its start. (Notes and help are the rule's own advice.)
+pub const MAX_QUOTED: usize = 200;
+/// How much of a longer quoted value is kept.
+const KEPT_OF_LONG: usize = 40;
+
+/// Values that came from outside the file (variables' values) and must not
+/// be quoted, each with the name it is shown by instead.
+#[derive(Debug, Default, Clone)]
+pub struct Hidden {
+    values: Vec<(String, String)>,
+}
+
+impl Hidden {
+    /// The values of `variables` that do not appear in `text` (the file
+    /// the findings are about: what it shows anyway is not hidden) and are
+    /// more than a short plain word (see [`is_short_plain_word`]).
+    pub fn values_not_in<'a>(
+        variables: impl IntoIterator<Item = (&'a str, &'a str)>,
+        text: &str,
+    ) -> Hidden {
+        let mut values: Vec<(String, String)> = variables
+            .into_iter()
+            .filter(|(_, value)| {
+                !value.trim().is_empty() && !is_short_plain_word(value) && !text.contains(value)
+            })
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        // The longest first: a value that holds another is replaced whole.
+        values.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+        Hidden { values }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// `text` with each hidden value, where it stands as a whole word,
+    /// replaced by a placeholder that names its variable.
+    fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        for (name, value) in &self.values {
+            if !out.contains(value.as_str()) {
+                continue;
+            }
+            let mut replaced = String::with_capacity(out.len());
+            let mut rest: &str = &out;
+            while let Some(at) = rest.find(value.as_str()) {
+                let end = at + value.len();
+                let word_before = rest[..at].chars().next_back().is_some_and(is_word_char);
+                let word_after = rest[end..].chars().next().is_some_and(is_word_char);
+                replaced.push_str(&rest[..at]);
+                if word_before || word_after {
+                    replaced.push_str(value);
+                } else if replaced.ends_with(&format!("{name}=")) {
+                    // `NAME=value`: the name is already there.
+                    replaced.push('…');
+                } else {
+                    // What the file itself says.
+                    replaced.push_str(&format!("${{{name}}}"));
+                }
+                rest = &rest[end..];
+            }
+            replaced.push_str(rest);
+            out = Cow::Owned(replaced);
+        }
+        out
+    }
+}
+
+/// A value a setting commonly takes and a secret cannot hide in: under 12
+/// characters of letters, digits and `._:/@+-` (`8gb`, `host`, `all`,
+/// `0,1` is not one), and no credential. Hiding it would garble messages
+/// (the word `host` is in the advice too) and protect nothing.
+pub fn is_short_plain_word(value: &str) -> bool {
+    value.len() < 12
+        && value
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._:/@+-".contains(c))
+        && !looks_like_credential(value)
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Redacts every text of a finding: message, label, note, help, related
+/// spans' messages and the fix's title.
+pub fn redact_diagnostic(d: &mut Diagnostic, hidden: &Hidden) {
+    let apply = |text: &mut String, shorten: bool| {
+        if let Cow::Owned(redacted) = redact_with(text, hidden, shorten) {
+            *text = redacted;
+        }
+    };
+    apply(&mut d.message, true);
+    if let Some(label) = &mut d.label {
+        apply(label, true);
+    }
+    if let Some(note) = &mut d.note {
+        apply(note, false);
+    }
+    if let Some(help) = &mut d.help {
+        apply(help, false);
+    }
+    for related in &mut d.related {
+        apply(&mut related.message, true);
+        // A span in another file (the `.env` line that decides a value) is
+        // shown with its line: that file's hidden values and credentials
+        // are masked, byte for byte, so its spans stay where they were.
+        if let Some(file) = &related.file
+            && let Cow::Owned(masked) = mask(&file.text, hidden)
+        {
+            related.file = Some(std::sync::Arc::new(crate::text::SourceFile::new(
+                file.path.clone(),
+                masked,
+            )));
+        }
+    }
+    if let Some(fix) = &mut d.fix {
+        apply(&mut fix.title, false);
+    }
+}
+
+/// `text` with each hidden value and each word that looks like a
+/// credential overwritten with `*`, one per byte: the same length, so
+/// offsets into it still hold (for the source lines of code frames).
+pub fn mask<'t>(text: &'t str, hidden: &Hidden) -> Cow<'t, str> {
+    let mut out = Cow::Borrowed(text);
+    for (_, value) in &hidden.values {
+        if out.contains(value.as_str()) {
+            out = Cow::Owned(out.replace(value.as_str(), &"*".repeat(value.len())));
+        }
+    }
+    if words(&out).any(|(_, word)| looks_like_credential(word)) {
+        let mut masked = out.clone().into_owned();
+        for (at, word) in words(&out) {
+            if looks_like_credential(word) {
+                // Words are ASCII: one `*` per byte is one per character.
+                masked.replace_range(at..at + word.len(), &"*".repeat(word.len()));
+            }
+        }
+        out = Cow::Owned(masked);
+    }
+    out
+}
+
+/// `text` as it may be shown: hidden values named instead, credentials
+/// replaced by [`REDACTED`], and quoted (`` `...` ``) values longer than
+/// [`MAX_QUOTED`] cut short.
+pub fn redact<'t>(text: &'t str, hidden: &Hidden) -> Cow<'t, str> {
+    redact_with(text, hidden, true)
+}
+
+/// [`redact`], shortening long quoted values only when `shorten`.
+fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str> {
+    let text = hidden.apply(text);
+    let too_long = |quoted: &str| shorten && quoted.chars().count() > MAX_QUOTED;
+    let needs_work = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .any(|quoted| too_long(quoted) || quoted_credential(quoted))
+        || words(&text).any(|(_, word)| looks_like_credential(word));
+    if !needs_work {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    // Even pieces are outside backquotes, odd ones inside; an odd number of
+    // backquotes leaves the last piece outside.
+    let pieces: Vec<&str> = text.split('`').collect();
+    let closed = pieces.len() % 2 == 1;
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        let quoted = i % 2 == 1 && (closed || i + 1 < pieces.len());
+        if quoted && quoted_credential(piece) {
+            out.push_str(REDACTED);
+        } else if quoted && too_long(piece) {
+            let kept: String = redact_words(piece).chars().take(KEPT_OF_LONG).collect();
+            let total = piece.chars().count();
+            out.push_str(&format!("{kept}… ({total} characters)"));
+        } else {
+            out.push_str(&redact_words(piece));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A quoted value that is, or holds, a credential: an authorization
+/// header, a URL with a password, or a token.
+fn quoted_credential(quoted: &str) -> bool {
+    let lower = quoted.to_ascii_lowercase();
+    lower.contains("authorization")
+        || lower.contains("bearer ")
+        || lower.contains("basic ")
+        || lower.contains("private key-----")
+        || url_with_password(quoted)
+        || words(quoted).any(|(_, word)| looks_like_credential(word))
+}
+
+/// `scheme://user:password@host`.
+fn url_with_password(text: &str) -> bool {
+    text.match_indices("://").any(|(at, _)| {
+        let rest = &text[at + 3..];
+        let authority = rest.split(['/', ' ', '`', '"', '\'']).next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
+}
+
+/// The words of `text` a token could be: runs of letters, digits and
+/// `+/_-` (base64 and the token alphabets) with base64's `=` padding at
+/// their end, and their offsets. `=` elsewhere separates (`TOKEN=value`).
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let bytes = text.as_bytes();
+    let is_token_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-');
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() && !is_token_byte(bytes[i]) {
+            i += 1;
+        }
+        if i == bytes.len() {
+            return None;
+        }
+        let start = i;
+        while i < bytes.len() && is_token_byte(bytes[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < bytes.len() && bytes[end] == b'=' {
+            end += 1;
+        }
+        // Padding ends a word; `=` followed by more of one is a separator.
+        if end < bytes.len() && is_token_byte(bytes[end]) {
+            end = i;
+        }
+        i = end.max(i);
+        Some((start, &text[start..end]))
+    })
+}
+
+/// `text` with each word that looks like a credential replaced.
+fn redact_words(text: &str) -> Cow<'_, str> {
+    if !words(text).any(|(_, word)| looks_like_credential(word)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (at, word) in words(text) {
+        if looks_like_credential(word) {
+            out.push_str(&text[last..at]);
+            out.push_str(REDACTED);
+            last = at + word.len();
+        }
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// Whether one word is a credential: a token with a known issuer's prefix
+/// (GitHub, GitLab, Slack, Hugging Face, OpenAI, Stripe, AWS, Google, npm,
+/// PyPI), a JSON Web Token, or a long random-looking string (24 or more
+/// characters of the token alphabet with upper and lower case letters and
+/// digits, which names, paths, versions and hex digests are not).
+pub fn looks_like_credential(word: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xoxs-",
+        "hf_",
+        "sk-",
+        "sk_live_",
+        "rk_live_",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "npm_",
+        "pypi-",
+        "eyJ",
+    ];
+    // The shortest credential below: a three-letter prefix and 16 more.
+    if word.len() < 19 {
+        return false;
+    }
+    let body_len = |prefix: &str| word.len() - prefix.len();
+    if PREFIXES
+        .iter()
+        .any(|p| word.starts_with(p) && body_len(p) >= 16)
+    {
+        return true;
+    }
+    word.len() >= 24
+        && word.bytes().any(|b| b.is_ascii_uppercase())
+        && word.bytes().any(|b| b.is_ascii_lowercase())
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && looks_random(word)
+}
+
+/// Whether the letters and digits of `word` switch between upper case,
+/// lower case and digits as often as random text does (about two times in
+/// three), not as words do (`fixtures/DF004/app/Dockerfile`: a few times).
+fn looks_random(word: &str) -> bool {
+    let class = |b: u8| match b {
+        b'A'..=b'Z' => 0,
+        b'a'..=b'z' => 1,
+        _ => 2,
+    };
+    let classes: Vec<u8> = word
+        .bytes()
+        .filter(u8::is_ascii_alphanumeric)
+        .map(class)
+        .collect();
+    let switches = classes.windows(2).filter(|w| w[0] != w[1]).count();
+    switches * 10 >= classes.len() * 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_credentials_names_and_versions_are_not() {
+        for token in [
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_pat_11ABCDEFG0123456789_abcdefghij",
+            "glpat-abcdefghij0123456789",
+            "hf_abcdefghijklmnopqrstuvwxyzABCD",
+            "AKIAIOSFODNN7EXAMPLE",
+            "eyJhbGciOiJIUzI1NiJ9abcdef",
+            "eC1hY2Nlc3MtdG9rZW46Z2hzX3NlY3JldA==",
+        ] {
+            assert!(looks_like_credential(token), "{token}");
+        }
+        for word in [
+            "nvcr",
+            "pytorch",
+            "24",
+            "NCCL_SOCKET_IFNAME",
+            "sha256",
+            "3f5a9c0e7b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a",
+            "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+            "fixtures/DF004/invalid_python_base/app/Dockerfile",
+            "nvcr.io/nvidia/pytorch:24.01-py3",
+            "NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3",
+            "default-shm-on-gpu-service",
+            "sk-",
+            "hf_hub",
+        ] {
+            assert!(!looks_like_credential(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn a_quoted_authorization_header_is_redacted_whole() {
+        let text = "not a valid size: `AUTHORIZATION: basic eC1hY2Nlc3M=` is not a size";
+        assert_eq!(
+            redact(text, &Hidden::default()),
+            "not a valid size: `<redacted>` is not a size"
+        );
+        let url = "image `https://user:s3cret@registry.example/x` and `https://example.com/a@b`";
+        assert_eq!(
+            redact(url, &Hidden::default()),
+            "image `<redacted>` and `https://example.com/a@b`"
+        );
+    }
+
+    #[test]
+    fn tokens_outside_quotes_are_redacted_too() {
+        assert_eq!(
+            redact(
+                "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCD is set",
+                &Hidden::default()
+            ),
+            "HF_TOKEN=<redacted> is set"
+        );
+    }
+
+    #[test]
+    fn long_quoted_values_are_cut_short() {
+        let long = "x".repeat(201);
+        let text = format!("value `{long}` here");
+        let redacted = redact(&text, &Hidden::default());
+        assert_eq!(
+            redacted,
+            format!("value `{}… (201 characters)` here", "x".repeat(40))
+        );
+        let text =
+            "`NCCL WARN Error: failed to extend /dev/shm/nccl-...` (`unhandled system error`)";
+        assert!(matches!(redact(text, &Hidden::default()), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn masking_keeps_every_offset() {
+        let hidden = Hidden::values_not_in([("H", "AUTHORIZATION: basic x")], "");
+        assert!(!hidden.is_empty());
+        let text =
+            "a\n\th = AUTHORIZATION: basic x\nt=ghp_abcdefghijklmnopqrstuvwxyz0123456789 é\n";
+        let masked = mask(text, &hidden);
+        assert_eq!(masked.len(), text.len());
+        assert_eq!(
+            masked,
+            "a\n\th = **********************\nt=**************************************** é\n"
+        );
+    }
+
+    #[test]
+    fn hidden_values_are_named_not_quoted() {
+        let hidden = Hidden::values_not_in(
+            [
+                ("SHM", "64 m"),
+                ("NAME", "trainer-with-a-long-name"),
+                ("IPC", "host"),
+                ("EMPTY", ""),
+            ],
+            "services:\n  trainer-with-a-long-name:\n    shm_size: ${SHM}\n    ipc: ${IPC}\n",
+        );
+        assert_eq!(
+            redact(
+                "`64 m` is too small for `trainer-with-a-long-name`; 64 mb; ipc: host",
+                &hidden
+            ),
+            "`${SHM}` is too small for `trainer-with-a-long-name`; 64 mb; ipc: host"
+        );
+        assert_eq!(
+            redact("`SHM=64 m` in the project's .env", &hidden),
+            "`SHM=…` in the project's .env"
+        );
+    }
+}
