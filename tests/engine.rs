@@ -14,6 +14,8 @@ mod common;
 mod generate;
 #[path = "engine/oracle.rs"]
 mod oracle;
+#[path = "engine/projects.rs"]
+mod projects;
 
 use common::{copy_dir, fixtures, root};
 use oracle::{Case, Engine, Tally};
@@ -175,6 +177,83 @@ fn engine_agrees_with_inspect_on_generated_cases() {
         tally.disagreements.len(),
         tally.disagreements.join("\n"),
         generate::explain(&generated, &tally.disagreements.join("\n"))
+    );
+}
+
+/// Generated multi-file projects (tests/engine/projects.rs): which files
+/// make the project, merges across files, IPC donors across files,
+/// `include:`, refusals (judged both ways) and overlays; the figures are
+/// given for each class.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_generated_projects() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let temp = tempfile::tempdir().unwrap();
+    let generated = projects::cases();
+    let counts = projects::counts(&generated);
+    assert!(
+        generated.len() >= 1000,
+        "{} generated project cases",
+        generated.len()
+    );
+    let started = std::time::Instant::now();
+    let (classes, cases): (Vec<projects::Class>, Vec<oracle::Case>) =
+        projects::projects(temp.path(), &generated, 40)
+            .into_iter()
+            .unzip();
+    let tallies = engine.judge_each(&cases, 3, |batch| {
+        projects::halves(temp.path(), &generated, batch)
+    });
+    let mut by_class: std::collections::BTreeMap<projects::Class, Tally> = Default::default();
+    for (class, tally) in classes.into_iter().zip(tallies) {
+        by_class.entry(class).or_default().merge(tally);
+    }
+    let mut figures = String::new();
+    let mut total = Tally::default();
+    for (class, tally) in by_class {
+        figures.push_str(&format!(
+            "  {}: {} cases, {} projects, {} services compared, {} containers run, {} refused by both, {} disagreements\n",
+            class.name(),
+            counts.get(&class).copied().unwrap_or(0),
+            tally.projects,
+            tally.services,
+            tally.ran,
+            tally.refused.len(),
+            tally.disagreements.len(),
+        ));
+        total.merge(tally);
+    }
+    total.disagreements.sort();
+    eprintln!(
+        "generated projects ({} cases, {:.0} s):\n{figures}{}",
+        generated.len(),
+        started.elapsed().as_secs_f64(),
+        total.report()
+    );
+    for class in projects::Class::ALL {
+        assert!(
+            counts.get(&class).copied().unwrap_or(0) >= 50,
+            "class {} has fewer than 50 cases",
+            class.name()
+        );
+    }
+    assert!(
+        total.services >= 2500,
+        "only {} services were compared",
+        total.services
+    );
+    assert!(total.ran >= 800, "only {} containers ran", total.ran);
+    assert!(
+        total.refused.len() >= 100,
+        "only {} refusals were judged",
+        total.refused.len()
+    );
+    assert!(
+        total.disagreements.is_empty(),
+        "{} unexplained disagreements between gpulint and Compose on generated projects:\n{}\nthe cases:\n{}",
+        total.disagreements.len(),
+        total.disagreements.join("\n"),
+        projects::explain(&generated, &total.disagreements.join("\n"))
     );
 }
 

@@ -586,3 +586,204 @@ fn corpus_files_are_judged_with_their_siblings() {
     assert_eq!(agent(lone_deepq.path())["gpu_workload"], false);
     assert_eq!(findings(lone_deepq.path(), &["docker-compose.yml"]), vec![]);
 }
+
+// Found by the generated projects the engine judges (tests/engine/projects.rs,
+// issue 34); each test fails without its fix.
+
+/// A file `extends: {file: ...}` names is loaded as a file of its own, put
+/// in the canonical form before the service that extends it is merged over
+/// it: its `gpus: all` is a list of one request, which a later list is
+/// appended to and a string cannot override (Compose: `cannot override
+/// services.x.gpus`). In the same file, `extends` merges what is written.
+#[test]
+fn an_extended_file_is_canonical_before_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "base.yaml",
+        "services:\n  b:\n    image: app\n    gpus: all\n",
+    );
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    extends: {file: base.yaml, service: b}\n    gpus: [{driver: nvidia, count: 1}]\n  b:\n    image: app\n    gpus: all\n  t:\n    extends: b\n    gpus: [{driver: nvidia, count: 1}]\n",
+    );
+    let containers = inspect(dir.path(), &["compose.yaml"]);
+    assert_eq!(container(&containers, "compose.yaml", "s")["gpus"], "all");
+    assert_eq!(container(&containers, "compose.yaml", "t")["gpus"], 1);
+
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    extends: {file: base.yaml, service: b}\n    gpus: all\n",
+    );
+    let refused: Vec<_> = findings(dir.path(), &["compose.yaml"])
+        .into_iter()
+        .filter(|(code, ..)| code == "PROJ001")
+        .collect();
+    assert_eq!(
+        refused,
+        vec![("PROJ001".to_string(), "compose.yaml".to_string(), 4)]
+    );
+}
+
+/// What the schema refuses in the merged model: `services:` with nothing
+/// under it (in any file, an override's too), a service with nothing under
+/// it, and a ulimit mapping without both `soft` and `hard`.
+#[test]
+fn empty_services_and_half_ulimits_are_refused() {
+    let refusals = |files: &[(&str, &str)]| -> Vec<(String, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            write(dir.path(), name, text);
+        }
+        findings(dir.path(), &["."])
+            .into_iter()
+            .filter(|(code, ..)| code == "PROJ001")
+            .map(|(_, file, line)| (file, line))
+            .collect()
+    };
+    let base = "services:\n  s:\n    image: app\n";
+    assert_eq!(
+        refusals(&[
+            ("compose.yaml", "include:\n  - inc/stack.yaml\nservices:\n"),
+            ("inc/stack.yaml", base),
+        ]),
+        vec![("compose.yaml".to_string(), 3)]
+    );
+    assert_eq!(
+        refusals(&[
+            ("compose.yaml", base),
+            ("compose.override.yaml", "services:\n")
+        ]),
+        vec![("compose.override.yaml".to_string(), 1)]
+    );
+    assert_eq!(
+        refusals(&[("compose.yaml", &format!("{base}  t:\n"))]),
+        vec![("compose.yaml".to_string(), 4)]
+    );
+    assert_eq!(
+        refusals(&[(
+            "compose.yaml",
+            &format!(
+                "{base}    ulimits: {{nofile: {{soft: 512}}, memlock: {{soft: 1, hard: 2}}}}\n"
+            )
+        )]),
+        vec![("compose.yaml".to_string(), 4)]
+    );
+    assert_eq!(
+        refusals(&[
+            (
+                "compose.yaml",
+                &format!("{base}    ulimits: {{nofile: {{soft: 512, hard: 1024}}}}\n")
+            ),
+            (
+                "compose.override.yaml",
+                "services:\n  s:\n    ulimits: {nofile: {soft: 256}}\n"
+            ),
+        ]),
+        vec![("compose.override.yaml".to_string(), 3)]
+    );
+}
+
+/// `COMPOSE_FILE` in the `.env` where Compose runs: a file in a
+/// subdirectory is loaded with that `.env` first (not only as its own
+/// directory's project), and a missing file or an empty entry refuses
+/// every `docker compose` run there, reported at the `.env` line.
+#[test]
+fn compose_file_names_subdirectories_and_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "sub/compose.yaml",
+        "services:\n  s:\n    image: app\n    shm_size: \"${SHM:-3g}\"\n",
+    );
+    write(dir.path(), "sub/.env", "SHM=6g\n");
+    write(
+        dir.path(),
+        ".env",
+        "COMPOSE_FILE=sub/compose.yaml\nSHM=5g\n",
+    );
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  t:\n    image: app\n",
+    );
+    let containers = inspect(dir.path(), &["."]);
+    let run_in = |dir: &str| {
+        containers
+            .iter()
+            .find(|c| c["id"] == "s" && c["projects"][0]["dir"] == dir)
+            .unwrap_or_else(|| panic!("no project run in {dir}: {containers:#?}"))
+    };
+    let from_root = run_in(".");
+    assert_eq!(
+        from_root["projects"][0]["files"],
+        serde_json::json!(["sub/compose.yaml"])
+    );
+    assert_eq!(from_root["shm"]["bytes"], 5u64 << 30);
+    let in_sub = run_in("sub");
+    assert_eq!(in_sub["shm"]["bytes"], 6u64 << 30);
+
+    // Reported at the `.env` line, or (like every refusal in a `.env`) on
+    // the first line of the project's first compose file when it has one.
+    for (list, at) in [
+        ("missing.yaml", ".env"),
+        ("", ".env"),
+        ("sub/compose.yaml:", "sub/compose.yaml"),
+    ] {
+        write(dir.path(), ".env", format!("COMPOSE_FILE={list}\n"));
+        let refused: Vec<_> = findings(dir.path(), &["."])
+            .into_iter()
+            .filter(|(code, ..)| code == "PROJ001")
+            .collect();
+        assert_eq!(
+            refused,
+            vec![("PROJ001".to_string(), at.to_string(), 1)],
+            "COMPOSE_FILE={list}"
+        );
+    }
+}
+
+/// An overlay is merged over its base whatever its name (`gpu.yaml`: walked
+/// YAML that completes the directory's services), and `inspect` names the
+/// projects of a container: an overlay's service that comes out as the
+/// base's lists both projects instead of being dropped as a duplicate.
+#[test]
+fn overlays_of_any_name_and_the_projects_of_a_container() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  s:\n    image: app\n    ipc: host\n  db:\n    image: db\n",
+    );
+    write(dir.path(), "gpu.yaml", "services:\n  s:\n    gpus: all\n");
+    let containers = inspect(dir.path(), &["."]);
+    let overlay = containers
+        .iter()
+        .find(|c| c["id"] == "s" && c["path"] == "gpu.yaml")
+        .unwrap_or_else(|| panic!("gpu.yaml is not merged over compose.yaml: {containers:#?}"));
+    assert_eq!(overlay["gpus"], "all");
+    assert_eq!(overlay["shm"]["kind"], "host");
+    assert_eq!(
+        overlay["projects"],
+        serde_json::json!([{"dir": ".", "files": ["compose.yaml", "gpu.yaml"]}])
+    );
+
+    std::fs::remove_file(dir.path().join("gpu.yaml")).unwrap();
+    write(
+        dir.path(),
+        "docker-compose.gpu.yml",
+        "services:\n  s:\n    shm_size: 2g\n",
+    );
+    let containers = inspect(dir.path(), &["."]);
+    let s: Vec<&Value> = containers.iter().filter(|c| c["id"] == "s").collect();
+    assert_eq!(s.len(), 1, "{s:#?}");
+    assert_eq!(
+        s[0]["projects"],
+        serde_json::json!([
+            {"dir": ".", "files": ["compose.yaml"]},
+            {"dir": ".", "files": ["compose.yaml", "docker-compose.gpu.yml"]}
+        ])
+    );
+}

@@ -287,7 +287,7 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
     };
     Ok(match read {
         Ok((text, stamp)) => {
-            let scope = scope_of(t);
+            let scope = scope_of(t, &plan.session);
             let from = Source::File {
                 stamp: stamp.filter(crate::vfs::Stamp::is_disk),
             };
@@ -442,8 +442,10 @@ fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
 }
 
 /// Which files of its kind a discovered target is linted as.
-fn scope_of(target: &Target) -> Scope {
-    if target.manifest_only {
+fn scope_of(target: &Target, session: &Session) -> Scope {
+    // An overlay of its directory's compose project is a compose file,
+    // whatever its name.
+    if target.manifest_only && !session.is_compose_overlay(&target.path) {
         Scope::ManifestsOnly
     } else {
         Scope::Any

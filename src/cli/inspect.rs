@@ -28,7 +28,11 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         .filter_map(|t| {
             let read = read_target(&session, t)?.map(|(text, _)| text);
             let (text, outcome) = match (resolver.for_file(&t.path), read) {
-                (_, Ok(text)) if t.manifest_only && !engine::is_manifest_candidate(&text) => {
+                (_, Ok(text))
+                    if t.manifest_only
+                        && !engine::is_manifest_candidate(&text)
+                        && !session.is_compose_overlay(&t.path) =>
+                {
                     return None;
                 }
                 (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
@@ -46,37 +50,59 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         })
         .collect();
     // A compose project inspected through several of its files is shown
-    // once: its containers under the first file that reaches them.
+    // once: its containers under the first file that reaches them. A
+    // container two projects give alike (a base and its overlay, for the
+    // services the overlay does not touch) is shown once too, with every
+    // project it is in.
     let mut seen = std::collections::HashSet::new();
+    let mut alike: std::collections::HashMap<String, (usize, usize)> =
+        std::collections::HashMap::new();
     let mut files = files;
-    for file in &mut files {
-        if let Ok(inspection) = &mut file.outcome {
-            let mut kept = crate::engine::Inspection {
-                files: std::mem::take(&mut inspection.files),
-                ..Default::default()
-            };
-            for (container, key) in inspection
-                .containers
-                .drain(..)
-                .zip(inspection.keys.drain(..))
-            {
-                // Also once when two projects give the same service the
-                // same container (a base and its overlay, for the services
-                // the overlay does not touch).
-                let same = format!(
-                    "{}#{}",
-                    kept.files
-                        .get(container.file as usize)
-                        .map(|f| f.path.display().to_string())
-                        .unwrap_or_default(),
-                    serde_json::to_string(&container).unwrap_or_default()
-                );
-                if seen.insert(key.clone()) && seen.insert(same) {
+    for f in 0..files.len() {
+        let Ok(inspection) = &mut files[f].outcome else {
+            continue;
+        };
+        let mut kept = crate::engine::Inspection {
+            files: std::mem::take(&mut inspection.files),
+            ..Default::default()
+        };
+        let mut also: Vec<((usize, usize), Vec<crate::engine::ProjectOf>)> = Vec::new();
+        for ((container, key), projects) in inspection
+            .containers
+            .drain(..)
+            .zip(inspection.keys.drain(..))
+            .zip(inspection.projects.drain(..))
+        {
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let same = format!(
+                "{}#{}",
+                kept.files
+                    .get(container.file as usize)
+                    .map(|f| f.path.display().to_string())
+                    .unwrap_or_default(),
+                serde_json::to_string(&container).unwrap_or_default()
+            );
+            match alike.get(&same) {
+                Some(&at) => also.push((at, projects)),
+                None => {
+                    alike.insert(same, (f, kept.containers.len()));
                     kept.containers.push(container);
                     kept.keys.push(key);
+                    kept.projects.push(projects);
                 }
             }
-            *inspection = kept;
+        }
+        *inspection = kept;
+        for ((file, index), projects) in also {
+            if let Ok(earlier) = &mut files[file].outcome {
+                for project in projects {
+                    if !earlier.projects[index].contains(&project) {
+                        earlier.projects[index].push(project);
+                    }
+                }
+            }
         }
     }
     let failed = !errors.is_empty()

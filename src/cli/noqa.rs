@@ -27,7 +27,10 @@ pub(super) fn add_noqa(
                 Err(_) => return None,
             };
             let (text, _) = read_target(session, t)?.ok()?;
-            if t.manifest_only && !engine::is_manifest_candidate(&text) {
+            if t.manifest_only
+                && !engine::is_manifest_candidate(&text)
+                && !session.is_compose_overlay(&t.path)
+            {
                 return None;
             }
             let added =

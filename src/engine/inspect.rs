@@ -10,7 +10,7 @@ use crate::model::container::ContainerRuntime;
 use crate::model::runtime;
 use crate::redact::{Hidden, REDACTED, looks_like_credential, redact};
 use crate::text::SourceFile;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The containers a file starts: each with the file its spans are in
@@ -22,6 +22,17 @@ pub struct Inspection {
     pub containers: Vec<ContainerRuntime>,
     pub files: Vec<Arc<SourceFile>>,
     pub keys: Vec<String>,
+    /// For each container, the compose projects it is a service of (none
+    /// for a Kubernetes or `docker run` container).
+    pub projects: Vec<Vec<ProjectOf>>,
+}
+
+/// The compose project a container belongs to, as Compose is run for it:
+/// where it runs and the files it is given (or discovers), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectOf {
+    pub dir: PathBuf,
+    pub files: Vec<PathBuf>,
 }
 
 /// The run-time settings of every compose service and Kubernetes container
@@ -59,6 +70,7 @@ fn inspect_yaml(
         for mut c in containers {
             redact_runtime(&mut c, &Hidden::default());
             inspection.keys.push(format!("{}#{}", path.display(), c.id));
+            inspection.projects.push(Vec::new());
             inspection.containers.push(c);
         }
     };
@@ -104,6 +116,10 @@ fn inspect_yaml(
                 container.file += offset;
                 container.shm.at_file += offset;
                 inspection.keys.push(format!("{spec:?}#{}", container.id));
+                inspection.projects.push(vec![ProjectOf {
+                    dir: spec.run_dir.clone(),
+                    files: spec.files.clone(),
+                }]);
                 inspection.containers.push(container);
             }
         }

@@ -17,7 +17,7 @@ pub mod write;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};
-pub use inspect::{Inspection, inspect_text};
+pub use inspect::{Inspection, ProjectOf, inspect_text};
 pub use lint::{lint_text, lint_text_unsuppressed};
 pub use session::Session;
 

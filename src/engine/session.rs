@@ -103,6 +103,13 @@ impl Session {
     }
 
     /// The projects `path` (a compose file) is judged in.
+    /// Whether `path`, whatever its name, is an overlay of its directory's
+    /// compose project (`gpu.yaml` beside a `compose.yaml` whose services
+    /// it completes): walked YAML that is linted as a compose file.
+    pub fn is_compose_overlay(&self, path: &Path) -> bool {
+        crate::project::discover::overlay_of(&self.workspace, path).is_some()
+    }
+
     pub fn projects_of(&self, path: &Path, config: &Config) -> Vec<ProjectSpec> {
         crate::project::discover::projects_of(&self.workspace, path, &config.compose_projects, &[])
     }

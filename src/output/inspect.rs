@@ -39,6 +39,10 @@ struct JsonContainer<'a> {
     /// another file of the project (absent for the runtime's default).
     #[serde(skip_serializing_if = "Option::is_none")]
     shm_decided_at: Option<DecidedAt>,
+    /// For a compose service, the projects it is judged in (one, or
+    /// several that give it alike).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    projects: Vec<JsonProject>,
     #[serde(flatten)]
     runtime: &'a ContainerRuntime,
 }
@@ -49,6 +53,13 @@ struct DecidedAt {
     path: String,
     #[serde(flatten)]
     span: Span,
+}
+
+/// Where Compose runs for a project, and the files it loads, in order.
+#[derive(Serialize)]
+struct JsonProject {
+    dir: String,
+    files: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -74,7 +85,7 @@ pub fn render_json(files: &[Inspected]) -> String {
             Ok(inspection) => {
                 let indexes: Vec<LineIndex> =
                     inspection.files.iter().map(|f| f.index.clone()).collect();
-                for runtime in &inspection.containers {
+                for (i, runtime) in inspection.containers.iter().enumerate() {
                     let (source, index) = file_of(inspection, &indexes, runtime.file);
                     let (shm_source, shm_index) =
                         file_of(inspection, &indexes, runtime.shm.at_file);
@@ -86,6 +97,19 @@ pub fn render_json(files: &[Inspected]) -> String {
                             path: shown_path(&shm_source.path),
                             span: span_in(shm_index, &shm_source.text, at),
                         }),
+                        projects: inspection
+                            .projects
+                            .get(i)
+                            .into_iter()
+                            .flatten()
+                            .map(|p| JsonProject {
+                                dir: match shown_path(&p.dir) {
+                                    dir if dir.is_empty() => ".".to_string(),
+                                    dir => dir,
+                                },
+                                files: p.files.iter().map(|f| shown_path(f)).collect(),
+                            })
+                            .collect(),
                         runtime,
                     });
                 }

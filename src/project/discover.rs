@@ -14,7 +14,11 @@
 //! A compose file Compose would not pick by itself is judged as users run
 //! it: merged over the directory's project when it only completes that
 //! project's services (an overlay run with `-f base -f overlay`), as part
-//! of a project that `extends` or `include`s it, or else on its own.
+//! of a project that `extends` or `include`s it, or else on its own. A
+//! file that `COMPOSE_FILE` in a directory above names (`sub/compose.yaml`)
+//! is judged in that directory's project too, and the project `COMPOSE_FILE`
+//! makes in a file's own directory is linted with it even when it does not
+//! load the file (it may load nothing that is linted).
 
 use super::Workspace;
 use super::env::Environment;
@@ -115,18 +119,24 @@ pub fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
     if let Some(list) = env.value("COMPOSE_FILE") {
         let separator = env.value("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
         let separator = if separator.is_empty() { ":" } else { separator };
+        // Every entry is a file, even an empty one: Compose makes it
+        // absolute (`filepath.Abs("")` is the directory itself) and fails
+        // to read it, which the load refuses at the `.env` line.
         let files: Vec<PathBuf> = list
             .split(separator)
-            .filter(|f| !f.is_empty())
-            .map(|f| dir.join(f))
+            .map(|f| {
+                if f.is_empty() {
+                    dir.join(".")
+                } else {
+                    dir.join(f)
+                }
+            })
             .collect();
-        if !files.is_empty() {
-            return Some(ProjectSpec {
-                run_dir: dir.to_path_buf(),
-                files,
-                how: Discovery::ComposeFile,
-            });
-        }
+        return Some(ProjectSpec {
+            run_dir: dir.to_path_buf(),
+            files,
+            how: Discovery::ComposeFile,
+        });
     }
     let base = first_existing(ws, dir, DEFAULT_FILES)?;
     let mut files = vec![base];
@@ -170,10 +180,26 @@ pub fn projects_of(
             return sets;
         }
     }
+    // `COMPOSE_FILE` in the `.env` of a directory above names the file
+    // (`COMPOSE_FILE=sub/compose.yaml`): Compose run there loads it, with
+    // that directory's `.env` first.
+    let named_above: Vec<ProjectSpec> = ancestors(&dir)
+        .filter_map(|above| ws.default_project(&above))
+        .filter(|spec| spec.how == Discovery::ComposeFile && spec.names(path))
+        .collect();
     let mut found = Vec::new();
+    let add = |found: &mut Vec<ProjectSpec>, spec: ProjectSpec| {
+        if !found.contains(&spec) {
+            found.push(spec);
+        }
+    };
     if let Some(default) = ws.default_project(&dir) {
         if default.names(path) {
-            return vec![default];
+            found.push(default);
+            for spec in named_above {
+                add(&mut found, spec);
+            }
+            return found;
         }
         let project = ws.project(&default);
         if project
@@ -189,17 +215,53 @@ pub fn projects_of(
                 files,
                 how: Discovery::Overlay,
             }];
+        } else if default.how == Discovery::ComposeFile {
+            // The project `docker compose` runs in this directory is
+            // linted with any compose file of it, even one it does not
+            // load: it may load nothing that is linted (a `COMPOSE_FILE`
+            // naming a missing file refuses every command run here).
+            found.push(ProjectSpec::alone(path));
+            found.push(default);
         }
     }
-    for spec in referencing {
-        if !found.contains(spec) {
-            found.push(spec.clone());
-        }
+    for spec in named_above.into_iter().chain(referencing.iter().cloned()) {
+        add(&mut found, spec);
     }
     if found.is_empty() {
         found.push(ProjectSpec::alone(path));
     }
     found
+}
+
+/// The directories above `dir`, nearest first, as written (`sub` has `.`
+/// above it; an absolute path goes up to the root).
+pub fn ancestors(dir: &Path) -> impl Iterator<Item = PathBuf> {
+    let mut current = Some(crate::vfs::normalize(dir));
+    std::iter::from_fn(move || {
+        let dir = current.take()?;
+        let above = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            // A relative directory has `.` above it, and `.` nothing.
+            Some(_) if dir != Path::new(".") => PathBuf::from("."),
+            _ => return None,
+        };
+        current = Some(above.clone());
+        Some(above)
+    })
+}
+
+/// The project `path` is merged over as an overlay (`-f base -f path`),
+/// whatever its name: its directory's project, which it completes.
+pub fn overlay_of(ws: &Workspace, path: &Path) -> Option<ProjectSpec> {
+    let default = ws.default_project(&dir_of(path))?;
+    if default.names(path) {
+        return None;
+    }
+    let project = ws.project(&default);
+    if project.file_index(path).is_some() || !is_overlay(ws, path, &project) {
+        return None;
+    }
+    Some(default)
 }
 
 /// A configured file, shown next to the linted one when they share a

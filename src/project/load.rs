@@ -61,14 +61,44 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         refusals: Vec::new(),
         included: HashMap::new(),
     };
-    let project_dir = spec
-        .files
-        .first()
-        .map_or_else(|| spec.run_dir.clone(), |f| super::discover::dir_of(f));
+    // The directory of the first file (Compose's working directory); an
+    // empty `COMPOSE_FILE` entry is the run directory itself.
+    let project_dir = match spec.files.first() {
+        Some(f) if crate::vfs::normalize(f) == crate::vfs::normalize(&spec.run_dir) => {
+            spec.run_dir.clone()
+        }
+        Some(f) => super::discover::dir_of(f),
+        None => spec.run_dir.clone(),
+    };
     let env = loading.environment(&spec.run_dir, &project_dir);
+    // Files `COMPOSE_FILE` names are refused at its line when Compose
+    // cannot read them (missing, or an empty entry: the directory).
+    let named_at = (spec.how == super::Discovery::ComposeFile)
+        .then(|| env.get("COMPOSE_FILE"))
+        .flatten()
+        .and_then(|var| {
+            let key = (crate::vfs::normalize(&var.file), FileRole::Env);
+            let file = *loading.by_path.get(&key)?;
+            Some(Place::Text {
+                file,
+                range: var.range,
+            })
+        });
     let mut model = Model::default();
     for path in &spec.files {
-        let Some(file) = loading.open(path, FileRole::Project, &project_dir, None) else {
+        if named_at.is_some() && crate::vfs::normalize(path) == crate::vfs::normalize(&spec.run_dir)
+        {
+            loading.refuse(
+                "`COMPOSE_FILE` has an empty entry, which Compose reads as the directory itself (it refuses: is a directory)",
+                named_at.unwrap_or(Place::Text {
+                    file: 0,
+                    range: TextRange::default(),
+                }),
+                RefusalKind::Config,
+            );
+            continue;
+        }
+        let Some(file) = loading.open(path, FileRole::Project, &project_dir, named_at) else {
             continue;
         };
         loading.merge_file(&file, &env, &project_dir, &mut model, &mut Vec::new(), 0);
@@ -150,17 +180,21 @@ impl Loading<'_> {
                 let missing =
                     !self.ws.files.is_file(path) && self.ws.files.canonicalize(path).is_none();
                 let shown = path.display();
+                // A file `include:`, `-f` or `COMPOSE_FILE` names is part
+                // of the config; an env file or an extended file left out of
+                // a checkout is not a mistake in it.
+                let named_by_config = matches!(role, FileRole::Included | FileRole::Project);
                 let (message, kind) = if missing {
                     (
                         format!("{shown} is missing"),
-                        // A file `include:` or `-f` names is part of the
-                        // config; an env file or an extended file left out
-                        // of a checkout is not a mistake in it.
-                        match role {
-                            FileRole::Included | FileRole::Project => RefusalKind::Config,
-                            _ => RefusalKind::MissingFile,
+                        if named_by_config {
+                            RefusalKind::Config
+                        } else {
+                            RefusalKind::MissingFile
                         },
                     )
+                } else if named_by_config && !self.ws.files.is_file(path) {
+                    (format!("{shown} is not a file"), RefusalKind::Config)
                 } else {
                     (
                         format!("cannot read {shown} ({})", error.message),
@@ -686,13 +720,13 @@ impl Loading<'_> {
             return (cfg.clone(), definitions);
         };
         if !services.value.is_mapping() {
-            if !services.value.is_null() {
-                self.refuse(
-                    "`services` must be a mapping",
-                    Place::Node(services.value.src),
-                    RefusalKind::Config,
-                );
-            }
+            // `services:` with nothing under it too (compose-go's
+            // `ApplyExtends`: services must be a mapping).
+            self.refuse(
+                "`services` must be a mapping (Compose refuses `services:` with no service under it)",
+                Place::Node(services.value.src),
+                RefusalKind::Config,
+            );
             return (cfg.clone(), definitions);
         }
         let scope = Scope {
@@ -891,7 +925,13 @@ impl Loading<'_> {
                         let mut base_model = None;
                         for doc in docs {
                             let (stripped, resets) = take_resets(&doc);
-                            base_model = Some((stripped, resets));
+                            // compose-go loads it as a file of its own
+                            // (`loadYamlFile`): its sequences made unique and
+                            // put in the canonical form before the service
+                            // that extends it is merged over them, so a
+                            // `gpus: all` there is a list that a later list
+                            // is appended to (and a string cannot override).
+                            base_model = Some((canonical(&enforce_unicity(&stripped)), resets));
                         }
                         match base_model.and_then(|(doc, resets)| {
                             let services = doc.get("services")?.clone();
@@ -1011,13 +1051,17 @@ impl Loading<'_> {
         let mut out = Vec::new();
         for entry in services.entries() {
             if !entry.value.is_mapping() {
-                if !entry.value.is_null() {
-                    self.refuse(
-                        format!("services.{} must be a mapping", entry.key),
-                        Place::Node(entry.value.src),
-                        RefusalKind::Config,
-                    );
-                }
+                // A service with nothing under it too (the schema's
+                // `services.x must be a mapping`).
+                self.refuse(
+                    format!("services.{} must be a mapping", entry.key),
+                    Place::Node(if entry.value.is_null() {
+                        entry.key_src
+                    } else {
+                        entry.value.src
+                    }),
+                    RefusalKind::Config,
+                );
                 continue;
             }
             let definitions = model

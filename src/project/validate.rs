@@ -48,6 +48,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
         );
         duplicate_mounts(service, model, &mut refuse);
         device_requests(service, model, &mut refuse);
+        ulimit_forms(service, model, &mut refuse);
         shell_dependent_sizes(service, &mut refuse);
     }
     dependencies(project, services, &mut found);
@@ -287,6 +288,49 @@ fn device_requests(
                 RefusalKind::ConfigReportedBy("GPU002"),
             );
         }
+    }
+}
+
+/// A ulimit written as a mapping sets both `soft` and `hard`, and nothing
+/// else but `x-` keys (the schema's second form of a ulimit); `{soft:
+/// 512}` alone is refused (`services.s.ulimits.nofile must be a integer or
+/// string`, the schema's first form). Each file's ulimit replaces the
+/// earlier one whole, so an override's `{soft: 512}` is refused too.
+fn ulimit_forms(
+    service: &Service,
+    model: &Node,
+    refuse: &mut impl FnMut(String, Place, RefusalKind),
+) {
+    let Some(ulimits) = model.get("ulimits") else {
+        return;
+    };
+    for entry in ulimits.entries() {
+        let named = !entry.key.is_empty() && entry.key.bytes().all(|b| b.is_ascii_lowercase());
+        let Kind::Mapping(fields) = &entry.value.kind else {
+            continue;
+        };
+        if !named {
+            continue;
+        }
+        let has = |key: &str| fields.iter().any(|f| f.key == key);
+        let stray = fields
+            .iter()
+            .find(|f| !matches!(f.key.as_str(), "soft" | "hard") && !f.key.starts_with("x-"));
+        let why = match stray {
+            Some(field) => format!("`{}` is not a field of a ulimit", field.key),
+            None if !has("soft") || !has("hard") => {
+                "a ulimit written as a mapping needs both `soft` and `hard`".to_string()
+            }
+            None => continue,
+        };
+        refuse(
+            format!(
+                "ulimit `{}` of service `{}`: {why} (Compose refuses it: ulimits.{} must be a integer or string)",
+                entry.key, service.name, entry.key
+            ),
+            Place::Node(entry.value.src),
+            RefusalKind::Config,
+        );
     }
 }
 

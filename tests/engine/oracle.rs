@@ -56,6 +56,10 @@ pub struct Case {
     /// the base it extends, bind sources, variables), it is listed as not
     /// loadable here instead of judged.
     pub alone: bool,
+    /// Start the containers and read `/dev/shm` from inside; `false` for
+    /// cases about what Compose loads, whose containers `docker inspect`
+    /// already judges (the run phase costs seconds a project).
+    pub run: bool,
 }
 
 impl Drop for Case {
@@ -91,6 +95,7 @@ impl Case {
             batch: false,
             members: Vec::new(),
             alone: false,
+            run: true,
         }
     }
 
@@ -132,6 +137,7 @@ impl Case {
                 batch: false,
                 members: Vec::new(),
                 alone: false,
+                run: true,
             });
         }
         for name in &names {
@@ -180,6 +186,7 @@ impl Case {
                 batch: false,
                 members: Vec::new(),
                 alone: false,
+                run: true,
             });
         }
         if let Some(last) = cases.last_mut() {
@@ -316,15 +323,33 @@ impl Engine {
         threads: usize,
         on_refused: impl Fn(&Case) -> Vec<Case> + Sync,
     ) -> Tally {
+        let mut total = Tally::default();
+        for tally in self.judge_each(cases, threads, on_refused) {
+            total.merge(tally);
+        }
+        total.refused.sort();
+        total.disagreements.sort();
+        total
+    }
+
+    /// [`Engine::judge_all`], one tally per case (with the parts a refused
+    /// batch was split into), in the order of `cases`.
+    pub fn judge_each(
+        &self,
+        cases: &[Case],
+        threads: usize,
+        on_refused: impl Fn(&Case) -> Vec<Case> + Sync,
+    ) -> Vec<Tally> {
         let next = AtomicUsize::new(0);
-        let tallies: Vec<Tally> = std::thread::scope(|scope| {
+        let mut judged: Vec<(usize, Tally)> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     scope.spawn(|| {
-                        let mut tally = Tally::default();
+                        let mut judged = Vec::new();
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(case) = cases.get(i) else { break };
+                            let mut tally = Tally::default();
                             if !self.judge(case, &mut tally) {
                                 // Refused batches are split until each
                                 // refusal is a case of its own.
@@ -335,20 +360,19 @@ impl Engine {
                                     }
                                 }
                             }
+                            judged.push((i, tally));
                         }
-                        tally
+                        judged
                     })
                 })
                 .collect();
-            workers.into_iter().map(|w| w.join().unwrap()).collect()
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap())
+                .collect()
         });
-        let mut total = Tally::default();
-        for t in tallies {
-            total.merge(t);
-        }
-        total.refused.sort();
-        total.disagreements.sort();
-        total
+        judged.sort_by_key(|(i, _)| *i);
+        judged.into_iter().map(|(_, tally)| tally).collect()
     }
 
     pub fn connect() -> Result<Engine, String> {
@@ -494,29 +518,58 @@ impl Engine {
     }
 
     fn compose(&self, case: &Case, project: &str, extra_files: &[&str], args: &[&str]) -> Output {
+        self.compose_with(case, project, extra_files, args, true)
+    }
+
+    /// `docker compose` in the case's directory; `all_profiles` enables
+    /// every profile (`--profile '*'`), else the `.env`'s `COMPOSE_PROFILES`
+    /// decides, as for a plain `docker compose up`.
+    fn compose_with(
+        &self,
+        case: &Case,
+        project: &str,
+        extra_files: &[&str],
+        args: &[&str],
+        all_profiles: bool,
+    ) -> Output {
         let mut command = Command::new("docker");
         command
             .current_dir(&case.dir)
-            .args(["compose", "-p", project, "--profile", "*"]);
-        // Compose's own discovery unless the case names its files; an
-        // extra file needs the discovered ones named too.
-        let mut files = case.files.clone();
-        if files.is_empty() && !extra_files.is_empty() {
-            files = discovered_files(&case.dir);
+            .args(["compose", "-p", project]);
+        if all_profiles {
+            command.args(["--profile", "*"]);
         }
-        for f in files
-            .iter()
-            .map(String::as_str)
-            .chain(extra_files.iter().copied())
-        {
-            command.args(["-f", f]);
-        }
-        command.args(args);
         // The project's own .env is Compose's business; the caller's
         // environment must not leak into interpolation.
         command
             .env_remove("COMPOSE_FILE")
+            .env_remove("COMPOSE_PATH_SEPARATOR")
             .env_remove("COMPOSE_PROFILES");
+        if case.files.is_empty() {
+            // Compose's own discovery. An extra file needs the discovered
+            // ones named too: in `COMPOSE_FILE`, which Compose reads as it
+            // reads the `.env`'s (the `.env` where it runs interpolates,
+            // and no override is added), where `-f` would make the first
+            // file's directory the one whose `.env` is read first.
+            // [`Engine::check_discovery`] holds this list to Compose's own.
+            if !extra_files.is_empty() {
+                let mut files = discovered_files(&case.dir);
+                files.extend(extra_files.iter().map(|f| f.to_string()));
+                command
+                    .env("COMPOSE_FILE", files.join(":"))
+                    .env("COMPOSE_PATH_SEPARATOR", ":");
+            }
+        } else {
+            for f in case
+                .files
+                .iter()
+                .map(String::as_str)
+                .chain(extra_files.iter().copied())
+            {
+                command.args(["-f", f]);
+            }
+        }
+        command.args(args);
         run(&mut command)
     }
 
@@ -524,16 +577,30 @@ impl Engine {
     /// `false` when a batch was refused and nothing was recorded.
     pub fn judge(&self, case: &Case, tally: &mut Tally) -> bool {
         let gpulint = gpulint_containers(&case.targets, "compose");
-        if gpulint.is_empty() {
-            tally.skipped.push(case.label.clone());
-            return true;
-        }
         let project = format!(
             "gljudge{}-{}",
             std::process::id(),
             PROJECTS.fetch_add(1, Ordering::Relaxed)
         );
         let config = self.compose(case, &project, &[], &["config", "--format", "json"]);
+        if gpulint.is_empty() {
+            // Nothing to compare; but a project Compose refuses must still
+            // be one gpulint refuses (a missing `include:` file leaves it
+            // no service to show).
+            if config.status.success() || case.alone {
+                tally.skipped.push(case.label.clone());
+                return true;
+            }
+            if case.batch {
+                return false;
+            }
+            self.refused(case, &gpulint, "load", &text(&config), tally);
+            tally.projects += 1;
+            return true;
+        }
+        if case.files.is_empty() && config.status.success() {
+            self.check_discovery(case, &project, &config.stdout, tally);
+        }
         // Nothing can be pulled or built here: every service runs the
         // workload image, named in one more file (the only change made to
         // the project as written, with `container_name` dropped so that
@@ -624,6 +691,33 @@ impl Engine {
             }
             std::fs::write(case.dir.join(&image_file), yaml).unwrap();
         }
+        // The judge loads every profile (`--profile '*'`) to create every
+        // service; a plain `docker compose up` enables only those of the
+        // `.env`'s `COMPOSE_PROFILES`, and refuses a dependency on a service
+        // it leaves out: that load is judged too.
+        let profiled = config["services"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .any(|(_, s)| s["profiles"].as_array().is_some_and(|p| !p.is_empty()));
+        if profiled {
+            let plain = self.compose_with(case, &project, &with_image, &["config", "-q"], false);
+            if !plain.status.success() {
+                let _ = std::fs::remove_file(case.dir.join(&image_file));
+                if case.batch {
+                    return false;
+                }
+                self.refused(
+                    case,
+                    &gpulint,
+                    "load with the profiles its .env enables",
+                    &text(&plain),
+                    tally,
+                );
+                tally.projects += 1;
+                return true;
+            }
+        }
         let external = create_external_volumes(case, &config, tally);
         let created = self.compose(
             case,
@@ -633,9 +727,20 @@ impl Engine {
         );
         let recorded = created.status.success() || !case.batch;
         if created.status.success() {
+            // Refusals are judged both ways: Compose created it, so gpulint
+            // must not say that Compose refuses it.
+            for finding in refusal_findings(&case.targets) {
+                tally.disagreements.push(format!(
+                    "{}: Compose loads and creates it, but gpulint says it refuses it: {finding}",
+                    case.label
+                ));
+            }
             let containers = project_containers(&project);
+            let gpulint = claims_of_project(case, &gpulint, &containers, tally);
             self.compare_created(case, &config, &gpulint, &containers, tally);
-            self.run_and_compare(case, &project, &image_file, &config, &gpulint, tally);
+            if case.run {
+                self.run_and_compare(case, &project, &image_file, &config, &gpulint, tally);
+            }
         } else if !case.batch {
             self.refused(case, &gpulint, "create", &text(&created), tally);
         }
@@ -653,6 +758,28 @@ impl Engine {
             tally.projects += 1;
         }
         recorded
+    }
+
+    /// Holds the harness's [`discovered_files`] (which every call with an
+    /// extra file names) to the project Compose discovers by itself in the
+    /// case's directory: both loads must give the same model.
+    fn check_discovery(&self, case: &Case, project: &str, discovered: &[u8], tally: &mut Tally) {
+        let files = discovered_files(&case.dir);
+        let named = run(Command::new("docker")
+            .current_dir(&case.dir)
+            .args(["compose", "-p", project, "--profile", "*"])
+            .args(["config", "--format", "json"])
+            .env_remove("COMPOSE_PROFILES")
+            .env("COMPOSE_FILE", files.join(":"))
+            .env("COMPOSE_PATH_SEPARATOR", ":"));
+        let parse = |bytes: &[u8]| serde_json::from_slice::<Value>(bytes).ok();
+        if !named.status.success() || parse(&named.stdout) != parse(discovered) {
+            tally.disagreements.push(format!(
+                "{}: the harness reads the project's files as {files:?}, which is not the project Compose discovers there ({})",
+                case.label,
+                text(&named).lines().last().unwrap_or("")
+            ));
+        }
     }
 
     /// `cpus` (on the service or under `deploy.resources.limits`) above the
@@ -703,7 +830,16 @@ impl Engine {
             .rfind(|l| !l.trim().is_empty())
             .unwrap_or("")
             .trim();
-        let flagged = gpulint.iter().any(claims_refusal) || has_error(&case.targets);
+        // gpulint refuses it: a container it says is refused, or a PROJ001
+        // finding (of any severity).
+        let flagged =
+            gpulint.iter().any(claims_refusal) || !refusal_findings(&case.targets).is_empty();
+        if !flagged {
+            eprintln!(
+                "DEBUG {} targets {:?} claims {:?}",
+                case.label, case.targets, gpulint
+            );
+        }
         if let Some(kind) = known_refusal(why) {
             tally
                 .known
@@ -813,6 +949,35 @@ impl Engine {
                 };
                 differ("gpus", claimed, given);
             }
+            // Capabilities added, as the engine records them.
+            differ(
+                "cap_add",
+                format!("{:?}", capabilities(&claim["cap_add"])),
+                format!("{:?}", capabilities(&host["CapAdd"])),
+            );
+            // The GPU and NCCL variables of the container's environment
+            // (those `inspect` shows); one gpulint cannot know (from the
+            // shell) is not compared.
+            let engine_env = gpu_environment(&container["Config"]["Env"]);
+            let mut claimed_env = BTreeMap::new();
+            let mut unknown = Vec::new();
+            for (name, value) in claim["env"].as_object().into_iter().flatten() {
+                match value.as_str() {
+                    Some(v) => {
+                        claimed_env.insert(name.clone(), v.to_string());
+                    }
+                    None => unknown.push(name.clone()),
+                }
+            }
+            let engine_env: BTreeMap<String, String> = engine_env
+                .into_iter()
+                .filter(|(name, _)| !unknown.contains(name))
+                .collect();
+            differ(
+                "environment",
+                format!("{claimed_env:?}"),
+                format!("{engine_env:?}"),
+            );
         }
     }
 
@@ -1005,15 +1170,32 @@ impl Engine {
     }
 }
 
-/// The files Compose discovers in `dir`.
+/// The files Compose discovers in `dir`: `COMPOSE_FILE` in its `.env`
+/// (split at `COMPOSE_PATH_SEPARATOR`, `:` by default; the last line that
+/// sets one wins), else the first default file and the first default
+/// override. The harness's own reading, held to Compose's by
+/// [`Engine::check_discovery`].
 fn discovered_files(dir: &Path) -> Vec<String> {
-    // Compose takes the project's files from COMPOSE_FILE in its `.env`.
-    if let Ok(env) = std::fs::read_to_string(dir.join(".env"))
-        && let Some(list) = env
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("COMPOSE_FILE="))
-    {
-        return list.split(':').map(str::to_string).collect();
+    let env = std::fs::read_to_string(dir.join(".env")).unwrap_or_default();
+    let setting = |name: &str| {
+        env.lines()
+            .filter_map(|l| {
+                let l = l.trim();
+                let l = l.strip_prefix("export ").unwrap_or(l).trim_start();
+                let value = l.strip_prefix(name)?.trim_start().strip_prefix('=')?;
+                let value = value.trim();
+                let unquoted = ["\"", "'"]
+                    .iter()
+                    .find_map(|q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)));
+                Some(unquoted.unwrap_or(value).to_string())
+            })
+            .last()
+    };
+    if let Some(list) = setting("COMPOSE_FILE") {
+        let separator = setting("COMPOSE_PATH_SEPARATOR")
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| ":".to_string());
+        return list.split(separator.as_str()).map(str::to_string).collect();
     }
     let first = |names: &[&str]| {
         names
@@ -1055,9 +1237,12 @@ pub fn gpulint_containers(targets: &[PathBuf], platform: &str) -> Vec<Value> {
         .collect()
 }
 
-fn has_error(targets: &[PathBuf]) -> bool {
+/// gpulint's findings that Compose refuses the project (PROJ001, of any
+/// severity: a warning says the shell may settle it, and the judge's shell
+/// sets none of the variables the cases use), as messages.
+fn refusal_findings(targets: &[PathBuf]) -> Vec<String> {
     let output = run(Command::new(env!("CARGO_BIN_EXE_gpulint"))
-        .args(["check", "--output-format", "json", "--select", "ALL"])
+        .args(["check", "--output-format", "json", "--select", "PROJ001"])
         .args(targets)
         .env("NO_COLOR", "1"));
     let json: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
@@ -1065,8 +1250,90 @@ fn has_error(targets: &[PathBuf]) -> bool {
         .as_array()
         .into_iter()
         .flatten()
-        .any(|d| d["severity"] == "error")
-        || output.status.code() == Some(2)
+        .filter(|d| d["code"] == "PROJ001")
+        .map(|d| {
+            format!(
+                "{} ({})",
+                d["message"].as_str().unwrap_or(""),
+                d["path"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+/// A path as the harness compares it: made absolute against the current
+/// directory (where gpulint ran) and canonical when it exists.
+fn comparable(path: &str) -> PathBuf {
+    let path = std::env::current_dir().unwrap().join(path);
+    std::fs::canonicalize(&path).unwrap_or(path)
+}
+
+/// gpulint's claims for the project Compose created: those whose
+/// `project` runs where Compose ran (the case's directory) with the files
+/// Compose loaded (its `config_files` label, without the harness's own
+/// files). A project gpulint does not judge at all is a disagreement: it
+/// read other files than Compose does.
+fn claims_of_project(
+    case: &Case,
+    gpulint: &[Value],
+    containers: &BTreeMap<String, Value>,
+    tally: &mut Tally,
+) -> Vec<Value> {
+    let Some(container) = containers.values().next() else {
+        return gpulint.to_vec();
+    };
+    let loaded: Vec<PathBuf> =
+        container["Config"]["Labels"]["com.docker.compose.project.config_files"]
+            .as_str()
+            .unwrap_or("")
+            .split(',')
+            .filter(|f| !f.contains("/.gljudge"))
+            .map(comparable)
+            .collect();
+    let dir = comparable(&case.dir.to_string_lossy());
+    // The projects a claim is in (several that give it alike).
+    let identities = |claim: &Value| -> Vec<(PathBuf, Vec<PathBuf>)> {
+        claim["projects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|project| {
+                Some((
+                    comparable(project["dir"].as_str()?),
+                    project["files"]
+                        .as_array()?
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(comparable)
+                        .collect(),
+                ))
+            })
+            .collect()
+    };
+    if gpulint.iter().all(|c| identities(c).is_empty()) {
+        return gpulint.to_vec();
+    }
+    let wanted = (dir, loaded);
+    let matching: Vec<Value> = gpulint
+        .iter()
+        .filter(|c| identities(c).contains(&wanted))
+        .cloned()
+        .collect();
+    if matching.is_empty() {
+        let judged: std::collections::BTreeSet<String> = gpulint
+            .iter()
+            .flat_map(identities)
+            .map(|(dir, files)| format!("{files:?} run in {}", dir.display()))
+            .collect();
+        tally.disagreements.push(format!(
+            "{}: Compose loads {:?} run in {}, a project gpulint does not judge (it judges {})",
+            case.label,
+            wanted.1,
+            wanted.0.display(),
+            judged.into_iter().collect::<Vec<_>>().join("; ")
+        ));
+    }
+    matching
 }
 
 /// The project's containers as `docker inspect` shows them, by service.
@@ -1262,6 +1529,34 @@ fn engine_ulimits(host: &Value) -> BTreeMap<String, (i64, i64)> {
         .collect()
 }
 
+/// Capability names as a set: upper case, without the `CAP_` prefix
+/// (the engine accepts both spellings).
+fn capabilities(list: &Value) -> std::collections::BTreeSet<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|c| {
+            let c = c.trim().to_ascii_uppercase();
+            c.strip_prefix("CAP_").map(str::to_string).unwrap_or(c)
+        })
+        .collect()
+}
+
+/// The variables of a container's `Config.Env` that `inspect` shows
+/// (GPU, CUDA, NCCL, PyTorch and UCX ones).
+fn gpu_environment(env: &Value) -> BTreeMap<String, String> {
+    const PREFIXES: [&str; 6] = ["NCCL_", "TORCH_", "CUDA_", "NVIDIA_", "PYTORCH_", "UCX_"];
+    env.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|var| var.split_once('='))
+        .filter(|(name, _)| PREFIXES.iter().any(|p| name.starts_with(p)))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect()
+}
+
 pub fn claimed_gpus(claim: &Value) -> String {
     match &claim["gpus"] {
         Value::Null => "none".into(),
@@ -1416,13 +1711,6 @@ fn known_difference(
 
 /// A refusal that is this sandbox's, not the config's, named.
 fn known_refusal(why: &str) -> Option<&'static str> {
-    // An unset variable with no default is an empty string to Compose;
-    // gpulint does not guess the caller's environment and makes no claim.
-    if why.contains("invalid size: ''") {
-        return Some(
-            "a size from a variable with no value and no default (gpulint makes no claim)",
-        );
-    }
     if why.contains("Unknown runtime specified") {
         return Some(
             "a runtime this sandbox does not have (it has runc, and `nvidia` as an alias of runc)",
