@@ -1005,4 +1005,11 @@ fn interpolation_bombs_are_located_errors_in_the_editor() {
         .find(|d| d.message.contains("nests deeper than 64 levels"))
         .unwrap_or_else(|| panic!("{found:?}"));
     assert_eq!(deep.range.start, lsp::Position::new(4, 14));
+    // Reported once, as the project's refusal (not again as a bad size).
+    let deep_codes: Vec<_> = found
+        .iter()
+        .filter(|d| d.message.contains("nests deeper"))
+        .cloned()
+        .collect();
+    assert_eq!(codes(&deep_codes), ["PROJ001"], "{found:?}");
 }

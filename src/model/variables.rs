@@ -100,7 +100,7 @@ fn closing_brace(s: &[u8]) -> Option<usize> {
 fn substitute(template: &str, lookup: Lookup, depth: usize, out: &mut String) -> Result<(), Stop> {
     if depth > MAX_DEPTH {
         return Err(Stop::Invalid(format!(
-            "`${{...}}` nests deeper than {MAX_DEPTH} levels"
+            "`${{...}}` nests deeper than {MAX_DEPTH} levels (gpulint's limit)"
         )));
     }
     let bytes = template.as_bytes();

@@ -9,6 +9,7 @@ use crate::model::size::{
     parse_compose_size, parse_tmpfs_size_option, tmpfs_size_meant, tmpfs_size_option,
     tmpfs_size_spelling, with_tmpfs_size,
 };
+use crate::project::Place;
 use crate::rules::helpers::service_shm_need;
 use crate::rules::{Check, ComposeContext, Reporter, RuleSettings, ScriptContext};
 
@@ -22,6 +23,14 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         };
         let range = cx.range(shm.node);
         match &shm.value {
+            // A value the project refuses as a whole (an interpolation
+            // Compose cannot read) is PROJ001's finding, once.
+            SizeValue::Invalid { .. }
+                if cx
+                    .project
+                    .refusals
+                    .iter()
+                    .any(|r| r.at == Place::Node(shm.node)) => {}
             SizeValue::Invalid { reason, .. } => {
                 out.report(
                     range,
