@@ -289,6 +289,19 @@ fn device_requests(
             );
         }
     }
+    // `deploy.resources` admits no other keys in compose-spec.json
+    // (`additionalProperties: false`): a Kubernetes resource name there
+    // makes Compose refuse the file.
+    for resource in &service.misplaced_gpu_resources {
+        refuse(
+            format!(
+                "`{}` under `deploy.resources` of service `{name}` is not a Compose resource (Compose refuses it)",
+                resource.value
+            ),
+            Place::Node(resource.node),
+            RefusalKind::ConfigReportedBy("GPU011"),
+        );
+    }
 }
 
 /// A ulimit written as a mapping sets both `soft` and `hard`, and nothing
@@ -337,6 +350,29 @@ fn ulimit_forms(
 /// A size that only the shell's variables decide: with the variable
 /// unset, Compose reads an empty size and refuses it.
 fn shell_dependent_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
+    // A size Compose cannot read refuses the whole project, whatever the
+    // service's IPC mode (`ipc: host` ignores the size only once it is
+    // read); a negative one, the engine refuses at `create`.
+    if let Some(size) = &service.shm_size {
+        let why = match &size.value {
+            SizeValue::Invalid { reason, .. } => Some(format!(
+                "`shm_size` of service `{}` is not a valid size: {reason}",
+                service.name
+            )),
+            SizeValue::Negative(n) => Some(format!(
+                "`shm_size: {n}` of service `{}` is negative (the engine refuses it)",
+                service.name
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
+            refuse(
+                why,
+                Place::Node(size.node),
+                RefusalKind::ConfigReportedBy("SHM003"),
+            );
+        }
+    }
     if let Some(size) = &service.shm_size
         && let SizeValue::Unknown { variable } = &size.value
     {

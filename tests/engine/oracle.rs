@@ -111,7 +111,8 @@ impl Case {
                 let e = e.unwrap();
                 let name = e.file_name().to_string_lossy().to_string();
                 let yaml = name.ends_with(".yaml") || name.ends_with(".yml");
-                (e.file_type().unwrap().is_file() && yaml).then_some(name)
+                (e.file_type().unwrap().is_file() && yaml && !is_kubernetes(&e.path()))
+                    .then_some(name)
             })
             .collect();
         names.sort();
@@ -834,12 +835,6 @@ impl Engine {
         // finding (of any severity).
         let flagged =
             gpulint.iter().any(claims_refusal) || !refusal_findings(&case.targets).is_empty();
-        if !flagged {
-            eprintln!(
-                "DEBUG {} targets {:?} claims {:?}",
-                case.label, case.targets, gpulint
-            );
-        }
         if let Some(kind) = known_refusal(why) {
             tally
                 .known
@@ -1730,4 +1725,13 @@ fn known_refusal(why: &str) -> Option<&'static str> {
         return Some("the sandbox lacks CAP_SYS_RESOURCE to raise a hard rlimit");
     }
     None
+}
+
+/// A Kubernetes manifest (a top-level `apiVersion` or `kind`), which is no
+/// Compose project: Compose refuses it, and gpulint lints it as Kubernetes.
+fn is_kubernetes(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|text| {
+        text.lines()
+            .any(|l| l.starts_with("apiVersion:") || l.starts_with("kind:"))
+    })
 }

@@ -9,7 +9,7 @@ use crate::model::size::{
     parse_compose_size, parse_tmpfs_size_option, tmpfs_size_meant, tmpfs_size_option,
     tmpfs_size_spelling, with_tmpfs_size,
 };
-use crate::project::Place;
+use crate::project::{Place, RefusalKind};
 use crate::rules::helpers::service_shm_need;
 use crate::rules::{Check, ComposeContext, Reporter, RuleSettings, ScriptContext};
 
@@ -30,7 +30,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                     .project
                     .refusals
                     .iter()
-                    .any(|r| r.at == Place::Node(shm.node)) => {}
+                    .any(|r| {
+                        r.at == Place::Node(shm.node)
+                            && r.kind != RefusalKind::ConfigReportedBy("SHM003")
+                    }) => {}
             SizeValue::Invalid { reason, .. } => {
                 out.report(
                     range,
