@@ -94,6 +94,18 @@ impl Session {
         })
     }
 
+    /// The file this session reads for `path`, when it holds `text`: the
+    /// text a lint was given is then the one the projects read, and a
+    /// parse of it serves both.
+    pub(super) fn source_as(&self, path: &Path, text: &str) -> Option<Arc<SourceFile>> {
+        self.workspace
+            .files
+            .read(path)
+            .ok()
+            .filter(|t| t.source.text == text)
+            .map(|t| t.source)
+    }
+
     /// Whether this session reads `text` for `path`.
     pub(super) fn reads_as(&self, path: &Path, text: &str) -> bool {
         self.workspace

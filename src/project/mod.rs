@@ -260,6 +260,24 @@ impl Workspace {
         })
     }
 
+    /// Keeps `parsed`, a parse of `source`'s text made elsewhere (the lint
+    /// of that file), as this text's YAML: a project that reads the file
+    /// then does not parse it again.
+    pub fn share_yaml(&self, source: &Arc<SourceFile>, parsed: Arc<Result<Yaml, YamlError>>) {
+        share(&self.yaml, source, parsed);
+    }
+
+    /// [`Self::share_yaml`] for a Dockerfile's model.
+    pub fn share_dockerfile(&self, source: &Arc<SourceFile>, model: Arc<DockerfileModel>) {
+        share(&self.dockerfiles, source, model);
+    }
+
+    /// The parses already made of `source`'s text (by a project that read
+    /// it, or shared), without parsing it.
+    pub fn parsed_dockerfile(&self, source: &Arc<SourceFile>) -> Option<Arc<DockerfileModel>> {
+        lookup(&self.dockerfiles, source)
+    }
+
     /// The project `spec` names, loaded once.
     pub fn project(&self, spec: &ProjectSpec) -> Arc<Project> {
         let slot = self
@@ -305,16 +323,32 @@ fn cached<T>(
     source: &Arc<SourceFile>,
     make: impl FnOnce() -> T,
 ) -> Arc<T> {
-    let key = crate::vfs::normalize(&source.path);
-    if let Some((text, value)) = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key)
-        && Arc::ptr_eq(text, source)
-    {
-        return value.clone();
+    if let Some(value) = lookup(cache, source) {
+        return value;
     }
     let value = Arc::new(make());
+    share(cache, source, value.clone());
+    value
+}
+
+/// The value kept for `source`, when it was made from this same text.
+fn lookup<T>(
+    cache: &RwLock<HashMap<PathBuf, Parsed<T>>>,
+    source: &Arc<SourceFile>,
+) -> Option<Arc<T>> {
+    let key = crate::vfs::normalize(&source.path);
+    cache
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .filter(|(text, _)| Arc::ptr_eq(text, source))
+        .map(|(_, value)| value.clone())
+}
+
+fn share<T>(cache: &RwLock<HashMap<PathBuf, Parsed<T>>>, source: &Arc<SourceFile>, value: Arc<T>) {
+    let key = crate::vfs::normalize(&source.path);
     cache
         .write()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(key, (source.clone(), value.clone()));
-    value
+        .insert(key, (source.clone(), value));
 }
