@@ -281,14 +281,19 @@ fn lint_dockerfile(
 ) -> Vec<Diagnostic> {
     let _ = stamp;
     // A compose project that builds this Dockerfile reads the same model:
-    // parsed once, by whichever of the two comes first.
+    // parsed once, by whichever of the two comes first. It is kept for the
+    // project only beside a compose project: a Dockerfile that no project
+    // builds is not held for the rest of the run.
     let model = match session.source_as(path, text) {
         Some(source) => session
             .workspace()
             .parsed_dockerfile(&source)
             .unwrap_or_else(|| {
                 let model = Arc::new(DockerfileModel::parse(text));
-                session.workspace().share_dockerfile(&source, model.clone());
+                let dir = crate::project::discover::dir_of(path);
+                if session.workspace().default_project(&dir).is_some() {
+                    session.workspace().share_dockerfile(&source, model.clone());
+                }
                 model
             }),
         None => Arc::new(DockerfileModel::parse(text)),
