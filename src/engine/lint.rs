@@ -11,11 +11,12 @@ use crate::model::k8s::Manifest;
 use crate::model::script::Script;
 use crate::redact::{Hidden, redact_diagnostic};
 use crate::rules::{self, DockerfileContext, KubeContext, Reporter, ScriptContext};
-use crate::syntax::yaml::Yaml;
+use crate::syntax::yaml::{Yaml, YamlError};
 use crate::syntax::yaml_edit::YamlEditor;
 use crate::text::LineIndex;
 use crate::vfs::Stamp;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Which rules apply to a file, decided once (per-file ignores normalise
 /// the path, which is not free), in [`rules::RULES`] order.
@@ -146,9 +147,13 @@ fn lint_with_suppressions(
             let Some(yaml) = parse_yaml(text, scope)? else {
                 return Ok(None);
             };
+            let yaml = Arc::new(Ok(yaml));
             let diagnostics = lint_yaml(session, text, &yaml, path, config, &active);
+            let Ok(yaml) = &*yaml else {
+                unreachable!("parsed above")
+            };
             let index = suppression_index(text);
-            let (s, i) = suppress::parse(text, suppress::Comments::Yaml(&yaml), &index);
+            let (s, i) = suppress::parse(text, suppress::Comments::Yaml(yaml), &index);
             (diagnostics, index, s, i)
         }
         FileKind::Script(kind) => {
@@ -274,8 +279,25 @@ fn lint_dockerfile(
     config: &Config,
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
-    let _ = (session, path, stamp);
-    let model = DockerfileModel::parse(text);
+    let _ = stamp;
+    // A compose project that builds this Dockerfile reads the same model:
+    // parsed once, by whichever of the two comes first. It is kept for the
+    // project only beside a compose project: a Dockerfile that no project
+    // builds is not held for the rest of the run.
+    let model = match session.source_as(path, text) {
+        Some(source) => session
+            .workspace()
+            .parsed_dockerfile(&source)
+            .unwrap_or_else(|| {
+                let model = Arc::new(DockerfileModel::parse(text));
+                let dir = crate::project::discover::dir_of(path);
+                if session.workspace().default_project(&dir).is_some() {
+                    session.workspace().share_dockerfile(&source, model.clone());
+                }
+                model
+            }),
+        None => Arc::new(DockerfileModel::parse(text)),
+    };
     let cx = DockerfileContext {
         model: &model,
         text,
@@ -352,11 +374,14 @@ impl std::ops::Deref for Reading<'_> {
 fn lint_yaml(
     session: &Session,
     text: &str,
-    yaml: &Yaml,
+    parsed: &Arc<Result<Yaml, YamlError>>,
     path: &Path,
     config: &Config,
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
+    let Ok(yaml) = &**parsed else {
+        return Vec::new();
+    };
     let mut diagnostics = Vec::new();
     let editor = YamlEditor::new(yaml, text);
     let mut compose = false;
@@ -382,6 +407,10 @@ fn lint_yaml(
         }
     }
     if compose {
+        // The projects this file is judged in read it: they take this parse.
+        if let Some(source) = session.source_as(path, text) {
+            session.workspace().share_yaml(&source, parsed.clone());
+        }
         diagnostics.extend(compose_findings(session, text, path, config));
     }
     diagnostics

@@ -94,6 +94,18 @@ impl Session {
         })
     }
 
+    /// The file this session reads for `path`, when it holds `text`: the
+    /// text a lint was given is then the one the projects read, and a
+    /// parse of it serves both.
+    pub(super) fn source_as(&self, path: &Path, text: &str) -> Option<Arc<SourceFile>> {
+        self.workspace
+            .files
+            .read(path)
+            .ok()
+            .filter(|t| t.source.text == text)
+            .map(|t| t.source)
+    }
+
     /// Whether this session reads `text` for `path`.
     pub(super) fn reads_as(&self, path: &Path, text: &str) -> bool {
         self.workspace
@@ -430,5 +442,71 @@ impl System for Layered {
             names.push(name.to_os_string());
         }
         Some(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemoryFs;
+
+    fn session(files: &[(&str, &str)]) -> Session {
+        Session::new(MemoryFs::new(
+            files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())),
+        ))
+    }
+
+    fn lint(session: &Session, path: &str) {
+        let path = Path::new(path);
+        let (text, _) = session.read(path).unwrap();
+        session.lint_text(&text, path, &Config::default()).unwrap();
+    }
+
+    #[test]
+    fn a_project_takes_the_parse_its_file_was_linted_with() {
+        let session = session(&[(
+            "/p/compose.yaml",
+            "services:\n  t:\n    image: x\n    gpus: all\n",
+        )]);
+        let path = Path::new("/p/compose.yaml");
+        let (text, _) = session.read(path).unwrap();
+        let source = session.source_as(path, &text).expect("the session's text");
+        // What the lint of a compose file hands over before its projects
+        // are loaded: the loader takes it instead of parsing again.
+        let linted = Arc::new(crate::syntax::yaml::Yaml::parse(&text));
+        session.workspace().share_yaml(&source, linted.clone());
+        let config = Config::default();
+        let spec = session.projects_of(path, &config).remove(0);
+        let project = session.project_lint(&spec, &config).project.clone();
+        let loaded = project.files[0].parsed.as_ref().expect("parsed");
+        assert!(Arc::ptr_eq(&linted, loaded));
+        // And the lint hands its parse over: the project it then asks for
+        // reads the parse kept for the text.
+        let session = self::session(&[("/p/compose.yaml", &text)]);
+        lint(&session, "/p/compose.yaml");
+        let source = session.source_as(path, &text).unwrap();
+        let project = &session.project_lints()[0].project;
+        let loaded = project.files[0].parsed.as_ref().expect("parsed");
+        assert!(Arc::ptr_eq(&session.workspace().yaml(&source), loaded));
+    }
+
+    #[test]
+    fn a_dockerfile_model_is_kept_only_beside_a_compose_project() {
+        let session = session(&[
+            ("/p/Dockerfile", "FROM nvcr.io/nvidia/pytorch:24.01-py3\n"),
+            ("/p/compose.yaml", "services:\n  t:\n    build: .\n"),
+            ("/q/Dockerfile", "FROM nvcr.io/nvidia/pytorch:24.01-py3\n"),
+        ]);
+        for path in ["/p/Dockerfile", "/q/Dockerfile"] {
+            lint(&session, path);
+        }
+        let kept = |path: &str| {
+            let (text, _) = session.read(Path::new(path)).unwrap();
+            let source = session.source_as(Path::new(path), &text).unwrap();
+            session.workspace().parsed_dockerfile(&source).is_some()
+        };
+        // Linted before the project that builds it, and kept for it.
+        assert!(kept("/p/Dockerfile"));
+        assert!(!kept("/q/Dockerfile"));
     }
 }

@@ -121,9 +121,11 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         services,
         refusals: loading.refusals,
         profiles,
+        service_index: HashMap::new(),
     };
     let model_root = model.root.clone();
     super::validate::validate(&mut project, model_root.as_deref());
+    project.index_services();
     project
 }
 

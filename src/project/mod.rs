@@ -140,6 +140,9 @@ pub struct Project {
     pub refusals: Vec<Refusal>,
     /// The profiles `COMPOSE_PROFILES` enables (`*` for all).
     pub profiles: Vec<String>,
+    /// Where each service is in `services`, by name: set once they are
+    /// final (see [`Project::service`]).
+    pub(crate) service_index: HashMap<String, usize>,
 }
 
 impl Project {
@@ -182,9 +185,27 @@ impl Project {
             .map(|i| i as u32)
     }
 
-    /// The service named `name`.
+    /// The service named `name`. Rules ask it for every service they fix:
+    /// a scan made a file of n GPU services cost n² in `check`.
     pub fn service(&self, name: &str) -> Option<&Service> {
+        if self.service_index.len() == self.services.len() {
+            return self
+                .service_index
+                .get(name)
+                .map(|&i| &self.services[i])
+                .filter(|s| s.name == name);
+        }
+        // While the project is being loaded and validated.
         self.services.iter().find(|s| s.name == name)
+    }
+
+    /// Indexes the services by name, once they are final.
+    pub(crate) fn index_services(&mut self) {
+        let mut index = HashMap::with_capacity(self.services.len());
+        for (i, service) in self.services.iter().enumerate() {
+            index.entry(service.name.clone()).or_insert(i);
+        }
+        self.service_index = index;
     }
 
     /// The compose files it reads (not `.env`s).
@@ -260,6 +281,24 @@ impl Workspace {
         })
     }
 
+    /// Keeps `parsed`, a parse of `source`'s text made elsewhere (the lint
+    /// of that file), as this text's YAML: a project that reads the file
+    /// then does not parse it again.
+    pub fn share_yaml(&self, source: &Arc<SourceFile>, parsed: Arc<Result<Yaml, YamlError>>) {
+        share(&self.yaml, source, parsed);
+    }
+
+    /// [`Self::share_yaml`] for a Dockerfile's model.
+    pub fn share_dockerfile(&self, source: &Arc<SourceFile>, model: Arc<DockerfileModel>) {
+        share(&self.dockerfiles, source, model);
+    }
+
+    /// The parses already made of `source`'s text (by a project that read
+    /// it, or shared), without parsing it.
+    pub fn parsed_dockerfile(&self, source: &Arc<SourceFile>) -> Option<Arc<DockerfileModel>> {
+        lookup(&self.dockerfiles, source)
+    }
+
     /// The project `spec` names, loaded once.
     pub fn project(&self, spec: &ProjectSpec) -> Arc<Project> {
         let slot = self
@@ -305,16 +344,63 @@ fn cached<T>(
     source: &Arc<SourceFile>,
     make: impl FnOnce() -> T,
 ) -> Arc<T> {
-    let key = crate::vfs::normalize(&source.path);
-    if let Some((text, value)) = cache.read().unwrap_or_else(|p| p.into_inner()).get(&key)
-        && Arc::ptr_eq(text, source)
-    {
-        return value.clone();
+    if let Some(value) = lookup(cache, source) {
+        return value;
     }
     let value = Arc::new(make());
+    share(cache, source, value.clone());
+    value
+}
+
+/// The value kept for `source`, when it was made from this same text.
+fn lookup<T>(
+    cache: &RwLock<HashMap<PathBuf, Parsed<T>>>,
+    source: &Arc<SourceFile>,
+) -> Option<Arc<T>> {
+    let key = crate::vfs::normalize(&source.path);
+    cache
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+        .filter(|(text, _)| Arc::ptr_eq(text, source))
+        .map(|(_, value)| value.clone())
+}
+
+fn share<T>(cache: &RwLock<HashMap<PathBuf, Parsed<T>>>, source: &Arc<SourceFile>, value: Arc<T>) {
+    let key = crate::vfs::normalize(&source.path);
     cache
         .write()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(key, (source.clone(), value.clone()));
-    value
+        .insert(key, (source.clone(), value));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::MemoryFs;
+
+    #[test]
+    fn a_service_is_found_by_name_through_the_index_as_by_a_scan() {
+        // Merged over a base, with one service only in the override: the
+        // index is built on the final list, in its order.
+        let ws = Workspace::new(Files::snapshot(MemoryFs::new([
+            (
+                PathBuf::from("/p/compose.yaml"),
+                "services:\n  b: {image: x}\n  a: {image: x}\n".to_string(),
+            ),
+            (
+                PathBuf::from("/p/compose.override.yaml"),
+                "services:\n  c: {image: y}\n  a: {shm_size: 1g}\n".to_string(),
+            ),
+        ])));
+        let spec = ws.default_project(Path::new("/p")).unwrap();
+        let project = ws.project(&spec);
+        assert_eq!(project.service_index.len(), project.services.len());
+        for service in &project.services {
+            let found = project.service(&service.name).unwrap();
+            assert!(std::ptr::eq(found, service), "{}", service.name);
+        }
+        assert_eq!(project.services.len(), 3);
+        assert!(project.service("d").is_none());
+    }
 }

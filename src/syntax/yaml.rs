@@ -629,15 +629,23 @@ struct Builder<'a> {
 
 impl<'a> Builder<'a> {
     fn new(text: &'a str) -> Self {
+        // Most lines of a config hold a key and its value: sized for that,
+        // the node list is not copied over and over as it grows (a tenth
+        // of a tree's parse was that copying, on arenas that grow by
+        // `mprotect`); what is left over is given back at the end.
+        // Bounded by the length, so a file of blank lines reserves nothing
+        // much.
+        let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+        let expected = (2 * lines).min(text.len() / 16 + 8);
         Self {
             text,
             offsets: OffsetMap::new(text),
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(expected),
             documents: Vec::new(),
             stack: Vec::new(),
             anchors: HashMap::new(),
             root: None,
-            scalar_ranges: Vec::new(),
+            scalar_ranges: Vec::with_capacity(expected),
             key_index: HashMap::new(),
         }
     }
@@ -741,6 +749,8 @@ impl<'a> Builder<'a> {
                 Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             }
         }
+        self.nodes.shrink_to_fit();
+        self.scalar_ranges.shrink_to_fit();
         Ok(Yaml {
             nodes: self.nodes,
             documents: self.documents,
