@@ -1184,7 +1184,7 @@ fn discovered_files(dir: &Path) -> Vec<String> {
                     .find_map(|q| value.strip_prefix(q).and_then(|v| v.strip_suffix(q)));
                 Some(unquoted.unwrap_or(value).to_string())
             })
-            .last()
+            .next_back()
     };
     if let Some(list) = setting("COMPOSE_FILE") {
         let separator = setting("COMPOSE_PATH_SEPARATOR")

@@ -536,7 +536,7 @@ fn include_case(form: IncludeForm, v: (bool, bool), w: (bool, bool)) -> ProjectC
             "ulimits: {nofile: \"${W_@:-1000}\"}",
         ],
     );
-    let stack = services_file(&[body.clone()]);
+    let stack = services_file(std::slice::from_ref(&body));
     // The values each place gives, distinct so that the one used shows.
     let mut root_env = String::new();
     let mut inc_env = String::new();

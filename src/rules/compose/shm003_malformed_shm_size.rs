@@ -26,14 +26,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             // A value the project refuses as a whole (an interpolation
             // Compose cannot read) is PROJ001's finding, once.
             SizeValue::Invalid { .. }
-                if cx
-                    .project
-                    .refusals
-                    .iter()
-                    .any(|r| {
-                        r.at == Place::Node(shm.node)
-                            && r.kind != RefusalKind::ConfigReportedBy("SHM003")
-                    }) => {}
+                if cx.project.refusals.iter().any(|r| {
+                    r.at == Place::Node(shm.node)
+                        && r.kind != RefusalKind::ConfigReportedBy("SHM003")
+                }) => {}
             SizeValue::Invalid { reason, .. } => {
                 out.report(
                     range,
