@@ -67,7 +67,7 @@ fn inspect_yaml(
         // Dockerfiles run nothing by themselves.
         FileKind::Dockerfile => return Ok(inspection),
         FileKind::Script(kind) => {
-            let found = read_script(text, kind)
+            let found = read_script(text, kind)?
                 .map(|(script, _)| runtime::command_runtimes(&script))
                 .unwrap_or_default();
             local(&mut inspection, found);

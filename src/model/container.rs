@@ -28,6 +28,10 @@ pub enum Platform {
     /// A `docker run` (or `podman run`, …) command line.
     #[serde(rename = "docker-run")]
     DockerRun,
+    /// A `devcontainer.json`: the `docker run` the Dev Container CLI makes
+    /// of it.
+    #[serde(rename = "devcontainer")]
+    DevContainer,
 }
 
 /// One compose service or Kubernetes container.

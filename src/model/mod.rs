@@ -4,6 +4,7 @@
 pub mod apptainer;
 pub mod compose;
 pub mod container;
+pub mod devcontainer;
 pub mod docker_run;
 pub mod dockerfile;
 pub mod dockerfile_scope;

@@ -4,6 +4,7 @@
 //! distributed launches.
 
 use crate::model::apptainer::ApptainerRun;
+use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::DockerRun;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
@@ -23,6 +24,9 @@ pub enum ScriptKind {
     Markdown,
     /// `run:` steps (a YAML file).
     Workflow,
+    /// A `devcontainer.json` (JSON with comments): the `docker run` the Dev
+    /// Container CLI makes of it.
+    DevContainer,
 }
 
 /// A `docker run` and the snippet and command it is in.
@@ -50,6 +54,8 @@ pub struct Script {
     /// The `NCCL_*` variables it sets for what it runs (not in Markdown,
     /// whose code blocks are examples).
     pub nccl_env: Vec<ScriptEnv>,
+    /// A dev container's configuration, which its fixes edit as JSON.
+    pub devcontainer: Option<Box<DevContainer>>,
 }
 
 /// Words that make a text worth tokenizing; most scripts have none.
@@ -67,6 +73,9 @@ const MARKERS: &[&str] = &[
 impl Script {
     /// The script in a text of `kind` (`yaml` for a workflow).
     pub fn read(text: &str, kind: ScriptKind, yaml: Option<&Yaml>) -> Script {
+        if kind == ScriptKind::DevContainer {
+            return Script::devcontainer(text).unwrap_or_default();
+        }
         if !MARKERS.iter().any(|m| text.contains(m)) {
             return Script::default();
         }
@@ -75,7 +84,7 @@ impl Script {
             (ScriptKind::Makefile, _) => makefile_recipes(text),
             (ScriptKind::Markdown, _) => markdown_code_blocks(text),
             (ScriptKind::Workflow, Some(yaml)) => workflow_runs(yaml, text),
-            (ScriptKind::Workflow, None) => Vec::new(),
+            (ScriptKind::Workflow, None) | (ScriptKind::DevContainer, _) => Vec::new(),
         };
         let mut script = Script {
             batch: if kind == ScriptKind::Shell {
@@ -122,6 +131,25 @@ impl Script {
         }
         script.snippets = snippets;
         script
+    }
+
+    /// A `devcontainer.json`: one command, the `docker run` the Dev
+    /// Container CLI makes of it (none for a Compose-backed one).
+    pub fn devcontainer(text: &str) -> Result<Script, crate::syntax::jsonc::JsonError> {
+        let dev = DevContainer::parse(text)?;
+        let mut script = Script::default();
+        if let Some(command) = dev.command() {
+            if let Some(run) = dev.run(&command) {
+                script.runs.push(RunSite {
+                    snippet: 0,
+                    command: 0,
+                    run,
+                });
+            }
+            script.commands.push((0, command));
+        }
+        script.devcontainer = Some(Box::new(dev));
+        Ok(script)
     }
 
     /// Whether the script sets `name`.

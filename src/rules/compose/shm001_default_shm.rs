@@ -126,7 +126,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             site,
             format!("Add `{option}`"),
             Applicability::Safe,
-            vec![ScriptContext::insert_option(site, &option)],
+            vec![cx.insert_option(site, &option)],
         );
         out.report(
             run.program_range,

@@ -123,7 +123,7 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
                 site,
                 title,
                 Applicability::Safe,
-                vec![ScriptContext::insert_option(site, "--ulimit memlock=-1")],
+                vec![cx.insert_option(site, "--ulimit memlock=-1")],
             )),
             Some((_, o)) => o
                 .value_range
