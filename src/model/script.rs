@@ -9,7 +9,9 @@ use crate::model::docker_run::DockerRun;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
 use crate::model::slurm::{BatchScript, TorchLaunch};
-use crate::syntax::embedded::{makefile_recipes, markdown_code_blocks, workflow_runs};
+use crate::syntax::embedded::{
+    makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
+};
 use crate::syntax::shell::{Command, Snippet, Word, commands};
 use crate::syntax::yaml::Yaml;
 
@@ -36,6 +38,21 @@ pub struct RunSite {
     /// Counted over the whole file: the n-th simple command.
     pub command: usize,
     pub run: DockerRun,
+    /// Where a new option goes when it is not right after `run`.
+    pub options_at: OptionsAt,
+}
+
+/// Where a fix writes a new option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionsAt {
+    /// After the `run` word of a command line, or first in a dev
+    /// container's `runArgs`.
+    AfterRun,
+    /// Before the first word of a workflow container's `options:`.
+    Before(usize),
+    /// Nowhere a fix can write plainly (no `options:`, or one written as
+    /// an escaped or empty string).
+    Nowhere,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -76,7 +93,10 @@ impl Script {
         if kind == ScriptKind::DevContainer {
             return Script::devcontainer(text).unwrap_or_default();
         }
-        if !MARKERS.iter().any(|m| text.contains(m)) {
+        // A workflow's job containers need no marker: `container:` is one.
+        let containers = kind == ScriptKind::Workflow
+            && (text.contains("container") || text.contains("services"));
+        if !containers && !MARKERS.iter().any(|m| text.contains(m)) {
             return Script::default();
         }
         let snippets = match (kind, yaml) {
@@ -112,6 +132,7 @@ impl Script {
                     snippet: *snippet,
                     command: n,
                     run,
+                    options_at: OptionsAt::AfterRun,
                 });
             }
             if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
@@ -130,7 +151,65 @@ impl Script {
             }
         }
         script.snippets = snippets;
+        if let (ScriptKind::Workflow, Some(yaml)) = (kind, yaml) {
+            script.read_workflow_containers(yaml, text);
+        }
         script
+    }
+
+    /// The job and service containers of a workflow: each a `docker
+    /// create` with its `options:` words and its image, a snippet and a
+    /// command of its own.
+    fn read_workflow_containers(&mut self, yaml: &Yaml, text: &str) {
+        for container in workflow_containers(yaml, text) {
+            let snippet = self.snippets.len();
+            let option_words: Vec<Word> = container
+                .options
+                .as_ref()
+                .map(|s| commands(s).into_iter().flat_map(|c| c.words).collect())
+                .unwrap_or_default();
+            // Without `options:` the container gets no GPU to fix for.
+            let options_at = match option_words.first() {
+                Some(first) => OptionsAt::Before(first.range.start as usize),
+                None => OptionsAt::Nowhere,
+            };
+            let at = container.key_range;
+            let word = |text: &str, range| Word {
+                text: text.to_string(),
+                range,
+                dynamic: false,
+            };
+            let mut words = vec![word("docker", at), word("create", at)];
+            // An `options:` not mapped back (escapes): what it sets is unknown.
+            if container.has_options && container.options.is_none() {
+                words.push(Word {
+                    dynamic: true,
+                    ..word("--?", at)
+                });
+            }
+            words.extend(option_words);
+            if let Some((image, range)) = &container.image {
+                words.push(Word {
+                    dynamic: image.contains("${{"),
+                    ..word(image, *range)
+                });
+            }
+            let command = Command { words };
+            let mut host = container
+                .options
+                .unwrap_or_else(|| Snippet::verbatim("", at.start as usize));
+            host.yaml_path = Some(container.yaml_path);
+            self.snippets.push(host);
+            if let Some(run) = DockerRun::find(&command) {
+                self.runs.push(RunSite {
+                    snippet,
+                    command: self.commands.len(),
+                    run,
+                    options_at,
+                });
+            }
+            self.commands.push((snippet, command));
+        }
     }
 
     /// A `devcontainer.json`: one command, the `docker run` the Dev
@@ -144,6 +223,7 @@ impl Script {
                     snippet: 0,
                     command: 0,
                     run,
+                    options_at: OptionsAt::AfterRun,
                 });
             }
             script.commands.push((0, command));

@@ -8,7 +8,7 @@ use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::container::{ContainerRuntime, Containers};
 use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::RunOption;
-use crate::model::script::{RunSite, Script};
+use crate::model::script::{OptionsAt, RunSite, Script};
 use crate::model::script_env::{ScriptEnv, SetBy};
 use crate::model::workload::EnvView;
 use crate::syntax::jsonc;
@@ -116,9 +116,18 @@ impl<'a> ScriptContext<'a> {
     /// An option inserted right after `run` (`docker run --shm-size=8gb …`);
     /// in a `devcontainer.json`, first in `runArgs` as JSON strings, one
     /// per word (`"--ulimit", "memlock=-1"`), `runArgs` added when missing.
-    pub fn insert_option(&self, site: &RunSite, option: &str) -> Edit {
+    /// In a workflow's job or service container, first in `options:`;
+    /// `None` where no plain edit can add it.
+    pub fn insert_option(&self, site: &RunSite, option: &str) -> Option<Edit> {
         let Some(dev) = &self.script.devcontainer else {
-            return Edit::insert(site.run.subcommand.range.end, format!(" {option}"));
+            return match &site.options_at {
+                OptionsAt::AfterRun => Some(Edit::insert(
+                    site.run.subcommand.range.end,
+                    format!(" {option}"),
+                )),
+                OptionsAt::Before(at) => Some(Edit::insert(*at as u32, format!("{option} "))),
+                OptionsAt::Nowhere => None,
+            };
         };
         let items: Vec<String> = option.split(' ').map(jsonc::quote).collect();
         let (at, content) = match dev.run_args() {
@@ -130,7 +139,7 @@ impl<'a> ScriptContext<'a> {
                 &format!("[{}]", items.join(", ")),
             ),
         };
-        Edit::insert(at as u32, content)
+        Some(Edit::insert(at as u32, content))
     }
 
     /// `value` as one word of this file's syntax: single-quoted for the
@@ -166,8 +175,19 @@ impl<'a> ScriptContext<'a> {
             .iter()
             .find(|c| after[blanks..].starts_with(**c));
         // An option on a continued line of its own goes with its line.
-        let range = match continued {
-            Some(c) if alone => TextRange::new(line_start, end + blanks + c.len()),
+        // Last in its text (`options: "--gpus all -e A=1"`): the blanks
+        // before it go instead.
+        let before = start - self.text[..start].trim_end_matches([' ', '\t']).len();
+        // An option alone on a line of a multi-line text (a folded
+        // `options: >-`) goes with its line.
+        let line_end = ["\n", "\r\n"]
+            .iter()
+            .find(|nl| after[blanks..].starts_with(**nl));
+        let range = match (continued, line_end) {
+            (Some(c), _) | (None, Some(c)) if alone => {
+                TextRange::new(line_start, end + blanks + c.len())
+            }
+            (None, _) if blanks == 0 && !alone => TextRange::new(start - before, end),
             _ => TextRange::new(start, end + blanks),
         };
         self.run_fix(site, title, applicability, vec![Edit::delete(range)])
