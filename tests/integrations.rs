@@ -196,6 +196,9 @@ fn pre_commit_file_patterns_match_gpulints_file_kinds() {
         ".devcontainer.json",
         "DEVCONTAINER.JSON",
         "package.json",
+        "quadlets/vllm.container",
+        "vllm.CONTAINER",
+        "Containerfile.container",
     ];
     let work = tempfile::tempdir().unwrap();
     git(work.path(), &["init", "-q"]);

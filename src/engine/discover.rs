@@ -217,6 +217,8 @@ pub fn script_kind(path: &Path) -> Option<ScriptKind> {
     match extension {
         Some("sh" | "bash" | "zsh" | "sbatch" | "slurm") => Some(ScriptKind::Shell),
         Some("mk") => Some(ScriptKind::Makefile),
+        // Podman Quadlet units (podman-container.unit(5)).
+        Some("container") => Some(ScriptKind::Quadlet),
         Some("md" | "markdown") => Some(ScriptKind::Markdown),
         _ if matches!(name, "Makefile" | "makefile" | "GNUmakefile") => Some(ScriptKind::Makefile),
         _ => None,

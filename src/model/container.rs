@@ -32,6 +32,9 @@ pub enum Platform {
     /// of it.
     #[serde(rename = "devcontainer")]
     DevContainer,
+    /// A Podman Quadlet `.container` unit: the `podman run` its generator
+    /// writes.
+    Quadlet,
 }
 
 /// One compose service or Kubernetes container.

@@ -114,7 +114,7 @@ impl DevContainer {
             match arg.as_str() {
                 Some(text) => words.push(word(text, arg.inner_range(), text.contains("${"))),
                 // Not a string: what the CLI passes on is not read.
-                None => words.push(word("--?", arg.range, true)),
+                None => words.push(word("-?", arg.range, true)),
             }
         }
         if let Some(gpu) = self.gpu_requirement() {
@@ -136,6 +136,12 @@ impl DevContainer {
         // `"--shm-size 8g"` is one argument: the Docker CLI refuses it as
         // an unknown flag, and what it meant is not read.
         let run_args = self.run_args().and_then(Value::as_array).unwrap_or(&[]);
+        if let Some(other) = run_args.iter().find(|a| a.as_str().is_none()) {
+            let at = other.range.start;
+            run.uncertain = Some(format!(
+                "a `runArgs` item that is not a string (at byte {at}): what the CLI passes is not read"
+            ));
+        }
         if let Some(joined) = run_args
             .iter()
             .filter_map(Value::as_str)

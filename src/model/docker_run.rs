@@ -502,7 +502,7 @@ impl DockerRun {
         }
         let requests = self.device_requests();
         if requests.is_empty() {
-            return Gpus::Unknown;
+            return self.device_gpus();
         }
         requests
             .into_iter()
@@ -514,6 +514,32 @@ impl DockerRun {
                 Some(total.map_or(gpus, |t| t.combine(gpus)))
             })
             .unwrap_or(Gpus::Unknown)
+    }
+
+    /// The NVIDIA GPUs `--device` gives, as a compose service's `devices:`
+    /// are counted: a CDI `nvidia.com/gpu=all` is every GPU, any other
+    /// CDI name or `/dev/nvidiaN` one each (Podman's and Docker 25's CDI
+    /// devices; `AddDevice=` of a Quadlet unit).
+    fn device_gpus(&self) -> Gpus {
+        let mut total: Option<Gpus> = None;
+        for (_, option) in self.options_named("--device") {
+            let Some(value) = option.value.as_deref().filter(|_| !option.dynamic) else {
+                continue;
+            };
+            let host = value.split(':').next().unwrap_or(value);
+            let gpus = match value.strip_prefix("nvidia.com/gpu=") {
+                Some("all") => Gpus::All,
+                Some(_) => Gpus::Count(1),
+                None => match host.strip_prefix("/dev/nvidia") {
+                    Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                        Gpus::Count(1)
+                    }
+                    _ => continue,
+                },
+            };
+            total = Some(total.map_or(gpus, |t| t.combine(gpus)));
+        }
+        total.unwrap_or(Gpus::Unknown)
     }
 
     /// Why the container never starts, for what gpulint reads: the Docker

@@ -13,6 +13,7 @@ pub mod k8s;
 pub mod k8s_env_from;
 pub mod kserve;
 pub mod parallel;
+pub mod quadlet;
 pub mod quantity;
 pub mod resolved;
 pub mod runtime;

@@ -609,6 +609,8 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
             ContainerRuntime {
                 platform: if script.devcontainer.is_some() {
                     Platform::DevContainer
+                } else if script.quadlet.is_some() {
+                    Platform::Quadlet
                 } else {
                     Platform::DockerRun
                 },

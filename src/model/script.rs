@@ -6,6 +6,7 @@
 use crate::model::apptainer::ApptainerRun;
 use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::DockerRun;
+use crate::model::quadlet::Quadlet;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
 use crate::model::slurm::{BatchScript, TorchLaunch};
@@ -29,6 +30,9 @@ pub enum ScriptKind {
     /// A `devcontainer.json` (JSON with comments): the `docker run` the Dev
     /// Container CLI makes of it.
     DevContainer,
+    /// A Podman Quadlet `.container` unit: the `podman run` its generator
+    /// writes.
+    Quadlet,
 }
 
 /// A `docker run` and the snippet and command it is in.
@@ -50,6 +54,9 @@ pub enum OptionsAt {
     AfterRun,
     /// Before the first word of a workflow container's `options:`.
     Before(usize),
+    /// A new `PodmanArgs=` line at this offset (the end of a Quadlet
+    /// unit's `[Container]` header line).
+    UnitLine(usize),
     /// Nowhere a fix can write plainly (no `options:`, or one written as
     /// an escaped or empty string).
     Nowhere,
@@ -73,6 +80,8 @@ pub struct Script {
     pub nccl_env: Vec<ScriptEnv>,
     /// A dev container's configuration, which its fixes edit as JSON.
     pub devcontainer: Option<Box<DevContainer>>,
+    /// A Quadlet unit, whose fixes add and remove lines.
+    pub quadlet: Option<Box<Quadlet>>,
 }
 
 /// Words that make a text worth tokenizing; most scripts have none.
@@ -90,8 +99,10 @@ const MARKERS: &[&str] = &[
 impl Script {
     /// The script in a text of `kind` (`yaml` for a workflow).
     pub fn read(text: &str, kind: ScriptKind, yaml: Option<&Yaml>) -> Script {
-        if kind == ScriptKind::DevContainer {
-            return Script::devcontainer(text).unwrap_or_default();
+        match kind {
+            ScriptKind::DevContainer => return Script::devcontainer(text).unwrap_or_default(),
+            ScriptKind::Quadlet => return Script::quadlet(text),
+            _ => {}
         }
         // A workflow's job containers need no marker: `container:` is one.
         let containers = kind == ScriptKind::Workflow
@@ -104,7 +115,9 @@ impl Script {
             (ScriptKind::Makefile, _) => makefile_recipes(text),
             (ScriptKind::Markdown, _) => markdown_code_blocks(text),
             (ScriptKind::Workflow, Some(yaml)) => workflow_runs(yaml, text),
-            (ScriptKind::Workflow, None) | (ScriptKind::DevContainer, _) => Vec::new(),
+            (ScriptKind::Workflow, None) | (ScriptKind::DevContainer | ScriptKind::Quadlet, _) => {
+                Vec::new()
+            }
         };
         let mut script = Script {
             batch: if kind == ScriptKind::Shell {
@@ -184,7 +197,7 @@ impl Script {
             if container.has_options && container.options.is_none() {
                 words.push(Word {
                     dynamic: true,
-                    ..word("--?", at)
+                    ..word("-?", at)
                 });
             }
             words.extend(option_words);
@@ -195,12 +208,18 @@ impl Script {
                 });
             }
             let command = Command { words };
+            let unmapped = container.has_options && container.options.is_none();
             let mut host = container
                 .options
                 .unwrap_or_else(|| Snippet::verbatim("", at.start as usize));
             host.yaml_path = Some(container.yaml_path);
             self.snippets.push(host);
-            if let Some(run) = DockerRun::find(&command) {
+            if let Some(mut run) = DockerRun::find(&command) {
+                if unmapped {
+                    run.uncertain = Some(
+                        "`options:` is written in a way gpulint does not map back: what it sets is not read".into(),
+                    );
+                }
                 self.runs.push(RunSite {
                     snippet,
                     command: self.commands.len(),
@@ -230,6 +249,31 @@ impl Script {
         }
         script.devcontainer = Some(Box::new(dev));
         Ok(script)
+    }
+
+    /// A Quadlet `.container` unit: one command, the `podman run` its
+    /// generator writes (none without `Image=`).
+    pub fn quadlet(text: &str) -> Script {
+        let unit = Quadlet::parse(text);
+        let mut script = Script {
+            snippets: vec![Snippet::verbatim("", 0)],
+            ..Script::default()
+        };
+        if let Some(command) = unit.command(text) {
+            if let Some(run) = DockerRun::find(&command) {
+                script.runs.push(RunSite {
+                    snippet: 0,
+                    command: 0,
+                    run,
+                    options_at: unit
+                        .header_end
+                        .map_or(OptionsAt::Nowhere, OptionsAt::UnitLine),
+                });
+            }
+            script.commands.push((0, command));
+        }
+        script.quadlet = Some(Box::new(unit));
+        script
     }
 
     /// Whether the script sets `name`.

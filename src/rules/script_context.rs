@@ -126,6 +126,12 @@ impl<'a> ScriptContext<'a> {
                     format!(" {option}"),
                 )),
                 OptionsAt::Before(at) => Some(Edit::insert(*at as u32, format!("{option} "))),
+                // `PodmanArgs=` since Quadlet's first release (Podman 4.4);
+                // `ShmSize=` and `Ulimit=` only since 4.7, and an older
+                // generator refuses a key it does not know.
+                OptionsAt::UnitLine(at) => {
+                    Some(Edit::insert(*at as u32, format!("\nPodmanArgs={option}")))
+                }
                 OptionsAt::Nowhere => None,
             };
         };
@@ -165,6 +171,14 @@ impl<'a> ScriptContext<'a> {
         {
             let edits = ranges.into_iter().map(Edit::delete).collect();
             return self.run_fix(site, title, applicability, edits);
+        }
+        // A Quadlet setting whose whole value is the option goes with its
+        // line: an empty `Environment=` would reset the earlier ones.
+        if let Some(unit) = &self.script.quadlet
+            && let Some(setting) = unit.setting_at(option.range)
+            && self.text.get(option.range.as_range()).map(str::trim) == Some(setting.value.as_str())
+        {
+            return self.run_fix(site, title, applicability, vec![Edit::delete(setting.line)]);
         }
         let (start, end) = (option.range.start as usize, option.range.end as usize);
         let after = &self.text[end..];
