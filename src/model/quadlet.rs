@@ -255,18 +255,23 @@ mod tests {
 
     #[test]
     fn podman_args_come_after_the_keys_and_win() {
-        let run = run("[Container]\nImage=x\nPodmanArgs=--ipc=host --gpus all\nShmSize=1g\n");
-        assert_eq!(run.shm().kind, ShmKind::Host);
-        assert_eq!(run.gpus(), Gpus::All);
+        let sized = run("[Container]\nImage=x\nPodmanArgs=--ipc=private --gpus all\nShmSize=1g\n");
+        assert_eq!(sized.shm().kind, ShmKind::Sized);
+        assert_eq!(sized.gpus(), Gpus::All);
+        let host = run("[Container]\nImage=x\nPodmanArgs=--ipc=host\n");
+        assert_eq!(host.shm().kind, ShmKind::Host);
+        // Podman refuses a size with the host's IPC namespace.
+        let both = run("[Container]\nImage=x\nPodmanArgs=--ipc=host\nShmSize=1g\n");
+        assert_eq!(both.shm().kind, ShmKind::Refused);
     }
 
     #[test]
     fn other_sections_are_not_read_and_continued_values_are_joined() {
-        let text = "[Service]\nShmSize=1g\n[Container]\nImage=x\nPodmanArgs=--shm-size=1g \\\n  # a comment\n  --ipc=host\nExec=/usr/sbin/llama-server \\\n    --port 8082\n";
+        let text = "[Service]\nShmSize=1g\n[Container]\nImage=x\nPodmanArgs=--pids-limit=1 \\\n  # a comment\n  --ipc=host\nExec=/usr/sbin/llama-server \\\n    --port 8082\n";
         let quadlet = Quadlet::parse(text);
         let keys: Vec<_> = quadlet.settings.iter().map(|s| s.key.as_str()).collect();
         assert_eq!(keys, ["Image", "PodmanArgs", "Exec"]);
-        assert_eq!(quadlet.settings[1].value, "--shm-size=1g --ipc=host");
+        assert_eq!(quadlet.settings[1].value, "--pids-limit=1 --ipc=host");
         let run = DockerRun::find(&quadlet.command(text).unwrap()).unwrap();
         assert_eq!(run.shm().kind, ShmKind::Host);
         assert_eq!(run.command, "/usr/sbin/llama-server --port 8082");
