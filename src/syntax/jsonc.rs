@@ -127,8 +127,14 @@ impl Value {
     fn collect_leaves(&self, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
         match &self.kind {
             Kind::Object(members) if !members.is_empty() => {
+                // The last of a repeated key, found in one pass: a hostile
+                // object of many members stays linear.
+                let mut last = std::collections::HashMap::with_capacity(members.len());
                 for (n, member) in members.iter().enumerate() {
-                    if members[n + 1..].iter().any(|m| m.key == member.key) {
+                    last.insert(member.key.as_str(), n);
+                }
+                for (n, member) in members.iter().enumerate() {
+                    if last.get(member.key.as_str()) != Some(&n) {
                         continue;
                     }
                     path.push(member.key.clone());
