@@ -133,3 +133,41 @@ fn inspect_prints_the_dev_containers_container() {
     assert_eq!(host["gpus"], 2);
     assert_eq!(host["shm"]["kind"], "host");
 }
+
+#[test]
+fn inspect_prints_the_compose_project_of_a_compose_backed_dev_container() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    );
+    // The second file of the list sets the size: the project is both.
+    write(
+        dir.path(),
+        ".devcontainer/compose.extend.yml",
+        "services:\n  trainer:\n    shm_size: 8gb\n",
+    );
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        "{\n  // Compose-backed\n  \"dockerComposeFile\": [\"../compose.yaml\", \"compose.extend.yml\"],\n  \"service\": \"trainer\",\n  \"runArgs\": [\"--gpus\", \"all\"],\n}\n",
+    );
+    let output = gpulint(
+        dir.path(),
+        &[
+            "inspect",
+            "--format",
+            "json",
+            ".devcontainer/devcontainer.json",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let containers = doc["containers"].as_array().unwrap();
+    // `runArgs` is not read: no `docker run` of its own.
+    assert_eq!(containers.len(), 1, "{doc:#}");
+    assert_eq!(containers[0]["platform"], "compose");
+    assert_eq!(containers[0]["name"], "trainer");
+    assert_eq!(containers[0]["gpus"], "all");
+    assert_eq!(containers[0]["shm"]["bytes"], 8_u64 << 30);
+}
