@@ -185,6 +185,22 @@ fn many_docker_runs(n: usize) -> String {
     s
 }
 
+/// A `devcontainer.json` whose object has `n` members (and `n` `runArgs`).
+fn devcontainer_members(n: usize) -> String {
+    let mut s = String::from(
+        "{\n  // many members\n  \"image\": \"x\",\n  \"runArgs\": [\"--gpus\", \"all\"",
+    );
+    for i in 0..n {
+        s.push_str(&format!(", \"-e\", \"K{i}=v\""));
+    }
+    s.push_str("],\n");
+    for i in 0..n {
+        s.push_str(&format!("  \"k{i}\": {{\"a\": [{i}, true, null]}},\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
 /// `ARG A{i}=${{A{i-1}}}${{A{i-1}}}`: each line doubles the value, and a
 /// `FROM` uses the last one (2^n bytes if expanded in full).
 fn arg_doubling(n: usize) -> String {
@@ -295,6 +311,13 @@ const FAMILIES: &[Family] = &[
         base: 64,
         make: dotenv_doubling,
         beside: dotenv_doubling_files,
+    },
+    Family {
+        name: "devcontainer",
+        file: ".devcontainer/devcontainer.json",
+        base: 2000,
+        make: devcontainer_members,
+        beside: nothing_beside,
     },
     Family {
         name: "env-nesting",

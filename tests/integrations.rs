@@ -191,6 +191,14 @@ fn pre_commit_file_patterns_match_gpulints_file_kinds() {
         "MAKEFILE",
         "rules.mk",
         "docs/guide.markdown",
+        ".devcontainer/devcontainer.json",
+        ".devcontainer/gpu/devcontainer.json",
+        ".devcontainer.json",
+        "DEVCONTAINER.JSON",
+        "package.json",
+        "quadlets/vllm.container",
+        "vllm.CONTAINER",
+        "Containerfile.container",
     ];
     let work = tempfile::tempdir().unwrap();
     git(work.path(), &["init", "-q"]);

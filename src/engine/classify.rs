@@ -207,11 +207,20 @@ pub fn is_manifest_candidate(text: &str) -> bool {
 }
 
 /// The commands of a file of `kind`, and for a workflow the YAML they were
-/// read from; `None` for a workflow that is not YAML.
-pub(super) fn read_script(text: &str, kind: ScriptKind) -> Option<(Script, Option<Yaml>)> {
-    if kind != ScriptKind::Workflow {
-        return Some((Script::read(text, kind, None), None));
+/// read from; `None` for a workflow that is not YAML; a located error for
+/// a `devcontainer.json` that is not JSON with comments.
+pub(super) fn read_script(
+    text: &str,
+    kind: ScriptKind,
+) -> Result<Option<(Script, Option<Yaml>)>, FileError> {
+    match kind {
+        ScriptKind::Workflow => Ok(parse_yaml(text, Scope::Any)
+            .ok()
+            .flatten()
+            .map(|yaml| (Script::read(text, kind, Some(&yaml)), Some(yaml)))),
+        ScriptKind::DevContainer => Script::devcontainer(text)
+            .map(|script| Some((script, None)))
+            .map_err(|e| FileError::at(format!("invalid JSON: {}", e.message), e.offset)),
+        _ => Ok(Some((Script::read(text, kind, None), None))),
     }
-    let yaml = parse_yaml(text, Scope::Any).ok()??;
-    Some((Script::read(text, kind, Some(&yaml)), Some(yaml)))
 }

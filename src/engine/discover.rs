@@ -204,6 +204,9 @@ pub fn is_yaml_file_name(path: &Path) -> bool {
 /// Markdown, and GitHub Actions workflows (`.github/workflows/*.yml`).
 pub fn script_kind(path: &Path) -> Option<ScriptKind> {
     let name = path.file_name()?.to_str()?;
+    if crate::model::devcontainer::is_devcontainer_name(name) {
+        return Some(ScriptKind::DevContainer);
+    }
     let lower = name.to_ascii_lowercase();
     let extension = lower.rsplit_once('.').map(|(_, e)| e);
     if matches!(extension, Some("yml" | "yaml")) {
@@ -214,6 +217,8 @@ pub fn script_kind(path: &Path) -> Option<ScriptKind> {
     match extension {
         Some("sh" | "bash" | "zsh" | "sbatch" | "slurm") => Some(ScriptKind::Shell),
         Some("mk") => Some(ScriptKind::Makefile),
+        // Podman Quadlet units (podman-container.unit(5)).
+        Some("container") => Some(ScriptKind::Quadlet),
         Some("md" | "markdown") => Some(ScriptKind::Markdown),
         _ if matches!(name, "Makefile" | "makefile" | "GNUmakefile") => Some(ScriptKind::Makefile),
         _ => None,

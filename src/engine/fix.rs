@@ -69,6 +69,7 @@ pub struct FailedFix {
 fn resolve(text: &str, kind: FileKind) -> Resolved {
     match kind {
         FileKind::Dockerfile => Resolved::of_dockerfile(text),
+        FileKind::Script(ScriptKind::DevContainer) => Resolved::of_jsonc(text),
         FileKind::Script(kind) if kind != ScriptKind::Workflow => Resolved::of_script(text, kind),
         _ => Resolved::of_yaml_text(text),
     }

@@ -79,10 +79,33 @@ fn inspect_yaml(
         // Dockerfiles run nothing by themselves.
         FileKind::Dockerfile => return Ok(inspection),
         FileKind::Script(kind) => {
-            let found = read_script(text, kind)
-                .map(|(script, _)| runtime::command_runtimes(&script))
+            let script = read_script(text, kind)?;
+            let found = script
+                .as_ref()
+                .map(|(script, _)| runtime::command_runtimes(script))
                 .unwrap_or_default();
             local(&mut inspection, found);
+            // A Compose-backed dev container: the containers of the project
+            // its `dockerComposeFile` list makes (`docker compose -f ...`).
+            if let Some(compose) = script
+                .as_ref()
+                .and_then(|(s, _)| s.devcontainer.as_ref())
+                .and_then(|d| d.compose.as_ref())
+                .filter(|c| !c.files.is_empty())
+            {
+                let dir = crate::project::discover::dir_of(path);
+                let files: Vec<std::path::PathBuf> = compose
+                    .files
+                    .iter()
+                    .map(|(file, _)| crate::vfs::normalize(&dir.join(file)))
+                    .collect();
+                let spec = crate::project::discover::ProjectSpec {
+                    run_dir: crate::project::discover::dir_of(&files[0]),
+                    files,
+                    how: crate::project::discover::Discovery::Configured,
+                };
+                inspect_project(session, &spec, &mut inspection);
+            }
             return Ok(inspection);
         }
     }
@@ -103,28 +126,37 @@ fn inspect_yaml(
     if compose {
         let session = reading(session, text, path);
         for spec in session.projects_of(path, config) {
-            let project = session.workspace().project(&spec);
-            let offset = inspection.files.len() as u32;
-            inspection
-                .files
-                .extend(project.files.iter().map(|f| f.source.clone()));
-            let range = |src| project.range(src);
-            let name = |file| project.file_name(file);
-            let hidden = super::session::hidden_values(&project);
-            for mut container in runtime::compose_runtimes(&project.services, &range, &name) {
-                redact_runtime(&mut container, &hidden);
-                container.file += offset;
-                container.shm.at_file += offset;
-                inspection.keys.push(format!("{spec:?}#{}", container.id));
-                inspection.projects.push(vec![ProjectOf {
-                    dir: spec.run_dir.clone(),
-                    files: spec.files.clone(),
-                }]);
-                inspection.containers.push(container);
-            }
+            inspect_project(&session, &spec, &mut inspection);
         }
     }
     Ok(inspection)
+}
+
+/// Adds the containers of the compose project `spec` to `inspection`.
+fn inspect_project(
+    session: &Session,
+    spec: &crate::project::discover::ProjectSpec,
+    inspection: &mut Inspection,
+) {
+    let project = session.workspace().project(spec);
+    let offset = inspection.files.len() as u32;
+    inspection
+        .files
+        .extend(project.files.iter().map(|f| f.source.clone()));
+    let range = |src| project.range(src);
+    let name = |file| project.file_name(file);
+    let hidden = super::session::hidden_values(&project);
+    for mut container in runtime::compose_runtimes(&project.services, &range, &name) {
+        redact_runtime(&mut container, &hidden);
+        container.file += offset;
+        container.shm.at_file += offset;
+        inspection.keys.push(format!("{spec:?}#{}", container.id));
+        inspection.projects.push(vec![ProjectOf {
+            dir: spec.run_dir.clone(),
+            files: spec.files.clone(),
+        }]);
+        inspection.containers.push(container);
+    }
 }
 
 /// What `inspect` says in words (where /dev/shm comes from, why the

@@ -158,15 +158,21 @@ fn lint_with_suppressions(
         }
         FileKind::Script(kind) => {
             // A workflow that is not YAML is GitHub's to report, not ours.
-            let Some((script, yaml)) = read_script(text, kind) else {
+            let Some((script, yaml)) = read_script(text, kind)? else {
                 return Ok(Some(Vec::new()));
             };
             let diagnostics = lint_script(text, &script, config, &active);
             let index = suppression_index(text);
-            // A workflow's comments are YAML's; a script's are whole lines.
-            let comments = match &yaml {
-                Some(yaml) => suppress::Comments::Yaml(yaml),
-                None => suppress::Comments::WholeLine,
+            // A workflow's comments are YAML's; a dev container's `//`
+            // comments its JSON's; a script's are whole lines.
+            let json_comments = script
+                .devcontainer
+                .as_ref()
+                .map(|dev| dev.json.comments.as_slice());
+            let comments = match (&yaml, json_comments) {
+                (Some(yaml), _) => suppress::Comments::Yaml(yaml),
+                (None, Some(ranges)) => suppress::Comments::Slashes(ranges),
+                (None, None) => suppress::Comments::WholeLine,
             };
             let (s, i) = suppress::parse(text, comments, &index);
             (diagnostics, index, s, i)

@@ -24,6 +24,9 @@ pub enum Comments<'a> {
     Yaml(&'a Yaml),
     /// Only as whole lines (Dockerfiles: `#` elsewhere is an argument).
     WholeLine,
+    /// `//` comments of JSON with comments (`devcontainer.json`), at
+    /// these ranges.
+    Slashes(&'a [TextRange]),
 }
 
 #[derive(Debug, Clone)]
@@ -57,14 +60,23 @@ pub fn parse(
         let Some(hash) = comment_start(line_text, range.start as usize, comments) else {
             continue;
         };
-        let comment = &line_text[hash + 1..];
+        // After `#`, or after `//`.
+        let marker = if matches!(comments, Comments::Slashes(_)) {
+            2
+        } else {
+            1
+        };
+        let comment = &line_text[hash + marker..];
         let trimmed = comment.trim_start();
         let Some(directive) = trimmed.strip_prefix("gpulint:") else {
             continue;
         };
         let comment_offset = range.start as usize + hash;
-        let directive_offset =
-            range.start as usize + hash + 1 + (comment.len() - trimmed.len()) + "gpulint:".len();
+        let directive_offset = range.start as usize
+            + hash
+            + marker
+            + (comment.len() - trimmed.len())
+            + "gpulint:".len();
         let own_line = line_text[..hash].trim().is_empty();
         let comment_range = TextRange::new(comment_offset, range.end as usize);
         match parse_directive(directive, directive_offset) {
@@ -107,6 +119,17 @@ pub fn parse(
 fn comment_start(line_text: &str, line_offset: usize, comments: Comments) -> Option<usize> {
     let yaml = match comments {
         Comments::Yaml(yaml) => Some(yaml),
+        Comments::Slashes(ranges) => {
+            let line_end = line_offset + line_text.len();
+            return ranges
+                .iter()
+                .find(|r| {
+                    let start = r.start as usize;
+                    (line_offset..line_end).contains(&start)
+                        && line_text[start - line_offset..].starts_with("//")
+                })
+                .map(|r| r.start as usize - line_offset);
+        }
         Comments::WholeLine => {
             let indent = line_text.len() - line_text.trim_start().len();
             return line_text[indent..].starts_with('#').then_some(indent);

@@ -28,6 +28,13 @@ pub enum Platform {
     /// A `docker run` (or `podman run`, …) command line.
     #[serde(rename = "docker-run")]
     DockerRun,
+    /// A `devcontainer.json`: the `docker run` the Dev Container CLI makes
+    /// of it.
+    #[serde(rename = "devcontainer")]
+    DevContainer,
+    /// A Podman Quadlet `.container` unit: the `podman run` its generator
+    /// writes.
+    Quadlet,
 }
 
 /// One compose service or Kubernetes container.

@@ -5,7 +5,14 @@
 use crate::model::container::{Gpus, Shm, ShmKind, ShmSetting};
 use crate::model::gpu_request::{DeviceRequest, parse_gpus};
 use crate::model::script_vars::Expanded;
-use crate::model::size::{parse_compose_size, parse_tmpfs_size_option, tmpfs_size_option};
+use crate::model::size::{
+    SizeValue, parse_compose_size, parse_tmpfs_size_option, tmpfs_size_option,
+};
+
+/// Podman's /dev/shm when nothing sets it: containers.conf's `65536k`,
+/// which Podman 4.3 records as 65,536,000 bytes (`podman inspect`'s
+/// `HostConfig.ShmSize`, checked by `tests/podman.rs`).
+pub const PODMAN_DEFAULT_SHM_BYTES: u64 = 65_536_000;
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
@@ -502,7 +509,7 @@ impl DockerRun {
         }
         let requests = self.device_requests();
         if requests.is_empty() {
-            return Gpus::Unknown;
+            return self.device_gpus();
         }
         requests
             .into_iter()
@@ -514,6 +521,37 @@ impl DockerRun {
                 Some(total.map_or(gpus, |t| t.combine(gpus)))
             })
             .unwrap_or(Gpus::Unknown)
+    }
+
+    /// `podman run`, or a Quadlet unit's: Podman's defaults apply.
+    pub fn is_podman(&self) -> bool {
+        self.program == "podman"
+    }
+
+    /// The NVIDIA GPUs `--device` gives, as a compose service's `devices:`
+    /// are counted: a CDI `nvidia.com/gpu=all` is every GPU, any other
+    /// CDI name or `/dev/nvidiaN` one each (Podman's and Docker 25's CDI
+    /// devices; `AddDevice=` of a Quadlet unit).
+    fn device_gpus(&self) -> Gpus {
+        let mut total: Option<Gpus> = None;
+        for (_, option) in self.options_named("--device") {
+            let Some(value) = option.value.as_deref().filter(|_| !option.dynamic) else {
+                continue;
+            };
+            let host = value.split(':').next().unwrap_or(value);
+            let gpus = match value.strip_prefix("nvidia.com/gpu=") {
+                Some("all") => Gpus::All,
+                Some(_) => Gpus::Count(1),
+                None => match host.strip_prefix("/dev/nvidia") {
+                    Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                        Gpus::Count(1)
+                    }
+                    _ => continue,
+                },
+            };
+            total = Some(total.map_or(gpus, |t| t.combine(gpus)));
+        }
+        total.unwrap_or(Gpus::Unknown)
     }
 
     /// Why the container never starts, for what gpulint reads: the Docker
@@ -588,9 +626,38 @@ impl DockerRun {
         if let Some(why) = self.varies(&["--ipc", "--volume", "--tmpfs", "--mount", "--shm-size"]) {
             return Shm::new(ShmKind::Unknown, None, why).decided_by(ShmSetting::Unresolved, None);
         }
+        let shm_size = self
+            .option("--shm-size")
+            .map(|(_, o)| o)
+            .filter(|o| !o.dynamic && o.value.is_some());
+        // A size the CLI cannot read refuses the container whatever else
+        // decides /dev/shm (the Docker CLI's `--shm-size` flag, Podman's
+        // "unable to translate --shm-size").
+        if let Some(o) = shm_size {
+            let shm = Shm::of_size(
+                &parse_compose_size(o.value.as_deref().unwrap_or("")),
+                "--shm-size",
+            );
+            if shm.kind == ShmKind::Refused {
+                return shm.decided_by(ShmSetting::Size, Some(o.range));
+            }
+        }
         let ipc = self.option("--ipc").map(|(_, o)| o);
         if let Some(o) = ipc {
             let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
+            // Podman refuses any size with the host's or no IPC namespace:
+            // "cannot set shmsize when running in the {host } IPC
+            // Namespace" (Docker ignores it).
+            if let (Some(mode @ ("host" | "none")), Some(size)) = (o.value.as_deref(), shm_size)
+                && self.is_podman()
+            {
+                return Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!("Podman refuses `--shm-size` with `--ipc {mode}`: it cannot set a size for that IPC namespace"),
+                )
+                .decided_by(ShmSetting::Size, Some(size.range));
+            }
             match o.value.as_deref() {
                 Some("host") => {
                     return decided(Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc);
@@ -631,14 +698,30 @@ impl DockerRun {
         match self.option("--shm-size") {
             Some((_, o)) if o.dynamic || o.value.is_none() => run_time(Some(o)),
             // `--shm-size=0` is written, so a fix must not add another.
-            Some((_, o)) => Shm::of_size(
-                &parse_compose_size(o.value.as_deref().unwrap_or("")),
-                "--shm-size",
-            )
-            .decided_by(ShmSetting::Size, Some(o.range)),
+            Some((_, o)) => {
+                let size = parse_compose_size(o.value.as_deref().unwrap_or(""));
+                let shm = match size {
+                    // Podman: "When size is 0, there is no limit"
+                    // (podman-run(1)), where Docker means its default.
+                    SizeValue::Bytes { bytes: 0, .. } if self.is_podman() => Shm::new(
+                        ShmKind::Unbounded,
+                        None,
+                        "--shm-size 0: no limit, as Podman reads it",
+                    ),
+                    size => Shm::of_size(&size, "--shm-size"),
+                };
+                shm.decided_by(ShmSetting::Size, Some(o.range))
+            }
             None => match &self.uncertain {
                 Some(why) => Shm::new(ShmKind::Unknown, None, why.clone())
                     .decided_by(ShmSetting::Unresolved, None),
+                // containers.conf's `shm_size = "65536k"`, which Podman
+                // 4.3 reads as 65,536,000 bytes (its judge's HostConfig).
+                None if self.is_podman() => Shm::new(
+                    ShmKind::Default,
+                    Some(PODMAN_DEFAULT_SHM_BYTES),
+                    "Podman's default",
+                ),
                 None => Shm::default_of("Docker"),
             },
         }
@@ -749,5 +832,35 @@ mod tests {
             let line = format!("docker run --gpus all {image} python train.py");
             assert_eq!(shm(&line), (Default, Nothing), "{line}");
         }
+    }
+
+    /// What Podman 4.3 records (tests/podman.rs): its own default size, 0
+    /// as no limit, a size refused with the host's or no IPC namespace, and
+    /// an unreadable size refused whatever else sets /dev/shm.
+    #[test]
+    fn podman_reads_shm_options_as_podman_does() {
+        let shm = |line: &str| run(line).unwrap().shm();
+        let default = shm("podman run --device nvidia.com/gpu=all img");
+        assert_eq!(
+            (default.kind, default.bytes),
+            (ShmKind::Default, Some(PODMAN_DEFAULT_SHM_BYTES))
+        );
+        assert_eq!(shm("docker run --gpus all img").bytes, Some(64 << 20));
+        assert_eq!(shm("podman run --shm-size=0 img").kind, ShmKind::Unbounded);
+        assert_eq!(shm("docker run --shm-size=0 img").kind, ShmKind::Default);
+        for ipc in ["host", "none"] {
+            let line = format!("podman run --shm-size=1g --ipc={ipc} img");
+            assert_eq!(shm(&line).kind, ShmKind::Refused, "{line}");
+        }
+        assert_eq!(
+            shm("docker run --shm-size=1g --ipc=host img").kind,
+            ShmKind::Host
+        );
+        for program in ["docker", "podman"] {
+            let line = format!("{program} run --shm-size=abc --tmpfs /dev/shm:size=1g img");
+            assert_eq!(shm(&line).kind, ShmKind::Refused, "{line}");
+        }
+        let run = run("podman run --device nvidia.com/gpu=0 --device /dev/nvidia1 img").unwrap();
+        assert_eq!(run.gpus(), Gpus::Count(2));
     }
 }

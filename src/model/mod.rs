@@ -4,6 +4,7 @@
 pub mod apptainer;
 pub mod compose;
 pub mod container;
+pub mod devcontainer;
 pub mod docker_run;
 pub mod dockerfile;
 pub mod dockerfile_scope;
@@ -12,6 +13,7 @@ pub mod k8s;
 pub mod k8s_env_from;
 pub mod kserve;
 pub mod parallel;
+pub mod quadlet;
 pub mod quantity;
 pub mod resolved;
 pub mod runtime;

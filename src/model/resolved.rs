@@ -63,6 +63,22 @@ impl Resolved {
         }
     }
 
+    /// JSON with comments (a `devcontainer.json`) is one document: its
+    /// values by path, comments and layout aside; none when it does not
+    /// parse.
+    pub fn of_jsonc(text: &str) -> Self {
+        match crate::syntax::jsonc::parse(text) {
+            Ok(json) => Resolved {
+                documents: 1,
+                leaves: Some(vec![json.root.leaves()]),
+            },
+            Err(_) => Resolved {
+                documents: 0,
+                leaves: None,
+            },
+        }
+    }
+
     /// A script's meaning is one document: its commands' words.
     pub fn of_script(text: &str, kind: ScriptKind) -> Self {
         Resolved {

@@ -4,11 +4,15 @@
 //! distributed launches.
 
 use crate::model::apptainer::ApptainerRun;
+use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::DockerRun;
+use crate::model::quadlet::Quadlet;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
 use crate::model::slurm::{BatchScript, TorchLaunch};
-use crate::syntax::embedded::{makefile_recipes, markdown_code_blocks, workflow_runs};
+use crate::syntax::embedded::{
+    makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
+};
 use crate::syntax::shell::{Command, Snippet, Word, commands};
 use crate::syntax::yaml::Yaml;
 
@@ -23,6 +27,12 @@ pub enum ScriptKind {
     Markdown,
     /// `run:` steps (a YAML file).
     Workflow,
+    /// A `devcontainer.json` (JSON with comments): the `docker run` the Dev
+    /// Container CLI makes of it.
+    DevContainer,
+    /// A Podman Quadlet `.container` unit: the `podman run` its generator
+    /// writes.
+    Quadlet,
 }
 
 /// A `docker run` and the snippet and command it is in.
@@ -32,6 +42,24 @@ pub struct RunSite {
     /// Counted over the whole file: the n-th simple command.
     pub command: usize,
     pub run: DockerRun,
+    /// Where a new option goes when it is not right after `run`.
+    pub options_at: OptionsAt,
+}
+
+/// Where a fix writes a new option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionsAt {
+    /// After the `run` word of a command line, or first in a dev
+    /// container's `runArgs`.
+    AfterRun,
+    /// Before the first word of a workflow container's `options:`.
+    Before(usize),
+    /// A new `PodmanArgs=` line at this offset (the end of a Quadlet
+    /// unit's `[Container]` header line).
+    UnitLine(usize),
+    /// Nowhere a fix can write plainly (no `options:`, or one written as
+    /// an escaped or empty string).
+    Nowhere,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -50,6 +78,10 @@ pub struct Script {
     /// The `NCCL_*` variables it sets for what it runs (not in Markdown,
     /// whose code blocks are examples).
     pub nccl_env: Vec<ScriptEnv>,
+    /// A dev container's configuration, which its fixes edit as JSON.
+    pub devcontainer: Option<Box<DevContainer>>,
+    /// A Quadlet unit, whose fixes add and remove lines.
+    pub quadlet: Option<Box<Quadlet>>,
 }
 
 /// Words that make a text worth tokenizing; most scripts have none.
@@ -67,7 +99,15 @@ const MARKERS: &[&str] = &[
 impl Script {
     /// The script in a text of `kind` (`yaml` for a workflow).
     pub fn read(text: &str, kind: ScriptKind, yaml: Option<&Yaml>) -> Script {
-        if !MARKERS.iter().any(|m| text.contains(m)) {
+        match kind {
+            ScriptKind::DevContainer => return Script::devcontainer(text).unwrap_or_default(),
+            ScriptKind::Quadlet => return Script::quadlet(text),
+            _ => {}
+        }
+        // A workflow's job containers need no marker: `container:` is one.
+        let containers = kind == ScriptKind::Workflow
+            && (text.contains("container") || text.contains("services"));
+        if !containers && !MARKERS.iter().any(|m| text.contains(m)) {
             return Script::default();
         }
         let snippets = match (kind, yaml) {
@@ -75,7 +115,9 @@ impl Script {
             (ScriptKind::Makefile, _) => makefile_recipes(text),
             (ScriptKind::Markdown, _) => markdown_code_blocks(text),
             (ScriptKind::Workflow, Some(yaml)) => workflow_runs(yaml, text),
-            (ScriptKind::Workflow, None) => Vec::new(),
+            (ScriptKind::Workflow, None) | (ScriptKind::DevContainer | ScriptKind::Quadlet, _) => {
+                Vec::new()
+            }
         };
         let mut script = Script {
             batch: if kind == ScriptKind::Shell {
@@ -103,6 +145,7 @@ impl Script {
                     snippet: *snippet,
                     command: n,
                     run,
+                    options_at: OptionsAt::AfterRun,
                 });
             }
             if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
@@ -121,6 +164,115 @@ impl Script {
             }
         }
         script.snippets = snippets;
+        if let (ScriptKind::Workflow, Some(yaml)) = (kind, yaml) {
+            script.read_workflow_containers(yaml, text);
+        }
+        script
+    }
+
+    /// The job and service containers of a workflow: each a `docker
+    /// create` with its `options:` words and its image, a snippet and a
+    /// command of its own.
+    fn read_workflow_containers(&mut self, yaml: &Yaml, text: &str) {
+        for container in workflow_containers(yaml, text) {
+            let snippet = self.snippets.len();
+            let option_words: Vec<Word> = container
+                .options
+                .as_ref()
+                .map(|s| commands(s).into_iter().flat_map(|c| c.words).collect())
+                .unwrap_or_default();
+            // Without `options:` the container gets no GPU to fix for.
+            let options_at = match option_words.first() {
+                Some(first) => OptionsAt::Before(first.range.start as usize),
+                None => OptionsAt::Nowhere,
+            };
+            let at = container.key_range;
+            let word = |text: &str, range| Word {
+                text: text.to_string(),
+                range,
+                dynamic: false,
+            };
+            let mut words = vec![word("docker", at), word("create", at)];
+            // An `options:` not mapped back (escapes): what it sets is unknown.
+            if container.has_options && container.options.is_none() {
+                words.push(Word {
+                    dynamic: true,
+                    ..word("-?", at)
+                });
+            }
+            words.extend(option_words);
+            if let Some((image, range)) = &container.image {
+                words.push(Word {
+                    dynamic: image.contains("${{"),
+                    ..word(image, *range)
+                });
+            }
+            let command = Command { words };
+            let unmapped = container.has_options && container.options.is_none();
+            let mut host = container
+                .options
+                .unwrap_or_else(|| Snippet::verbatim("", at.start as usize));
+            host.yaml_path = Some(container.yaml_path);
+            self.snippets.push(host);
+            if let Some(mut run) = DockerRun::find(&command) {
+                if unmapped {
+                    run.uncertain = Some(
+                        "`options:` is written in a way gpulint does not map back: what it sets is not read".into(),
+                    );
+                }
+                self.runs.push(RunSite {
+                    snippet,
+                    command: self.commands.len(),
+                    run,
+                    options_at,
+                });
+            }
+            self.commands.push((snippet, command));
+        }
+    }
+
+    /// A `devcontainer.json`: one command, the `docker run` the Dev
+    /// Container CLI makes of it (none for a Compose-backed one).
+    pub fn devcontainer(text: &str) -> Result<Script, crate::syntax::jsonc::JsonError> {
+        let dev = DevContainer::parse(text)?;
+        let mut script = Script::default();
+        if let Some(command) = dev.command() {
+            if let Some(run) = dev.run(&command) {
+                script.runs.push(RunSite {
+                    snippet: 0,
+                    command: 0,
+                    run,
+                    options_at: OptionsAt::AfterRun,
+                });
+            }
+            script.commands.push((0, command));
+        }
+        script.devcontainer = Some(Box::new(dev));
+        Ok(script)
+    }
+
+    /// A Quadlet `.container` unit: one command, the `podman run` its
+    /// generator writes (none without `Image=`).
+    pub fn quadlet(text: &str) -> Script {
+        let unit = Quadlet::parse(text);
+        let mut script = Script {
+            snippets: vec![Snippet::verbatim("", 0)],
+            ..Script::default()
+        };
+        if let Some(command) = unit.command(text) {
+            if let Some(run) = DockerRun::find(&command) {
+                script.runs.push(RunSite {
+                    snippet: 0,
+                    command: 0,
+                    run,
+                    options_at: unit
+                        .header_end
+                        .map_or(OptionsAt::Nowhere, OptionsAt::UnitLine),
+                });
+            }
+            script.commands.push((0, command));
+        }
+        script.quadlet = Some(Box::new(unit));
         script
     }
 

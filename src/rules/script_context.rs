@@ -6,10 +6,12 @@
 use super::RuleSettings;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::container::{ContainerRuntime, Containers};
+use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::RunOption;
-use crate::model::script::{RunSite, Script};
+use crate::model::script::{OptionsAt, RunSite, Script};
 use crate::model::script_env::{ScriptEnv, SetBy};
 use crate::model::workload::EnvView;
+use crate::syntax::jsonc;
 use crate::text::TextRange;
 
 pub struct ScriptContext<'a> {
@@ -89,6 +91,14 @@ impl<'a> ScriptContext<'a> {
         applicability: Applicability,
         edits: Vec<Edit>,
     ) -> Fix {
+        if let Some(dev) = &self.script.devcontainer {
+            return Fix::new(
+                title,
+                applicability,
+                edits.clone(),
+                devcontainer_paths(dev, &edits),
+            );
+        }
         let paths = match &self.script.snippets[site.snippet].yaml_path {
             Some(path) => vec![ModelPath(path.clone())],
             None => {
@@ -103,9 +113,49 @@ impl<'a> ScriptContext<'a> {
         Fix::new(title, applicability, edits, paths)
     }
 
-    /// An option inserted right after `run` (`docker run --shm-size=8gb …`).
-    pub fn insert_option(site: &RunSite, option: &str) -> Edit {
-        Edit::insert(site.run.subcommand.range.end, format!(" {option}"))
+    /// An option inserted right after `run` (`docker run --shm-size=8gb …`);
+    /// in a `devcontainer.json`, first in `runArgs` as JSON strings, one
+    /// per word (`"--ulimit", "memlock=-1"`), `runArgs` added when missing.
+    /// In a workflow's job or service container, first in `options:`;
+    /// `None` where no plain edit can add it.
+    pub fn insert_option(&self, site: &RunSite, option: &str) -> Option<Edit> {
+        let Some(dev) = &self.script.devcontainer else {
+            return match &site.options_at {
+                OptionsAt::AfterRun => Some(Edit::insert(
+                    site.run.subcommand.range.end,
+                    format!(" {option}"),
+                )),
+                OptionsAt::Before(at) => Some(Edit::insert(*at as u32, format!("{option} "))),
+                // `PodmanArgs=` since Quadlet's first release (Podman 4.4);
+                // `ShmSize=` and `Ulimit=` only since 4.7, and an older
+                // generator refuses a key it does not know.
+                OptionsAt::UnitLine(at) => {
+                    Some(Edit::insert(*at as u32, format!("\nPodmanArgs={option}")))
+                }
+                OptionsAt::Nowhere => None,
+            };
+        };
+        let items: Vec<String> = option.split(' ').map(jsonc::quote).collect();
+        let (at, content) = match dev.run_args() {
+            Some(array) => jsonc::prepend_items(self.text, array, &items),
+            None => jsonc::append_member(
+                self.text,
+                &dev.json.root,
+                "runArgs",
+                &format!("[{}]", items.join(", ")),
+            ),
+        };
+        Some(Edit::insert(at as u32, content))
+    }
+
+    /// `value` as one word of this file's syntax: single-quoted for the
+    /// shell, a JSON string's text in a `devcontainer.json`.
+    pub fn literal_word(&self, value: &str) -> Option<String> {
+        if self.script.devcontainer.is_some() {
+            let quoted = jsonc::quote(value);
+            return Some(quoted[1..quoted.len() - 1].to_string());
+        }
+        (!value.contains('\'')).then(|| format!("'{value}'"))
     }
 
     /// A fix that deletes one option and the blanks after it.
@@ -116,6 +166,20 @@ impl<'a> ScriptContext<'a> {
         title: impl Into<String>,
         applicability: Applicability,
     ) -> Fix {
+        if let Some(dev) = &self.script.devcontainer
+            && let Some(ranges) = devcontainer_removal(self.text, dev, option.range)
+        {
+            let edits = ranges.into_iter().map(Edit::delete).collect();
+            return self.run_fix(site, title, applicability, edits);
+        }
+        // A Quadlet setting whose whole value is the option goes with its
+        // line: an empty `Environment=` would reset the earlier ones.
+        if let Some(unit) = &self.script.quadlet
+            && let Some(setting) = unit.setting_at(option.range)
+            && self.text.get(option.range.as_range()).map(str::trim) == Some(setting.value.as_str())
+        {
+            return self.run_fix(site, title, applicability, vec![Edit::delete(setting.line)]);
+        }
         let (start, end) = (option.range.start as usize, option.range.end as usize);
         let after = &self.text[end..];
         let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
@@ -125,8 +189,19 @@ impl<'a> ScriptContext<'a> {
             .iter()
             .find(|c| after[blanks..].starts_with(**c));
         // An option on a continued line of its own goes with its line.
-        let range = match continued {
-            Some(c) if alone => TextRange::new(line_start, end + blanks + c.len()),
+        // Last in its text (`options: "--gpus all -e A=1"`): the blanks
+        // before it go instead.
+        let before = start - self.text[..start].trim_end_matches([' ', '\t']).len();
+        // An option alone on a line of a multi-line text (a folded
+        // `options: >-`) goes with its line.
+        let line_end = ["\n", "\r\n"]
+            .iter()
+            .find(|nl| after[blanks..].starts_with(**nl));
+        let range = match (continued, line_end) {
+            (Some(c), _) | (None, Some(c)) if alone => {
+                TextRange::new(line_start, end + blanks + c.len())
+            }
+            (None, _) if blanks == 0 && !alone => TextRange::new(start - before, end),
             _ => TextRange::new(start, end + blanks),
         };
         self.run_fix(site, title, applicability, vec![Edit::delete(range)])
@@ -167,6 +242,61 @@ impl<'a> ScriptContext<'a> {
     pub fn describe_run(site: &RunSite) -> String {
         format!("the container started by `{}`", site.run.invocation())
     }
+}
+
+/// What a fix to a `devcontainer.json` changes: the top-level members its
+/// edits fall in (`runArgs`, `containerEnv`), `runArgs` for one that adds it.
+fn devcontainer_paths(dev: &DevContainer, edits: &[Edit]) -> Vec<ModelPath> {
+    let members = dev.json.root.as_object().unwrap_or(&[]);
+    let mut paths: Vec<ModelPath> = edits
+        .iter()
+        .map(|edit| {
+            let key = members
+                .iter()
+                .find(|m| {
+                    let range = m.range();
+                    // Strictly inside: an insertion at a member's end is
+                    // a new member after it.
+                    range.start < edit.range.start && edit.range.end < range.end
+                })
+                .map_or("runArgs", |m| m.key.as_str());
+            ModelPath::new([key])
+        })
+        .collect();
+    paths.sort_by(|a, b| a.0.cmp(&b.0));
+    paths.dedup();
+    paths
+}
+
+/// The ranges that remove an option of a dev container (`runArgs` items,
+/// or a `containerEnv` member), whose words lie within `range`.
+fn devcontainer_removal(
+    text: &str,
+    dev: &DevContainer,
+    range: TextRange,
+) -> Option<Vec<TextRange>> {
+    let within = |r: TextRange| range.start <= r.end && r.start <= range.end;
+    let containers: [Vec<TextRange>; 2] = [
+        dev.run_args()
+            .and_then(|v| v.as_array())
+            .unwrap_or(&[])
+            .iter()
+            .map(|v| v.range)
+            .collect(),
+        dev.json
+            .root
+            .get("containerEnv")
+            .and_then(|v| v.as_object())
+            .unwrap_or(&[])
+            .iter()
+            .map(|m| m.range())
+            .collect(),
+    ];
+    containers.iter().find_map(|items| {
+        let first = items.iter().position(|r| within(*r))?;
+        let last = items.iter().rposition(|r| within(*r))?;
+        Some(jsonc::remove_items(text, items, first, last))
+    })
 }
 
 /// Which commands hold which: each command's innermost holder (another

@@ -4,6 +4,7 @@
 
 use super::shell::Snippet;
 use super::yaml::{Style, Value, Yaml};
+use crate::text::TextRange;
 
 /// Lines of `text` with their byte offsets, without line terminators.
 fn lines(text: &str) -> impl Iterator<Item = (&str, usize)> {
@@ -165,6 +166,75 @@ pub fn workflow_runs(yaml: &Yaml, text: &str) -> Vec<Snippet> {
         }
     }
     snippets
+}
+
+/// A job's `container:` or one of its `services:`: the runner starts each
+/// with `docker create` and the `options:` string among its arguments
+/// (actions/runner `DockerCommandManager.DockerCreate`).
+#[derive(Debug, Clone)]
+pub struct WorkflowContainer {
+    /// `jobs.<id>.container` or `jobs.<id>.services.<id>`.
+    pub yaml_path: Vec<String>,
+    /// The `container` key, or the service's.
+    pub key_range: TextRange,
+    /// The image, as written.
+    pub image: Option<(String, TextRange)>,
+    /// `options:`, as shell text mapped to where it is written; `None`
+    /// when there is none, or it is written in a way not mapped back.
+    pub options: Option<Snippet>,
+    /// Whether an `options:` key is written.
+    pub has_options: bool,
+}
+
+/// Each job container and service container of a GitHub Actions workflow.
+pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
+    let mut out = Vec::new();
+    for document in &yaml.documents {
+        let Some(root) = document.root else { continue };
+        let Some(jobs) = yaml.get(root, "jobs") else {
+            continue;
+        };
+        for job in yaml.entries(jobs.value) {
+            let Some(job_name) = yaml.str(job.key) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            if let Some(container) = yaml.get(job.value, "container") {
+                found.push((vec!["container".to_string()], container));
+            }
+            if let Some(services) = yaml.get(job.value, "services") {
+                for service in yaml.entries(services.value) {
+                    if let Some(name) = yaml.str(service.key) {
+                        found.push((vec!["services".to_string(), name.to_string()], service));
+                    }
+                }
+            }
+            for (tail, entry) in found {
+                let mut yaml_path = vec!["jobs".to_string(), job_name.to_string()];
+                yaml_path.extend(tail);
+                let key_range = yaml.node(entry.key).range;
+                // `container: image` is the image alone.
+                let image_node = match yaml.value(entry.value) {
+                    Value::Scalar { .. } => Some(entry.value),
+                    _ => yaml.get(entry.value, "image").map(|e| e.value),
+                };
+                let image = image_node.and_then(|node| {
+                    let value = yaml.str(node)?;
+                    (!value.is_empty()).then(|| (value.to_string(), yaml.node(node).range))
+                });
+                let options_entry = yaml.get(entry.value, "options");
+                let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
+                out.push(WorkflowContainer {
+                    yaml_path,
+                    key_range,
+                    image,
+                    options,
+                    has_options: options_entry.is_some(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The shell text of a scalar, mapped to where each line is written.

@@ -3,6 +3,7 @@
 pub mod dockerfile;
 pub mod embedded;
 pub mod interpolate;
+pub mod jsonc;
 pub mod shell;
 pub mod tree;
 pub mod yaml;

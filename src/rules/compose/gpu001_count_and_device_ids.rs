@@ -73,16 +73,14 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
             let quoted = quoted_device_list(value);
             let fix = quoted.as_ref().and_then(|csv| {
                 let range = option.value_range?;
+                let content = cx.literal_word(csv)?;
                 // Only a value written as one bare word is rewritten.
                 (cx.text.get(range.as_range())? == value).then(|| {
                     cx.run_fix(
                         site,
                         format!("Quote the device list: `--gpus '{csv}'`"),
                         Applicability::Safe,
-                        vec![Edit {
-                            range,
-                            content: format!("'{csv}'"),
-                        }],
+                        vec![Edit { range, content }],
                     )
                 })
             });

@@ -122,12 +122,14 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         };
         let size = &cx.settings.fix_shm_size;
         let option = format!("--shm-size={size}");
-        let fix = cx.run_fix(
-            site,
-            format!("Add `{option}`"),
-            Applicability::Safe,
-            vec![ScriptContext::insert_option(site, &option)],
-        );
+        let fix = cx.insert_option(site, &option).map(|edit| {
+            cx.run_fix(
+                site,
+                format!("Add `{option}`"),
+                Applicability::Safe,
+                vec![edit],
+            )
+        });
         out.report(
             run.program_range,
             format!("GPU container started by `{}` runs with the default 64 MiB /dev/shm", run.invocation()),

@@ -119,12 +119,9 @@ fn commands(cx: &ScriptContext, out: &mut Reporter) {
         let title = "Add `--ulimit memlock=-1`";
         // A limited `--ulimit memlock=…` is replaced when written plainly.
         let fix = match memlock {
-            None => Some(cx.run_fix(
-                site,
-                title,
-                Applicability::Safe,
-                vec![ScriptContext::insert_option(site, "--ulimit memlock=-1")],
-            )),
+            None => cx
+                .insert_option(site, "--ulimit memlock=-1")
+                .map(|edit| cx.run_fix(site, title, Applicability::Safe, vec![edit])),
             Some((_, o)) => o
                 .value_range
                 .filter(|r| cx.text.get(r.as_range()) == o.value.as_deref())

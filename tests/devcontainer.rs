@@ -1,0 +1,173 @@
+//! Dev containers (`devcontainer.json`): read as the `docker run` the Dev
+//! Container CLI makes of them, checked by the `docker run` rules, fixed in
+//! JSON with comments, suppressed with `//` comments, inspected.
+
+mod common;
+
+use common::{gpulint, stdout, write};
+use gpulint::engine::check_text;
+use gpulint::engine::config::Config;
+use gpulint::rules::RuleCode;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn check(text: &str) -> gpulint::engine::FileReport {
+    check_text(
+        PathBuf::from(".devcontainer/devcontainer.json"),
+        text.to_string(),
+        &Config::default(),
+    )
+}
+
+fn codes(text: &str) -> Vec<RuleCode> {
+    let report = check(text);
+    assert!(report.error.is_none(), "{:?}", report.error);
+    report.diagnostics.iter().map(|d| d.code).collect()
+}
+
+#[test]
+fn healthy_gpu_dev_containers_stay_quiet() {
+    for run_args in [
+        r#"["--gpus", "all", "--ipc=host"]"#,
+        r#"["--gpus=all", "--ipc", "host"]"#,
+        r#"["--gpus=all", "--shm-size=8g"]"#,
+        r#"["--gpus", "all", "--shm-size", "16gb"]"#,
+        r#"["--gpus=all", "--mount", "type=tmpfs,destination=/dev/shm,tmpfs-size=8g"]"#,
+        // Only known when the dev container starts.
+        r#"["--gpus=all", "--shm-size=${localEnv:SHM_SIZE}"]"#,
+        // One argument: the Docker CLI refuses it, gpulint does not guess.
+        r#"["--gpus=all", "--shm-size 8g"]"#,
+    ] {
+        let text = format!(
+            "{{\n  \"image\": \"nvcr.io/nvidia/pytorch:24.01-py3\",\n  \"runArgs\": {run_args}\n}}\n"
+        );
+        assert_eq!(codes(&text), [], "{run_args}");
+    }
+    // `hostRequirements.gpu` with /dev/shm in `runArgs`.
+    let text =
+        r#"{"image": "x", "hostRequirements": {"gpu": "optional"}, "runArgs": ["--ipc=host"]}"#;
+    assert_eq!(codes(text), []);
+}
+
+#[test]
+fn gpus_without_shm_fire_from_run_args_and_host_requirements() {
+    assert_eq!(
+        codes(r#"{"image": "x", "runArgs": ["--gpus", "all"]}"#),
+        [RuleCode::SHM001]
+    );
+    assert_eq!(
+        codes(r#"{"image": "x", "hostRequirements": {"gpu": true}}"#),
+        [RuleCode::SHM001]
+    );
+    // A `#` is no JSON comment: the line is not read as a suppression and
+    // the file does not parse.
+    let report =
+        check("{\"image\": \"x\", # gpulint: ignore[SHM001] no\n\"runArgs\": [\"--gpus=all\"]}");
+    assert!(report.error.is_some());
+}
+
+#[test]
+fn slash_comments_suppress_findings() {
+    let text = "{\n  \"image\": \"x\",\n  // gpulint: ignore[SHM001] one GPU, notebooks only\n  \"runArgs\": [\"--gpus\", \"all\"]\n}\n";
+    assert_eq!(codes(text), []);
+    let text = "{\n  \"image\": \"x\",\n  \"runArgs\": [\"--gpus\", \"all\"] // gpulint: ignore[SHM001] one GPU\n}\n";
+    assert_eq!(codes(text), []);
+    // A suppression that suppresses nothing is reported where it is.
+    let text = "{\n  // gpulint: ignore[SHM001] stale\n  \"image\": \"x\"\n}\n";
+    assert_eq!(codes(text), [RuleCode::SUP001]);
+    // `//` inside a string is not a comment.
+    let text = "{\n  \"name\": \"a // gpulint: ignore[SHM001] no\",\n  \"runArgs\": [\"--gpus\", \"all\"]\n}\n";
+    assert_eq!(codes(text), [RuleCode::SHM001]);
+}
+
+#[test]
+fn text_that_is_not_jsonc_is_a_located_error() {
+    for (text, line) in [
+        ("{\n  \"image\": \"x\"\n  \"runArgs\": []\n}\n", 3),
+        ("{\n  \"runArgs\": [\"--gpus\" \"all\"]\n}\n", 2),
+        ("[\"a\"]\n", 1),
+    ] {
+        let report = check(text);
+        let error = report.error.as_ref().expect("an error");
+        let offset = error.offset.expect("a location");
+        assert_eq!(
+            text[..offset].matches('\n').count() + 1,
+            line,
+            "{text:?}: {}",
+            error.message
+        );
+    }
+    let deep = format!("{{\"a\": {}", "[".repeat(50_000));
+    let report = check(&deep);
+    assert!(report.error.unwrap().message.contains("nested deeper"));
+}
+
+#[test]
+fn inspect_prints_the_dev_containers_container() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        "{\n  // training\n  \"image\": \"nvcr.io/nvidia/pytorch:24.01-py3\",\n  \"hostRequirements\": {\"gpu\": \"optional\"},\n  \"containerEnv\": {\"NCCL_DEBUG\": \"INFO\"},\n  \"runArgs\": [\"--ulimit\", \"memlock=-1\",],\n}\n",
+    );
+    write(
+        dir.path(),
+        ".devcontainer/host/devcontainer.json",
+        "{\"image\": \"x\", \"runArgs\": [\"--gpus=2\", \"--ipc=host\"]}",
+    );
+    let output = gpulint(
+        dir.path(),
+        &["inspect", "--format", "json", ".devcontainer"],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let containers = doc["containers"].as_array().unwrap();
+    assert_eq!(containers.len(), 2, "{doc:#}");
+    let gpu = &containers[0];
+    assert_eq!(gpu["platform"], "devcontainer", "{gpu:#}");
+    assert_eq!(gpu["gpus"], "all");
+    assert_eq!(gpu["shm"]["kind"], "default");
+    assert_eq!(gpu["shm"]["bytes"], 64 * 1024 * 1024);
+    assert_eq!(gpu["env"]["NCCL_DEBUG"], "INFO");
+    assert_eq!(gpu["ulimits"]["memlock"]["soft"], -1);
+    let host = &containers[1];
+    assert_eq!(host["gpus"], 2);
+    assert_eq!(host["shm"]["kind"], "host");
+}
+
+#[test]
+fn inspect_prints_the_compose_project_of_a_compose_backed_dev_container() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+    );
+    // The second file of the list sets the size: the project is both.
+    write(
+        dir.path(),
+        ".devcontainer/compose.extend.yml",
+        "services:\n  trainer:\n    shm_size: 8gb\n",
+    );
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        "{\n  // Compose-backed\n  \"dockerComposeFile\": [\"../compose.yaml\", \"compose.extend.yml\"],\n  \"service\": \"trainer\",\n  \"runArgs\": [\"--gpus\", \"all\"],\n}\n",
+    );
+    let output = gpulint(
+        dir.path(),
+        &[
+            "inspect",
+            "--format",
+            "json",
+            ".devcontainer/devcontainer.json",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let containers = doc["containers"].as_array().unwrap();
+    // `runArgs` is not read: no `docker run` of its own.
+    assert_eq!(containers.len(), 1, "{doc:#}");
+    assert_eq!(containers[0]["platform"], "compose");
+    assert_eq!(containers[0]["name"], "trainer");
+    assert_eq!(containers[0]["gpus"], "all");
+    assert_eq!(containers[0]["shm"]["bytes"], 8_u64 << 30);
+}
