@@ -139,33 +139,41 @@ pub fn markdown_code_blocks(text: &str) -> Vec<Snippet> {
 /// from a literal, folded or plain scalar; quoted ones are passed over.
 pub fn workflow_runs(yaml: &Yaml, text: &str) -> Vec<Snippet> {
     let mut snippets = Vec::new();
-    for document in &yaml.documents {
-        let Some(root) = document.root else { continue };
-        let Some(jobs) = yaml.get(root, "jobs") else {
+    for (job_name, job) in workflow_jobs(yaml) {
+        let Some(steps) = yaml.get(job, "steps") else {
             continue;
         };
-        for job in yaml.entries(jobs.value) {
-            let Some(job_name) = yaml.str(job.key) else {
+        for (index, &step) in yaml.items(steps.value).iter().enumerate() {
+            let Some(run) = yaml.get(step, "run") else {
                 continue;
             };
-            let Some(steps) = yaml.get(job.value, "steps") else {
-                continue;
-            };
-            for (index, &step) in yaml.items(steps.value).iter().enumerate() {
-                let Some(run) = yaml.get(step, "run") else {
-                    continue;
-                };
-                let path = ["jobs", job_name, "steps", &index.to_string(), "run"]
-                    .map(String::from)
-                    .to_vec();
-                if let Some(mut snippet) = scalar_snippet(yaml, run.value, text) {
-                    snippet.yaml_path = Some(path);
-                    snippets.push(snippet);
-                }
+            let path = ["jobs", job_name, "steps", &index.to_string(), "run"]
+                .map(String::from)
+                .to_vec();
+            if let Some(mut snippet) = scalar_snippet(yaml, run.value, text) {
+                snippet.yaml_path = Some(path);
+                snippets.push(snippet);
             }
         }
     }
     snippets
+}
+
+/// Each job of each document's `jobs:` mapping: its name and its node.
+fn workflow_jobs(yaml: &Yaml) -> Vec<(&str, super::yaml::NodeId)> {
+    let mut jobs = Vec::new();
+    for document in &yaml.documents {
+        let Some(root) = document.root else { continue };
+        let Some(entry) = yaml.get(root, "jobs") else {
+            continue;
+        };
+        for job in yaml.entries(entry.value) {
+            if let Some(name) = yaml.str(job.key) {
+                jobs.push((name, job.value));
+            }
+        }
+    }
+    jobs
 }
 
 /// A job's `container:` or one of its `services:`: the runner starts each
@@ -189,49 +197,40 @@ pub struct WorkflowContainer {
 /// Each job container and service container of a GitHub Actions workflow.
 pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
     let mut out = Vec::new();
-    for document in &yaml.documents {
-        let Some(root) = document.root else { continue };
-        let Some(jobs) = yaml.get(root, "jobs") else {
-            continue;
-        };
-        for job in yaml.entries(jobs.value) {
-            let Some(job_name) = yaml.str(job.key) else {
-                continue;
-            };
-            let mut found = Vec::new();
-            if let Some(container) = yaml.get(job.value, "container") {
-                found.push((vec!["container".to_string()], container));
-            }
-            if let Some(services) = yaml.get(job.value, "services") {
-                for service in yaml.entries(services.value) {
-                    if let Some(name) = yaml.str(service.key) {
-                        found.push((vec!["services".to_string(), name.to_string()], service));
-                    }
+    for (job_name, job) in workflow_jobs(yaml) {
+        let mut found = Vec::new();
+        if let Some(container) = yaml.get(job, "container") {
+            found.push((vec!["container".to_string()], container));
+        }
+        if let Some(services) = yaml.get(job, "services") {
+            for service in yaml.entries(services.value) {
+                if let Some(name) = yaml.str(service.key) {
+                    found.push((vec!["services".to_string(), name.to_string()], service));
                 }
             }
-            for (tail, entry) in found {
-                let mut yaml_path = vec!["jobs".to_string(), job_name.to_string()];
-                yaml_path.extend(tail);
-                let key_range = yaml.node(entry.key).range;
-                // `container: image` is the image alone.
-                let image_node = match yaml.value(entry.value) {
-                    Value::Scalar { .. } => Some(entry.value),
-                    _ => yaml.get(entry.value, "image").map(|e| e.value),
-                };
-                let image = image_node.and_then(|node| {
-                    let value = yaml.str(node)?;
-                    (!value.is_empty()).then(|| (value.to_string(), yaml.node(node).range))
-                });
-                let options_entry = yaml.get(entry.value, "options");
-                let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
-                out.push(WorkflowContainer {
-                    yaml_path,
-                    key_range,
-                    image,
-                    options,
-                    has_options: options_entry.is_some(),
-                });
-            }
+        }
+        for (tail, entry) in found {
+            let mut yaml_path = vec!["jobs".to_string(), job_name.to_string()];
+            yaml_path.extend(tail);
+            let key_range = yaml.node(entry.key).range;
+            // `container: image` is the image alone.
+            let image_node = match yaml.value(entry.value) {
+                Value::Scalar { .. } => Some(entry.value),
+                _ => yaml.get(entry.value, "image").map(|e| e.value),
+            };
+            let image = image_node.and_then(|node| {
+                let value = yaml.str(node)?;
+                (!value.is_empty()).then(|| (value.to_string(), yaml.node(node).range))
+            });
+            let options_entry = yaml.get(entry.value, "options");
+            let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
+            out.push(WorkflowContainer {
+                yaml_path,
+                key_range,
+                image,
+                options,
+                has_options: options_entry.is_some(),
+            });
         }
     }
     out
