@@ -337,12 +337,7 @@ pub fn batch(root: &Path, generated: &[Generated], members: &[usize]) -> Case {
 
 /// A refused batch in two halves.
 pub fn halves(root: &Path, generated: &[Generated], refused: &Case) -> Vec<Case> {
-    let (a, b) = refused.members.split_at(refused.members.len() / 2);
-    [a, b]
-        .into_iter()
-        .filter(|m| !m.is_empty())
-        .map(|m| batch(root, generated, m))
-        .collect()
+    refused.halves(|members| batch(root, generated, members))
 }
 
 /// The body of every case a disagreement names (`c123`), for the report.

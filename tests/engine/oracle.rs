@@ -85,6 +85,17 @@ const DEFAULT_OVERRIDES: [&str; 4] = [
 
 impl Case {
     /// The default project of `dir`, as Compose discovers it.
+    /// A refused batch's members in two halves, each packed by `batch`
+    /// into a case of its own.
+    pub fn halves(&self, batch: impl Fn(&[usize]) -> Case) -> Vec<Case> {
+        let (a, b) = self.members.split_at(self.members.len() / 2);
+        [a, b]
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .map(batch)
+            .collect()
+    }
+
     pub fn project(label: &str, dir: &Path) -> Case {
         Case {
             label: label.to_string(),

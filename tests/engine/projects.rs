@@ -1463,12 +1463,7 @@ pub fn projects(root: &Path, cases: &[ProjectCase], per: usize) -> Vec<(Class, C
 
 /// A refused batch in two halves.
 pub fn halves(root: &Path, cases: &[ProjectCase], refused: &Case) -> Vec<Case> {
-    let (a, b) = refused.members.split_at(refused.members.len() / 2);
-    [a, b]
-        .into_iter()
-        .filter(|m| !m.is_empty())
-        .map(|m| batch(root, cases, m))
-        .collect()
+    refused.halves(|members| batch(root, cases, members))
 }
 
 /// The label of every packed case a disagreement names (by its services,
