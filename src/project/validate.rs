@@ -49,6 +49,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
         duplicate_mounts(service, model, &mut refuse);
         device_requests(service, model, &mut refuse);
         ulimit_forms(service, model, &mut refuse);
+        unreadable_sizes(service, &mut refuse);
         shell_dependent_sizes(service, &mut refuse);
     }
     dependencies(project, services, &mut found);
@@ -347,12 +348,10 @@ fn ulimit_forms(
     }
 }
 
-/// A size that only the shell's variables decide: with the variable
-/// unset, Compose reads an empty size and refuses it.
-fn shell_dependent_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
-    // A size Compose cannot read refuses the whole project, whatever the
-    // service's IPC mode (`ipc: host` ignores the size only once it is
-    // read); a negative one, the engine refuses at `create`.
+/// A size Compose cannot read refuses the whole project, whatever the
+/// service's IPC mode (`ipc: host` ignores the size only once it is read);
+/// a negative one, the engine refuses at `create`. SHM003 reports both.
+fn unreadable_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
     if let Some(size) = &service.shm_size {
         let why = match &size.value {
             SizeValue::Invalid { reason, .. } => Some(format!(
@@ -373,6 +372,11 @@ fn shell_dependent_sizes(service: &Service, refuse: &mut impl FnMut(String, Plac
             );
         }
     }
+}
+
+/// A size that only the shell's variables decide: with the variable
+/// unset, Compose reads an empty size and refuses it.
+fn shell_dependent_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
     if let Some(size) = &service.shm_size
         && let SizeValue::Unknown { variable } = &size.value
     {
