@@ -267,11 +267,10 @@ fn lint_script(
     }
     let cx = ScriptContext::new(script, text, &config.rule_settings);
     for (info, meta) in active.iter() {
-        if let Some(check) = info.check.commands {
-            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
-        }
-        if let Some(check) = info.check.slurm {
-            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+        if info.check.on_commands() || info.check.slurm.is_some() {
+            run_check(&mut diagnostics, info, meta, &|r| {
+                info.check.run_commands(&cx, r)
+            });
         }
     }
     diagnostics
@@ -311,8 +310,10 @@ fn lint_dockerfile(
     };
     let mut diagnostics = Vec::new();
     for (info, meta) in active.iter() {
-        if let Some(check) = info.check.dockerfile {
-            run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+        if info.check.on_dockerfile() {
+            run_check(&mut diagnostics, info, meta, &|r| {
+                info.check.run_dockerfile(&cx, r)
+            });
         }
     }
     diagnostics
@@ -404,8 +405,10 @@ fn lint_yaml(
                     &kserve,
                 );
                 for (info, meta) in active.iter() {
-                    if let Some(check) = info.check.kubernetes {
-                        run_check(&mut diagnostics, info, meta, &|r| check(&cx, r));
+                    if info.check.on_kubernetes() {
+                        run_check(&mut diagnostics, info, meta, &|r| {
+                            info.check.run_kubernetes(&cx, r)
+                        });
                     }
                 }
             }

@@ -215,11 +215,11 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
         .zip(rules::all_meta())
         .zip(config.enabled())
     {
-        let Some(check) = info.check.compose.filter(|_| enabled) else {
+        if !enabled || !info.check.on_compose() {
             continue;
-        };
+        }
         let mut reporter = Reporter::new(info.code, meta.severity);
-        check(&cx, &mut reporter);
+        info.check.run_compose(&cx, &mut reporter);
         diagnostics.extend(reporter.into_diagnostics());
     }
     note_profiles(project, &cx, &mut diagnostics);

@@ -101,9 +101,9 @@ pub struct EnvSetting<'d> {
     pub value: &'d str,
 }
 
-impl EnvSetting<'_> {
+impl<'d> EnvSetting<'d> {
     /// The variable as rules read it; a value with variables in it is unknown.
-    pub fn view(&self) -> EnvView<'_> {
+    pub fn view(&self) -> EnvView<'d> {
         EnvView {
             name: &self.pair.key.text,
             value: (!self.value.contains('$')).then_some(self.value),

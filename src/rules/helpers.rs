@@ -79,12 +79,12 @@ pub fn env_view(var: &ComposeEnv) -> EnvView<'_> {
 /// with a fix that removes it; or, for a variable an `env_file` sets, at
 /// the `env_file` entry with the line that sets it as a related span and no
 /// fix (the line is in the env file, which gpulint does not edit).
-pub fn compose_env_finding(
+pub fn compose_env_finding<'r>(
     cx: &ComposeContext,
     service: &Service,
     var: &ComposeEnv,
-    finding: crate::rules::context::DiagnosticBuilder,
-) {
+    finding: crate::rules::context::DiagnosticBuilder<'r>,
+) -> crate::rules::context::DiagnosticBuilder<'r> {
     let at = cx.env_range(var);
     let finding = finding.at(at);
     match var.from_file {
@@ -104,11 +104,9 @@ pub fn compose_env_finding(
                     "`{}` in {shown} sets it: remove it there (no fix is offered: gpulint edits the compose file, not the env file)",
                     var.name
                 ),
-            );
+            )
         }
-        None => {
-            finding.fix(remove_env_fix(cx, service, var));
-        }
+        None => finding.fix(remove_env_fix(cx, service, var)),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod compose;
 pub mod context;
 pub mod docker_context;
 pub mod dockerfile;
+pub mod env_context;
 pub mod helpers;
 pub mod kube_context;
 pub mod kubernetes;
@@ -21,6 +22,7 @@ pub mod suppression;
 
 pub use context::{ComposeContext, Reporter, RuleSettings};
 pub use docker_context::DockerfileContext;
+pub use env_context::{EnvSetting, EnvSource};
 pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
 pub use script_context::ScriptContext;
@@ -30,8 +32,9 @@ use std::sync::OnceLock;
 /// How a rule is run: once per compose document, Kubernetes document,
 /// Dockerfile or file that runs commands (its `docker run` lines, or its
 /// SLURM directives and launches), or for several of them (one rule, one
-/// implementation of its logic, an adapter per target); or by the engine
-/// itself (suppression comments).
+/// implementation of its logic, an adapter per target); once per
+/// environment variable of every platform ([`EnvSetting`]); or by the
+/// engine itself (suppression comments).
 #[derive(Clone, Copy)]
 pub struct Check {
     pub compose: Option<fn(&ComposeContext, &mut Reporter)>,
@@ -39,6 +42,9 @@ pub struct Check {
     pub dockerfile: Option<fn(&DockerfileContext, &mut Reporter)>,
     pub commands: Option<fn(&ScriptContext, &mut Reporter)>,
     pub slurm: Option<fn(&ScriptContext, &mut Reporter)>,
+    /// Over every environment variable a container or a script's processes
+    /// get, whatever file sets it.
+    pub env: Option<fn(&EnvSetting, &mut Reporter)>,
 }
 
 impl Check {
@@ -49,7 +55,78 @@ impl Check {
         dockerfile: None,
         commands: None,
         slurm: None,
+        env: None,
     };
+
+    /// A rule over environment variables: compose services, Kubernetes
+    /// containers and the ConfigMaps they read, Dockerfile `ENV`, scripts
+    /// and container command lines.
+    pub const fn env(check: fn(&EnvSetting, &mut Reporter)) -> Check {
+        Check {
+            env: Some(check),
+            ..Check::ENGINE
+        }
+    }
+
+    /// Runs on a compose project.
+    pub fn on_compose(&self) -> bool {
+        self.compose.is_some() || self.env.is_some()
+    }
+
+    /// Runs on a Kubernetes document.
+    pub fn on_kubernetes(&self) -> bool {
+        self.kubernetes.is_some() || self.env.is_some()
+    }
+
+    /// Runs on a Dockerfile.
+    pub fn on_dockerfile(&self) -> bool {
+        self.dockerfile.is_some() || self.env.is_some()
+    }
+
+    /// Runs on a file's commands (not counting SLURM checks).
+    pub fn on_commands(&self) -> bool {
+        self.commands.is_some() || self.env.is_some()
+    }
+
+    pub fn run_compose(&self, cx: &ComposeContext, out: &mut Reporter) {
+        if let Some(check) = self.compose {
+            check(cx, out);
+        }
+        if let Some(check) = self.env {
+            env_context::compose(cx, &mut |setting| check(setting, out));
+        }
+    }
+
+    pub fn run_kubernetes(&self, cx: &KubeContext, out: &mut Reporter) {
+        if let Some(check) = self.kubernetes {
+            check(cx, out);
+        }
+        if let Some(check) = self.env {
+            env_context::kubernetes(cx, &mut |setting| check(setting, out));
+        }
+    }
+
+    pub fn run_dockerfile(&self, cx: &DockerfileContext, out: &mut Reporter) {
+        if let Some(check) = self.dockerfile {
+            check(cx, out);
+        }
+        if let Some(check) = self.env {
+            env_context::dockerfile(cx, &mut |setting| check(setting, out));
+        }
+    }
+
+    /// The command-line and SLURM checks of a file that runs commands.
+    pub fn run_commands(&self, cx: &ScriptContext, out: &mut Reporter) {
+        if let Some(check) = self.commands {
+            check(cx, out);
+        }
+        if let Some(check) = self.slurm {
+            check(cx, out);
+        }
+        if let Some(check) = self.env {
+            env_context::commands(cx, &mut |setting| check(setting, out));
+        }
+    }
 
     pub const fn compose(check: fn(&ComposeContext, &mut Reporter)) -> Check {
         Check {
@@ -109,16 +186,16 @@ impl Check {
     /// The targets this check runs on, to compare with the doc's `targets`.
     pub fn targets(&self) -> Vec<Target> {
         let mut targets = Vec::new();
-        if self.compose.is_some() {
+        if self.on_compose() {
             targets.push(Target::Compose);
         }
-        if self.kubernetes.is_some() {
+        if self.on_kubernetes() {
             targets.push(Target::Kubernetes);
         }
-        if self.dockerfile.is_some() {
+        if self.on_dockerfile() {
             targets.push(Target::Dockerfile);
         }
-        if self.commands.is_some() {
+        if self.on_commands() {
             targets.push(Target::Commands);
         }
         if self.slurm.is_some() {

@@ -17,6 +17,7 @@ pub const CHECK: Check = Check {
     dockerfile: None,
     commands: Some(commands),
     slurm: Some(slurm),
+    env: None,
 };
 
 /// Where a setting is written: the option (or variable) and its value.

@@ -5,18 +5,9 @@
 //! is no finding.
 
 use crate::diagnostic::Severity;
-use crate::fix::Applicability;
-use crate::model::k8s_env_from::config_map_env;
-use crate::model::workload::EnvView;
-use crate::rules::context::DiagnosticBuilder;
-use crate::rules::helpers::{compose_env_finding, env_view};
-use crate::rules::{
-    Check, ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext,
-};
+use crate::rules::{Check, EnvSetting, EnvSource, Reporter};
 
-pub const CHECK: Check = Check::both(compose, kubernetes)
-    .and_dockerfile(dockerfile)
-    .and_commands(commands);
+pub const CHECK: Check = Check::env(check);
 
 /// Tuning overrides from the "Debugging" section of NCCL's environment
 /// documentation (the SHM and P2P switches have their own rules;
@@ -70,79 +61,22 @@ fn classify(name: &str, value: &str) -> Option<(Severity, &'static str)> {
     }
 }
 
-/// The finding for a debugging variable, if `var` is one.
-fn report<'r>(out: &'r mut Reporter, var: EnvView, owner: &str) -> Option<DiagnosticBuilder<'r>> {
-    let (severity, label) = classify(var.name, var.value.unwrap_or(""))?;
-    Some(out.report(var.range, format!("{owner} sets the NCCL debugging variable {}", var.name))
-        .severity(severity)
-        .label(label)
-        .note("NCCL's docs say debugging variables \"should not be used in production nor retained in scripts\": they override NCCL's own tuning and can cause sub-optimal behaviour, crashes or hangs on other hardware or NCCL versions")
-        .help(format!("remove {} once the problem it worked around is fixed", var.name)))
-}
-
-fn compose(cx: &ComposeContext, out: &mut Reporter) {
-    for service in cx.services() {
-        for var in &service.environment {
-            if let Some(finding) =
-                report(out, env_view(var), &format!("service `{}`", service.name))
-            {
-                compose_env_finding(cx, service, var, finding);
-            }
-        }
-    }
-}
-
-fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
-    for (pod, container) in cx.containers() {
-        // From a ConfigMap of the stream: reported there, not removed (other
-        // workloads may read it).
-        for from in config_map_env(cx.yaml(), container.map) {
-            let owner = format!(
-                "ConfigMap `{}`, through {}'s `envFrom`,",
-                from.config_map,
-                pod.describe_container(container)
-            );
-            report(out, from.var.view(), &owner);
-        }
-        for var in &container.env {
-            if let Some(finding) = report(out, var.view(), &pod.describe_container(container)) {
-                finding.fix(cx.remove_env_fix(container, var));
-            }
-        }
-    }
-}
-
-fn dockerfile(cx: &DockerfileContext, out: &mut Reporter) {
-    for setting in cx.model.env_settings() {
-        let owner = cx.describe_stage(setting.stage);
-        if let Some(finding) = report(out, setting.view(), &owner) {
-            finding.fix(cx.remove_env_fix(&setting, Applicability::Unsafe));
-        }
-    }
-}
-
-fn commands(cx: &ScriptContext, out: &mut Reporter) {
+fn check(var: &EnvSetting, out: &mut Reporter) {
+    let Some((severity, label)) = classify(var.name, var.value.unwrap_or("")) else {
+        return;
+    };
     // Set by the script for what it runs: only a transport switched off or
     // an unsafe protocol. Batch and launch scripts are where sites keep
     // their tuning (`NCCL_ALGO=Ring` across nodes), which is not flagged
-    // there. Reported, not removed: a removed line shifts later commands.
-    for setting in cx.script_env() {
-        let warns = classify(&setting.name, setting.value.as_deref().unwrap_or(""))
-            .is_some_and(|(severity, _)| severity == Severity::Warning);
-        if warns {
-            report(out, setting.view(), "the script");
-        }
+    // there.
+    if var.source == EnvSource::Script && severity != Severity::Warning {
+        return;
     }
-    for (site, option, var) in cx.run_env() {
-        if let Some(finding) = report(out, var, &ScriptContext::describe_run(site)) {
-            finding.fix(cx.remove_option_fix(
-                site,
-                option,
-                format!("Remove `-e {}`", var.name),
-                Applicability::Unsafe,
-            ));
-        }
-    }
+    var.report(out, format!("{} sets the NCCL debugging variable {}", var.owner, var.name))
+        .severity(severity)
+        .label(label)
+        .note("NCCL's docs say debugging variables \"should not be used in production nor retained in scripts\": they override NCCL's own tuning and can cause sub-optimal behaviour, crashes or hangs on other hardware or NCCL versions")
+        .help(format!("remove {} once the problem it worked around is fixed", var.name));
 }
 
 #[cfg(test)]
