@@ -410,3 +410,28 @@ fn lsp_lifecycle_every_short_order() {
         }
     }
 }
+
+/// A GPU request that is not a quantity (`nvidia.com/gpu: dshm`) without a
+/// limit: K8S001's fix copied it into a new limit, which K8S003 then
+/// reported too, so the fix failed its verification. A request K8S003
+/// rejects is no longer copied; found by the fix target (CI's fuzz tier).
+#[test]
+fn fix_k8s001_request_not_a_quantity() {
+    fix(&input("fix/k8s001_request_not_a_quantity"));
+}
+
+/// The same with a fraction of a GPU (`0.5`): no limit is copied from it.
+#[test]
+fn fix_k8s001_request_a_fraction() {
+    let data = input("fix/k8s001_request_a_fraction");
+    fix(&data);
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let fixed = fix_text(
+        text,
+        &path("k8s/deployment.yaml"),
+        &every_rule(),
+        FixMode { unsafe_fixes: true },
+    )
+    .unwrap();
+    assert!(!fixed.fixed_text.contains("limits"), "{}", fixed.fixed_text);
+}

@@ -3,6 +3,7 @@
 
 use crate::fix::Applicability;
 use crate::model::k8s::is_gpu_resource;
+use crate::model::quantity::QuantityValue;
 use crate::rules::kube_context::container_path;
 use crate::rules::{Check, KubeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
@@ -20,16 +21,27 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                 continue;
             }
             let value = cx.source(request.value);
-            let fix = cx.fix(
-                format!("Add the limit `{}: {value}`", request.name),
-                Applicability::Safe,
-                [cx.insert(
-                    container.map,
-                    &container_path(container),
-                    &[container.resources_field, "limits", &request.name],
-                    NewNode::scalar(value),
-                )],
-            );
+            // A request K8S003 rejects (`0.5`, `dshm`) is not copied: the
+            // limit would be as wrong as the request.
+            let copyable = match &request.quantity {
+                QuantityValue::Parsed(q) => q.nanos >= 0 && q.whole().is_some(),
+                QuantityValue::Placeholder(_) => true,
+                QuantityValue::Invalid(_) => false,
+            };
+            let fix = copyable
+                .then(|| {
+                    cx.fix(
+                        format!("Add the limit `{}: {value}`", request.name),
+                        Applicability::Safe,
+                        [cx.insert(
+                            container.map,
+                            &container_path(container),
+                            &[container.resources_field, "limits", &request.name],
+                            NewNode::scalar(value),
+                        )],
+                    )
+                })
+                .flatten();
             out.report(
                 cx.entry_range(request.key, request.value),
                 format!("{} requests `{}` without a limit", pod.describe_container(container), request.name),
