@@ -8,32 +8,42 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Hands every rule, grouped by target (`compose`, `kubernetes`, ...: the
-/// module under `src/rules/` that holds it), as `CODE => module`, to the
-/// macro named. Adding a rule is one line here.
+/// Hands every rule, grouped by family (the module under `src/rules/`
+/// that holds it, named after the code's prefix: `SHM` in `shm`, `K8S` in
+/// `k8s`, `DF` in `dockerfile`), as `CODE => module`, to the macro named.
+/// Adding a rule is one line here (`scripts/new_rule.py` writes it).
 macro_rules! for_each_rule {
     ($then:ident) => {
         $then! {
-            compose {
-                GPU001 => gpu001_count_and_device_ids,
-                GPU002 => gpu002_device_reservation_without_capabilities,
-                GPU003 => gpu003_capabilities_without_gpu,
-                GPU005 => gpu005_legacy_nvidia_runtime,
-                GPU006 => gpu006_training_without_gpu_reservation,
-                GPU011 => gpu011_gpu_resource_in_deploy_resources,
-                PROJ001 => proj001_project_refused,
+            shm {
                 SHM001 => shm001_default_shm,
+                SHM002 => shm002_shm_size_too_small,
                 SHM003 => shm003_malformed_shm_size,
                 SHM005 => shm005_ignored_shm_size,
                 SHM006 => shm006_ipc_none,
                 SHM007 => shm007_ipc_donor_not_shareable,
                 SHM009 => shm009_build_shm_size_only,
                 SHM011 => shm011_invalid_ipc_mode,
+            }
+            gpu {
+                GPU001 => gpu001_count_and_device_ids,
+                GPU002 => gpu002_device_reservation_without_capabilities,
+                GPU003 => gpu003_capabilities_without_gpu,
+                GPU004 => gpu004_parallel_size_above_gpus,
+                GPU005 => gpu005_legacy_nvidia_runtime,
+                GPU006 => gpu006_training_without_gpu_reservation,
+                GPU011 => gpu011_gpu_resource_in_deploy_resources,
+            }
+            nccl {
+                NCCL001 => nccl001_shm_transport_disabled,
+                NCCL002 => nccl002_p2p_disabled,
+                NCCL003 => nccl003_debugging_variable,
+            }
+            ulim {
                 ULIM001 => ulim001_memlock_not_unlimited,
                 ULIM003 => ulim003_unlimited_stack,
-                DF004 => df004_legacy_runtime_without_visible_devices,
             }
-            kubernetes {
+            k8s {
                 K8S001 => k8s001_gpu_request_without_limit,
                 K8S002 => k8s002_gpu_request_limit_mismatch,
                 K8S003 => k8s003_non_integer_gpu_count,
@@ -48,16 +58,9 @@ macro_rules! for_each_rule {
                 DF000 => df000_syntax_error,
                 DF001 => df001_gpu_base_image_unpinned,
                 DF003 => df003_torch_wheel_accelerator_mismatch,
+                DF004 => df004_legacy_runtime_without_visible_devices,
                 DF005 => df005_cuda_visible_devices_in_image,
                 DF007 => df007_driver_capabilities_without_compute,
-            }
-            // Several targets: one implementation of the logic, an adapter per target.
-            shared {
-                GPU004 => gpu004_parallel_size_above_gpus,
-                NCCL001 => nccl001_shm_transport_disabled,
-                NCCL002 => nccl002_p2p_disabled,
-                NCCL003 => nccl003_debugging_variable,
-                SHM002 => shm002_shm_size_too_small,
             }
             slurm {
                 SLURM001 => slurm001_unexpanded_variable,
@@ -65,6 +68,9 @@ macro_rules! for_each_rule {
                 SLURM003 => slurm003_gpus_per_node_mismatch,
                 SLURM004 => slurm004_multi_node_without_rendezvous,
                 SLURM005 => slurm005_container_without_nv,
+            }
+            proj {
+                PROJ001 => proj001_project_refused,
             }
             suppression {
                 SUP001 => sup001_unused_suppression,

@@ -118,6 +118,16 @@ fn every_rule_module_is_registered() {
                 "{}/{name} is not registered in for_each_rule! (src/codes.rs)",
                 target.display()
             );
+            // A rule lives in its code's family: `SHM` in `shm/`, `DF` in
+            // `dockerfile/` (scripts/new_rule.py's FAMILIES).
+            let family = target.file_name().unwrap().to_string_lossy().to_string();
+            let prefix = code.trim_end_matches(|c: char| c.is_ascii_digit());
+            let expected = match prefix {
+                "DF" => "dockerfile",
+                "SUP" => "suppression",
+                other => &other.to_ascii_lowercase(),
+            };
+            assert_eq!(family, expected, "{name} belongs in src/rules/{expected}/");
         }
     }
     assert_eq!(modules, RULES.len(), "one module per registered rule");
@@ -379,4 +389,98 @@ fn readme_transcripts_are_what_gpulint_prints() {
         }
     }
     assert!(checked >= 2, "only {checked} README transcripts found");
+}
+
+/// `scripts/new_rule.py` scaffolds a rule for each kind of check that
+/// compiles, passes clippy and is registered: run on a copy of the crate,
+/// which is then checked. It needs python3 and builds the copy's
+/// dependencies in a target directory of its own (a few minutes the first
+/// time).
+#[test]
+#[ignore = "builds a copy of the crate with python3: run by .ci/run's tools tier"]
+fn new_rule_scaffolds_a_rule_that_builds() {
+    let copy = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .args([
+            "-r",
+            "Cargo.toml",
+            "Cargo.lock",
+            "src",
+            "rules",
+            "fixtures",
+            "benches",
+            "tests",
+        ])
+        .arg(copy.path())
+        .current_dir(root())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let cases = [
+        ("compose", "SHM099"),
+        ("kubernetes", "K8S099"),
+        ("dockerfile", "DF099"),
+        ("commands", "GPU099"),
+        ("slurm", "SLURM099"),
+        ("env", "NCCL099"),
+    ];
+    for (target, code) in cases {
+        let output = std::process::Command::new("python3")
+            .arg(root().join("scripts/new_rule.py"))
+            .args([code, &format!("scaffolded-{target}"), "--target", target])
+            .arg("--root")
+            .arg(copy.path())
+            .output()
+            .expect("python3 runs scripts/new_rule.py");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let family = match target {
+            "compose" => "shm",
+            "kubernetes" => "k8s",
+            "dockerfile" => "dockerfile",
+            "commands" => "gpu",
+            "slurm" => "slurm",
+            _ => "nccl",
+        };
+        let module = format!("{}_scaffolded_{target}", code.to_lowercase());
+        let mod_rs =
+            std::fs::read_to_string(copy.path().join(format!("src/rules/{family}/mod.rs")))
+                .unwrap();
+        assert!(mod_rs.contains(&format!("pub mod {module};")), "{mod_rs}");
+        let codes = std::fs::read_to_string(copy.path().join("src/codes.rs")).unwrap();
+        assert!(codes.contains(&format!("{code} => {module},")), "{codes}");
+        assert!(copy.path().join(format!("rules/{code}.md")).is_file());
+        assert!(copy.path().join(format!("fixtures/{code}")).is_dir());
+    }
+    // A second run refuses: nothing is written twice.
+    let again = std::process::Command::new("python3")
+        .arg(root().join("scripts/new_rule.py"))
+        .args([
+            "SHM099",
+            "scaffolded-compose",
+            "--target",
+            "compose",
+            "--root",
+        ])
+        .arg(copy.path())
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    // The copy builds, warning-free, with the six new rules in `RULES`
+    // (its docs and fixture tests would then ask for their real examples).
+    let target_dir = root().join("target").join("scaffold-check");
+    let clippy = std::process::Command::new(env!("CARGO"))
+        .args(["clippy", "--locked", "--lib", "--", "-D", "warnings"])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .current_dir(copy.path())
+        .output()
+        .unwrap();
+    assert!(
+        clippy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clippy.stderr)
+    );
 }

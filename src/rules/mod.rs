@@ -1,24 +1,28 @@
-//! The rule registry. Each rule is one file under `src/rules/<target>/`
-//! (`shared/` for rules that check several kinds of file), one
-//! doc `rules/<CODE>.md` (whose front matter is the rule's metadata) and one
-//! fixture folder `fixtures/<CODE>/`. Adding a rule means adding its module
-//! to its target's `mod.rs` (a plain `mod` line, so rustfmt reaches the file)
-//! and one line to `for_each_rule!` in `src/codes.rs`; a test checks the
-//! two agree.
+//! The rule registry. Each rule is one file under `src/rules/<family>/`
+//! (the family is the code's prefix: `shm/`, `gpu/`, `nccl/`, `ulim/`,
+//! `k8s/`, `dockerfile/`, `slurm/`, `proj/`, `suppression/`), one doc
+//! `rules/<CODE>.md` (whose front matter is the rule's metadata) and one
+//! fixture folder `fixtures/<CODE>/`. A rule is registered by a plain `mod`
+//! line in its family's `mod.rs` (so rustfmt reaches the file) and one line
+//! in `for_each_rule!` (`src/codes.rs`); `scripts/new_rule.py` writes all
+//! of it, and a test checks the two agree.
 
-pub mod compose;
 pub mod context;
 pub mod docker_context;
 pub mod dockerfile;
 pub mod env_context;
+pub mod gpu;
 pub mod helpers;
+pub mod k8s;
 pub mod kube_context;
-pub mod kubernetes;
 mod meta;
+pub mod nccl;
+pub mod proj;
 pub mod script_context;
-pub mod shared;
+pub mod shm;
 pub mod slurm;
 pub mod suppression;
+pub mod ulim;
 
 pub use context::{ComposeContext, Reporter, RuleSettings};
 pub use docker_context::DockerfileContext;
@@ -163,6 +167,15 @@ impl Check {
     pub const fn slurm(check: fn(&ScriptContext, &mut Reporter)) -> Check {
         Check {
             slurm: Some(check),
+            ..Check::ENGINE
+        }
+    }
+
+    /// A rule over the containers of command lines: `docker run` and
+    /// `podman run` lines, dev containers, workflow containers, Quadlet units.
+    pub const fn commands(check: fn(&ScriptContext, &mut Reporter)) -> Check {
+        Check {
+            commands: Some(check),
             ..Check::ENGINE
         }
     }

@@ -1,7 +1,8 @@
-//! Rules that check Dockerfiles.
+//! Images: GPU base images, wheels and the environment an image bakes in.
 
 pub mod df000_syntax_error;
 pub mod df001_gpu_base_image_unpinned;
 pub mod df003_torch_wheel_accelerator_mismatch;
+pub mod df004_legacy_runtime_without_visible_devices;
 pub mod df005_cuda_visible_devices_in_image;
 pub mod df007_driver_capabilities_without_compute;

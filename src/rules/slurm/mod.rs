@@ -1,4 +1,4 @@
-//! Rules that check SLURM batch scripts.
+//! SLURM batch scripts: directives, GPUs per node and launches.
 
 pub mod slurm001_unexpanded_variable;
 pub mod slurm002_directive_after_command;

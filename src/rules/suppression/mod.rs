@@ -1,4 +1,4 @@
-//! Rules about suppression comments, reported by the engine.
+//! Suppression comments, reported by the engine.
 
 pub mod sup001_unused_suppression;
 pub mod sup002_invalid_suppression;

@@ -1,4 +1,4 @@
-//! Rules that check Kubernetes manifests.
+//! Kubernetes GPU resources and `/dev/shm` volumes.
 
 pub mod k8s001_gpu_request_without_limit;
 pub mod k8s002_gpu_request_limit_mismatch;

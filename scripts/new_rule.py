@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Scaffold a new gpulint rule in one step.
+
+    python3 scripts/new_rule.py SHM012 shm-size-from-host --target compose \
+        --severity warning --summary "..."
+
+writes, and registers:
+
+- src/rules/<family>/<code>_<name>.rs, the rule (its `CHECK` and a check
+  function that reports nothing yet), declared in the family's `mod.rs`;
+- one line in `for_each_rule!` (src/codes.rs), which gives it a `RuleCode`
+  and puts it in `RULES`;
+- rules/<CODE>.md, its doc, whose front matter is its metadata;
+- fixtures/<CODE>/, an `invalid` and a `valid` case for its target.
+
+The family is the code's prefix (`SHM` -> `shm/`). Then edit the rule, its
+doc and its fixtures, and run
+`UPDATE_SNAPSHOTS=1 cargo test --test it <CODE>`: the new rule's tests fail
+until its `invalid` fixture and its doc's `bad` example report it.
+
+Like ruff's scripts/add_rule.py and clippy's `cargo dev new_lint`. Nothing
+is written when the code or the module exists already.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The code's prefix names the family directory under src/rules/.
+FAMILIES = {
+    "SHM": "shm",
+    "GPU": "gpu",
+    "NCCL": "nccl",
+    "ULIM": "ulim",
+    "K8S": "k8s",
+    "DF": "dockerfile",
+    "SLURM": "slurm",
+    "PROJ": "proj",
+    "SUP": "suppression",
+}
+
+# What each kind of check is written against: its `Check` constructor, the
+# context the function gets, the front matter's targets and the fixture
+# files for it.
+TARGETS = {
+    "compose": {
+        "check": "Check::compose(check)",
+        "signature": "cx: &ComposeContext, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, ComposeContext, Reporter};",
+        "body": "    for service in cx.services() {\n"
+        "        let container = cx.container(service);\n"
+        "        // Read the container model (`container.shm`, `.gpus`, `.env`, ...)\n"
+        "        // and report with `out.report(cx.range(service.key), ...)`.\n"
+        "        let _ = (container, &out);\n"
+        "    }\n",
+        "targets": ["compose"],
+        "fixtures": {
+            "invalid.yaml": "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+            "valid.yaml": "services:\n  web:\n    image: nginx:1.27\n",
+        },
+        "example": ("yaml", "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n"),
+    },
+    "kubernetes": {
+        "check": "Check::kubernetes(check)",
+        "signature": "cx: &KubeContext, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, KubeContext, Reporter};",
+        "body": "    for (pod, container) in cx.containers() {\n"
+        "        // `cx.container(container)` is the container model;\n"
+        "        // report with `out.report(cx.range(container.map), ...)`.\n"
+        "        let _ = (pod, container, &out);\n"
+        "    }\n",
+        "targets": ["kubernetes"],
+        "fixtures": {
+            "invalid.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train\nspec:\n  containers:\n  - name: train\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n",
+            "valid.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n",
+        },
+        "example": ("yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train\nspec:\n  containers:\n  - name: train\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    resources:\n      limits:\n        nvidia.com/gpu: 8\n"),
+    },
+    "dockerfile": {
+        "check": "Check::dockerfile(check)",
+        "signature": "cx: &DockerfileContext, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, DockerfileContext, Reporter};",
+        "body": "    for stage in &cx.model.stages {\n"
+        "        // Report with `out.report(range, ...)`.\n"
+        "        let _ = (stage, &out);\n"
+        "    }\n",
+        "targets": ["dockerfile"],
+        "fixtures": {
+            "invalid.Dockerfile": "FROM nvcr.io/nvidia/pytorch:24.01-py3\n",
+            "valid.Dockerfile": "FROM debian:12\n",
+        },
+        "example": ("dockerfile", "FROM nvcr.io/nvidia/pytorch:24.01-py3\n"),
+    },
+    "commands": {
+        "check": "Check::commands(check)",
+        "signature": "cx: &ScriptContext, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, Reporter, ScriptContext};",
+        "body": "    for site in &cx.script.runs {\n"
+        "        // `cx.container(site)` is the container model of this `docker run`;\n"
+        "        // report with `out.report(site.run.program_range, ...)`.\n"
+        "        let _ = (cx.container(site), &out);\n"
+        "    }\n",
+        "targets": ["commands"],
+        "fixtures": {
+            "invalid_docker_run.sh": "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n",
+            "valid_docker_run.sh": "#!/bin/sh\ndocker run nginx:1.27\n",
+        },
+        "example": ("bash", "docker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n"),
+    },
+    "slurm": {
+        "check": "Check::slurm(check)",
+        "signature": "cx: &ScriptContext, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, Reporter, ScriptContext};",
+        "body": "    let Some(batch) = &cx.script.batch else {\n"
+        "        return;\n"
+        "    };\n"
+        "    // Report with `out.report(range, ...)`.\n"
+        "    let _ = (batch, &out);\n",
+        "targets": ["slurm"],
+        "fixtures": {
+            "invalid.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\nsrun python train.py\n",
+            "valid.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\nsrun hostname\n",
+        },
+        "example": ("bash", "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\nsrun python train.py\n"),
+    },
+    "env": {
+        "check": "Check::env(check)",
+        "signature": "var: &EnvSetting, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, EnvSetting, Reporter};",
+        "body": "    // Every variable of every platform: a compose service, a Kubernetes\n"
+        "    // container or ConfigMap, a Dockerfile `ENV`, a script, a `docker run -e`.\n"
+        "    // Report with `var.report(out, format!(\"{} sets ...\", var.owner))`:\n"
+        "    // it is placed where the variable is written, with the fix that\n"
+        "    // removes it.\n"
+        "    let _ = (var, &out);\n",
+        "targets": ["compose", "kubernetes", "dockerfile", "commands"],
+        "fixtures": {
+            "invalid.yaml": "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    environment:\n      - NCCL_EXAMPLE=1\n",
+            "valid.yaml": "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+        },
+        "example": ("yaml", "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    environment:\n      - NCCL_EXAMPLE=1\n"),
+    },
+}
+
+SEVERITIES = ["error", "warning", "info"]
+
+
+def fail(message: str) -> None:
+    print(f"new_rule: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def family_of(code: str) -> tuple[str, str]:
+    """The code's prefix and its family directory."""
+    match = re.fullmatch(r"([A-Z]+?|K8S)(\d{3})", code)
+    if match is None or match.group(1) not in FAMILIES:
+        fail(
+            f"`{code}` is not a code of a known family: a prefix of "
+            f"{', '.join(FAMILIES)} and three digits (a new family needs its "
+            "directory under src/rules/, its `pub mod` in src/rules/mod.rs, "
+            "its block in for_each_rule! and an entry in FAMILIES here)"
+        )
+    return match.group(1), FAMILIES[match.group(1)]
+
+
+def rule_source(code: str, name: str, target: dict, summary: str) -> str:
+    return (
+        f"//! {code}: {summary}.\n"
+        "\n"
+        f"{target['imports']}\n"
+        "\n"
+        f"pub const CHECK: Check = {target['check']};\n"
+        "\n"
+        f"fn check({target['signature']}) {{\n"
+        f"{target['body']}"
+        "}\n"
+    )
+
+
+def rule_doc(code: str, name: str, target: dict, severity: str, summary: str) -> str:
+    targets = ", ".join(f'"{t}"' for t in target["targets"])
+    language, example = target["example"]
+    return (
+        "+++\n"
+        f'code = "{code}"\n'
+        f'name = "{name}"\n'
+        f"targets = [{targets}]\n"
+        f'severity = "{severity}"\n'
+        'fix = "none"\n'
+        f'summary = "{summary}"\n'
+        "sources = []\n"
+        "+++\n"
+        f"# {name} ({code})\n"
+        "\n"
+        "## What it does\n"
+        "What the rule flags, where, and what it leaves alone.\n"
+        "\n"
+        "## Why is this bad?\n"
+        "What fails at run time, with the message users see.\n"
+        "\n"
+        "## Example\n"
+        f"```{language} bad\n{example}```\n"
+        "\n"
+        "## Use instead\n"
+        f"```{language} good\n{example}```\n"
+        "\n"
+        "## Fix safety\n"
+        "No automatic fix yet.\n"
+        "\n"
+        "## Not reported\n"
+        "The healthy variants and traps the rule stays quiet on.\n"
+        "\n"
+        "## References\n"
+        "- The documentation or source the rule follows.\n"
+    )
+
+
+def insert_mod_line(mod_rs: Path, module: str) -> None:
+    """`pub mod <module>;` among the family's, in order."""
+    text = mod_rs.read_text()
+    lines = text.splitlines(keepends=True)
+    new = f"pub mod {module};\n"
+    mods = [i for i, line in enumerate(lines) if line.startswith("pub mod ")]
+    at = next((i for i in mods if lines[i] > new), (mods[-1] + 1) if mods else len(lines))
+    lines.insert(at, new)
+    mod_rs.write_text("".join(lines))
+
+
+def register(codes_rs: Path, family: str, prefix: str, code: str, module: str) -> None:
+    """`CODE => module,` in the family's block of `for_each_rule!`, by number."""
+    text = codes_rs.read_text()
+    block = re.search(rf"\n( +){family} \{{\n(.*?)\n +\}}", text, re.S)
+    if block is None:
+        fail(f"src/codes.rs has no `{family} {{ ... }}` block in for_each_rule!")
+    entries = block.group(2).split("\n")
+    indent = re.match(r" *", entries[0]).group(0)
+    number = int(code[len(prefix):])
+
+    def number_of(entry: str) -> int:
+        found = re.match(rf" *{prefix}(\d+) =>", entry)
+        return int(found.group(1)) if found else -1
+
+    at = next((i for i, e in enumerate(entries) if number_of(e) > number), len(entries))
+    entries.insert(at, f"{indent}{code} => {module},")
+    start, end = block.span(2)
+    codes_rs.write_text(text[:start] + "\n".join(entries) + text[end:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("code", help="the rule's code, e.g. SHM012")
+    parser.add_argument("name", help="kebab-case name, e.g. shm-size-from-host")
+    parser.add_argument("--target", choices=sorted(TARGETS), required=True)
+    parser.add_argument("--severity", choices=SEVERITIES, default="warning")
+    parser.add_argument("--summary", default=None, help="one line for rules/README.md")
+    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    code = args.code.upper()
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", args.name):
+        fail(f"`{args.name}` is not kebab-case (`shm-size-from-host`)")
+    prefix, family = family_of(code)
+    module = f"{code.lower()}_{args.name.replace('-', '_')}"
+    summary = args.summary or args.name.replace("-", " ")
+    target = TARGETS[args.target]
+    root = args.root
+
+    rule_file = root / "src" / "rules" / family / f"{module}.rs"
+    doc = root / "rules" / f"{code}.md"
+    fixtures = root / "fixtures" / code
+    codes_rs = root / "src" / "codes.rs"
+    if re.search(rf"\b{code} =>", codes_rs.read_text()):
+        fail(f"{code} is already registered in src/codes.rs")
+    for existing in (rule_file, doc, fixtures):
+        if existing.exists():
+            fail(f"{existing.relative_to(root)} exists already")
+
+    rule_file.write_text(rule_source(code, args.name, target, summary))
+    insert_mod_line(root / "src" / "rules" / family / "mod.rs", module)
+    register(codes_rs, family, prefix, code, module)
+    doc.write_text(rule_doc(code, args.name, target, args.severity, summary))
+    fixtures.mkdir(parents=True)
+    for name, text in target["fixtures"].items():
+        (fixtures / name).write_text(text)
+
+    print(f"created {rule_file.relative_to(root)}, {doc.relative_to(root)} and {fixtures.relative_to(root)}/;")
+    print(f"registered {code} in src/codes.rs and src/rules/{family}/mod.rs. Next:")
+    print(f"  1. write the check in {rule_file.relative_to(root)}")
+    print(f"  2. write the doc {doc.relative_to(root)} (its bad/good examples are linted)")
+    print(f"  3. make {fixtures.relative_to(root)}/invalid* fire and valid* stay quiet")
+    print(f"  4. UPDATE_SNAPSHOTS=1 cargo test --test it {code}; review the new snapshots")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+//! Compose projects Compose itself refuses.
+
+pub mod proj001_project_refused;
