@@ -6,8 +6,8 @@ use super::config::Config;
 use super::lint::{Document, documents, reading};
 use super::session::Session;
 use super::{FileError, without_crashing};
+use crate::model::adapters;
 use crate::model::container::ContainerRuntime;
-use crate::model::runtime;
 use crate::redact::{Hidden, REDACTED, looks_like_credential, redact};
 use crate::text::SourceFile;
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ fn inspect_yaml(
             let script = read_script(text, kind)?;
             let found = script
                 .as_ref()
-                .map(|(script, _)| runtime::command_runtimes(script))
+                .map(|(script, _)| adapters::command_runtimes(script))
                 .unwrap_or_default();
             local(&mut inspection, found);
             // A Compose-backed dev container: the containers of the project
@@ -118,7 +118,7 @@ fn inspect_yaml(
         match document {
             Document::Kubernetes(manifest) => local(
                 &mut inspection,
-                runtime::kubernetes_runtimes(&manifest, index, &kserve),
+                adapters::kubernetes_runtimes(&manifest, index, &kserve),
             ),
             Document::Compose => compose = true,
         }
@@ -146,7 +146,7 @@ fn inspect_project(
     let range = |src| project.range(src);
     let name = |file| project.file_name(file);
     let hidden = super::session::hidden_values(&project);
-    for mut container in runtime::compose_runtimes(&project.services, &range, &name) {
+    for mut container in adapters::compose_runtimes(&project.services, &range, &name) {
         redact_runtime(&mut container, &hidden);
         container.file += offset;
         container.shm.at_file += offset;

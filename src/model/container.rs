@@ -4,7 +4,7 @@
 //! the setting that decided it (with its span), the IPC mode, the GPUs, the
 //! ranks, the ulimits and the GPU-related environment.
 //!
-//! The per-platform adapters in [`super::runtime`] build it; the rules read
+//! The per-platform adapters in [`super::adapters`] build it; the rules read
 //! it (through their contexts) and `gpulint inspect` prints it, so what the
 //! engine tests check is what the rules judge. Only the spans are left out
 //! of the printed form.

@@ -1,6 +1,7 @@
 //! Typed views over the syntax tree: what a compose service or a Kubernetes
 //! pod means at run time.
 
+pub mod adapters;
 pub mod apptainer;
 pub mod compose;
 pub mod container;
@@ -16,7 +17,6 @@ pub mod parallel;
 pub mod quadlet;
 pub mod quantity;
 pub mod resolved;
-pub mod runtime;
 pub mod script;
 pub mod script_env;
 pub mod script_vars;

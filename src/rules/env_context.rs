@@ -19,7 +19,7 @@ use crate::model::k8s::Container;
 use crate::model::k8s_env_from::config_map_env;
 use crate::model::script::RunSite;
 use crate::model::workload::{EnvVar, EnvView};
-use crate::rules::context::DiagnosticBuilder;
+use crate::rules::DiagnosticBuilder;
 use crate::rules::helpers::compose_env_finding;
 use crate::rules::{ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use std::collections::HashSet;

@@ -83,8 +83,8 @@ pub fn compose_env_finding<'r>(
     cx: &ComposeContext,
     service: &Service,
     var: &ComposeEnv,
-    finding: crate::rules::context::DiagnosticBuilder<'r>,
-) -> crate::rules::context::DiagnosticBuilder<'r> {
+    finding: crate::rules::DiagnosticBuilder<'r>,
+) -> crate::rules::DiagnosticBuilder<'r> {
     let at = cx.env_range(var);
     let finding = finding.at(at);
     match var.from_file {

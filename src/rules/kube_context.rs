@@ -92,7 +92,7 @@ impl<'a> KubeContext<'a> {
             settings,
             edit,
             document,
-            containers: Containers::new(crate::model::runtime::kubernetes_runtimes(
+            containers: Containers::new(crate::model::adapters::kubernetes_runtimes(
                 manifest, document, kserve,
             )),
             kserve,

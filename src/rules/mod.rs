@@ -7,9 +7,9 @@
 //! in `for_each_rule!` (`src/codes.rs`); `scripts/new_rule.py` writes all
 //! of it, and a test checks the two agree.
 
-pub mod context;
-pub mod docker_context;
+pub mod compose_context;
 pub mod dockerfile;
+pub mod dockerfile_context;
 pub mod env_context;
 pub mod gpu;
 pub mod helpers;
@@ -18,18 +18,22 @@ pub mod kube_context;
 mod meta;
 pub mod nccl;
 pub mod proj;
+pub mod reporter;
 pub mod script_context;
+pub mod settings;
 pub mod shm;
 pub mod slurm;
 pub mod suppression;
 pub mod ulim;
 
-pub use context::{ComposeContext, Reporter, RuleSettings};
-pub use docker_context::DockerfileContext;
+pub use compose_context::ComposeContext;
+pub use dockerfile_context::DockerfileContext;
 pub use env_context::{EnvSetting, EnvSource};
 pub use kube_context::KubeContext;
 pub use meta::{FixKind, RuleMeta, Target};
+pub use reporter::{DiagnosticBuilder, Reporter};
 pub use script_context::ScriptContext;
+pub use settings::RuleSettings;
 
 use std::sync::OnceLock;
 

@@ -32,7 +32,7 @@ impl<'a> ScriptContext<'a> {
             script,
             text,
             settings,
-            containers: Containers::new(crate::model::runtime::command_runtimes(script)),
+            containers: Containers::new(crate::model::adapters::command_runtimes(script)),
             holders: std::cell::OnceCell::new(),
         }
     }

@@ -12,7 +12,7 @@ use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::size::{
     HumanBytes, MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
 };
-use crate::rules::context::DiagnosticBuilder;
+use crate::rules::DiagnosticBuilder;
 use crate::rules::helpers::{SHM_FAILURES, gpu_reason, service_shm_need, set_shm_size_fix};
 use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
 

@@ -1,85 +1,17 @@
-//! What a rule sees (the parsed file and settings) and how it reports.
+//! What a compose rule sees: one project, its merged services and their
+//! containers, and how it builds fixes in the project's files.
 
-use crate::diagnostic::{At, Diagnostic, Label, Severity};
+use super::RuleSettings;
+use crate::diagnostic::At;
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::{ComposeEnv, Definition, Role, Service, Spanned, Src};
 use crate::model::container::{ContainerRuntime, Containers};
-use crate::model::shm_need::ShmPolicy;
-use crate::model::size::{GIB, MIB};
 use crate::project::Project;
 use crate::syntax::yaml::{NodeId, Value, Yaml};
 use crate::syntax::yaml_edit::{KeyOrder, NewNode, YamlEditor};
 use crate::text::TextRange;
 use std::rc::Rc;
 use std::sync::Arc;
-
-/// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleSettings {
-    /// The least /dev/shm any GPU workload gets (DeepSpeed's `ds_report`
-    /// threshold): a single-GPU job, and the floor of every other need.
-    pub min_shm: u64,
-    /// Several GPUs or NCCL ranks running a workload gpulint cannot
-    /// classify, or training whose rank count is unknown, when the user
-    /// sets it; `None` derives it from the measured workload
-    /// ([`crate::model::shm_need`]).
-    pub min_shm_multi_gpu: Option<u64>,
-    /// DataLoader workers per training rank assumed when the command does
-    /// not say (the reference workload's 8).
-    pub dataloader_workers: u64,
-    /// The size fixes write and messages suggest, as the user would spell it.
-    pub fix_shm_size: String,
-}
-
-impl Default for RuleSettings {
-    fn default() -> Self {
-        Self {
-            min_shm: 512 * MIB,
-            min_shm_multi_gpu: None,
-            dataloader_workers: 8,
-            fix_shm_size: "8gb".to_string(),
-        }
-    }
-}
-
-impl RuleSettings {
-    /// The part of these settings that decides how much /dev/shm a
-    /// workload needs ([`crate::model::shm_need`]).
-    pub fn shm_policy(&self) -> ShmPolicy {
-        ShmPolicy {
-            min: self.min_shm,
-            min_multi_gpu: self.min_shm_multi_gpu,
-            workers: self.dataloader_workers,
-        }
-    }
-
-    /// The size to suggest for a workload that needs `need` bytes:
-    /// `fix-size`, unless the need is larger (a job of many ranks), then
-    /// the need in whole gigabytes, so a fix never leaves a finding behind.
-    pub fn shm_size_for(&self, need: u64) -> String {
-        match crate::model::size::parse_compose_size(&self.fix_shm_size) {
-            crate::model::size::SizeValue::Bytes { bytes, .. } if bytes >= need => {
-                self.fix_shm_size.clone()
-            }
-            _ => format!("{}gb", need.div_ceil(GIB)),
-        }
-    }
-
-    /// `fix-size` as a Kubernetes quantity (`"8gb"` → `8Gi`).
-    pub fn fix_shm_quantity(&self) -> String {
-        self.shm_quantity_for(0)
-    }
-
-    /// [`Self::shm_size_for`] as a Kubernetes quantity (`"8gb"` → `8Gi`).
-    pub fn shm_quantity_for(&self, need: u64) -> String {
-        match crate::model::size::parse_compose_size(&self.shm_size_for(need)) {
-            crate::model::size::SizeValue::Bytes { bytes, .. } => {
-                crate::model::quantity::bytes_to_quantity(bytes)
-            }
-            _ => "8Gi".to_string(),
-        }
-    }
-}
 
 /// What a compose rule sees: one compose project, its merged services and
 /// their containers, every file it read (findings and fixes go where a
@@ -143,7 +75,7 @@ impl<'a> ComposeContext<'a> {
         ComposeContext {
             project,
             settings,
-            containers: Containers::new(crate::model::runtime::compose_runtimes(
+            containers: Containers::new(crate::model::adapters::compose_runtimes(
                 &project.services,
                 &range,
                 &|file| project.file_name(file),
@@ -649,167 +581,5 @@ impl<'a> ComposeContext<'a> {
             .entry(key)
             .or_insert_with(|| crate::model::resolved::undeclared_among(changed.as_ref()?, fix))
             .clone()
-    }
-}
-
-/// Collects the findings of one rule run.
-pub struct Reporter {
-    pub(crate) code: super::RuleCode,
-    pub(crate) default_severity: Severity,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-}
-
-impl Reporter {
-    pub fn new(code: super::RuleCode, default_severity: Severity) -> Self {
-        Self {
-            code,
-            default_severity,
-            diagnostics: Vec::new(),
-        }
-    }
-
-    /// Reports a finding at `range` with the rule's default severity; the
-    /// returned builder adds the rest.
-    pub fn report(
-        &mut self,
-        at: impl Into<At>,
-        message: impl Into<String>,
-    ) -> DiagnosticBuilder<'_> {
-        let at = at.into();
-        self.diagnostics.push(Diagnostic {
-            code: self.code,
-            severity: self.default_severity,
-            message: message.into(),
-            range: at.range,
-            file: at.file,
-            label: None,
-            note: None,
-            help: None,
-            related: Vec::new(),
-            fix: None,
-        });
-        DiagnosticBuilder(self.diagnostics.last_mut().expect("just pushed"))
-    }
-
-    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
-        self.diagnostics
-    }
-}
-
-pub struct DiagnosticBuilder<'r>(&'r mut Diagnostic);
-
-impl DiagnosticBuilder<'_> {
-    /// Moves the finding to `at` (a rule that words a finding before it
-    /// knows where it goes).
-    pub fn at(self, at: At) -> Self {
-        self.0.range = at.range;
-        self.0.file = at.file;
-        self
-    }
-
-    pub fn severity(self, severity: Severity) -> Self {
-        self.0.severity = severity;
-        self
-    }
-
-    pub fn label(self, label: impl Into<String>) -> Self {
-        self.0.label = Some(label.into());
-        self
-    }
-
-    pub fn note(self, note: impl Into<String>) -> Self {
-        self.0.note = Some(note.into());
-        self
-    }
-
-    pub fn help(self, help: impl Into<String>) -> Self {
-        self.0.help = Some(help.into());
-        self
-    }
-
-    /// A labelled span: in the finding's file, or in another one.
-    pub fn related(self, at: impl Into<At>, message: impl Into<String>) -> Self {
-        let at = at.into();
-        let file = match (&at.file, &self.0.file) {
-            (Some(file), Some(own)) if Arc::ptr_eq(file, own) || file == own => None,
-            (file, _) => file.clone(),
-        };
-        self.0.related.push(Label {
-            range: at.range,
-            message: message.into(),
-            file,
-        });
-        self
-    }
-
-    /// When the service counts as a GPU service because of the image it
-    /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
-    /// are asked for in another file of the compose project, points there.
-    pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
-        let elsewhere = |evidence: Src| match &self.0.file {
-            Some(file) => !Arc::ptr_eq(file, cx.source_file(evidence.file)),
-            None => false,
-        };
-        if let Some(evidence) = service.gpu.evidence
-            && elsewhere(evidence)
-        {
-            let message = format!(
-                "the service {} in this file of the compose project",
-                service.gpu.describe()
-            );
-            return self.related(cx.range(evidence), message);
-        }
-        match service.gpu_build() {
-            Some(built) if !service.gpu.is_reserved() => {
-                let message = format!("`build:` makes an image based on `{}`", built.base.image);
-                self.built_image_label(cx, service, message)
-            }
-            _ => self,
-        }
-    }
-
-    /// A label at the base image of what the service builds: the `FROM` in
-    /// its Dockerfile, or its `dockerfile_inline` value.
-    pub fn built_image_label(
-        self,
-        cx: &ComposeContext,
-        service: &Service,
-        message: String,
-    ) -> Self {
-        let Some(built) = &service.built_image else {
-            return self;
-        };
-        match &built.dockerfile {
-            Some(file) => self.related_in(file, built.base.range, message),
-            None => match service
-                .build
-                .as_ref()
-                .and_then(|b| b.dockerfile_inline.as_ref())
-            {
-                Some(inline) => self.related(cx.range(inline.node), message),
-                None => self,
-            },
-        }
-    }
-
-    /// A labelled span in another file.
-    pub fn related_in(
-        self,
-        file: &std::sync::Arc<crate::text::SourceFile>,
-        range: TextRange,
-        message: impl Into<String>,
-    ) -> Self {
-        self.0.related.push(Label {
-            range,
-            message: message.into(),
-            file: Some(file.clone()),
-        });
-        self
-    }
-
-    /// Attaches a fix; `None` (a fix that could not be built here) leaves the finding without one.
-    pub fn fix(self, fix: impl Into<Option<Fix>>) -> Self {
-        self.0.fix = fix.into();
-        self
     }
 }

@@ -1,0 +1,171 @@
+//! How a rule reports: a `Reporter` per rule run and the builder of one
+//! finding.
+
+use super::ComposeContext;
+use crate::diagnostic::{At, Diagnostic, Label, Severity};
+use crate::fix::Fix;
+use crate::model::compose::{Service, Src};
+use crate::text::TextRange;
+use std::sync::Arc;
+
+/// Collects the findings of one rule run.
+pub struct Reporter {
+    pub(crate) code: super::RuleCode,
+    pub(crate) default_severity: Severity,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+impl Reporter {
+    pub fn new(code: super::RuleCode, default_severity: Severity) -> Self {
+        Self {
+            code,
+            default_severity,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    /// Reports a finding at `range` with the rule's default severity; the
+    /// returned builder adds the rest.
+    pub fn report(
+        &mut self,
+        at: impl Into<At>,
+        message: impl Into<String>,
+    ) -> DiagnosticBuilder<'_> {
+        let at = at.into();
+        self.diagnostics.push(Diagnostic {
+            code: self.code,
+            severity: self.default_severity,
+            message: message.into(),
+            range: at.range,
+            file: at.file,
+            label: None,
+            note: None,
+            help: None,
+            related: Vec::new(),
+            fix: None,
+        });
+        DiagnosticBuilder(self.diagnostics.last_mut().expect("just pushed"))
+    }
+
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        self.diagnostics
+    }
+}
+
+pub struct DiagnosticBuilder<'r>(&'r mut Diagnostic);
+
+impl DiagnosticBuilder<'_> {
+    /// Moves the finding to `at` (a rule that words a finding before it
+    /// knows where it goes).
+    pub fn at(self, at: At) -> Self {
+        self.0.range = at.range;
+        self.0.file = at.file;
+        self
+    }
+
+    pub fn severity(self, severity: Severity) -> Self {
+        self.0.severity = severity;
+        self
+    }
+
+    pub fn label(self, label: impl Into<String>) -> Self {
+        self.0.label = Some(label.into());
+        self
+    }
+
+    pub fn note(self, note: impl Into<String>) -> Self {
+        self.0.note = Some(note.into());
+        self
+    }
+
+    pub fn help(self, help: impl Into<String>) -> Self {
+        self.0.help = Some(help.into());
+        self
+    }
+
+    /// A labelled span: in the finding's file, or in another one.
+    pub fn related(self, at: impl Into<At>, message: impl Into<String>) -> Self {
+        let at = at.into();
+        let file = match (&at.file, &self.0.file) {
+            (Some(file), Some(own)) if Arc::ptr_eq(file, own) || file == own => None,
+            (file, _) => file.clone(),
+        };
+        self.0.related.push(Label {
+            range: at.range,
+            message: message.into(),
+            file,
+        });
+        self
+    }
+
+    /// When the service counts as a GPU service because of the image it
+    /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
+    /// are asked for in another file of the compose project, points there.
+    pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
+        let elsewhere = |evidence: Src| match &self.0.file {
+            Some(file) => !Arc::ptr_eq(file, cx.source_file(evidence.file)),
+            None => false,
+        };
+        if let Some(evidence) = service.gpu.evidence
+            && elsewhere(evidence)
+        {
+            let message = format!(
+                "the service {} in this file of the compose project",
+                service.gpu.describe()
+            );
+            return self.related(cx.range(evidence), message);
+        }
+        match service.gpu_build() {
+            Some(built) if !service.gpu.is_reserved() => {
+                let message = format!("`build:` makes an image based on `{}`", built.base.image);
+                self.built_image_label(cx, service, message)
+            }
+            _ => self,
+        }
+    }
+
+    /// A label at the base image of what the service builds: the `FROM` in
+    /// its Dockerfile, or its `dockerfile_inline` value.
+    pub fn built_image_label(
+        self,
+        cx: &ComposeContext,
+        service: &Service,
+        message: String,
+    ) -> Self {
+        let Some(built) = &service.built_image else {
+            return self;
+        };
+        match &built.dockerfile {
+            Some(file) => self.related_in(file, built.base.range, message),
+            None => match service
+                .build
+                .as_ref()
+                .and_then(|b| b.dockerfile_inline.as_ref())
+            {
+                Some(inline) => self.related(cx.range(inline.node), message),
+                None => self,
+            },
+        }
+    }
+
+    /// A labelled span in another file.
+    pub fn related_in(
+        self,
+        file: &std::sync::Arc<crate::text::SourceFile>,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> Self {
+        self.0.related.push(Label {
+            range,
+            message: message.into(),
+            file: Some(file.clone()),
+        });
+        self
+    }
+
+    /// Attaches a fix; `None` (a fix that could not be built here) leaves the finding without one.
+    pub fn fix(self, fix: impl Into<Option<Fix>>) -> Self {
+        self.0.fix = fix.into();
+        self
+    }
+}
