@@ -1013,3 +1013,40 @@ fn interpolation_bombs_are_located_errors_in_the_editor() {
         .collect();
     assert_eq!(codes(&deep_codes), ["PROJ001"], "{found:?}");
 }
+
+/// A code-action request over the whole of a file with a finding on every
+/// line (a compose file named `Dockerfile`: 600 DF000 syntax errors) used
+/// to lint the file once per finding for its suppression, which made the
+/// request quadratic (the lsp fuzz target timed out). Only the first
+/// findings of a request's range get verified actions now.
+#[test]
+fn code_actions_over_a_whole_file_verify_a_bounded_number_of_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..600)
+        .map(|i| format!("  key{i}: value\n"))
+        .collect::<String>();
+    write(dir.path(), "Dockerfile", &text);
+    let uri = uri(&dir.path().join("Dockerfile"));
+    let mut client = Client::start();
+    client.open(&uri, "dockerfile", &text);
+    let findings = client.diagnostics(&uri);
+    assert!(findings.len() >= 600, "{}", findings.len());
+    let everything = lsp::Range::new(lsp::Position::new(0, 0), lsp::Position::new(600, 0));
+    let actions = client.code_actions(&uri, everything, Some("quickfix"));
+    let limit = gpulint::lsp::MAX_VERIFIED_FINDINGS;
+    assert!(
+        !actions.is_empty() && actions.len() <= 2 * limit,
+        "{} actions for {} findings",
+        actions.len(),
+        findings.len()
+    );
+    // The cursor's own line still gets its suppression.
+    let last = lsp::Range::new(lsp::Position::new(599, 2), lsp::Position::new(599, 2));
+    let actions = client.code_actions(&uri, last, Some("quickfix"));
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert!(
+        actions[0].title.starts_with("Suppress DF000"),
+        "{}",
+        actions[0].title
+    );
+}

@@ -16,6 +16,10 @@ use std::collections::HashMap;
 /// Applies every safe fix, as `gpulint check --fix` would.
 pub const FIX_ALL: CodeActionKind = CodeActionKind::new("source.fixAll.gpulint");
 
+/// The findings of one code-action request that get quick fixes and
+/// suppressions (each costs a lint of the edited text).
+pub const MAX_VERIFIED_FINDINGS: usize = 16;
+
 /// Whether the client asked for actions of `kind` (kinds are hierarchical:
 /// asking for `source` includes `source.fixAll.gpulint`).
 fn wanted(params: &lsp::CodeActionParams, kind: &CodeActionKind) -> bool {
@@ -40,10 +44,16 @@ pub fn code_actions(
     let end = offset(&report.index, text, params.range.end);
     let mut actions = Vec::new();
     if wanted(params, &CodeActionKind::QUICKFIX) {
-        for d in &report.diagnostics {
-            if d.range.end < start as u32 || d.range.start > end as u32 {
-                continue;
-            }
+        // Each quick fix and suppression is verified by linting the edited
+        // text once: a request over the whole of a file with thousands of
+        // findings (a YAML file opened as a Dockerfile: one per line) would
+        // lint it thousands of times. The first findings of the range get
+        // their actions; editors ask for the cursor's line, well under it.
+        let in_range = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.range.end >= start as u32 && d.range.start <= end as u32);
+        for d in in_range.take(MAX_VERIFIED_FINDINGS) {
             let shown = convert::diagnostic(report, d);
             if let Some(action) = quick_fix(session, document, report, &config, d, &shown) {
                 actions.push(action);

@@ -16,6 +16,7 @@
 //! they pass the same verification as `--fix`.
 
 mod actions;
+pub use actions::MAX_VERIFIED_FINDINGS;
 mod convert;
 mod transport;
 
