@@ -4,7 +4,7 @@
 //! must pass the engine's verification, and fixing the fixed text again
 //! must change nothing. Rule docs must declare the fixes their rules offer.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, assert_snapshot, config_selecting, fixtures, root};
 use gpulint::engine::Session;

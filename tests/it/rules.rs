@@ -3,7 +3,7 @@
 //! must produce the rule's findings (their rendering is snapshotted next to
 //! the input as `<file>.snap`) and `valid*` must produce none.
 
-mod common;
+use crate::common;
 
 use common::{assert_snapshot, config_selecting, fixtures, lint, render};
 use gpulint::rules::RuleCode;

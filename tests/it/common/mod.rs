@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+
+pub mod docker;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::{FileReport, check_text};
