@@ -5,67 +5,129 @@
 
 use crate::common;
 
-use common::{assert_snapshot, config_selecting, fixtures, lint, render};
+use common::{
+    TESTED_RULE_CODES, assert_snapshot, config_selecting, fixtures, lint, render, root,
+    with_rule_codes,
+};
 use gpulint::rules::RuleCode;
 use gpulint::rules::{RULES, Target, meta};
+use std::collections::BTreeSet;
 
-#[test]
-fn every_rule_fires_on_its_invalid_fixtures_and_stays_quiet_on_valid_ones() {
+/// One rule's fixtures: each `invalid*` one makes the rule fire (its
+/// rendering matches the snapshot beside it), each `valid*` one none.
+fn assert_fixtures(code: RuleCode) {
     let mut failures = Vec::new();
-    for rule in RULES {
-        // Suppression rules need the other rules running to have something to suppress.
-        let config = if meta(rule.code).applies_to(Target::Suppression) {
-            config_selecting(&["ALL"])
-        } else {
-            config_selecting(&[rule.code.as_str()])
-        };
-        for fixture in fixtures(rule.code) {
-            let name = fixture.name();
-            let path = &fixture.path;
-            let mut own = 0;
-            let mut rendered = String::new();
-            for file in &fixture.files {
-                let report = lint(file, &config);
-                if let Some(e) = &report.error {
-                    failures.push(format!("{}: {}", file.display(), e.message));
-                    continue;
-                }
-                own += report
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.code == rule.code)
-                    .count();
-                rendered.push_str(&render(&report));
+    // Suppression rules need the other rules running to have something to suppress.
+    let config = if meta(code).applies_to(Target::Suppression) {
+        config_selecting(&["ALL"])
+    } else {
+        config_selecting(&[code.as_str()])
+    };
+    for fixture in fixtures(code) {
+        let name = fixture.name();
+        let path = &fixture.path;
+        let mut own = 0;
+        let mut rendered = String::new();
+        for file in &fixture.files {
+            let report = lint(file, &config);
+            if let Some(e) = &report.error {
+                failures.push(format!("{}: {}", file.display(), e.message));
+                continue;
             }
-            if name.starts_with("invalid") {
-                if own == 0 {
-                    failures.push(format!(
-                        "{}: expected {} to fire",
-                        path.display(),
-                        rule.code
-                    ));
-                }
-                let snap = fixture.snapshot(path, ".snap");
-                if let Err(e) = assert_snapshot(&snap, &rendered) {
-                    failures.push(e);
-                }
-            } else if name.starts_with("valid") {
-                if own != 0 {
-                    failures.push(format!(
-                        "{}: {} fired on a valid fixture:\n{rendered}",
-                        path.display(),
-                        rule.code,
-                    ));
-                }
-            } else {
+            own += report.diagnostics.iter().filter(|d| d.code == code).count();
+            rendered.push_str(&render(&report));
+        }
+        if name.starts_with("invalid") {
+            if own == 0 {
+                failures.push(format!("{}: expected {} to fire", path.display(), code));
+            }
+            let snap = fixture.snapshot(path, ".snap");
+            if let Err(e) = assert_snapshot(&snap, &rendered) {
+                failures.push(e);
+            }
+        } else if name.starts_with("valid") {
+            if own != 0 {
                 failures.push(format!(
-                    "{}: fixture names start with `valid` or `invalid`",
-                    path.display()
+                    "{}: {} fired on a valid fixture:\n{rendered}",
+                    path.display(),
+                    code,
                 ));
             }
+        } else {
+            failures.push(format!(
+                "{}: fixture names start with `valid` or `invalid`",
+                path.display()
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// One test per rule, named by its code (`rules::SHM001`), so that one
+/// rule's fixtures run alone.
+macro_rules! fixture_tests {
+    ($($code:ident),* $(,)?) => {
+        $(
+            #[test]
+            #[allow(non_snake_case)]
+            fn $code() {
+                assert_fixtures(RuleCode::$code);
+            }
+        )*
+    };
+}
+with_rule_codes!(fixture_tests);
+
+/// A rule or a fixture folder that `with_rule_codes!` misses would have no
+/// fixture test at all: this fails instead.
+#[test]
+fn every_fixture_folder_and_rule_has_its_own_test() {
+    let tested: BTreeSet<&str> = TESTED_RULE_CODES.iter().copied().collect();
+    let rules: BTreeSet<&str> = RULES.iter().map(|r| r.code.as_str()).collect();
+    let folders: BTreeSet<String> = std::fs::read_dir(root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+        .filter(|name| !name.starts_with('_'))
+        .collect();
+    if let Err(message) = missing_tests(&tested, &rules, &folders) {
+        panic!("{message}");
+    }
+}
+
+/// The rules and fixture folders (`_`-prefixed ones are shared, not a
+/// rule's) that have no test among `tested`.
+fn missing_tests(
+    tested: &BTreeSet<&str>,
+    rules: &BTreeSet<&str>,
+    folders: &BTreeSet<String>,
+) -> Result<(), String> {
+    let untested: Vec<&str> = rules
+        .iter()
+        .copied()
+        .chain(folders.iter().map(String::as_str))
+        .filter(|code| !tested.contains(code))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if untested.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "no fixture test for {untested:?}: add the codes to with_rule_codes! in tests/it/common/mod.rs"
+        ))
+    }
+}
+
+#[test]
+fn missing_tests_names_an_untested_rule_and_folder() {
+    let tested = BTreeSet::from(["SHM001"]);
+    let rules = BTreeSet::from(["SHM001", "SHM002"]);
+    let folders = BTreeSet::from(["SHM001".to_string(), "NEW001".to_string()]);
+    let error = missing_tests(&tested, &rules, &folders).unwrap_err();
+    assert!(error.contains(r#"["NEW001", "SHM002"]"#), "{error}");
+    assert!(missing_tests(&tested, &BTreeSet::from(["SHM001"]), &BTreeSet::new()).is_ok());
 }
 
 #[test]

@@ -11,6 +11,33 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Calls the macro `$callback` with every rule code, as identifiers: the
+/// per-rule fixture tests (`rules::SHM001`, `fixes::SHM001`) are generated
+/// from it, so `cargo test --test it SHM001` runs one rule's fixtures.
+/// `rules::every_fixture_folder_and_rule_has_its_own_test` fails when a
+/// rule or a fixture folder is missing here.
+macro_rules! with_rule_codes {
+    ($callback:ident) => {
+        $callback! {
+        DF000, DF001, DF003, DF004, DF005, DF007, GPU001, GPU002, GPU003, GPU004,
+        GPU005, GPU006, GPU011, K8S001, K8S002, K8S003, K8S004, K8S005, K8S006, K8S008,
+        K8S009, K8S013, NCCL001, NCCL002, NCCL003, PROJ001, SHM001, SHM002, SHM003,
+        SHM005, SHM006, SHM007, SHM009, SHM011, SLURM001, SLURM002, SLURM003, SLURM004,
+        SLURM005, SUP001, SUP002, ULIM001, ULIM003,
+        }
+    };
+}
+pub(crate) use with_rule_codes;
+
+macro_rules! code_names {
+    ($($code:ident),* $(,)?) => {
+        &[$(stringify!($code)),*]
+    };
+}
+
+/// The codes `with_rule_codes!` names.
+pub const TESTED_RULE_CODES: &[&str] = with_rule_codes!(code_names);
+
 /// A config with only the given rule selectors enabled.
 pub fn config_selecting(selectors: &[&str]) -> Config {
     let mut config = Config::default();
