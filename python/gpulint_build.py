@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 
-# Cargo.toml's `rust-version` (tests/integrations.rs keeps them the same).
+# Cargo.toml's `rust-version` (tests/it/integrations.rs keeps them the same).
 RUST_VERSION = "1.88"
 
 NEEDS_RUST = (

@@ -12,6 +12,10 @@ use std::str::FromStr;
 /// that holds it, named after the code's prefix: `SHM` in `shm`, `K8S` in
 /// `k8s`, `DF` in `dockerfile`), as `CODE => module`, to the macro named.
 /// Adding a rule is one line here (`scripts/new_rule.py` writes it).
+/// Exported for the integration tests, which generate a test per rule
+/// from it (`gpulint::for_each_rule!`); not part of the library's API.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! for_each_rule {
     ($then:ident) => {
         $then! {

@@ -17,7 +17,7 @@
 //! - the ending is not the one the specification asks for (exit status 0
 //!   only after `shutdown`).
 //!
-//! Used by fuzz_targets/lsp_lifecycle.rs and by tests/fuzz_regressions.rs,
+//! Used by fuzz_targets/lsp_lifecycle.rs and by tests/it/fuzz_regressions.rs,
 //! which replays kept inputs without a nightly toolchain.
 
 use lsp_server::{Connection, Message, Notification, Request, RequestId, Response};

@@ -11,7 +11,7 @@
 //!   bytes, and closed.
 //!
 //! Bytes that are not a message are dropped here: the stdio framing of bad
-//! input is tested in tests/lsp.rs, and message orders by the
+//! input is tested in tests/it/lsp.rs, and message orders by the
 //! lsp_lifecycle target.
 #![no_main]
 

@@ -11,7 +11,7 @@ use crate::model::size::{
 
 /// Podman's /dev/shm when nothing sets it: containers.conf's `65536k`,
 /// which Podman 4.3 records as 65,536,000 bytes (`podman inspect`'s
-/// `HostConfig.ShmSize`, checked by `tests/podman.rs`).
+/// `HostConfig.ShmSize`, checked by `tests/it/podman.rs`).
 pub const PODMAN_DEFAULT_SHM_BYTES: u64 = 65_536_000;
 use crate::model::workload::detect_launcher;
 use crate::syntax::shell::{Command, Word};
@@ -834,7 +834,7 @@ mod tests {
         }
     }
 
-    /// What Podman 4.3 records (tests/podman.rs): its own default size, 0
+    /// What Podman 4.3 records (tests/it/podman.rs): its own default size, 0
     /// as no limit, a size refused with the host's or no IPC namespace, and
     /// an unreadable size refused whatever else sets /dev/shm.
     #[test]

@@ -9,7 +9,7 @@
 //! `daemon/devices_nvidia_linux.go`), which is why Docker's documentation
 //! writes `--gpus '"device=0,1"'`.
 //!
-//! `tests/engine.rs` gives every spelling it knows to `docker create --gpus`
+//! `tests/it/engine.rs` gives every spelling it knows to `docker create --gpus`
 //! and compares the `HostConfig.DeviceRequests` the daemon records with
 //! what this module reads.
 
@@ -234,7 +234,7 @@ mod tests {
     }
 
     /// What `docker create --gpus` recorded for these spellings (Docker CLI
-    /// 28.2, daemon 20.10; `tests/engine.rs` re-checks them on every run).
+    /// 28.2, daemon 20.10; `tests/it/engine.rs` re-checks them on every run).
     #[test]
     fn every_documented_spelling() {
         let gpu = strings(&["gpu"]);

@@ -44,7 +44,7 @@ pub enum SizeValue {
 }
 
 /// Parses `shm_size` as Compose reads its YAML value (measured by
-/// tests/engine.rs against Compose 2.40). A plain scalar is typed first, as go-yaml v3
+/// tests/it/engine.rs against Compose 2.40). A plain scalar is typed first, as go-yaml v3
 /// resolves it: an integer (underscores removed; `0x`, `0o`, `0b` and a
 /// leading `0` for octal; a sign) is bytes; a float (`1e9`, `1.5`, `.5`,
 /// `!!float`) reaches compose-go's `UnitBytes` as a type it ignores, so the
@@ -327,7 +327,7 @@ pub fn with_tmpfs_size(written: &str, size: &str) -> Option<String> {
 /// `docker-compose` 2.26 package is built with v0.4.0, where the whole text
 /// must match `^(\d+(\.\d+)*) ?([kKmMgGtTpP])?[iI]?[bB]?$` (no sign, no
 /// exponent, no leading `.`, no underscore), so it refuses `.5g`, `1.g`,
-/// `+1g`, `1e3` and `1_000` (measured: tests/engine.rs's older judge).
+/// `+1g`, `1e3` and `1_000` (measured: tests/it/engine.rs's older judge).
 pub fn old_go_units_reads(s: &str) -> bool {
     old_go_units_ram_in_bytes(s).is_some()
 }
@@ -673,7 +673,7 @@ mod tests {
         parse_compose_yaml_size(text, plain, None, &interpolate_alone(text))
     }
 
-    /// Each spelling with what Compose gave the container, as tests/engine.rs
+    /// Each spelling with what Compose gave the container, as tests/it/engine.rs
     /// measured it.
     #[test]
     fn compose_yaml_sizes_as_the_engine_measured_them() {

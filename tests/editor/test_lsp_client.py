@@ -2,7 +2,7 @@
 as an editor does: open a file, get the shm diagnostic at the right range,
 ask for code actions, apply the quick fix, and see the diagnostic go.
 
-Run by tests/editor.rs with GPULINT_BIN set to the binary under test."""
+Run by tests/it/editor.rs with GPULINT_BIN set to the binary under test."""
 
 import os
 import pathlib

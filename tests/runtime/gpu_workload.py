@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference training step with PyTorch on real GPUs (GPU mode of tests/runtime.rs).
+"""The reference training step with PyTorch on real GPUs (GPU mode of tests/it/runtime.rs).
 
 One process per rank (up to the GPUs the config reserves and the machine has), each:
 - checks that it sees the GPU count the config reserves (`--gpus`), as the NVIDIA

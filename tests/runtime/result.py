@@ -1,4 +1,4 @@
-"""The outcome line both workloads end with, which tests/runtime.rs reads."""
+"""The outcome line both workloads end with, which tests/it/runtime.rs reads."""
 
 import json
 import sys

@@ -5,7 +5,7 @@
 //! the model leaves out (a setting's spelling, a key it does not carry)
 //! would give two alike containers different findings.
 
-mod common;
+use crate::common;
 
 use common::{Fixture, fixtures_in_folder, required_shared, root};
 use gpulint::engine::config::Config;

@@ -1,5 +1,5 @@
 //! Podman judges the `podman run` model, as the Docker Engine judges the
-//! compose and `docker run` ones (`tests/engine.rs`): each generated set of
+//! compose and `docker run` ones (`tests/it/engine.rs`): each generated set of
 //! options is given to a real `podman create` (Debian 12's Podman 4.3,
 //! rootful, vfs storage and cgroupfs in a storage root of the test's own,
 //! an empty image imported with `podman import`: nothing is pulled), and
@@ -13,7 +13,7 @@
 //! `PodmanArgs=`), whose generator hands them to `podman run` as flags.
 //! Podman refusing the options must be gpulint's `refused`.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::PathBuf;

@@ -9,12 +9,9 @@
 //! them (`.ci/run` does, and runs these tests with `--include-ignored`).
 //! Without an engine they are listed as ignored, never as passed.
 
-mod common;
-#[path = "engine/generate.rs"]
+use crate::common;
 mod generate;
-#[path = "engine/oracle.rs"]
 mod oracle;
-#[path = "engine/projects.rs"]
 mod projects;
 
 use common::{copy_dir, fixtures, root};
@@ -180,7 +177,7 @@ fn engine_agrees_with_inspect_on_generated_cases() {
     );
 }
 
-/// Generated multi-file projects (tests/engine/projects.rs): which files
+/// Generated multi-file projects (tests/it/engine/projects.rs): which files
 /// make the project, merges across files, IPC donors across files,
 /// `include:`, refusals (judged both ways) and overlays; the figures are
 /// given for each class.

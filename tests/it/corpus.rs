@@ -5,7 +5,7 @@
 //! The test fails on any finding not listed (noise) and any listed finding
 //! not produced (a miss), and prints true/false positive/negative counts.
 
-mod common;
+use crate::common;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, FixOutcome, fix_text};
@@ -724,7 +724,7 @@ fn every_corpus_file_is_handled_without_a_crash() {
 
 /// On every corpus file, each fix applies on its own as its finding
 /// advertises (safe with `--fix` alone, unsafe with `--unsafe-fixes`), as
-/// `tests/fixes.rs` checks on the fixtures.
+/// `tests/it/fixes.rs` checks on the fixtures.
 #[test]
 #[ignore = "needs ../shared/corpus: run by .ci/run"]
 fn every_corpus_fix_applies_on_its_own_as_advertised() {

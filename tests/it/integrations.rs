@@ -3,7 +3,7 @@
 //! composite action, plus schema checks of action.yml and the example
 //! workflow with real checkers.
 
-mod common;
+use crate::common;
 
 use common::write;
 use gpulint::syntax::yaml::{NodeId, Yaml};

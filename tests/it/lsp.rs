@@ -2,9 +2,9 @@
 //! by a minimal client: diagnostics on open and change, positions in UTF-16,
 //! quick fixes and suppressions that work when applied, fix-all, hover,
 //! configuration reload, cross-file refresh, and half-typed files.
-//! (tests/editor.rs drives the real binary from a real LSP client.)
+//! (tests/it/editor.rs drives the real binary from a real LSP client.)
 
-mod common;
+use crate::common;
 
 use common::write;
 use lsp_server::{Connection, Message, Notification, Request, RequestId};

@@ -1,4 +1,4 @@
-//! Generated compose cases for tests/engine.rs: every spelling of
+//! Generated compose cases for tests/it/engine.rs: every spelling of
 //! `shm_size`, every IPC mode, /dev/shm mounts in each form, tmpfs,
 //! interpolation defaults, anchors and merges, ulimits, GPU reservations,
 //! and override pairs with `!reset` and `!override`. Deterministic: the
@@ -9,7 +9,7 @@
 //! project per case by the caller, so one refused spelling costs only
 //! itself.
 
-use crate::oracle::Case;
+use super::oracle::Case;
 use std::path::Path;
 
 /// One service under test, with the donor services it needs.

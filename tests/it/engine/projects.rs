@@ -1,4 +1,4 @@
-//! Generated multi-file Compose projects for tests/engine.rs (issue 34):
+//! Generated multi-file Compose projects for tests/it/engine.rs (issue 34):
 //! which files make a project, how they merge, IPC donors across files,
 //! `include:`, what Compose refuses, and overlays, each judged by Compose
 //! and the engine, never by an answer written here.
@@ -17,7 +17,7 @@
 //!   project (its file names, its `.env`, `COMPOSE_FILE`, an overlay run
 //!   with `-f base -f overlay`, a refusal).
 
-use crate::oracle::Case;
+use super::oracle::Case;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! `cli`, `lsp`), and the modules of `src/model` form no cycle, so each
 //! one can be read (and tested) with only what it builds on.
 
-mod common;
+use crate::common;
 
 use common::root;
 use std::collections::{BTreeMap, BTreeSet};

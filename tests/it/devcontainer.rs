@@ -2,7 +2,7 @@
 //! Container CLI makes of them, checked by the `docker run` rules, fixed in
 //! JSON with comments, suppressed with `//` comments, inspected.
 
-mod common;
+use crate::common;
 
 use common::{gpulint, stdout, write};
 use gpulint::engine::check_text;

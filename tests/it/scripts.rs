@@ -2,7 +2,7 @@
 //! examples, discovery of scripts, Makefiles, workflows and (opted in)
 //! Markdown, and fixed commands that the real Docker CLI still accepts.
 
-mod common;
+use crate::common;
 
 use common::write;
 use gpulint::engine::config::Config;

@@ -4,7 +4,7 @@
 //! Kubernetes Job, checks the /dev/shm diagnostic's range, applies the
 //! offered quick fix and sees the diagnostic disappear, and reads a hover.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! doc and fixture folder has a rule; `rules/README.md` is current; the
 //! README's example output is what gpulint prints.
 
-mod common;
+use crate::common;
 
 use common::root;
 use gpulint::engine::{check_text, config::Config};
@@ -202,7 +202,7 @@ fn doc_examples_are_true() {
 /// The rule index, generated from the docs' front matter.
 fn rules_index() -> String {
     let mut out = String::from(
-        "# Rules\n\nGenerated from each rule's front matter by `UPDATE_SNAPSHOTS=1 cargo test --test docs`; do not edit by hand.\n`gpulint rule CODE` prints a rule's doc.\n\n| Code | Name | Checks | Severity | Fix | Summary |\n| --- | --- | --- | --- | --- | --- |\n",
+        "# Rules\n\nGenerated from each rule's front matter by `UPDATE_SNAPSHOTS=1 cargo test --test it docs::`; do not edit by hand.\n`gpulint rule CODE` prints a rule's doc.\n\n| Code | Name | Checks | Severity | Fix | Summary |\n| --- | --- | --- | --- | --- | --- |\n",
     );
     for meta in all_meta() {
         let fix = meta.fix.as_str();

@@ -1,7 +1,7 @@
 //! Podman Quadlet `.container` units: read as the `podman run` the Quadlet
 //! generator writes, checked by the `docker run` rules, fixed with lines.
 
-mod common;
+use crate::common;
 
 use common::{gpulint, stdout, write};
 use gpulint::engine::check_text;

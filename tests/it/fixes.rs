@@ -4,9 +4,9 @@
 //! must pass the engine's verification, and fixing the fixed text again
 //! must change nothing. Rule docs must declare the fixes their rules offer.
 
-mod common;
+use crate::common;
 
-use common::{Fixture, assert_snapshot, config_selecting, fixtures, root};
+use common::{Fixture, assert_snapshot, config_selecting, fixtures, root, with_rule_codes};
 use gpulint::engine::Session;
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text, unified_diff, verify_as_advertised};
@@ -48,90 +48,126 @@ struct Case {
     fixed: String,
 }
 
+/// Every fixable fixture of every rule, and what failed.
 fn cases() -> (Vec<Case>, Vec<String>) {
     let mut cases = Vec::new();
     let mut failures = Vec::new();
     for rule in RULES {
-        if meta(rule.code).applies_to(Target::Suppression) {
-            continue;
-        }
-        let config = config_selecting(&[rule.code.as_str()]);
-        for (path, fixture) in invalid_fixtures(rule.code) {
-            let original = std::fs::read_to_string(&path).unwrap();
-            let outcome = match fix_text(&original, Path::new(&relative(&path)), &config, ALL_FIXES)
-            {
-                Ok(o) => o,
-                Err(e) => {
-                    failures.push(format!("{}: {}", path.display(), e.message));
-                    continue;
-                }
-            };
-            for failed in &outcome.failed {
-                failures.push(format!(
-                    "{}: {} fix {:?} failed verification: {}",
-                    path.display(),
-                    failed.code,
-                    failed.title,
-                    failed.reason
-                ));
-            }
-            let diff_snap = fixture.snapshot(&path, ".diff");
-            let fixed_snap = fixture.snapshot(&path, ".fixed");
-            if !outcome.changed(&original) {
-                if diff_snap.exists() || fixed_snap.exists() {
-                    failures.push(format!(
-                        "{}: no fix applies, but fix snapshots exist",
-                        path.display()
-                    ));
-                }
-                continue;
-            }
-            let diff = unified_diff(&relative(&path), &original, &outcome.fixed_text);
-            for (snap, actual) in [(&diff_snap, &diff), (&fixed_snap, &outcome.fixed_text)] {
-                if let Err(e) = assert_snapshot(snap, actual) {
-                    failures.push(e);
-                }
-            }
-            // A second run finds nothing more to fix.
-            let again = fix_text(
-                &outcome.fixed_text,
-                Path::new(&relative(&path)),
-                &config,
-                ALL_FIXES,
-            )
-            .unwrap();
-            if again.changed(&outcome.fixed_text) {
-                failures.push(format!(
-                    "{}: a second --fix changed the file again:\n{}",
-                    path.display(),
-                    unified_diff(&relative(&path), &outcome.fixed_text, &again.fixed_text)
-                ));
-            }
-            cases.push(Case {
-                path,
-                original,
-                diff,
-                fixed: outcome.fixed_text,
-            });
-        }
+        let (rule_cases, rule_failures) = rule_cases(rule.code);
+        cases.extend(rule_cases);
+        failures.extend(rule_failures);
     }
     (cases, failures)
 }
 
+/// The fixtures of one rule whose fixes change the file, each checked
+/// against its `.diff` and `.fixed` snapshots, verified and fixed again;
+/// and what failed. A suppression rule offers no fix: its folder must hold
+/// no fix snapshot.
+fn rule_cases(code: RuleCode) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut failures = Vec::new();
+    if meta(code).applies_to(Target::Suppression) {
+        let dir = root().join("fixtures").join(code.as_str());
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path
+                .extension()
+                .is_some_and(|e| e == "diff" || e == "fixed")
+            {
+                failures.push(format!(
+                    "{}: a suppression rule offers no fix, but a fix snapshot exists",
+                    path.display()
+                ));
+            }
+        }
+        return (cases, failures);
+    }
+    let config = config_selecting(&[code.as_str()]);
+    for (path, fixture) in invalid_fixtures(code) {
+        let original = std::fs::read_to_string(&path).unwrap();
+        let outcome = match fix_text(&original, Path::new(&relative(&path)), &config, ALL_FIXES) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{}: {}", path.display(), e.message));
+                continue;
+            }
+        };
+        for failed in &outcome.failed {
+            failures.push(format!(
+                "{}: {} fix {:?} failed verification: {}",
+                path.display(),
+                failed.code,
+                failed.title,
+                failed.reason
+            ));
+        }
+        let diff_snap = fixture.snapshot(&path, ".diff");
+        let fixed_snap = fixture.snapshot(&path, ".fixed");
+        if !outcome.changed(&original) {
+            if diff_snap.exists() || fixed_snap.exists() {
+                failures.push(format!(
+                    "{}: no fix applies, but fix snapshots exist",
+                    path.display()
+                ));
+            }
+            continue;
+        }
+        let diff = unified_diff(&relative(&path), &original, &outcome.fixed_text);
+        for (snap, actual) in [(&diff_snap, &diff), (&fixed_snap, &outcome.fixed_text)] {
+            if let Err(e) = assert_snapshot(snap, actual) {
+                failures.push(e);
+            }
+        }
+        // A second run finds nothing more to fix.
+        let again = fix_text(
+            &outcome.fixed_text,
+            Path::new(&relative(&path)),
+            &config,
+            ALL_FIXES,
+        )
+        .unwrap();
+        if again.changed(&outcome.fixed_text) {
+            failures.push(format!(
+                "{}: a second --fix changed the file again:\n{}",
+                path.display(),
+                unified_diff(&relative(&path), &outcome.fixed_text, &again.fixed_text)
+            ));
+        }
+        cases.push(Case {
+            path,
+            original,
+            diff,
+            fixed: outcome.fixed_text,
+        });
+    }
+    (cases, failures)
+}
+
+/// One test per rule, named by its code (`fixes::SHM001`): its fixes
+/// match their snapshots, pass verification and are idempotent.
+macro_rules! fix_tests {
+    ($( $family:ident { $( $code:ident => $module:ident ),* $(,)? } )*) => {
+        $($(
+            #[test]
+            #[allow(non_snake_case)]
+            fn $code() {
+                let (_, failures) = rule_cases(RuleCode::$code);
+                assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+            }
+        )*)*
+    };
+}
+with_rule_codes!(fix_tests);
+
 #[test]
-fn fixes_match_their_snapshots_verify_and_are_idempotent() {
-    let (cases, failures) = cases();
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+fn every_fixable_rule_has_a_fixture_showing_its_fix() {
+    let (cases, _) = cases();
     assert!(
         cases.len() >= 10,
         "only {} fixtures have fixes",
         cases.len()
     );
-}
-
-#[test]
-fn every_fixable_rule_has_a_fixture_showing_its_fix() {
-    let (cases, _) = cases();
     for rule in RULES {
         let kind = meta(rule.code).fix;
         if matches!(kind, FixKind::Safe | FixKind::Unsafe) {

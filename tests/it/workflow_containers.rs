@@ -2,7 +2,7 @@
 //! `docker create`, its `options:` string and its image, which gpulint reads
 //! as the `docker run` model.
 
-mod common;
+use crate::common;
 
 use common::{gpulint, stdout, write};
 use gpulint::engine::check_text;

@@ -27,14 +27,15 @@
 //! an unlimited memlock lets it), which the tests print.
 //!
 //! These tests need a Docker Engine, Compose v2 and the workload image:
-//! `eval "$(bash .ci/engine start)"`, then `cargo test --test runtime --
-//! --ignored --skip gpu_mode`. Without them they are listed as ignored.
+//! `eval "$(bash .ci/engine start)"`, then `cargo test --test it --
+//! --ignored runtime:: --skip gpu_mode`. Without them they are listed as ignored.
 //! GPU mode (`gpu_mode_table`): the same pairs on a machine with an NVIDIA
 //! GPU and an engine, GPU requests kept, `tests/runtime/gpu_workload.py` in
 //! an image with PyTorch (`GPULINT_GPU_IMAGE`).
 
-mod common;
+use crate::common;
 
+use crate::common::docker::{DEFAULT_FILES, DEFAULT_OVERRIDES, docker, run, text};
 use common::{copy_dir, fixtures, gpulint, root, stdout};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,7 +51,7 @@ const RUNTIME_RULES: &[&str] = &[
 ];
 
 /// Why a Quadlet unit's container is not run here.
-const QUADLET: &str = "a Quadlet unit (judged by Podman in tests/podman.rs; Podman starts no container in this sandbox)";
+const QUADLET: &str = "a Quadlet unit (judged by Podman in tests/it/podman.rs; Podman starts no container in this sandbox)";
 
 /// GPUs an `all` reservation gets on the reference node.
 const NODE_GPUS: u64 = 8;
@@ -131,7 +132,7 @@ struct Ran {
     notes: Vec<String>,
     /// The files of a Compose project refused as a whole (it does not
     /// load, or its containers are not created): an error gpulint reports
-    /// anywhere in them flags it, as in tests/engine.rs.
+    /// anywhere in them flags it, as in tests/it/engine.rs.
     project_files: Vec<String>,
 }
 
@@ -176,24 +177,6 @@ struct Engine {
     /// The host's hard RLIMIT_MEMLOCK (-1 unlimited): without
     /// CAP_SYS_RESOURCE runc cannot give a container more.
     memlock_hard: i64,
-}
-
-fn run(command: &mut Command) -> Output {
-    command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn docker(args: &[&str]) -> Output {
-    run(Command::new("docker").args(args))
 }
 
 /// The last line that says something: an engine's error is there.
@@ -510,19 +493,6 @@ fn codes_in(
     codes
 }
 
-const DEFAULT_FILES: [&str; 4] = [
-    "compose.yaml",
-    "compose.yml",
-    "docker-compose.yml",
-    "docker-compose.yaml",
-];
-const DEFAULT_OVERRIDES: [&str; 4] = [
-    "compose.override.yml",
-    "compose.override.yaml",
-    "docker-compose.override.yml",
-    "docker-compose.override.yaml",
-];
-
 /// The files Compose discovers in `dir`: its first default file and first override.
 fn discovered_files(dir: &Path) -> Vec<String> {
     let first = |names: &[&str]| {
@@ -585,7 +555,7 @@ fn run_side(
             }
             // The generator's `podman run` holds Podman-only options, and
             // Podman cannot start a container in this sandbox: the model of
-            // a unit is judged by Podman's `create` in tests/podman.rs.
+            // a unit is judged by Podman's `create` in tests/it/podman.rs.
             "quadlet" => {
                 out.insert(
                     key.clone(),
@@ -1741,12 +1711,12 @@ fn shm002_thresholds_carry_the_reference_job() {
 
 /// GPU mode: the same pairs with PyTorch on real GPUs, under the engine
 /// with the GPU requests kept. Run it with `GPULINT_GPU_IMAGE=<an image
-/// with PyTorch> cargo test --test runtime gpu_mode -- --ignored
+/// with PyTorch> cargo test --test it runtime::gpu_mode -- --ignored
 /// --nocapture` on a machine with an NVIDIA GPU, the NVIDIA Container
 /// Toolkit and an engine; elsewhere it fails saying why it was skipped, so
 /// it never counts as passed without a GPU. CI has no GPU and skips it.
 #[test]
-#[ignore = "needs an NVIDIA GPU, a Docker Engine with the NVIDIA runtime and GPULINT_GPU_IMAGE (PyTorch): cargo test --test runtime gpu_mode -- --ignored --nocapture"]
+#[ignore = "needs an NVIDIA GPU, a Docker Engine with the NVIDIA runtime and GPULINT_GPU_IMAGE (PyTorch): cargo test --test it runtime::gpu_mode -- --ignored --nocapture"]
 fn gpu_mode_table() {
     let smi = Command::new("nvidia-smi").arg("-L").output();
     let gpus = match smi {

@@ -1,4 +1,4 @@
-//! The engine side of tests/engine.rs: load a Compose project with the real
+//! The engine side of tests/it/engine.rs: load a Compose project with the real
 //! `docker compose`, create its containers, read them back with `docker
 //! inspect`, start them and look at `/dev/shm` from inside, and compare each
 //! fact with what `gpulint inspect` says.
@@ -8,6 +8,7 @@
 //! [`known_difference`], each with its reason; everything else that differs
 //! is a disagreement and fails the test.
 
+use crate::common::docker::{DEFAULT_FILES, DEFAULT_OVERRIDES, docker, run, text};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,19 +70,6 @@ impl Drop for Case {
         }
     }
 }
-
-const DEFAULT_FILES: [&str; 4] = [
-    "compose.yaml",
-    "compose.yml",
-    "docker-compose.yml",
-    "docker-compose.yaml",
-];
-const DEFAULT_OVERRIDES: [&str; 4] = [
-    "compose.override.yml",
-    "compose.override.yaml",
-    "docker-compose.override.yml",
-    "docker-compose.override.yaml",
-];
 
 impl Case {
     /// The default project of `dir`, as Compose discovers it.
@@ -301,24 +289,6 @@ pub struct Engine {
     ram_pages: u64,
     /// Hard limits (bytes or counts) the sandbox cannot raise, by ulimit name.
     hard_limits: BTreeMap<String, i64>,
-}
-
-fn run(command: &mut Command) -> Output {
-    command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
-
-fn docker(args: &[&str]) -> Output {
-    run(Command::new("docker").args(args))
 }
 
 impl Engine {

@@ -1,7 +1,7 @@
 //! Bad input never panics: random YAML-ish text, mutated fixtures, deep
 //! nesting and alias bombs all end in findings or a located error.
 
-mod common;
+use crate::common;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::lint_text;

@@ -3,7 +3,7 @@
 //! built-in kinds still validate against the Kubernetes schema
 //! (`kubernetes-validate --strict`).
 
-mod common;
+use crate::common;
 
 use common::root;
 use gpulint::engine::check_text;

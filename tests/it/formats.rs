@@ -2,7 +2,7 @@
 //! `--output-file` and `--fail-on`, end to end through the binary; SARIF is
 //! checked with the official schema and Microsoft's SARIF multitool.
 
-mod common;
+use crate::common;
 
 use common::{copy_dir, gpulint, stdout, workflow_commands, write};
 use serde_json::Value;
@@ -568,7 +568,7 @@ fn nothing_read_from_a_file_becomes_a_workflow_command_or_a_terminal_escape() {
     let repo = hostile_repository();
     // Not `--diff`: a patch must hold the file's bytes to apply, so the
     // action stops the runner's command processing around it (and around
-    // everything gpulint prints; tests/integrations.rs).
+    // everything gpulint prints; tests/it/integrations.rs).
     let runs: &[&[&str]] = &[
         &["check", "--color", "never", "."],
         &["check", "--color", "always", "."],

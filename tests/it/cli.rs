@@ -1,6 +1,6 @@
 //! End-to-end tests of the `gpulint` binary.
 
-mod common;
+use crate::common;
 
 use common::{gpulint, stderr, stdout, write};
 use std::io::Write;

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code)]
+
+pub mod docker;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::{FileReport, check_text};
@@ -9,6 +10,29 @@ use std::path::{Path, PathBuf};
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// Calls the macro `$callback` with every rule, from the crate's own
+/// registry (`for_each_rule!` in src/codes.rs), as `family { CODE =>
+/// module, ... } ...`: the per-rule fixture tests (`rules::SHM001`,
+/// `fixes::SHM001`) are generated from it, so `cargo test --test it SHM001`
+/// runs one rule's fixtures, and a new rule gets its tests without a
+/// second list. `rules::every_fixture_folder_and_rule_has_its_own_test`
+/// fails when a fixture folder belongs to no rule.
+macro_rules! with_rule_codes {
+    ($callback:ident) => {
+        gpulint::for_each_rule! { $callback }
+    };
+}
+pub(crate) use with_rule_codes;
+
+macro_rules! code_names {
+    ($( $family:ident { $( $code:ident => $module:ident ),* $(,)? } )*) => {
+        &[$($(stringify!($code)),*),*]
+    };
+}
+
+/// The codes `with_rule_codes!` names.
+pub const TESTED_RULE_CODES: &[&str] = with_rule_codes!(code_names);
 
 /// A config with only the given rule selectors enabled.
 pub fn config_selecting(selectors: &[&str]) -> Config {

@@ -3,9 +3,9 @@
 //! with `!reset` and `!override`. `fixtures/_projects/*/` are small
 //! repositories; what `gpulint inspect` says about each is snapshotted next
 //! to it (`<name>.inspect.snap`) and judged by the real engine in
-//! tests/engine.rs. The tests below hold the examples of the issue.
+//! tests/it/engine.rs. The tests below hold the examples of the issue.
 
-mod common;
+use crate::common;
 
 use common::{assert_snapshot, copy_dir, gpulint, root, stdout, write};
 use serde_json::Value;
@@ -587,7 +587,7 @@ fn corpus_files_are_judged_with_their_siblings() {
     assert_eq!(findings(lone_deepq.path(), &["docker-compose.yml"]), vec![]);
 }
 
-// Found by the generated projects the engine judges (tests/engine/projects.rs,
+// Found by the generated projects the engine judges (tests/it/engine/projects.rs,
 // issue 34); each test fails without its fix.
 
 /// A file `extends: {file: ...}` names is loaded as a file of its own, put

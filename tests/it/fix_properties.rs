@@ -4,7 +4,7 @@
 //! the file parseable, remove the findings they fix, add none, and a second
 //! run changes nothing.
 
-mod common;
+use crate::common;
 
 use gpulint::engine::config::Config;
 use gpulint::engine::fix::{FixMode, fix_text};

@@ -1,7 +1,7 @@
 //! `gpulint inspect`: the run-time settings gpulint derives, checked like
 //! the rules that reason over them.
 
-mod common;
+use crate::common;
 
 use common::{gpulint, root, stdout, write};
 use serde_json::{Value, json};
