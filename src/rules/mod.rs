@@ -8,6 +8,7 @@
 //! of it, and a test checks the two agree.
 
 pub mod compose_context;
+pub mod container_context;
 pub mod dockerfile;
 pub mod dockerfile_context;
 pub mod env_context;
@@ -27,6 +28,7 @@ pub mod suppression;
 pub mod ulim;
 
 pub use compose_context::ComposeContext;
+pub use container_context::ContainerSite;
 pub use dockerfile_context::DockerfileContext;
 pub use env_context::{EnvSetting, EnvSource};
 pub use kube_context::KubeContext;
@@ -53,6 +55,9 @@ pub struct Check {
     /// Over every environment variable a container or a script's processes
     /// get, whatever file sets it.
     pub env: Option<fn(&EnvSetting, &mut Reporter)>,
+    /// Over every container a compose project or a command line starts
+    /// ([`ContainerSite`]: the model, and where its settings are written).
+    pub containers: Option<fn(&ContainerSite, &mut Reporter)>,
 }
 
 impl Check {
@@ -64,7 +69,18 @@ impl Check {
         commands: None,
         slurm: None,
         env: None,
+        containers: None,
     };
+
+    /// A rule over containers: compose services and the containers of
+    /// command lines (`docker run`, `podman run`, dev containers, workflow
+    /// containers, Quadlet units).
+    pub const fn containers(check: fn(&ContainerSite, &mut Reporter)) -> Check {
+        Check {
+            containers: Some(check),
+            ..Check::ENGINE
+        }
+    }
 
     /// A rule over environment variables: compose services, Kubernetes
     /// containers and the ConfigMaps they read, Dockerfile `ENV`, scripts
@@ -78,7 +94,7 @@ impl Check {
 
     /// Runs on a compose project.
     pub fn on_compose(&self) -> bool {
-        self.compose.is_some() || self.env.is_some()
+        self.compose.is_some() || self.env.is_some() || self.containers.is_some()
     }
 
     /// Runs on a Kubernetes document.
@@ -93,7 +109,7 @@ impl Check {
 
     /// Runs on a file's commands (not counting SLURM checks).
     pub fn on_commands(&self) -> bool {
-        self.commands.is_some() || self.env.is_some()
+        self.commands.is_some() || self.env.is_some() || self.containers.is_some()
     }
 
     pub fn run_compose(&self, cx: &ComposeContext, out: &mut Reporter) {
@@ -102,6 +118,9 @@ impl Check {
         }
         if let Some(check) = self.env {
             env_context::compose(cx, &mut |setting| check(setting, out));
+        }
+        if let Some(check) = self.containers {
+            container_context::compose(cx, &mut |site| check(site, out));
         }
     }
 
@@ -133,6 +152,9 @@ impl Check {
         }
         if let Some(check) = self.env {
             env_context::commands(cx, &mut |setting| check(setting, out));
+        }
+        if let Some(check) = self.containers {
+            container_context::commands(cx, &mut |site| check(site, out));
         }
     }
 

@@ -18,6 +18,7 @@ pub const CHECK: Check = Check {
     commands: Some(commands),
     slurm: Some(slurm),
     env: None,
+    containers: None,
 };
 
 /// Where a setting is written: the option (or variable) and its value.

@@ -1,0 +1,252 @@
+//! A container as a rule sees it, whatever platform starts it: the
+//! container model (`ContainerRuntime`, what `gpulint inspect` prints)
+//! plus a [`ContainerSite`] that knows where the container's settings are
+//! written and how to change them in that file's syntax: a compose
+//! service, or a container command line (`docker run`, `podman run`, a dev
+//! container, a workflow container, a Quadlet unit).
+//!
+//! A container rule is one function over a `ContainerSite`
+//! (`Check::containers`): it judges the model and asks the site for spans
+//! and edits, so adding a platform means one more site, not an adapter in
+//! every rule.
+
+use crate::diagnostic::At;
+use crate::fix::{Applicability, Edit, Fix};
+use crate::model::compose::Service;
+use crate::model::container::ContainerRuntime;
+use crate::model::docker_run::RunOption;
+use crate::model::script::RunSite;
+use crate::rules::helpers::{gpu_reason, set_ulimit_edits};
+use crate::rules::{ComposeContext, ScriptContext};
+use crate::syntax::yaml_edit::NewNode;
+
+/// One container and where it is configured.
+pub struct ContainerSite<'a> {
+    /// What it gets at run time.
+    pub model: &'a ContainerRuntime,
+    place: Place<'a>,
+}
+
+enum Place<'a> {
+    Service {
+        cx: &'a ComposeContext<'a>,
+        service: &'a Service,
+    },
+    Run {
+        cx: &'a ScriptContext<'a>,
+        site: &'a RunSite,
+    },
+}
+
+/// A ulimit as the container's config writes it.
+pub struct UlimitSetting {
+    /// The setting (`memlock: 8192`, `--ulimit memlock=8192`).
+    pub at: At,
+    /// Unlimited (`-1`, soft and hard).
+    pub unlimited: bool,
+    /// Only known at run time (`--ulimit "$LIMIT"`): not judged.
+    pub dynamic: bool,
+}
+
+impl<'a> ContainerSite<'a> {
+    /// "service `train`", "the container started by `docker run`".
+    pub fn describe(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => format!("service `{}`", service.name),
+            Place::Run { site, .. } => ScriptContext::describe_run(site),
+        }
+    }
+
+    /// Where a finding about the container as a whole goes: the service's
+    /// key, the run's program word.
+    pub fn at(&self) -> At {
+        match &self.place {
+            Place::Service { cx, service } => cx.range(service.key),
+            Place::Run { site, .. } => site.run.program_range.into(),
+        }
+    }
+
+    /// "the service", "the container": the subject of a label.
+    pub fn noun(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "the service",
+            Place::Run { .. } => "the container",
+        }
+    }
+
+    /// Why the container counts as a GPU workload, for labels ("reserves
+    /// all GPUs", "asks for GPUs with `--gpus all`").
+    pub fn gpu_reason(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => gpu_reason(service),
+            Place::Run { site, .. } => site.run.gpu_request().unwrap_or_default(),
+        }
+    }
+
+    /// Whether gpulint reads all of the container's settings: a command
+    /// line with options only known at run time (`docker run $OPTS`) is
+    /// not judged on what it lacks.
+    pub fn fully_known(&self) -> bool {
+        match &self.place {
+            Place::Service { .. } => true,
+            Place::Run { site, .. } => site.run.uncertain.is_none(),
+        }
+    }
+
+    /// The ulimit `name` as written, the one that applies.
+    pub fn ulimit(&self, name: &str) -> Option<UlimitSetting> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let limit = service_ulimit(service, name)?;
+                Some(UlimitSetting {
+                    at: cx.entry_range(limit.key, limit.value_node),
+                    unlimited: limit.is_unlimited(),
+                    dynamic: false,
+                })
+            }
+            Place::Run { site, .. } => {
+                let option = run_ulimit(site, name)?;
+                let value = option.value.as_deref().unwrap_or("");
+                let limit = value.strip_prefix(name).and_then(|v| v.strip_prefix('='));
+                Some(UlimitSetting {
+                    at: option.range.into(),
+                    unlimited: matches!(limit, Some("-1" | "-1:-1")),
+                    dynamic: option.dynamic,
+                })
+            }
+        }
+    }
+
+    /// How the ulimit `name` is set to `value` in this container's syntax,
+    /// for help texts: "add `ulimits: {memlock: -1}` (or `memlock: {soft:
+    /// -1, hard: -1}`)", "add `--ulimit memlock=-1`".
+    pub fn ulimit_help(&self, name: &str, value: &str) -> String {
+        match &self.place {
+            Place::Service { .. } => format!(
+                "add `ulimits: {{{name}: {value}}}` (or `{name}: {{soft: {value}, hard: {value}}}`)"
+            ),
+            Place::Run { .. } => format!("add `--ulimit {name}={value}`"),
+        }
+    }
+
+    /// A fix that sets the ulimit `name` to `value`: the written setting
+    /// rewritten (both `soft` and `hard` of a long form), or a new one
+    /// added. `None` where no plain edit can (a value written with
+    /// variables, or a later compose file that resets `ulimits`).
+    pub fn set_ulimit_fix(&self, name: &str, value: &str) -> Option<Fix> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let title = format!("Set `ulimits.{name}` to {value} (unlimited)");
+                match service_ulimit(service, name) {
+                    None => cx.insert_fix(
+                        service,
+                        &["ulimits", name],
+                        NewNode::scalar(value),
+                        title,
+                        Applicability::Safe,
+                    ),
+                    Some(limit) => set_ulimit_edits(cx, limit, value).and_then(|edits| {
+                        cx.edit_fix(
+                            service,
+                            limit.key,
+                            &["ulimits", name],
+                            edits,
+                            &[&["ulimits", name]],
+                            title,
+                            Applicability::Safe,
+                        )
+                    }),
+                }
+            }
+            Place::Run { cx, site } => {
+                let option_text = format!("{name}={value}");
+                match run_ulimit(site, name) {
+                    None => cx
+                        .insert_option(site, &format!("--ulimit {option_text}"))
+                        .map(|edit| {
+                            cx.run_fix(
+                                site,
+                                format!("Add `--ulimit {option_text}`"),
+                                Applicability::Safe,
+                                vec![edit],
+                            )
+                        }),
+                    // Replaced when written plainly.
+                    Some(option) => option
+                        .value_range
+                        .filter(|r| cx.text.get(r.as_range()) == option.value.as_deref())
+                        .map(|range| {
+                            cx.run_fix(
+                                site,
+                                format!("Set `--ulimit {option_text}`"),
+                                Applicability::Safe,
+                                vec![Edit {
+                                    range,
+                                    content: option_text.clone(),
+                                }],
+                            )
+                        }),
+                }
+            }
+        }
+    }
+
+    /// Where a later compose file removes the setting at `path`
+    /// (`ulimits: !reset`), which a fix adding it would not survive.
+    pub fn reset_of(&self, path: &str) -> Option<At> {
+        match &self.place {
+            Place::Service { cx, service } => service.reset_of(path).map(|at| cx.range(at)),
+            Place::Run { .. } => None,
+        }
+    }
+}
+
+fn service_ulimit<'s>(
+    service: &'s Service,
+    name: &str,
+) -> Option<&'s crate::model::compose::Ulimit> {
+    match name {
+        "memlock" => service.ulimits.memlock.as_ref(),
+        "stack" => service.ulimits.stack.as_ref(),
+        _ => service
+            .ulimits
+            .others
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, limit)| limit),
+    }
+}
+
+/// The last `--ulimit name=…` of a run: the one the engine applies.
+fn run_ulimit<'s>(site: &'s RunSite, name: &str) -> Option<&'s RunOption> {
+    site.run
+        .options_named("--ulimit")
+        .filter(|(_, o)| {
+            o.value
+                .as_deref()
+                .and_then(|v| v.strip_prefix(name))
+                .is_some_and(|rest| rest.starts_with('='))
+        })
+        .map(|(_, o)| o)
+        .last()
+}
+
+/// The containers of a compose project's services.
+pub fn compose<'a>(cx: &'a ComposeContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for service in cx.services() {
+        each(&ContainerSite {
+            model: cx.container(service),
+            place: Place::Service { cx, service },
+        });
+    }
+}
+
+/// The containers a file's command lines start.
+pub fn commands<'a>(cx: &'a ScriptContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for site in &cx.script.runs {
+        each(&ContainerSite {
+            model: cx.container(site),
+            place: Place::Run { cx, site },
+        });
+    }
+}
