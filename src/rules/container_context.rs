@@ -16,8 +16,11 @@ use crate::model::compose::Service;
 use crate::model::container::ContainerRuntime;
 use crate::model::docker_run::RunOption;
 use crate::model::script::RunSite;
-use crate::rules::helpers::{gpu_reason, set_ulimit_edits};
-use crate::rules::{ComposeContext, ScriptContext};
+use crate::model::size::SizeValue;
+use crate::rules::helpers::{
+    add_shm_help, gpu_reason, service_shm_need, set_shm_size_fix, set_ulimit_edits,
+};
+use crate::rules::{ComposeContext, DiagnosticBuilder, RuleSettings, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 
 /// One container and where it is configured.
@@ -36,6 +39,14 @@ enum Place<'a> {
         cx: &'a ScriptContext<'a>,
         site: &'a RunSite,
     },
+}
+
+/// A `/dev/shm` size written as 0, which gives the runtime's default:
+/// `shm_size: 0`, `--shm-size=0`.
+pub struct ZeroShmSize {
+    pub at: At,
+    /// How it is written, for messages: "`shm_size: 0`".
+    pub written: String,
 }
 
 /// A ulimit as the container's config writes it.
@@ -74,12 +85,169 @@ impl<'a> ContainerSite<'a> {
         }
     }
 
+    /// "GPU service `train`", "GPU container started by `docker run`".
+    pub fn describe_gpu(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => format!("GPU service `{}`", service.name),
+            Place::Run { site, .. } => {
+                format!("GPU container started by `{}`", site.run.invocation())
+            }
+        }
+    }
+
+    /// "Docker's default", "the default": the runtime whose default
+    /// /dev/shm a container gets.
+    pub fn default_shm_owner(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "Docker's default",
+            Place::Run { .. } => "the default",
+        }
+    }
+
     /// Why the container counts as a GPU workload, for labels ("reserves
     /// all GPUs", "asks for GPUs with `--gpus all`").
     pub fn gpu_reason(&self) -> String {
         match &self.place {
             Place::Service { service, .. } => gpu_reason(service),
             Place::Run { site, .. } => site.run.gpu_request().unwrap_or_default(),
+        }
+    }
+
+    /// The rule settings of the file's configuration.
+    pub fn settings(&self) -> &'a RuleSettings {
+        match &self.place {
+            Place::Service { cx, .. } => cx.settings,
+            Place::Run { cx, .. } => cx.settings,
+        }
+    }
+
+    /// Adds what shows the container uses GPUs when it is written in
+    /// another file (the compose file that reserves them, the Dockerfile
+    /// whose base image is a GPU image).
+    pub fn gpu_evidence<'r>(&self, finding: DiagnosticBuilder<'r>) -> DiagnosticBuilder<'r> {
+        match &self.place {
+            Place::Service { cx, service } => finding.gpu_evidence(cx, service),
+            Place::Run { .. } => finding,
+        }
+    }
+
+    /// Other definitions merged into this container (compose files of the
+    /// project defining the same service), with what they do not set.
+    pub fn merged_definitions(&self) -> Vec<At> {
+        match &self.place {
+            Place::Service { cx, service } => service
+                .definitions
+                .iter()
+                .filter(|d| d.key != service.key)
+                .map(|d| cx.range(d.key))
+                .collect(),
+            Place::Run { .. } => Vec::new(),
+        }
+    }
+
+    /// The settings that decide /dev/shm, by name, for messages: "`shm_size`,
+    /// `ipc` or /dev/shm mount".
+    pub fn shm_settings(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "`shm_size`, `ipc` or /dev/shm mount",
+            Place::Run { .. } => "`--shm-size`, `--ipc` or /dev/shm mount",
+        }
+    }
+
+    /// How to give the container a /dev/shm of the configured fix size.
+    pub fn add_shm_help(&self) -> String {
+        match &self.place {
+            Place::Service { cx, .. } => add_shm_help(cx.settings),
+            Place::Run { cx, .. } => format!(
+                "add `--shm-size={}` (or `--ipc=host`); `fix-size` in gpulint.toml's [shm] sets the size the fix adds",
+                cx.settings.fix_shm_size
+            ),
+        }
+    }
+
+    /// A size of 0 written for /dev/shm, which leaves the default.
+    pub fn zero_shm_size(&self) -> Option<ZeroShmSize> {
+        match &self.place {
+            Place::Service { cx, service } => service
+                .shm_size
+                .as_ref()
+                .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
+                .map(|zero| ZeroShmSize {
+                    at: cx.range(zero.node),
+                    written: "`shm_size: 0`".to_string(),
+                }),
+            // Not reported on a command line: adding another option is no
+            // fix, and rewriting a shell word is left to its author.
+            Place::Run { .. } => None,
+        }
+    }
+
+    /// Writes /dev/shm's size where none is: `shm_size` on the service,
+    /// `--shm-size` on the command line, at the configured fix size; a
+    /// written size of 0 is set to what the workload needs.
+    pub fn add_shm_fix(&self) -> Option<Fix> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let size = &cx.settings.fix_shm_size;
+                match self.zero_shm_size_node(service) {
+                    Some(node) => set_shm_size_fix(
+                        cx,
+                        service,
+                        node,
+                        &cx.settings
+                            .shm_size_for(service_shm_need(cx, service).bytes),
+                        "Set",
+                        Applicability::Safe,
+                    ),
+                    None => cx.insert_fix(
+                        service,
+                        &["shm_size"],
+                        NewNode::scalar(cx.editor(service.map.file).quoted(size)),
+                        format!("Add `shm_size: \"{size}\"`"),
+                        Applicability::Safe,
+                    ),
+                }
+            }
+            Place::Run { cx, site } => {
+                let option = format!("--shm-size={}", cx.settings.fix_shm_size);
+                cx.insert_option(site, &option).map(|edit| {
+                    cx.run_fix(
+                        site,
+                        format!("Add `{option}`"),
+                        Applicability::Safe,
+                        vec![edit],
+                    )
+                })
+            }
+        }
+    }
+
+    fn zero_shm_size_node(&self, service: &Service) -> Option<crate::model::compose::Src> {
+        service
+            .shm_size
+            .as_ref()
+            .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
+            .map(|s| s.node)
+    }
+
+    /// A command line that writes a /dev/shm size which leaves the
+    /// default (`--shm-size=0`): a rule that would add a size has no fix to
+    /// offer there. (A compose `shm_size: 0` is [`Self::zero_shm_size`].)
+    pub fn leaves_default_shm_as_written(&self) -> bool {
+        match &self.place {
+            Place::Service { .. } => false,
+            Place::Run { .. } => self.model.shm.at.is_some(),
+        }
+    }
+
+    /// A compose service with only `build.shm_size`, which the user may
+    /// think applies at run time (SHM009 reports it).
+    pub fn build_shm_size_only(&self) -> bool {
+        match &self.place {
+            Place::Service { service, .. } => {
+                service.build_shm_size.is_some() && service.shm_size.is_none()
+            }
+            Place::Run { .. } => false,
         }
     }
 
