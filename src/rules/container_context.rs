@@ -13,10 +13,14 @@
 use crate::diagnostic::At;
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::compose::Service;
+use crate::model::compose::ShmMount;
 use crate::model::container::ContainerRuntime;
+use crate::model::container::ShmSetting;
 use crate::model::docker_run::RunOption;
 use crate::model::script::RunSite;
-use crate::model::size::SizeValue;
+use crate::model::size::{
+    MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
+};
 use crate::rules::helpers::{
     add_shm_help, gpu_reason, service_shm_need, set_shm_size_fix, set_ulimit_edits,
 };
@@ -39,6 +43,19 @@ enum Place<'a> {
         cx: &'a ScriptContext<'a>,
         site: &'a RunSite,
     },
+}
+
+/// The setting that sizes a container's `/dev/shm` (a size or a tmpfs
+/// mount), as a rule that would raise it sees it.
+pub struct SizedShm {
+    pub at: At,
+    /// The raised size as this syntax writes it, for help texts:
+    /// `"8gb"`, `` `8gb` ``, `` `size=8g` ``.
+    pub suggested: String,
+    /// What the setting is, for the finding's label.
+    pub label: String,
+    /// The setting rewritten to the raised size, where a plain edit can.
+    pub raise: Option<Fix>,
 }
 
 /// A `/dev/shm` size written as 0, which gives the runtime's default:
@@ -230,6 +247,73 @@ impl<'a> ContainerSite<'a> {
             .map(|s| s.node)
     }
 
+    /// A /dev/shm size written as a bare number under a mebibyte
+    /// (`shm_size: 512`, `--shm-size 512`): a unit mistake SHM003 reports.
+    pub fn shm_size_is_bare_bytes(&self) -> bool {
+        let written = match &self.place {
+            Place::Service { service, .. } => service.shm_size.as_ref().map(|s| s.value.clone()),
+            Place::Run { site, .. } => site
+                .run
+                .option("--shm-size")
+                .map(|(_, o)| parse_compose_size(o.value.as_deref().unwrap_or(""))),
+        };
+        matches!(
+            written,
+            Some(SizeValue::Bytes {
+                bare_number: true,
+                bytes,
+            }) if bytes < MIB
+        )
+    }
+
+    /// The setting that sized this container's /dev/shm (its `decided_by`
+    /// is a size or a mount), with its raise to `size` (a compose size:
+    /// `8gb`) in this syntax. `None` when gpulint cannot point at it.
+    pub fn sized_shm(&self, size: &str) -> Option<SizedShm> {
+        let shm = &self.model.shm;
+        match &self.place {
+            Place::Service { cx, service } => {
+                let at = cx.decided_at(shm)?;
+                // A plain `shm_size` or tmpfs size is rewritten; an
+                // interpolated one (its default) is left to the user.
+                let raise = service
+                    .shm_size
+                    .as_ref()
+                    .filter(|s| cx.range(s.node) == at && !cx.source(s.node).contains('$'))
+                    .and_then(|s| {
+                        set_shm_size_fix(cx, service, s.node, size, "Raise", Applicability::Unsafe)
+                    })
+                    .or_else(|| compose_tmpfs_raise(cx, service, &at, size));
+                Some(SizedShm {
+                    at,
+                    suggested: format!("\"{size}\""),
+                    label: format!("the service {}", gpu_reason(service)),
+                    raise,
+                })
+            }
+            Place::Run { cx, site } => match shm.decided_by {
+                ShmSetting::Size => {
+                    let (_, option) = site.run.option("--shm-size")?;
+                    option.value_range?;
+                    Some(SizedShm {
+                        at: option.range.into(),
+                        suggested: format!("`{size}`"),
+                        label: "`--shm-size` caps /dev/shm".to_string(),
+                        raise: cx.set_option_value(
+                            site,
+                            option,
+                            size,
+                            format!("Raise `--shm-size` to {size}"),
+                            Applicability::Unsafe,
+                        ),
+                    })
+                }
+                ShmSetting::Mount => run_tmpfs_raise(cx, site, size),
+                _ => None,
+            },
+        }
+    }
+
     /// A command line that writes a /dev/shm size which leaves the
     /// default (`--shm-size=0`): a rule that would add a size has no fix to
     /// offer there. (A compose `shm_size: 0` is [`Self::zero_shm_size`].)
@@ -367,6 +451,108 @@ impl<'a> ContainerSite<'a> {
             Place::Run { .. } => None,
         }
     }
+}
+
+/// Raises the size of the /dev/shm tmpfs written at `at` to `size` (the
+/// fix size): the `size=` option of a `tmpfs:` entry, or `tmpfs.size` of a
+/// long-form volume. Written in the spelling the kernel's tmpfs reads for
+/// the option (`size=8g`: the engine hands it to mount(2), which refuses
+/// `8gb`).
+fn compose_tmpfs_raise(cx: &ComposeContext, service: &Service, at: &At, size: &str) -> Option<Fix> {
+    let SizeValue::Bytes { bytes, .. } = parse_compose_size(size) else {
+        return None;
+    };
+    let size = tmpfs_size_spelling(bytes);
+    let mount = service
+        .shm_mounts
+        .iter()
+        .find(|m| matches!(m.value, ShmMount::Tmpfs(Some(_))) && &cx.range(m.node) == at)?;
+    if cx.source(mount.node).contains('$') {
+        return None;
+    }
+    let title = format!("Raise the /dev/shm tmpfs to {size}");
+    let yaml = cx.yaml(mount.node.file);
+    let editor = cx.editor(mount.node.file);
+    if let Some(text) = yaml.str(mount.node.node) {
+        let raised = with_tmpfs_size(text, &size)?;
+        let edit = editor.replace(
+            mount.node.node,
+            editor.scalar_like(mount.node.node, &raised),
+        );
+        cx.edit_fix(
+            service,
+            mount.node,
+            &["tmpfs"],
+            vec![edit],
+            &[&["tmpfs"]],
+            title,
+            Applicability::Unsafe,
+        )
+    } else {
+        let entry = yaml.get_path(mount.node.node, &["tmpfs", "size"])?;
+        let edit = editor.replace(entry.value, editor.scalar_like(entry.value, &size));
+        cx.edit_fix(
+            service,
+            mount.node,
+            &["volumes"],
+            vec![edit],
+            &[&["volumes"]],
+            title,
+            Applicability::Unsafe,
+        )
+    }
+}
+
+/// A tmpfs at /dev/shm on a command line (`--tmpfs /dev/shm:size=1g`,
+/// `--mount type=tmpfs,...,tmpfs-size=...`) raised to `size`. A `--tmpfs`
+/// size in the spelling the kernel reads (`size=8g`, not `8gb`); a
+/// `--mount` one in the fix size's own spelling, since the Docker CLI reads
+/// `tmpfs-size` with go-units, as it reads `--shm-size`.
+fn run_tmpfs_raise(cx: &ScriptContext, site: &RunSite, size: &str) -> Option<SizedShm> {
+    let mount = site.run.dev_shm_mount()?;
+    let SizeValue::Bytes { bytes: raised, .. } = parse_compose_size(size) else {
+        return None;
+    };
+    let raised = tmpfs_size_spelling(raised);
+    let suggested = match mount.name.as_str() {
+        "--tmpfs" => format!("`size={raised}`"),
+        _ => format!("`tmpfs-size={size}`"),
+    };
+    let raise = mount.value.as_deref().and_then(|value| {
+        let (new_value, title) = match mount.name.as_str() {
+            "--tmpfs" => (with_tmpfs_size(value, &raised)?, raised.as_str()),
+            _ => (with_mount_tmpfs_size(value, size)?, size),
+        };
+        cx.set_option_value(
+            site,
+            mount,
+            &new_value,
+            format!("Raise the /dev/shm tmpfs to {title}"),
+            Applicability::Unsafe,
+        )
+    });
+    Some(SizedShm {
+        at: mount.range.into(),
+        suggested,
+        label: format!("`{}` caps /dev/shm", mount.name),
+        raise,
+    })
+}
+
+/// A `--mount` value with its `tmpfs-size=` set to `size`; `None` without one.
+fn with_mount_tmpfs_size(value: &str, size: &str) -> Option<String> {
+    let mut found = false;
+    let parts: Vec<String> = value
+        .split(',')
+        .map(|part| match part.strip_prefix("tmpfs-size=") {
+            Some(_) => {
+                found = true;
+                format!("tmpfs-size={size}")
+            }
+            None => part.to_string(),
+        })
+        .collect();
+    found.then(|| parts.join(","))
 }
 
 fn service_ulimit<'s>(

@@ -214,6 +214,15 @@ impl Check {
         }
     }
 
+    /// A Kubernetes check too (what a container site does not hold yet: a
+    /// pod's volumes serve several containers).
+    pub const fn and_kubernetes(self, check: fn(&KubeContext, &mut Reporter)) -> Check {
+        Check {
+            kubernetes: Some(check),
+            ..self
+        }
+    }
+
     /// The same check for Dockerfile `ENV` too.
     pub const fn and_dockerfile(self, check: fn(&DockerfileContext, &mut Reporter)) -> Check {
         Check {
