@@ -11,12 +11,14 @@
 //! every rule.
 
 use crate::diagnostic::At;
-use crate::fix::{Applicability, Edit, Fix};
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
 use crate::model::compose::Service;
 use crate::model::compose::ShmMount;
 use crate::model::container::ContainerRuntime;
+use crate::model::container::Gpus;
 use crate::model::container::ShmSetting;
 use crate::model::docker_run::RunOption;
+use crate::model::parallel::SizeSetting;
 use crate::model::script::RunSite;
 use crate::model::size::{
     MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
@@ -26,6 +28,7 @@ use crate::rules::helpers::{
 };
 use crate::rules::{ComposeContext, DiagnosticBuilder, RuleSettings, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
+use crate::text::TextRange;
 
 /// One container and where it is configured.
 pub struct ContainerSite<'a> {
@@ -56,6 +59,81 @@ pub struct SizedShm {
     pub label: String,
     /// The setting rewritten to the raised size, where a plain edit can.
     pub raise: Option<Fix>,
+}
+
+/// Where a command-line setting of the container's workload is written
+/// (`--tensor-parallel-size 4`, or `-e TP_SIZE=4`), and how a display-only
+/// fix that rewrites its value is built in this syntax.
+pub struct WrittenSetting<'a> {
+    /// The option (or variable) and its value.
+    pub whole: At,
+    /// Its value, in the same file.
+    pub value: TextRange,
+    place: &'a Place<'a>,
+    /// What a compose fix changes.
+    path: Option<ModelPath>,
+}
+
+impl WrittenSetting<'_> {
+    /// A fix to show (not apply) that writes `content` as the value.
+    pub fn display_fix(&self, title: String, content: String) -> Fix {
+        let edit = Edit {
+            range: self.value,
+            content,
+        };
+        match (self.place, &self.path) {
+            (Place::Run { cx, site }, _) => {
+                cx.run_fix(site, title, Applicability::DisplayOnly, vec![edit])
+            }
+            (Place::Service { .. }, path) => Fix::new(
+                title,
+                Applicability::DisplayOnly,
+                vec![edit],
+                path.iter().cloned().collect(),
+            ),
+        }
+    }
+}
+
+/// The last place in `text` (which starts at byte `base` of the file)
+/// where `setting` is written as `NAME VALUE`, `NAME=VALUE` or, in a YAML
+/// list, `"NAME", "VALUE"`: the whole and the value.
+pub fn locate_setting(
+    text: &str,
+    base: usize,
+    setting: &SizeSetting,
+) -> Option<(TextRange, TextRange)> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut found = None;
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&setting.name) {
+        let start = from + i;
+        let after = start + setting.name.len();
+        from = after;
+        if text[..start].chars().next_back().is_some_and(is_word) {
+            continue;
+        }
+        let rest = &text[after..];
+        let gap = rest.len()
+            - rest
+                .trim_start_matches([' ', '\t', '\n', '\r', '=', ':', '"', '\'', ',', '\\', '-'])
+                .len();
+        // `-` only as part of a continued list item (`- "4"`), never the
+        // value's own sign: a value starts right after the gap.
+        let value_start = after + gap;
+        if gap == 0 || !text[value_start..].starts_with(&setting.written) {
+            continue;
+        }
+        let value_end = value_start + setting.written.len();
+        if text[value_end..].chars().next().is_some_and(is_word) {
+            continue;
+        }
+        found = Some((
+            TextRange::new(base + start, base + value_end),
+            TextRange::new(base + value_start, base + value_end),
+        ));
+    }
+    found
 }
 
 /// A `/dev/shm` size written as 0, which gives the runtime's default:
@@ -311,6 +389,138 @@ impl<'a> ContainerSite<'a> {
                 ShmSetting::Mount => run_tmpfs_raise(cx, site, size),
                 _ => None,
             },
+        }
+    }
+
+    /// The GPUs the container is given, when gpulint knows them: `Some(Some(n))`
+    /// for `n` of them, `Some(None)` for all the host has; `None` when
+    /// unknown (no request, an id or device list from a variable).
+    pub fn given_gpus(&self) -> Option<Option<u64>> {
+        match &self.place {
+            Place::Service { service, .. } => {
+                let given = match service.gpu.count {
+                    Some(Gpus::Count(n)) => Some(n),
+                    Some(Gpus::All) => None,
+                    _ => return None,
+                };
+                // An id from an unset variable: another request's count is
+                // then only part of what the service gets.
+                let unknown_ids = service.device_requests.iter().any(|r| {
+                    r.device_ids
+                        .as_ref()
+                        .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
+                });
+                (!unknown_ids).then_some(given)
+            }
+            Place::Run { site, .. } => {
+                let run = &site.run;
+                let given = match run.gpus() {
+                    Gpus::Count(n) => Some(n),
+                    Gpus::All => None,
+                    Gpus::Unknown => return None,
+                };
+                // `--gpus '"device='$GPU'"'`: only known at run time.
+                let dynamic = run.option("--gpus").is_some_and(|(_, o)| o.dynamic);
+                (!dynamic).then_some(given)
+            }
+        }
+    }
+
+    /// The value the container's environment gives `name` (the last
+    /// setting wins), when it is known.
+    pub fn env_value(&self, name: &str) -> Option<String> {
+        match &self.place {
+            Place::Service { service, .. } => service.env(name).and_then(|v| v.value.clone()),
+            Place::Run { site, .. } => site
+                .run
+                .env()
+                .filter(|(n, _, _)| *n == name)
+                .last()
+                .and_then(|(_, v, _)| v.map(str::to_string)),
+        }
+    }
+
+    /// The command the container runs, as one line.
+    pub fn command_line(&self) -> &'a str {
+        match &self.place {
+            Place::Service { service, .. } => &service.command_line,
+            Place::Run { site, .. } => &site.run.command,
+        }
+    }
+
+    /// The image it runs, as written.
+    pub fn image(&self) -> Option<&'a str> {
+        match &self.place {
+            Place::Service { service, .. } => service.image.as_ref().map(|i| i.value.as_str()),
+            Place::Run { site, .. } => site.run.image.as_ref().map(|w| w.text.as_str()),
+        }
+    }
+
+    /// Where the workload setting `setting` is written: in the command
+    /// (`command:`/`entrypoint:`, the words after a run's image), or, for
+    /// one read from a variable, at the variable (an `environment` entry,
+    /// a `-e`; not one an `env_file` sets, which gpulint does not edit).
+    pub fn written_setting(&self, setting: &SizeSetting) -> Option<WrittenSetting<'_>> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                if setting.from_env {
+                    let var = service
+                        .env(&setting.name)
+                        .filter(|v| v.from_file.is_none())?;
+                    let whole = cx.env_range(var);
+                    let text = &whole.file.as_ref()?.text[whole.range.as_range()];
+                    let at = text.rfind(&setting.written)?;
+                    let start = whole.range.start as usize + at;
+                    Some(WrittenSetting {
+                        value: TextRange::new(start, start + setting.written.len()),
+                        whole,
+                        place: &self.place,
+                        path: Some(cx.service_path(service, &["environment"])),
+                    })
+                } else {
+                    service.command_parts.iter().find_map(|(key, node)| {
+                        let range = cx.range(*node);
+                        let (whole, value) =
+                            locate_setting(cx.source(*node), range.range.start as usize, setting)?;
+                        Some(WrittenSetting {
+                            whole: At {
+                                range: whole,
+                                file: range.file,
+                            },
+                            value,
+                            place: &self.place,
+                            path: Some(cx.service_path(service, &[key.as_str()])),
+                        })
+                    })
+                }
+            }
+            Place::Run { cx, site } => {
+                let run = &site.run;
+                let (whole, value) = if setting.from_env {
+                    let (_, _, option) = run.env().filter(|(n, _, _)| *n == setting.name).last()?;
+                    // A range past the text (a command cut off at the end)
+                    // is skipped.
+                    let text = cx.text.get(option.range.as_range())?;
+                    let at = text.rfind(&setting.written)?;
+                    let start = option.range.start as usize + at;
+                    (
+                        option.range,
+                        TextRange::new(start, start + setting.written.len()),
+                    )
+                } else {
+                    // The engine's options come before the image.
+                    let after_image = run.image.as_ref().map_or(run.range.start, |w| w.range.end);
+                    let span = TextRange::new(after_image as usize, run.range.end as usize);
+                    let text = cx.text.get(span.as_range())?;
+                    locate_setting(text, span.start as usize, setting)?
+                };
+                Some(WrittenSetting {
+                    whole: whole.into(),
+                    value,
+                    place: &self.place,
+                    path: None,
+                })
+            }
         }
     }
 

@@ -223,6 +223,14 @@ impl Check {
         }
     }
 
+    /// A SLURM check too.
+    pub const fn and_slurm(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
+        Check {
+            slurm: Some(check),
+            ..self
+        }
+    }
+
     /// The same check for Dockerfile `ENV` too.
     pub const fn and_dockerfile(self, check: fn(&DockerfileContext, &mut Reporter)) -> Check {
         Check {

@@ -4,68 +4,31 @@
 //! `--nproc_per_node`), when both numbers are known.
 
 use crate::fix::{Applicability, Edit, Fix, ModelPath};
-use crate::model::container::{ContainerRuntime, Gpus};
+use crate::model::container::ContainerRuntime;
 use crate::model::docker_run::DockerRun;
 use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
+use crate::rules::container_context::locate_setting;
 use crate::rules::kube_context::container_path;
-use crate::rules::{Check, ComposeContext, KubeContext, Reporter, ScriptContext};
+use crate::rules::{Check, ContainerSite, KubeContext, Reporter, ScriptContext};
 use crate::text::TextRange;
 
-pub const CHECK: Check = Check {
-    compose: Some(compose),
-    kubernetes: Some(kubernetes),
-    dockerfile: None,
-    commands: Some(commands),
-    slurm: Some(slurm),
-    env: None,
-    containers: None,
-};
+pub const CHECK: Check = Check::containers(container)
+    .and_kubernetes(kubernetes)
+    .and_slurm(slurm);
 
 /// Where a setting is written: the option (or variable) and its value.
 struct Located {
-    whole: TextRange,
+    whole: crate::diagnostic::At,
     value: TextRange,
-    /// The file both are in, when it is not the one being linted (a
-    /// compose project's).
-    file: Option<std::sync::Arc<crate::text::SourceFile>>,
 }
 
-/// The last place in `text` (which starts at byte `base` of the file)
-/// where `setting` is written as `NAME VALUE`, `NAME=VALUE` or, in a YAML
-/// list, `"NAME", "VALUE"`.
+/// [`locate_setting`] in a text of the linted file.
 fn locate(text: &str, base: usize, setting: &SizeSetting) -> Option<Located> {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
-    let mut found = None;
-    let mut from = 0;
-    while let Some(i) = text[from..].find(&setting.name) {
-        let start = from + i;
-        let after = start + setting.name.len();
-        from = after;
-        if text[..start].chars().next_back().is_some_and(is_word) {
-            continue;
-        }
-        let rest = &text[after..];
-        let gap = rest.len()
-            - rest
-                .trim_start_matches([' ', '\t', '\n', '\r', '=', ':', '"', '\'', ',', '\\', '-'])
-                .len();
-        // `-` only as part of a continued list item (`- "4"`), never the
-        // value's own sign: a value starts right after the gap.
-        let value_start = after + gap;
-        if gap == 0 || !text[value_start..].starts_with(&setting.written) {
-            continue;
-        }
-        let value_end = value_start + setting.written.len();
-        if text[value_end..].chars().next().is_some_and(is_word) {
-            continue;
-        }
-        found = Some(Located {
-            file: None,
-            whole: TextRange::new(base + start, base + value_end),
-            value: TextRange::new(base + value_start, base + value_end),
-        });
-    }
-    found
+    let (whole, value) = locate_setting(text, base, setting)?;
+    Some(Located {
+        whole: whole.into(),
+        value,
+    })
 }
 
 fn gpus(n: u64) -> String {
@@ -193,10 +156,7 @@ fn report(
         None => (format!("gets {gets}"), format!("give it {}", gpus(needs))),
     };
     out.report(
-        crate::diagnostic::At {
-            range: located.whole,
-            file: located.file.clone(),
-        },
+        located.whole,
         format!(
             "{} asks {} for {} but {owner} {sees}",
             size.describe(),
@@ -213,74 +173,33 @@ fn report(
     .fix(fix);
 }
 
-fn compose(cx: &ComposeContext, out: &mut Reporter) {
-    for service in cx.services() {
-        let reserved = match service.gpu.count {
-            Some(Gpus::Count(n)) => Some(n),
-            Some(Gpus::All) => None,
-            _ => continue,
-        };
-        // An id from an unset variable: another request's count is then
-        // only part of what the service gets.
-        let unknown_ids = service.device_requests.iter().any(|r| {
-            r.device_ids
-                .as_ref()
-                .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
-        });
-        let Some(visible) = Visible::in_container(reserved, Some(cx.container(service))) else {
-            continue;
-        };
-        if unknown_ids {
-            continue;
-        }
-        let env = |name: &str| service.env(name).and_then(|v| v.value.clone());
-        let image = service.image.as_ref().map(|i| i.value.as_str());
-        let Some(size) = parallel_size(&service.command_line, image, &env) else {
-            continue;
-        };
-        let (located, path) = if size.main.from_env {
-            let Some(var) = service
-                .env(&size.main.name)
-                .filter(|v| v.from_file.is_none())
-            else {
-                continue;
-            };
-            let whole = cx.env_range(var);
-            let text = &whole
-                .file
-                .as_ref()
-                .expect("compose spans name their file")
-                .text[whole.range.as_range()];
-            let Some(at) = text.rfind(&size.main.written) else {
-                continue;
-            };
-            let start = whole.range.start as usize + at;
-            let located = Located {
-                whole: whole.range,
-                value: TextRange::new(start, start + size.main.written.len()),
-                file: whole.file,
-            };
-            (located, cx.service_path(service, &["environment"]))
-        } else {
-            let Some((key, located)) = service.command_parts.iter().find_map(|(key, node)| {
-                let range = cx.range(*node);
-                let mut located = locate(cx.source(*node), range.range.start as usize, &size.main)?;
-                located.file = range.file;
-                Some((key.as_str(), located))
-            }) else {
-                continue;
-            };
-            (located, cx.service_path(service, &[key]))
-        };
-        report(
-            out,
-            &size,
-            visible,
-            &format!("service `{}`", service.name),
-            located,
-            |title, edit| Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path]),
-        );
-    }
+/// A compose service or a command line's container.
+fn container(site: &ContainerSite, out: &mut Reporter) {
+    let Some(given) = site.given_gpus() else {
+        return;
+    };
+    let Some(visible) = Visible::in_container(given, Some(site.model)) else {
+        return;
+    };
+    let env = |name: &str| site.env_value(name);
+    let Some(size) = parallel_size(site.command_line(), site.image(), &env) else {
+        return;
+    };
+    let Some(written) = site.written_setting(&size.main) else {
+        return;
+    };
+    let located = Located {
+        whole: written.whole.clone(),
+        value: written.value,
+    };
+    report(
+        out,
+        &size,
+        visible,
+        &site.describe(),
+        located,
+        |title, edit| written.display_fix(title, edit.content),
+    );
 }
 
 fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
@@ -315,9 +234,8 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
             };
             let range = cx.range(value.value);
             let located = Located {
-                whole: var.range,
+                whole: var.range.into(),
                 value: range,
-                file: None,
             };
             (located, container_path(container).child("env"))
         } else {
@@ -344,73 +262,6 @@ fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
                 Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path])
                     .in_document(document)
             },
-        );
-    }
-}
-
-fn commands(cx: &ScriptContext, out: &mut Reporter) {
-    for site in &cx.script.runs {
-        let run = &site.run;
-        let reserved = match run.gpus() {
-            Gpus::Count(n) => Some(n),
-            Gpus::All => None,
-            Gpus::Unknown => continue,
-        };
-        // `--gpus '"device='$GPU'"'`: the devices are only known at run time.
-        if run.option("--gpus").is_some_and(|(_, o)| o.dynamic) {
-            continue;
-        }
-        let env = |name: &str| {
-            run.env()
-                .filter(|(n, _, _)| *n == name)
-                .last()
-                .and_then(|(_, v, _)| v.map(str::to_string))
-        };
-        let Some(visible) = Visible::in_container(reserved, Some(cx.container(site))) else {
-            continue;
-        };
-        let image = run.image.as_ref().map(|w| w.text.as_str());
-        let Some(size) = parallel_size(&run.command, image, &env) else {
-            continue;
-        };
-        let located = if size.main.from_env {
-            let Some((_, _, option)) = run.env().filter(|(n, _, _)| *n == size.main.name).last()
-            else {
-                continue;
-            };
-            // A range past the text (a command cut off at the end) is skipped.
-            let Some(text) = cx.text.get(option.range.as_range()) else {
-                continue;
-            };
-            let Some(at) = text.rfind(&size.main.written) else {
-                continue;
-            };
-            let start = option.range.start as usize + at;
-            Located {
-                file: None,
-                whole: option.range,
-                value: TextRange::new(start, start + size.main.written.len()),
-            }
-        } else {
-            // The engine's options come after the image.
-            let after_image = run.image.as_ref().map_or(run.range.start, |w| w.range.end);
-            let span = TextRange::new(after_image as usize, run.range.end as usize);
-            let Some(located) = cx
-                .text
-                .get(span.as_range())
-                .and_then(|text| locate(text, span.start as usize, &size.main))
-            else {
-                continue;
-            };
-            located
-        };
-        report(
-            out,
-            &size,
-            visible,
-            &ScriptContext::describe_run(site),
-            located,
-            |title, edit| cx.run_fix(site, title, Applicability::DisplayOnly, vec![edit]),
         );
     }
 }
