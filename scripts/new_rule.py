@@ -128,6 +128,24 @@ TARGETS = {
         },
         "example": ("bash", "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\nsrun python train.py\n"),
     },
+    "containers": {
+        "check": "Check::containers(check)",
+        "signature": "site: &ContainerSite, out: &mut Reporter",
+        "imports": "use crate::rules::{Check, ContainerSite, Reporter};",
+        "body": "    // Every container of a compose project or a command line (docker and\n"
+        "    // podman run, dev containers, workflow containers, Quadlet units):\n"
+        "    // judge `site.model` (what `gpulint inspect` prints) and ask the site\n"
+        "    // where settings are written and for fixes in the file's syntax.\n"
+        "    // Report with `out.report(site.at(), format!(\"{} ...\", site.describe()))`.\n"
+        "    let _ = (site.model, &out);\n",
+        "targets": ["compose", "commands"],
+        "fixtures": {
+            "invalid.yaml": "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
+            "invalid_docker_run.sh": "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n",
+            "valid.yaml": "services:\n  web:\n    image: nginx:1.27\n",
+        },
+        "example": ("yaml", "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n"),
+    },
     "env": {
         "check": "Check::env(check)",
         "signature": "var: &EnvSetting, out: &mut Reporter",

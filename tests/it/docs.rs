@@ -423,6 +423,7 @@ fn new_rule_scaffolds_a_rule_that_builds() {
         ("commands", "GPU099"),
         ("slurm", "SLURM099"),
         ("env", "NCCL099"),
+        ("containers", "ULIM099"),
     ];
     for (target, code) in cases {
         let output = std::process::Command::new("python3")
@@ -443,6 +444,7 @@ fn new_rule_scaffolds_a_rule_that_builds() {
             "dockerfile" => "dockerfile",
             "commands" => "gpu",
             "slurm" => "slurm",
+            "containers" => "ulim",
             _ => "nccl",
         };
         let module = format!("{}_scaffolded_{target}", code.to_lowercase());
@@ -469,7 +471,7 @@ fn new_rule_scaffolds_a_rule_that_builds() {
         .output()
         .unwrap();
     assert!(!again.status.success());
-    // The copy builds, warning-free, with the six new rules in `RULES`
+    // The copy builds, warning-free, with the seven new rules in `RULES`
     // (its docs and fixture tests would then ask for their real examples).
     let target_dir = root().join("target").join("scaffold-check");
     let clippy = std::process::Command::new(env!("CARGO"))
