@@ -197,7 +197,7 @@ pub fn classify(facts: &WorkloadFacts) -> Workload {
 }
 
 fn round_up(bytes: u64) -> u64 {
-    bytes.div_ceil(STEP) * STEP
+    bytes.div_ceil(STEP).saturating_mul(STEP)
 }
 
 fn plural(n: u64, word: &str) -> String {
@@ -210,7 +210,11 @@ fn plural(n: u64, word: &str) -> String {
 
 /// NCCL's segments on one node: one per ordered pair of local ranks.
 fn nccl_bytes(ranks: u64) -> u64 {
-    ranks * ranks.saturating_sub(1) * NCCL_SEGMENT_BYTES
+    // Counts come from the config (`--nproc_per_node 99999999999`): a
+    // need past u64 is simply more than any host has.
+    ranks
+        .saturating_mul(ranks.saturating_sub(1))
+        .saturating_mul(NCCL_SEGMENT_BYTES)
 }
 
 /// A serving engine's shared memory besides NCCL's, with `ranks` ranks.
@@ -228,7 +232,10 @@ fn engine_bytes(kind: WorkloadKind, ranks: u64) -> u64 {
 /// Training ranks on one node: `ranks` ranks with `workers` DataLoader
 /// workers each (`assumed` says which of them gpulint assumed).
 fn training_need(ranks: u64, workers: u64, assumed: &str, policy: &ShmPolicy) -> (u64, String) {
-    let exact = ranks * workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
+    let exact = ranks
+        .saturating_mul(workers)
+        .saturating_mul(DATALOADER_WORKER_BYTES)
+        .saturating_add(nccl_bytes(ranks));
     let bytes = round_up(exact).max(policy.min);
     let what = format!(
         "{} with {} each{assumed} {} about {} (2 prefetched batches per worker, one NCCL segment per local peer)",
@@ -312,7 +319,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
             (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
             _ => (1, ""),
         };
-        let exact = engine_bytes(workload.kind, ranks) + nccl_bytes(ranks);
+        let exact = engine_bytes(workload.kind, ranks).saturating_add(nccl_bytes(ranks));
         let bytes = round_up(exact).max(policy.min);
         let what = if ranks >= 2 {
             format!(
@@ -358,7 +365,10 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
                 "NCCL ranks (how many is unknown: a full node of 8)".into(),
             ),
         };
-        let exact = ranks * policy.workers * DATALOADER_WORKER_BYTES + nccl_bytes(ranks);
+        let exact = ranks
+            .saturating_mul(policy.workers)
+            .saturating_mul(DATALOADER_WORKER_BYTES)
+            .saturating_add(nccl_bytes(ranks));
         let bytes = round_up(exact).max(policy.min);
         let verb = if ranks == 1 { "uses" } else { "share" };
         return ShmNeed {

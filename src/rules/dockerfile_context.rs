@@ -35,9 +35,23 @@ impl<'a> DockerfileContext<'a> {
 
     /// A fix that removes one `ENV` setting: the pair, or the whole
     /// instruction (its lines and line break) when it sets nothing else.
-    pub fn remove_env_fix(&self, setting: &EnvSetting, applicability: Applicability) -> Fix {
+    /// `None` when the instruction sets the same variable more than once
+    /// (`ENV A=1 \ A=2`): removing one pair leaves the other in its place,
+    /// so the fix would not remove what it says; that is left to the author.
+    pub fn remove_env_fix(
+        &self,
+        setting: &EnvSetting,
+        applicability: Applicability,
+    ) -> Option<Fix> {
         let instruction = self.model.instruction(setting.instruction);
         let pairs = instruction.key_values();
+        let same_key = pairs
+            .iter()
+            .filter(|p| p.key.text == setting.pair.key.text)
+            .count();
+        if same_key > 1 {
+            return None;
+        }
         let index = pairs
             .iter()
             .position(|p| std::ptr::eq(p, setting.pair))
@@ -58,12 +72,12 @@ impl<'a> DockerfileContext<'a> {
                 setting.pair.range.end as usize,
             )
         };
-        Fix::new(
+        Some(Fix::new(
             format!("Remove `ENV {}`", setting.pair.key.text),
             applicability,
             vec![Edit::delete(range)],
             vec![Self::env_path(setting.stage, &setting.pair.key.text)],
-        )
+        ))
     }
 
     /// `range` widened to whole lines, with the line break after it.

@@ -416,3 +416,20 @@ fn fix_k8s001_request_a_fraction() {
     .unwrap();
     assert!(!fixed.fixed_text.contains("limits"), "{}", fixed.fixed_text);
 }
+
+/// `nvidia.com/gpu: 11Gi` is eleven gibi-GPUs: the /dev/shm need of that
+/// many ranks overflowed u64 (a panic in debug builds, a wrapped and wrong
+/// need in release). Needs saturate now; found by the yaml_lint target.
+#[test]
+fn fix_k8s_gpu_count_in_gibibytes() {
+    fix(&input("fix/k8s_gpu_count_in_gibibytes"));
+}
+
+/// One `ENV` instruction setting `CUDA_VISIBLE_DEVICES` twice: DF005's fix
+/// removed the first pair, the second took its place, and verification saw
+/// the finding still there. A variable set twice in one instruction gets
+/// no removal fix now; found by the fix target.
+#[test]
+fn fix_df005_same_variable_twice_in_one_env() {
+    fix(&input("fix/df005_same_variable_twice_in_one_env"));
+}
