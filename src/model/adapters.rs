@@ -630,9 +630,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                     command: &run.command,
                     image: run.image.as_ref().map(|w| w.text.as_str()),
                     env: &|name| {
-                        run.env()
-                            .filter(|(n, _, _)| *n == name)
-                            .last()
+                        run.last_env(name)
                             .and_then(|(_, v, _)| v.map(str::to_string))
                     },
                     distributed_kind: false,

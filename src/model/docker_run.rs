@@ -465,6 +465,12 @@ impl DockerRun {
         })
     }
 
+    /// The `-e NAME[=value]` that decides `name` (the last one wins), as
+    /// [`Self::env`] yields it.
+    pub fn last_env(&self, name: &str) -> Option<(&str, Option<&str>, &RunOption)> {
+        self.env().filter(|(n, _, _)| *n == name).last()
+    }
+
     /// How the container gets GPUs, if it does, for messages.
     pub fn gpu_request(&self) -> Option<String> {
         if self.program == "nvidia-docker" {

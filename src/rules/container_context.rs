@@ -263,14 +263,10 @@ impl<'a> ContainerSite<'a> {
     /// A size of 0 written for /dev/shm, which leaves the default.
     pub fn zero_shm_size(&self) -> Option<ZeroShmSize> {
         match &self.place {
-            Place::Service { cx, service } => service
-                .shm_size
-                .as_ref()
-                .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
-                .map(|zero| ZeroShmSize {
-                    at: cx.range(zero.node),
-                    written: "`shm_size: 0`".to_string(),
-                }),
+            Place::Service { cx, service } => zero_shm_size_node(service).map(|node| ZeroShmSize {
+                at: cx.range(node),
+                written: "`shm_size: 0`".to_string(),
+            }),
             // Not reported on a command line: adding another option is no
             // fix, and rewriting a shell word is left to its author.
             Place::Run { .. } => None,
@@ -284,7 +280,7 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { cx, service } => {
                 let size = &cx.settings.fix_shm_size;
-                match self.zero_shm_size_node(service) {
+                match zero_shm_size_node(service) {
                     Some(node) => set_shm_size_fix(
                         cx,
                         service,
@@ -315,14 +311,6 @@ impl<'a> ContainerSite<'a> {
                 })
             }
         }
-    }
-
-    fn zero_shm_size_node(&self, service: &Service) -> Option<crate::model::compose::Src> {
-        service
-            .shm_size
-            .as_ref()
-            .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
-            .map(|s| s.node)
     }
 
     /// A /dev/shm size written as a bare number under a mebibyte
@@ -433,9 +421,7 @@ impl<'a> ContainerSite<'a> {
             Place::Service { service, .. } => service.env(name).and_then(|v| v.value.clone()),
             Place::Run { site, .. } => site
                 .run
-                .env()
-                .filter(|(n, _, _)| *n == name)
-                .last()
+                .last_env(name)
                 .and_then(|(_, v, _)| v.map(str::to_string)),
         }
     }
@@ -497,7 +483,7 @@ impl<'a> ContainerSite<'a> {
             Place::Run { cx, site } => {
                 let run = &site.run;
                 let (whole, value) = if setting.from_env {
-                    let (_, _, option) = run.env().filter(|(n, _, _)| *n == setting.name).last()?;
+                    let (_, _, option) = run.last_env(&setting.name)?;
                     // A range past the text (a command cut off at the end)
                     // is skipped.
                     let text = cx.text.get(option.range.as_range())?;
@@ -763,6 +749,15 @@ fn with_mount_tmpfs_size(value: &str, size: &str) -> Option<String> {
         })
         .collect();
     found.then(|| parts.join(","))
+}
+
+/// A service's `shm_size` written as 0 (which leaves the default).
+fn zero_shm_size_node(service: &Service) -> Option<crate::model::compose::Src> {
+    service
+        .shm_size
+        .as_ref()
+        .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
+        .map(|s| s.node)
 }
 
 fn service_ulimit<'s>(
