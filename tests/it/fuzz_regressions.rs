@@ -111,18 +111,14 @@ fn assert_not_crashed(error: Option<engine::FileError>) {
     }
 }
 
-fn fix(data: &[u8]) {
-    let Some((&kind, rest)) = data.split_first() else {
-        return;
-    };
-    let Ok(text) = std::str::from_utf8(rest) else {
-        return;
-    };
+/// The fix target's checks on `data`; the fixed text, for text the linter
+/// accepts (cases that also check what the fixes wrote).
+fn fix(data: &[u8]) -> Option<String> {
+    let (&kind, rest) = data.split_first()?;
+    let text = std::str::from_utf8(rest).ok()?;
     let path = path(kind_name(kind));
     let config = every_rule();
-    let Ok(outcome) = fix_text(text, &path, &config, FixMode { unsafe_fixes: true }) else {
-        return;
-    };
+    let outcome = fix_text(text, &path, &config, FixMode { unsafe_fixes: true }).ok()?;
     let failed: Vec<_> = outcome
         .failed
         .iter()
@@ -132,6 +128,7 @@ fn fix(data: &[u8]) {
     if let Err(error) = engine::lint_text(&outcome.fixed_text, &path, &config) {
         panic!("the fixed text no longer lints: {}", error.message);
     }
+    Some(outcome.fixed_text)
 }
 
 /// A fresh server gets `initialize`, the input's messages (read as
@@ -320,22 +317,10 @@ fn fix_gpu003_capabilities_comment() {
 /// now raises the request to the limit; found by the fix target.
 #[test]
 fn fix_k8s002_request_below_limit_and_parallel_size() {
-    let data = input("fix/k8s002_request_below_limit_and_parallel_size");
-    fix(&data);
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let fixed = fix_text(
-        text,
-        &path("k8s/deployment.yaml"),
-        &every_rule(),
-        FixMode { unsafe_fixes: true },
-    )
-    .unwrap();
+    let fixed = fix(&input("fix/k8s002_request_below_limit_and_parallel_size")).unwrap();
     assert!(
-        fixed
-            .fixed_text
-            .contains("requests:\n            nvidia.com/gpu: \"8\""),
-        "{}",
-        fixed.fixed_text
+        fixed.contains("requests:\n            nvidia.com/gpu: \"8\""),
+        "{fixed}"
     );
 }
 
@@ -404,17 +389,8 @@ fn fix_k8s001_request_not_a_quantity() {
 /// The same with a fraction of a GPU (`0.5`): no limit is copied from it.
 #[test]
 fn fix_k8s001_request_a_fraction() {
-    let data = input("fix/k8s001_request_a_fraction");
-    fix(&data);
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let fixed = fix_text(
-        text,
-        &path("k8s/deployment.yaml"),
-        &every_rule(),
-        FixMode { unsafe_fixes: true },
-    )
-    .unwrap();
-    assert!(!fixed.fixed_text.contains("limits"), "{}", fixed.fixed_text);
+    let fixed = fix(&input("fix/k8s001_request_a_fraction")).unwrap();
+    assert!(!fixed.contains("limits"), "{fixed}");
 }
 
 /// `nvidia.com/gpu: 11Gi` is eleven gibi-GPUs: the /dev/shm need of that
