@@ -2,7 +2,7 @@
 //! with their configurations), lints or fixes each, then prints what was
 //! found and sets the exit status.
 
-use super::report::{FixAction, FixTally, Outcome, diff_line, skip_notes};
+use super::report::{FixAction, FixTally, Outcome, Streamed, Totals, diff_line};
 use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
     paths_or_current, read_target, usage_error,
@@ -12,7 +12,7 @@ use crate::engine::discover::{ConfigResolver, Target, discover_with};
 use crate::engine::fix::{self, FixMode};
 use crate::engine::{self, FileError, FileReport, Scope, Session};
 use crate::output::escape::{human, human_path};
-use crate::output::{OutputFormat, Summary, text};
+use crate::output::{OutputFormat, text};
 use crate::vfs::Stamp;
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
@@ -77,20 +77,12 @@ impl Plan {
     }
 }
 
-/// Every file checked, and what kept others from being checked.
-#[derive(Default)]
-struct Run {
-    checked: Vec<Checked>,
-    /// One line each, sorted: paths not found, configurations that do not load.
-    config_errors: Vec<String>,
-    /// Paths that could not be read or configured: never linted, not in `checked`.
-    unchecked: usize,
-}
-
 /// What fixing did across the run.
+#[derive(Default)]
 struct Fixed {
     tally: FixTally,
-    /// Every file's changes as one unified diff.
+    /// Every file's changes as one unified diff, when it is not streamed to
+    /// stdout (fixing standard input prints the fixed text instead).
     diff: String,
 }
 
@@ -108,64 +100,186 @@ pub(super) fn check(args: CheckArgs) -> u8 {
     } else {
         Vec::new()
     };
-    let run = if plan.reads_stdin {
+    let mut emitter = Emitter::new(&args, &plan);
+    for line in &noqa_errors {
+        emitter.problem(line.clone());
+    }
+    if plan.reads_stdin {
         match check_stdin(&args, &plan) {
-            Ok(checked) => Run {
-                checked: vec![checked],
-                ..Run::default()
-            },
+            Ok(checked) => emitter.file(checked),
             Err(e) => return usage_error(e),
         }
     } else {
-        check_paths(&plan)
-    };
-    print_problems(&run, &noqa_errors);
-    let fixed = fixed(&run.checked, plan.mode);
-    let reports: Vec<FileReport> = run.checked.into_iter().map(|c| c.report).collect();
-    let summary = Summary::of(&reports);
-    let outcome = Outcome {
-        reports: &reports,
-        summary: &summary,
-        action: plan.action,
-        mode: plan.mode,
-        fixing: &fixed.tally,
-        unchecked: run.unchecked,
-        quiet: args.quiet,
-        statistics: args.statistics,
-    };
-    if let Err(status) = write_report_files(&args, &outcome) {
-        return status;
+        check_paths(&plan, &mut emitter);
     }
-    if let Err(e) = print_outcome(&args, &plan, &outcome, &fixed)
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        eprintln!("gpulint: error: cannot write output: {e}");
-        return EXIT_ERROR;
+    let status = emitter.finish(&args, &plan, !noqa_errors.is_empty());
+    // The process ends with this run: what the session still holds need
+    // not be freed piece by piece.
+    std::mem::forget(plan);
+    status
+}
+
+/// Reports each checked file as soon as it and every file before it (in
+/// path order) are done, and keeps only counts of it after: the streamed
+/// formats and the diff are written then, stderr gets the file's problems,
+/// and only the whole-run formats (JSON, SARIF, GitLab, JUnit, whose
+/// headers count what follows) keep the reports to the end.
+struct Emitter {
+    streamed: Option<Streamed>,
+    /// `--diff` writes each file's patch to stdout as it comes.
+    streams_diff: bool,
+    /// The reports a whole-run format still has to render.
+    kept: Vec<FileReport>,
+    totals: Totals,
+    fixed: Fixed,
+    mode: FixMode,
+    /// Paths that were never linted (not found, bad configuration).
+    unchecked: usize,
+    /// Configuration problems said so far, each said once.
+    said: std::collections::HashSet<String>,
+    problems: usize,
+    /// Why stdout could not be written, once it could not.
+    stdout_error: Option<std::io::Error>,
+}
+
+impl Emitter {
+    fn new(args: &CheckArgs, plan: &Plan) -> Emitter {
+        let color = match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        };
+        let report_files_stream = args.output_file.is_empty();
+        let stdin_fix = plan.reads_stdin && plan.action == FixAction::Apply;
+        let streamed = (report_files_stream && !stdin_fix && plan.action != FixAction::Diff)
+            .then(|| {
+                Streamed::of(
+                    args.output_format,
+                    text::Style { color },
+                    args.quiet,
+                    args.statistics,
+                )
+            })
+            .flatten();
+        Emitter {
+            streamed,
+            streams_diff: plan.action == FixAction::Diff,
+            kept: Vec::new(),
+            totals: Totals::default(),
+            fixed: Fixed::default(),
+            mode: plan.mode,
+            unchecked: 0,
+            said: Default::default(),
+            problems: 0,
+            stdout_error: None,
+        }
     }
-    // A fix that could not be applied leaves its finding, which sets the
-    // status like any other; the file itself was checked.
-    let status =
-        if summary.failed_files > 0 || !run.config_errors.is_empty() || !noqa_errors.is_empty() {
+
+    /// A configuration or `--add-noqa` problem, on stderr once.
+    fn problem(&mut self, line: String) {
+        self.problems += 1;
+        if self.said.insert(line.clone()) {
+            eprintln!("{line}");
+        }
+    }
+
+    fn write_stdout(&mut self, bytes: &[u8]) {
+        if self.stdout_error.is_none()
+            && let Err(e) = std::io::stdout().lock().write_all(bytes)
+        {
+            self.stdout_error = Some(e);
+        }
+    }
+
+    /// One file, in path order.
+    fn file(&mut self, checked: Checked) {
+        print_file_problems(&checked);
+        let Checked { report, fixing } = checked;
+        if let Some(f) = fixing {
+            self.fix_done(&report.path, f);
+        }
+        self.totals.add(&report, self.mode);
+        match self.streamed {
+            Some(streamed) => {
+                let out = streamed.render(&report);
+                self.write_stdout(out.as_bytes());
+            }
+            None => self.kept.push(report),
+        }
+    }
+
+    fn fix_done(&mut self, path: &Path, f: Fixing) {
+        let tally = &mut self.fixed.tally;
+        if f.unwritten.is_some() {
+            tally.unwritten_files += 1;
+            tally.unwritten += f.outcome.applied.len();
+            return;
+        }
+        let changed = f.outcome.changed(&f.original);
+        tally.add_file(&f.outcome, changed, &f.outcome.remaining, self.mode);
+        let patch = fix::unified_diff(
+            &crate::output::shown_path(path),
+            &f.original,
+            &f.outcome.fixed_text,
+        );
+        let patch = crate::output::with_exact_diff_header(path, patch);
+        if self.streams_diff {
+            self.write_stdout(patch.as_bytes());
+        } else {
+            self.fixed.diff.push_str(&patch);
+        }
+    }
+
+    /// The skip notes, report files, the rest of stdout; the exit status.
+    fn finish(mut self, args: &CheckArgs, plan: &Plan, noqa_failed: bool) -> u8 {
+        for note in self.totals.skip_notes() {
+            eprintln!("{note}");
+        }
+        let outcome = Outcome {
+            reports: &self.kept,
+            totals: &self.totals,
+            action: plan.action,
+            mode: plan.mode,
+            fixing: &self.fixed.tally,
+            unchecked: self.unchecked,
+            quiet: args.quiet,
+            statistics: args.statistics,
+        };
+        if let Err(status) = write_report_files(args, &outcome) {
+            return status;
+        }
+        let printed = print_outcome(args, plan, &outcome, &self.fixed);
+        if let Some(e) = self.stdout_error.take().or(printed.err())
+            && e.kind() != std::io::ErrorKind::BrokenPipe
+        {
+            eprintln!("gpulint: error: cannot write output: {e}");
+            return EXIT_ERROR;
+        }
+        let summary = &self.totals.summary;
+        // A fix that could not be applied leaves its finding, which sets the
+        // status like any other; the file itself was checked.
+        let status = if summary.failed_files > 0 || self.problems > 0 || noqa_failed {
             EXIT_ERROR
         } else if plan.action == FixAction::Diff {
             // The status says whether the patch is empty, as documented;
             // `--fail-on never` makes it 0 all the same.
-            if fixed.tally.files > 0 && args.fail_on != FailOn::Never {
+            if self.fixed.tally.files > 0 && args.fail_on != FailOn::Never {
                 EXIT_FINDINGS
             } else {
                 EXIT_CLEAN
             }
-        } else if args.fail_on.fails(&summary) {
+        } else if args.fail_on.fails(summary) {
             EXIT_FINDINGS
         } else {
             EXIT_CLEAN
         };
-    // The process ends with this run: freeing every file's text, parse and
-    // project one by one (allocated across the worker threads' arenas) was
-    // a serial tenth of a tree's run, on the main thread after the work.
-    std::mem::forget(reports);
-    std::mem::forget(plan);
-    status
+        // The process ends with this run: freeing what a whole-run format
+        // kept, one report at a time, would be serial work after the run.
+        std::mem::forget(self);
+        status
+    }
 }
 
 /// Checks standard input as the file `--stdin-filename` names.
@@ -203,61 +317,153 @@ fn check_stdin(args: &CheckArgs, plan: &Plan) -> Result<Checked, String> {
     })
 }
 
-/// Walks the paths and checks every file found, in parallel.
-fn check_paths(plan: &Plan) -> Run {
-    let mut run = Run::default();
+/// How many files are checked between two clearings of the session's
+/// caches: enough to keep both cores busy and a project's files together,
+/// few enough that memory does not grow with the tree.
+const FILES_PER_CHUNK: usize = 512;
+
+/// Walks the paths and checks every file found, in parallel, a chunk of
+/// files at a time in path order: each chunk's reports are emitted when it
+/// is done, then the session forgets the texts, parses and projects it
+/// loaded, so memory is bounded by a chunk, not by the tree. A project
+/// whose files fall in two chunks is loaded in each, as it would be by two
+/// runs; a chunk ends only where the directory changes, so that is rare.
+fn check_paths(plan: &Plan, emitter: &mut Emitter) {
     let (targets, errors) =
         discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver);
-    run.unchecked += errors.len();
-    run.config_errors.extend(
-        errors
-            .into_iter()
-            .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message))),
-    );
-    let check_target = |t: &Target| check_target(t, plan);
-    // One file (what pre-commit and editors often pass) is not worth
-    // starting the thread pool for.
-    let results: Vec<Result<Option<Checked>, String>> = if targets.len() <= 1 {
-        targets.iter().map(check_target).collect()
-    } else {
-        targets.par_iter().map(check_target).collect()
-    };
-    for r in results {
-        match r {
-            Ok(Some(c)) => run.checked.push(c),
-            Ok(None) => {}
-            Err(e) => {
-                run.unchecked += 1;
-                run.config_errors
-                    .push(format!("gpulint: error: {}", human(&e)));
+    emitter.unchecked += errors.len();
+    let mut errors: Vec<String> = errors
+        .into_iter()
+        .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message)))
+        .collect();
+    errors.sort();
+    for line in errors {
+        emitter.problem(line);
+    }
+    let mut linted = vec![false; targets.len()];
+    let mut elsewhere = Elsewhere::default();
+    let mut start = 0;
+    while start < targets.len() {
+        let end = chunk_end(&targets, start);
+        let chunk = &targets[start..end];
+        let check = |t: &Target| check_target(t, plan);
+        // One file (what pre-commit and editors often pass) is not worth
+        // starting the thread pool for.
+        let results: Vec<Result<Option<Checked>, String>> = if chunk.len() <= 1 {
+            chunk.iter().map(check).collect()
+        } else {
+            chunk.par_iter().map(check).collect()
+        };
+        let mut linted_here = std::collections::HashSet::new();
+        for (i, result) in (start..end).zip(results) {
+            match result {
+                Ok(Some(c)) => {
+                    linted[i] = true;
+                    linted_here.insert(crate::vfs::normalize(&c.report.path));
+                    emitter.file(c);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    emitter.unchecked += 1;
+                    emitter.problem(format!("gpulint: error: {}", human(&e)));
+                }
+            }
+        }
+        elsewhere.add(plan.session.findings_elsewhere(&linted_here));
+        plan.session.forget_loaded();
+        start = end;
+    }
+    let linted: std::collections::HashSet<PathBuf> = targets
+        .iter()
+        .zip(&linted)
+        .filter(|(t, _)| elsewhere.concerns(&t.path))
+        .filter(|(_, linted)| **linted)
+        .map(|(t, _)| crate::vfs::normalize(&t.path))
+        .collect();
+    add_findings_elsewhere(plan, elsewhere, &linted, emitter);
+}
+
+/// Where the chunk that starts at `start` ends: [`FILES_PER_CHUNK`] files
+/// on, then on to the end of that directory.
+fn chunk_end(targets: &[Target], start: usize) -> usize {
+    let mut end = (start + FILES_PER_CHUNK).min(targets.len());
+    let dir = |t: &Target| t.path.parent().map(Path::to_path_buf);
+    if end < targets.len() {
+        let last = dir(&targets[end - 1]);
+        while end < targets.len() && dir(&targets[end]) == last {
+            end += 1;
+        }
+    }
+    end
+}
+
+/// The compose project findings in files no chunk linted so far, gathered
+/// before each chunk's projects are forgotten; each finding once.
+#[derive(Default)]
+struct Elsewhere {
+    by_file: std::collections::BTreeMap<
+        PathBuf,
+        (
+            std::sync::Arc<crate::text::SourceFile>,
+            Vec<crate::diagnostic::Diagnostic>,
+        ),
+    >,
+    seen: std::collections::HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)>,
+}
+
+impl Elsewhere {
+    fn add(
+        &mut self,
+        found: Vec<(
+            std::sync::Arc<crate::text::SourceFile>,
+            Vec<crate::diagnostic::Diagnostic>,
+        )>,
+    ) {
+        for (source, diagnostics) in found {
+            let key = crate::vfs::normalize(&source.path);
+            for d in diagnostics {
+                let identity = (
+                    key.clone(),
+                    d.code,
+                    d.range.start,
+                    d.range.end,
+                    d.message.clone(),
+                );
+                if self.seen.insert(identity) {
+                    self.by_file
+                        .entry(key.clone())
+                        .or_insert_with(|| (source.clone(), Vec::new()))
+                        .1
+                        .push(d);
+                }
             }
         }
     }
-    add_findings_elsewhere(plan, &mut run);
-    run.config_errors.sort();
-    run.config_errors.dedup();
-    run
+
+    /// Whether a finding was gathered in `path`.
+    fn concerns(&self, path: &Path) -> bool {
+        !self.by_file.is_empty() && self.by_file.contains_key(&crate::vfs::normalize(path))
+    }
 }
 
 /// A compose project is linted whole when any of its files is: what its
 /// lint finds in files that were not linted themselves (a file it extends
 /// or includes, outside the paths given) is reported under those files,
-/// once, in path order with the others.
-fn add_findings_elsewhere(plan: &Plan, run: &mut Run) {
-    let linted: std::collections::HashSet<PathBuf> = run
-        .checked
-        .iter()
-        .map(|c| crate::vfs::normalize(&c.report.path))
-        .collect();
-    let elsewhere = plan.session.findings_elsewhere(&linted);
-    if elsewhere.is_empty() {
-        return;
-    }
-    for (source, diagnostics) in elsewhere {
+/// once each, in path order after the files that were linted.
+fn add_findings_elsewhere(
+    plan: &Plan,
+    elsewhere: Elsewhere,
+    linted: &std::collections::HashSet<PathBuf>,
+    emitter: &mut Emitter,
+) {
+    for (path, (source, diagnostics)) in elsewhere.by_file {
+        if linted.contains(&path) {
+            continue;
+        }
         let config = match plan.resolver.for_file(&source.path) {
             Ok(config) => config,
             Err(e) => {
-                run.config_errors.push(format!("gpulint: error: {e}"));
+                emitter.problem(format!("gpulint: error: {e}"));
                 continue;
             }
         };
@@ -265,13 +471,13 @@ fn add_findings_elsewhere(plan: &Plan, run: &mut Run) {
         if diagnostics.is_empty() {
             continue;
         }
-        run.checked.push(Checked {
-            report: FileReport::new(source.path.clone(), source.text.clone(), diagnostics),
+        // Named as a path, not as the project that reached it first
+        // (`svc/a/../../shared/base.yaml`): several may have, in any order.
+        emitter.file(Checked {
+            report: FileReport::new(path, source.text.clone(), diagnostics),
             fixing: None,
         });
     }
-    run.checked
-        .sort_by(|a, b| a.report.path.cmp(&b.report.path));
 }
 
 /// Checks one discovered file; `None` for one that is not gpulint's (walked
@@ -307,73 +513,39 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
     })
 }
 
-/// On stderr: configuration and `--add-noqa` errors, notes on skipped
-/// files, files that could not be checked, and fixes that were not applied.
-fn print_problems(run: &Run, noqa_errors: &[String]) {
+/// On stderr, as the file is emitted: why it could not be checked, and
+/// the fixes that were not applied.
+fn print_file_problems(c: &Checked) {
     let mut stderr = std::io::stderr().lock();
-    for line in run.config_errors.iter().chain(noqa_errors) {
-        let _ = writeln!(stderr, "{line}");
+    if let Some(error) = &c.report.error {
+        let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
     }
-    for note in skip_notes(run.checked.iter().map(|c| &c.report)) {
-        let _ = writeln!(stderr, "{note}");
-    }
-    for c in &run.checked {
-        if let Some(error) = &c.report.error {
-            let _ = writeln!(stderr, "{}", text::file_error_line(&c.report, error));
+    if let Some(fixing) = &c.fixing {
+        let original = FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
+        for failed in &fixing.outcome.failed {
+            let _ = writeln!(
+                stderr,
+                "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
+                text::location(&original, failed.offset),
+                failed.code,
+                human(&failed.title),
+                human(&failed.reason)
+            );
         }
-        if let Some(fixing) = &c.fixing {
-            let original =
-                FileReport::new(c.report.path.clone(), fixing.original.clone(), Vec::new());
-            for failed in &fixing.outcome.failed {
-                let _ = writeln!(
-                    stderr,
-                    "{}: warning: the {} fix \"{}\" was not applied: {}; the finding is left for you to fix by hand",
-                    text::location(&original, failed.offset),
-                    failed.code,
-                    human(&failed.title),
-                    human(&failed.reason)
-                );
-            }
-            if fixing.outcome.unsettled > 0 {
-                let _ = writeln!(
-                    stderr,
-                    "{}: warning: {} not applied: gpulint stops fixing a file after {} passes; run it again to apply them",
-                    text::location(&original, 0),
-                    if fixing.outcome.unsettled == 1 {
-                        "1 more fix was".to_string()
-                    } else {
-                        format!("{} more fixes were", fixing.outcome.unsettled)
-                    },
-                    fixing.outcome.passes
-                );
-            }
+        if fixing.outcome.unsettled > 0 {
+            let _ = writeln!(
+                stderr,
+                "{}: warning: {} not applied: gpulint stops fixing a file after {} passes; run it again to apply them",
+                text::location(&original, 0),
+                if fixing.outcome.unsettled == 1 {
+                    "1 more fix was".to_string()
+                } else {
+                    format!("{} more fixes were", fixing.outcome.unsettled)
+                },
+                fixing.outcome.passes
+            );
         }
     }
-}
-
-fn fixed(checked: &[Checked], mode: FixMode) -> Fixed {
-    let mut tally = FixTally::default();
-    let mut diff = String::new();
-    for c in checked {
-        let Some(f) = &c.fixing else { continue };
-        if f.unwritten.is_some() {
-            tally.unwritten_files += 1;
-            tally.unwritten += f.outcome.applied.len();
-            continue;
-        }
-        let changed = f.outcome.changed(&f.original);
-        tally.add_file(&f.outcome, changed, &f.outcome.remaining, mode);
-        let patch = fix::unified_diff(
-            &crate::output::shown_path(&c.report.path),
-            &f.original,
-            &f.outcome.fixed_text,
-        );
-        diff.push_str(&crate::output::with_exact_diff_header(
-            &c.report.path,
-            patch,
-        ));
-    }
-    Fixed { tally, diff }
 }
 
 /// `--output-file`s; on failure, the exit status after saying why.
@@ -404,6 +576,7 @@ fn print_outcome(
     let mut stdout = std::io::stdout().lock();
     if plan.action == FixAction::Diff {
         // The diff alone goes to stdout, so it can be piped into `git apply`.
+        // (Streamed file by file when checking paths; held for stdin.)
         let written = stdout.write_all(fixed.diff.as_bytes());
         if !args.quiet {
             eprintln!("{}", diff_line(&fixed.tally, plan.mode));

@@ -20,8 +20,10 @@ pub(super) enum FixAction {
 
 /// What a `check` run found and fixed, to render in any format.
 pub(super) struct Outcome<'a> {
+    /// The reports a whole-run format renders; empty when they were
+    /// streamed (see [`Streamed`]).
     pub reports: &'a [FileReport],
-    pub summary: &'a Summary,
+    pub totals: &'a Totals,
     pub action: FixAction,
     pub mode: FixMode,
     /// What fixing did (zero with plain checking).
@@ -30,6 +32,104 @@ pub(super) struct Outcome<'a> {
     pub unchecked: usize,
     pub quiet: bool,
     pub statistics: bool,
+}
+
+/// What the summary line, `--statistics` and the skip notes need of every
+/// report, counted as each file is emitted so that the report itself (its
+/// text and findings) can be dropped then.
+#[derive(Debug, Default)]
+pub(super) struct Totals {
+    pub summary: Summary,
+    /// The findings by what could fix them without `--unsafe-fixes`, as the
+    /// summary line counts them.
+    safe_left: Left,
+    /// Per rule: findings, and whether one has a fix this run applies.
+    by_code: std::collections::BTreeMap<RuleCode, (usize, bool)>,
+    /// The templates and patches passed over, for [`skip_notes`].
+    skipped: Vec<(PathBuf, Skip)>,
+}
+
+impl Totals {
+    pub fn add(&mut self, report: &FileReport, mode: FixMode) {
+        self.summary.add(report);
+        let safe_only = FixMode {
+            unsafe_fixes: false,
+        };
+        self.safe_left.add(Left::of(&report.diagnostics, safe_only));
+        for d in &report.diagnostics {
+            let entry = self.by_code.entry(d.code).or_default();
+            entry.0 += 1;
+            entry.1 |= d.fix.as_ref().is_some_and(|f| mode.applies(f));
+        }
+        if let Some(skip) = &report.skipped {
+            self.skipped.push((report.path.clone(), skip.clone()));
+        }
+    }
+
+    /// One note per Helm chart and per kustomize overlay passed over.
+    pub fn skip_notes(&self) -> Vec<String> {
+        skip_notes(self.skipped.iter().map(|(path, skip)| (path, skip)))
+    }
+}
+
+/// The formats written file by file as each is done, in path order: their
+/// output has no header that counts what follows.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Streamed {
+    /// Each finding in full (`--quiet`: one line each).
+    Text {
+        style: text::Style,
+        quiet: bool,
+    },
+    Concise,
+    Github,
+}
+
+impl Streamed {
+    /// The way `format` streams, if it does; `--statistics` prints a table
+    /// of counts instead of findings.
+    pub fn of(
+        format: OutputFormat,
+        style: text::Style,
+        quiet: bool,
+        statistics: bool,
+    ) -> Option<Streamed> {
+        match format {
+            OutputFormat::Text if statistics => None,
+            OutputFormat::Text => Some(Streamed::Text { style, quiet }),
+            OutputFormat::Concise => Some(Streamed::Concise),
+            OutputFormat::Github => Some(Streamed::Github),
+            OutputFormat::Json
+            | OutputFormat::Sarif
+            | OutputFormat::Gitlab
+            | OutputFormat::Junit => None,
+        }
+    }
+
+    /// One file's part of the output.
+    pub fn render(self, report: &FileReport) -> String {
+        let mut out = String::new();
+        match self {
+            Streamed::Text { style, quiet } => {
+                for d in &report.diagnostics {
+                    if quiet {
+                        out.push_str(&text::concise(report, d));
+                    } else {
+                        out.push_str(&text::render(report, d, style));
+                    }
+                    out.push('\n');
+                }
+            }
+            Streamed::Concise => {
+                for d in &report.diagnostics {
+                    out.push_str(&text::concise(report, d));
+                    out.push('\n');
+                }
+            }
+            Streamed::Github => out = github::render(std::slice::from_ref(report)),
+        }
+        out
+    }
 }
 
 /// What `--fix` or `--diff` did across the run.
@@ -111,50 +211,29 @@ impl FixTally {
 impl Outcome<'_> {
     pub fn render(&self, format: OutputFormat, style: text::Style) -> String {
         let reports = self.reports;
+        if let Some(streamed) = Streamed::of(format, style, self.quiet, self.statistics) {
+            let mut out: String = reports.iter().map(|r| streamed.render(r)).collect();
+            if matches!(format, OutputFormat::Text) {
+                out.push_str(&self.footer());
+            }
+            return out;
+        }
         match format {
             OutputFormat::Json => json::render(reports),
-            OutputFormat::Github => github::render(reports),
             OutputFormat::Sarif => sarif::render(reports),
             OutputFormat::Gitlab => gitlab::render(reports),
             OutputFormat::Junit => junit::render(reports),
-            OutputFormat::Concise => reports
-                .iter()
-                .flat_map(|r| {
-                    r.diagnostics
-                        .iter()
-                        .map(move |d| text::concise(r, d) + "\n")
-                })
-                .collect(),
-            OutputFormat::Text => {
-                let mut out = if self.statistics {
-                    statistics(reports, self.mode)
-                } else {
-                    self.findings(style)
-                };
+            OutputFormat::Text | OutputFormat::Concise | OutputFormat::Github => {
+                // Only `--statistics` is not streamed.
+                let mut out = statistics(&self.totals.by_code);
                 out.push_str(&self.footer());
                 out
             }
         }
     }
 
-    /// Each finding in full, or one line each with `--quiet`.
-    fn findings(&self, style: text::Style) -> String {
-        let mut out = String::new();
-        for report in self.reports {
-            for d in &report.diagnostics {
-                if self.quiet {
-                    out.push_str(&text::concise(report, d));
-                } else {
-                    out.push_str(&text::render(report, d, style));
-                }
-                out.push('\n');
-            }
-        }
-        out
-    }
-
     /// What fixing did and the summary line; nothing with `--quiet`.
-    fn footer(&self) -> String {
+    pub fn footer(&self) -> String {
         let mut out = String::new();
         if self.quiet {
             return out;
@@ -165,8 +244,7 @@ impl Outcome<'_> {
             out.push('\n');
         }
         out.push_str(&summary_line(
-            self.summary,
-            self.reports,
+            self.totals,
             self.mode,
             self.unchecked,
             self.fixing,
@@ -245,17 +323,10 @@ pub(super) fn diff_line(t: &FixTally, mode: FixMode) -> String {
 /// `COUNT  CODE  [*] summary` (`[*]`: some have a fix this run's `--fix`
 /// applies, as the summary line counts them; not display-only ones, nor
 /// unsafe ones without `--unsafe-fixes`).
-fn statistics(reports: &[FileReport], mode: FixMode) -> String {
-    use std::collections::BTreeMap;
-    let mut counts: BTreeMap<RuleCode, (usize, bool)> = BTreeMap::new();
-    for d in reports.iter().flat_map(|r| &r.diagnostics) {
-        let entry = counts.entry(d.code).or_default();
-        entry.0 += 1;
-        entry.1 |= d.fix.as_ref().is_some_and(|f| mode.applies(f));
-    }
+fn statistics(counts: &std::collections::BTreeMap<RuleCode, (usize, bool)>) -> String {
     let mut rows: Vec<(RuleCode, usize, bool)> = counts
-        .into_iter()
-        .map(|(code, (n, fixable))| (code, n, fixable))
+        .iter()
+        .map(|(&code, &(n, fixable))| (code, n, fixable))
         .collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let width = rows
@@ -278,13 +349,8 @@ fn statistics(reports: &[FileReport], mode: FixMode) -> String {
 /// `unchecked`: paths that were never linted, besides `s.failed_files`;
 /// the files `fixing` could not write are among `s.failed_files` but were
 /// checked.
-fn summary_line(
-    s: &Summary,
-    reports: &[FileReport],
-    mode: FixMode,
-    unchecked: usize,
-    fixing: &FixTally,
-) -> String {
+fn summary_line(totals: &Totals, mode: FixMode, unchecked: usize, fixing: &FixTally) -> String {
+    let s = &totals.summary;
     let not_linted = s.failed_files - fixing.unwritten_files;
     let failed = not_linted + unchecked;
     let mut line = if s.findings() == 0 && failed == 0 && fixing.unwritten_files == 0 {
@@ -308,10 +374,7 @@ fn summary_line(
         )
     };
     // Safe fixes as `fixable`, unsafe ones as `needs_unsafe`.
-    let safe_only = FixMode {
-        unsafe_fixes: false,
-    };
-    let left = Left::of(reports.iter().flat_map(|r| &r.diagnostics), safe_only);
+    let left = totals.safe_left;
     let (safe, unsafe_) = (left.fixable, left.needs_unsafe);
     if unsafe_ > 0 && (safe == 0 || mode.unsafe_fixes) {
         line.push_str(&format!(
@@ -363,24 +426,20 @@ fn summary_line(
 
 /// One note per Helm chart and per kustomize overlay that was skipped,
 /// saying how to lint what it renders to.
-pub(super) fn skip_notes<'a>(reports: impl Iterator<Item = &'a FileReport>) -> Vec<String> {
+fn skip_notes<'a>(skipped: impl Iterator<Item = (&'a PathBuf, &'a Skip)>) -> Vec<String> {
     use std::collections::BTreeMap;
     let mut charts: BTreeMap<PathBuf, Vec<&PathBuf>> = BTreeMap::new();
     let mut overlays: BTreeMap<PathBuf, usize> = BTreeMap::new();
-    for report in reports {
-        match &report.skipped {
-            Some(Skip::HelmTemplate { .. }) => charts
-                .entry(chart_root(&report.path))
-                .or_default()
-                .push(&report.path),
-            Some(Skip::Kustomize { kustomization }) => {
+    for (path, skip) in skipped {
+        match skip {
+            Skip::HelmTemplate { .. } => charts.entry(chart_root(path)).or_default().push(path),
+            Skip::Kustomize { kustomization } => {
                 let dir = kustomization
                     .parent()
                     .unwrap_or(Path::new("."))
                     .to_path_buf();
                 *overlays.entry(dir).or_default() += 1;
             }
-            None => {}
         }
     }
     let shown = |p: &Path| {

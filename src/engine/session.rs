@@ -115,6 +115,14 @@ impl Session {
     }
 
     /// The projects `path` (a compose file) is judged in.
+    /// Forgets what was read, parsed, loaded and linted so far (see
+    /// [`Workspace::forget_loaded`]); take [`Self::findings_elsewhere`]
+    /// first.
+    pub fn forget_loaded(&self) {
+        self.workspace.forget_loaded();
+        self.lints.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     /// Whether `path`, whatever its name, is an overlay of its directory's
     /// compose project (`gpu.yaml` beside a `compose.yaml` whose services
     /// it completes): walked YAML that is linted as a compose file.

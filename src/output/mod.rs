@@ -310,26 +310,31 @@ impl Summary {
     pub fn of(reports: &[FileReport]) -> Summary {
         let mut s = Summary::default();
         for r in reports {
-            if r.skipped.is_some() {
-                s.skipped_files += 1;
-                continue;
-            }
-            s.files += 1;
-            if r.error.is_some() {
-                s.failed_files += 1;
-            }
-            if !r.diagnostics.is_empty() {
-                s.files_with_findings += 1;
-            }
-            for d in &r.diagnostics {
-                match d.severity {
-                    crate::diagnostic::Severity::Error => s.errors += 1,
-                    crate::diagnostic::Severity::Warning => s.warnings += 1,
-                    crate::diagnostic::Severity::Info => s.infos += 1,
-                }
-            }
+            s.add(r);
         }
         s
+    }
+
+    /// Counts one more file's report.
+    pub fn add(&mut self, r: &FileReport) {
+        if r.skipped.is_some() {
+            self.skipped_files += 1;
+            return;
+        }
+        self.files += 1;
+        if r.error.is_some() {
+            self.failed_files += 1;
+        }
+        if !r.diagnostics.is_empty() {
+            self.files_with_findings += 1;
+        }
+        for d in &r.diagnostics {
+            match d.severity {
+                crate::diagnostic::Severity::Error => self.errors += 1,
+                crate::diagnostic::Severity::Warning => self.warnings += 1,
+                crate::diagnostic::Severity::Info => self.infos += 1,
+            }
+        }
     }
 
     pub fn findings(&self) -> usize {

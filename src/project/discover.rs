@@ -253,6 +253,9 @@ pub fn ancestors(dir: &Path) -> impl Iterator<Item = PathBuf> {
 /// The project `path` is merged over as an overlay (`-f base -f path`),
 /// whatever its name: its directory's project, which it completes.
 pub fn overlay_of(ws: &Workspace, path: &Path) -> Option<ProjectSpec> {
+    if !may_have_services(ws, path) {
+        return None;
+    }
     let default = ws.default_project(&dir_of(path))?;
     if default.names(path) {
         return None;
@@ -262,6 +265,18 @@ pub fn overlay_of(ws: &Workspace, path: &Path) -> Option<ProjectSpec> {
         return None;
     }
     Some(default)
+}
+
+/// Whether `path`'s text could have a top-level `services` key at all.
+/// Every walked YAML file beside a compose file (a Kubernetes manifest, a
+/// CI config) asks whether it is an overlay; most answer no here without
+/// a parse and without loading the directory's project. The key can only
+/// be spelled without the word `services` through a double-quoted escape
+/// (`"\x73ervices"`), which needs a backslash.
+fn may_have_services(ws: &Workspace, path: &Path) -> bool {
+    ws.files
+        .read(path)
+        .is_ok_and(|t| t.source.text.contains("services") || t.source.text.contains('\\'))
 }
 
 /// A configured file, shown next to the linted one when they share a

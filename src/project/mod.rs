@@ -269,6 +269,27 @@ impl Workspace {
         }
     }
 
+    /// Forgets every text, parse and project loaded so far: `check` does
+    /// this after each chunk of files, so that what a run holds does not
+    /// grow with the tree. What is asked for again is loaded again, the
+    /// same way.
+    pub fn forget_loaded(&self) {
+        self.files.forget();
+        self.yaml.write().unwrap_or_else(|p| p.into_inner()).clear();
+        self.dockerfiles
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.default_projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     /// `text`'s YAML, parsed once per text.
     pub fn yaml(&self, source: &Arc<SourceFile>) -> Arc<Result<Yaml, YamlError>> {
         cached(&self.yaml, source, || Yaml::parse(&source.text))

@@ -84,6 +84,19 @@ impl Files {
         }
     }
 
+    /// Forgets every text read so far (a long run's files, once linted):
+    /// a file asked for again is read again.
+    pub fn forget(&self) {
+        self.texts
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.canonical
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     /// How many times a file was read from the [`System`] (for tests and
     /// benchmarks: each file once per run).
     pub fn reads(&self) -> usize {

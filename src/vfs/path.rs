@@ -5,6 +5,9 @@ use std::path::{Component, Path, PathBuf};
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
 /// stays the one users see).
 pub fn normalize(path: &Path) -> PathBuf {
+    if is_normal(path) {
+        return path.to_path_buf();
+    }
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -23,10 +26,25 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `path` is already what [`normalize`] makes of it: no `.` or
+/// `..` component, no empty one, no trailing separator. Almost every path
+/// a run asks about is (they are built by joining names), and the check is
+/// a scan, where rebuilding the path component by component allocates.
+fn is_normal(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    !bytes.is_empty()
+        && bytes.last() != Some(&b'/')
+        && bytes
+            .split(|&b| b == b'/')
+            .enumerate()
+            .all(|(i, part)| (i == 0 || !part.is_empty()) && part != b"." && part != b"..")
+        && (cfg!(unix) || !bytes.contains(&b'\\'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::normalize;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     #[test]
     fn paths_are_normalized_lexically() {
@@ -43,5 +61,41 @@ mod tests {
             Path::new("../up/Dockerfile")
         );
         assert_eq!(normalize(Path::new("./")), Path::new("."));
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_components() {
+        for path in [
+            "a/b",
+            "/a/b",
+            "a//b",
+            "a/b/",
+            "/",
+            "//a",
+            "a/./b",
+            "a/.",
+            ".",
+            "..",
+            "../a",
+            "a/..",
+            "a/.b",
+            "a/b..",
+            "...",
+            "",
+            "./a",
+            "/..",
+            "a/b/../../..",
+        ] {
+            let path = Path::new(path);
+            if super::is_normal(path) {
+                let mut slow = PathBuf::new();
+                path.components().for_each(|c| slow.push(c.as_os_str()));
+                assert_eq!(normalize(path), slow, "{path:?}");
+                assert_eq!(normalize(path).as_os_str(), path.as_os_str(), "{path:?}");
+            }
+        }
+        assert!(super::is_normal(Path::new("/a/b.c/d")));
+        assert!(!super::is_normal(Path::new("a//b")));
+        assert!(!super::is_normal(Path::new("a/./b")));
     }
 }

@@ -1882,3 +1882,101 @@ fn each_file_of_a_project_is_opened_once() {
     let twice: Vec<_> = opened.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "opened more than once: {twice:?}\n{log}");
 }
+
+/// `check` reports and then forgets each chunk of files (a few hundred, in
+/// path order), so its memory does not grow with the tree. Across chunks a
+/// run still says what one run over everything says: a file extended from
+/// every chunk (outside the paths given) gets its finding once, named by
+/// its own path, after the linted files; the streamed text, the whole-run
+/// JSON and a check of one file alone agree.
+#[test]
+fn a_tree_of_many_chunks_reports_each_finding_once_in_path_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "shared/base.yaml",
+        "services:\n  gpu:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: all\n",
+    );
+    let service = "services:\n  trainer:\n    extends:\n      file: ../../shared/base.yaml\n      service: gpu\n    command: torchrun --nproc_per_node=8 train.py\n";
+    let services = 1_300;
+    for i in 0..services {
+        write(root, &format!("svc/{i:04}/compose.yaml"), service);
+    }
+    let concise = gpulint(root, &["check", "svc", "--output-format", "concise"]);
+    let lines: Vec<&str> = std::str::from_utf8(&concise.stdout)
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(lines.len(), 2 * services + 1, "{}", stderr(&concise));
+    let base: Vec<&&str> = lines.iter().filter(|l| l.contains("base.yaml")).collect();
+    assert_eq!(
+        base,
+        [
+            &"shared/base.yaml:8:15: error[GPU002] device reservation of service `trainer` has no `capabilities`"
+        ]
+    );
+    assert!(lines.last().unwrap().starts_with("shared/base.yaml:"));
+    let paths: Vec<&str> = lines[..lines.len() - 1]
+        .iter()
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert!(paths.is_sorted(), "findings in path order");
+    let alone = gpulint(
+        root,
+        &[
+            "check",
+            "svc/0777/compose.yaml",
+            "--output-format",
+            "concise",
+        ],
+    );
+    let mine: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("svc/0777/"))
+        .collect();
+    let alone_lines: Vec<&str> = std::str::from_utf8(&alone.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("svc/0777/"))
+        .collect();
+    assert_eq!(mine, alone_lines);
+    let json = gpulint(root, &["check", "svc", "--output-format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let from_json: Vec<String> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{}:{}: {}",
+                d["path"].as_str().unwrap(),
+                d["start"]["line"],
+                d["start"]["column"],
+                d["code"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let from_text: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let mut parts = l.splitn(4, ':');
+            let (path, line, column) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            let code = l.split('[').nth(1).unwrap().split(']').next().unwrap();
+            format!("{path}:{line}:{column}: {code}")
+        })
+        .collect();
+    let differ = from_json.iter().zip(&from_text).position(|(a, b)| a != b);
+    assert!(
+        from_json.len() == from_text.len() && differ.is_none(),
+        "JSON and text differ: {} and {} findings, first at {differ:?}",
+        from_json.len(),
+        from_text.len()
+    );
+    assert_eq!(concise.status.code(), Some(1));
+}
