@@ -210,11 +210,18 @@ fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str
 /// A quoted value that is, or holds, a credential: an authorization
 /// header, a URL with a password, or a token.
 fn quoted_credential(quoted: &str) -> bool {
-    let lower = quoted.to_ascii_lowercase();
-    lower.contains("authorization")
-        || lower.contains("bearer ")
-        || lower.contains("basic ")
-        || lower.contains("private key-----")
+    // Asked of every backquoted piece of every finding's texts: compared in
+    // place, not lower-cased into a new string each time.
+    let has = |needle: &str| {
+        quoted
+            .as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    has("authorization")
+        || has("bearer ")
+        || has("basic ")
+        || has("private key-----")
         || url_with_password(quoted)
         || words(quoted).any(|(_, word)| looks_like_credential(word))
 }

@@ -371,6 +371,7 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         }
         elsewhere.add(plan.session.findings_elsewhere(&linted_here));
         plan.session.forget_loaded();
+        plan.resolver.forget_directories();
         start = end;
     }
     let linted: std::collections::HashSet<PathBuf> = targets

@@ -110,6 +110,13 @@ impl ConfigResolver {
         self.for_file_through(&crate::vfs::Disk, file)
     }
 
+    /// Forgets which configuration each directory has (`check` does after
+    /// each chunk of files, so the cache does not grow with the tree; the
+    /// few directories asked again are looked at again).
+    pub fn forget_directories(&self) {
+        self.cache.lock().expect("config cache").clear();
+    }
+
     /// [`Self::for_file`], reading the `gpulint.toml` files through `system`
     /// (an editor's unsaved buffers, for the language server).
     pub fn for_file_through(

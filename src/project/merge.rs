@@ -435,45 +435,54 @@ pub fn clean_target(target: &str) -> String {
 /// with a key, a later item with the key of an earlier one replaces it in
 /// the earlier one's place.
 pub fn enforce_unicity(root: &Arc<Node>) -> Arc<Node> {
-    let mut path: Vec<String> = Vec::new();
+    let mut path: Vec<&str> = Vec::new();
     unique_at(root, &mut path)
 }
 
-fn unique_at(node: &Arc<Node>, path: &mut Vec<String>) -> Arc<Node> {
-    // Only `services` and `networks` hold paths with keyed sequences.
-    let depth_limit = 6;
-    if path.len() > depth_limit {
-        return node.clone();
-    }
+/// Whether some [`UNIQUE`] pattern lies at or below `path`.
+fn leads_to_unique(path: &[&str]) -> bool {
+    UNIQUE.iter().any(|(pattern, _)| {
+        pattern.len() >= path.len()
+            && path
+                .iter()
+                .zip(pattern.iter())
+                .all(|(p, q)| *q == "*" || p == q)
+    })
+}
+
+fn unique_at<'a>(node: &'a Arc<Node>, path: &mut Vec<&'a str>) -> Arc<Node> {
     match &node.kind {
         Kind::Mapping(entries) => {
-            let mut changed = false;
-            let mut out = Vec::with_capacity(entries.len());
-            for entry in entries {
-                if path.is_empty() && !matches!(entry.key.as_str(), "services" | "networks") {
-                    out.push(entry.clone());
-                    continue;
-                }
-                path.push(entry.key.clone());
-                let value = unique_at(&entry.value, path);
+            // The entries are copied only once one of them changes: most
+            // files have nothing to drop.
+            let mut out: Option<Vec<Entry>> = None;
+            for (i, entry) in entries.iter().enumerate() {
+                path.push(&entry.key);
+                let value = if leads_to_unique(path) {
+                    unique_at(&entry.value, path)
+                } else {
+                    entry.value.clone()
+                };
                 path.pop();
-                changed |= !Arc::ptr_eq(&value, &entry.value);
-                out.push(Entry {
-                    value,
-                    ..entry.clone()
-                });
+                if out.is_none() && !Arc::ptr_eq(&value, &entry.value) {
+                    out = Some(entries[..i].to_vec());
+                }
+                if let Some(out) = &mut out {
+                    out.push(Entry {
+                        value,
+                        ..entry.clone()
+                    });
+                }
             }
-            if changed {
-                Arc::new(node.with_kind(Kind::Mapping(out)))
-            } else {
-                node.clone()
+            match out {
+                Some(out) => Arc::new(node.with_kind(Kind::Mapping(out))),
+                None => node.clone(),
             }
         }
         Kind::Sequence(items) => {
-            let borrowed: Vec<&str> = path.iter().map(String::as_str).collect();
             let Some(kind) = UNIQUE
                 .iter()
-                .find(|(pattern, _)| matches(&borrowed, pattern))
+                .find(|(pattern, _)| matches(path, pattern))
                 .map(|(_, kind)| *kind)
             else {
                 return node.clone();
@@ -535,8 +544,12 @@ struct Resets {
 
 impl Resets {
     fn is_tagged(&mut self, node: &Arc<Node>) -> bool {
+        // Only a node held in more than one place (an alias's target) can
+        // be reached twice; remembering every other node cost a hash insert
+        // per node of every compose file, for nothing.
+        let shared = Arc::strong_count(node) > 1;
         let key = Arc::as_ptr(node);
-        if let Some(&known) = self.tagged.get(&key) {
+        if shared && let Some(&known) = self.tagged.get(&key) {
             return known;
         }
         let tagged = matches!(node.tag.as_deref(), Some("!reset" | "!override"))
@@ -545,7 +558,9 @@ impl Resets {
                 Kind::Sequence(items) => items.iter().any(|i| self.is_tagged(i)),
                 Kind::Scalar { .. } => false,
             };
-        self.tagged.insert(key, tagged);
+        if shared {
+            self.tagged.insert(key, tagged);
+        }
         tagged
     }
 
