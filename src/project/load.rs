@@ -318,7 +318,9 @@ impl Loading<'_> {
         let mut seen = std::collections::HashSet::new();
         let mut stack: Vec<&Arc<Node>> = vec![tree];
         while let Some(node) = stack.pop() {
-            if !seen.insert(Arc::as_ptr(node)) {
+            // Only a node held in more than one place (an alias's target)
+            // can be reached twice: the others are not remembered.
+            if Arc::strong_count(node) > 1 && !seen.insert(Arc::as_ptr(node)) {
                 continue;
             }
             match &node.kind {

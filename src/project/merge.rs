@@ -439,15 +439,23 @@ pub fn enforce_unicity(root: &Arc<Node>) -> Arc<Node> {
     unique_at(root, &mut path)
 }
 
-/// Whether some [`UNIQUE`] pattern lies at or below `path`.
+/// Whether some [`UNIQUE`] pattern lies at or below `path`. Every pattern
+/// starts `services.*` or `networks.*`; below that, the key the pattern
+/// names is compared first, since most keys of a service lead nowhere.
 fn leads_to_unique(path: &[&str]) -> bool {
-    UNIQUE.iter().any(|(pattern, _)| {
-        pattern.len() >= path.len()
-            && path
-                .iter()
-                .zip(pattern.iter())
-                .all(|(p, q)| *q == "*" || p == q)
-    })
+    match path {
+        [] | [_, _] => true,
+        [root] => matches!(*root, "services" | "networks"),
+        [root, _, key, below @ ..] => UNIQUE.iter().any(|(pattern, _)| {
+            pattern.len() >= path.len()
+                && pattern[2] == *key
+                && pattern[0] == *root
+                && below
+                    .iter()
+                    .zip(&pattern[3..])
+                    .all(|(p, q)| *q == "*" || p == q)
+        }),
+    }
 }
 
 fn unique_at<'a>(node: &'a Arc<Node>, path: &mut Vec<&'a str>) -> Arc<Node> {
@@ -479,6 +487,8 @@ fn unique_at<'a>(node: &'a Arc<Node>, path: &mut Vec<&'a str>) -> Arc<Node> {
                 None => node.clone(),
             }
         }
+        // One item cannot repeat another.
+        Kind::Sequence(items) if items.len() < 2 => node.clone(),
         Kind::Sequence(items) => {
             let Some(kind) = UNIQUE
                 .iter()
