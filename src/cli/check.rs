@@ -195,6 +195,12 @@ impl Emitter {
 
     /// One file, in path order.
     fn file(&mut self, checked: Checked) {
+        self.rendered_file(checked, None);
+    }
+
+    /// One file, in path order, with its part of a streamed format's
+    /// output when a worker thread rendered it already (see [`Self::renders`]).
+    fn rendered_file(&mut self, checked: Checked, rendered: Option<String>) {
         print_file_problems(&checked);
         let Checked { report, fixing } = checked;
         if let Some(f) = fixing {
@@ -203,11 +209,17 @@ impl Emitter {
         self.totals.add(&report, self.mode);
         match self.streamed {
             Some(streamed) => {
-                let out = streamed.render(&report);
+                let out = rendered.unwrap_or_else(|| streamed.render(&report));
                 self.write_stdout(out.as_bytes());
             }
             None => self.kept.push(report),
         }
+    }
+
+    /// How a worker renders a file's part of the output, so that the
+    /// thread writing the report in order only writes it.
+    fn renders(&self) -> Option<Streamed> {
+        self.streamed
     }
 
     fn fix_done(&mut self, path: &Path, f: Fixing) {
@@ -346,10 +358,18 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
     while start < targets.len() {
         let end = chunk_end(&targets, start);
         let chunk = &targets[start..end];
-        let check = |t: &Target| check_target(t, plan);
+        let renders = emitter.renders();
+        let check = |t: &Target| {
+            let checked = check_target(t, plan)?;
+            Ok(checked.map(|c| {
+                let rendered = renders.map(|r| r.render(&c.report));
+                (c, rendered)
+            }))
+        };
         // One file (what pre-commit and editors often pass) is not worth
         // starting the thread pool for.
-        let results: Vec<Result<Option<Checked>, String>> = if chunk.len() <= 1 {
+        type Done = Result<Option<(Checked, Option<String>)>, String>;
+        let results: Vec<Done> = if chunk.len() <= 1 {
             chunk.iter().map(check).collect()
         } else {
             chunk.par_iter().map(check).collect()
@@ -357,10 +377,10 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         let mut linted_here = std::collections::HashSet::new();
         for (i, result) in (start..end).zip(results) {
             match result {
-                Ok(Some(c)) => {
+                Ok(Some((c, rendered))) => {
                     linted[i] = true;
                     linted_here.insert(crate::vfs::normalize(&c.report.path));
-                    emitter.file(c);
+                    emitter.rendered_file(c, rendered);
                 }
                 Ok(None) => {}
                 Err(e) => {
