@@ -4,8 +4,8 @@
 //! checks before writing anything.
 
 use crate::text::TextRange;
+use foldhash::HashSet;
 use serde::Serialize;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -174,13 +174,17 @@ pub fn redact<'t>(text: &'t str, hidden: &Hidden) -> Cow<'t, str> {
 /// [`redact`], shortening long quoted values only when `shorten`.
 fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str> {
     let text = hidden.apply(text);
-    let too_long = |quoted: &str| shorten && quoted.chars().count() > MAX_QUOTED;
+    let too_long =
+        |quoted: &str| shorten && quoted.len() > MAX_QUOTED && quoted.chars().count() > MAX_QUOTED;
+    // Every finding's texts pass here, and almost none holds a token: one
+    // pass over the bytes rules the word checks out.
+    let may_hold_token = has_token_run(&text, MIN_CREDENTIAL_LEN);
     let needs_work = text
         .split('`')
         .skip(1)
         .step_by(2)
-        .any(|quoted| too_long(quoted) || quoted_credential(quoted))
-        || words(&text).any(|(_, word)| looks_like_credential(word));
+        .any(|quoted| too_long(quoted) || quoted_credential(quoted, may_hold_token))
+        || (may_hold_token && words(&text).any(|(_, word)| looks_like_credential(word)));
     if !needs_work {
         return text;
     }
@@ -194,7 +198,7 @@ fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str
             out.push('`');
         }
         let quoted = i % 2 == 1 && (closed || i + 1 < pieces.len());
-        if quoted && quoted_credential(piece) {
+        if quoted && quoted_credential(piece, may_hold_token) {
             out.push_str(REDACTED);
         } else if quoted && too_long(piece) {
             let kept: String = redact_words(piece).chars().take(KEPT_OF_LONG).collect();
@@ -208,8 +212,9 @@ fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str
 }
 
 /// A quoted value that is, or holds, a credential: an authorization
-/// header, a URL with a password, or a token.
-fn quoted_credential(quoted: &str) -> bool {
+/// header, a URL with a password, or a token (looked for only when
+/// `may_hold_token`: the text it is part of has a long enough word).
+fn quoted_credential(quoted: &str, may_hold_token: bool) -> bool {
     // Asked of every backquoted piece of every finding's texts: compared in
     // place, not lower-cased into a new string each time.
     let has = |needle: &str| {
@@ -223,7 +228,29 @@ fn quoted_credential(quoted: &str) -> bool {
         || has("basic ")
         || has("private key-----")
         || url_with_password(quoted)
-        || words(quoted).any(|(_, word)| looks_like_credential(word))
+        || (may_hold_token && words(quoted).any(|(_, word)| looks_like_credential(word)))
+}
+
+/// The shortest word [`looks_like_credential`] accepts: a three-letter
+/// prefix and 16 more.
+const MIN_CREDENTIAL_LEN: usize = 19;
+
+/// Whether `text` has a run of at least `len` bytes that [`words`] could
+/// take as one word (token bytes and `=`): without one, no word of it is
+/// long enough to be a credential.
+fn has_token_run(text: &str, len: usize) -> bool {
+    let mut run = 0;
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-' | b'=') {
+            run += 1;
+            if run >= len {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    false
 }
 
 /// `scheme://user:password@host`.
@@ -315,8 +342,7 @@ pub fn looks_like_credential(word: &str) -> bool {
         "pypi-",
         "eyJ",
     ];
-    // The shortest credential below: a three-letter prefix and 16 more.
-    if word.len() < 19 {
+    if word.len() < MIN_CREDENTIAL_LEN {
         return false;
     }
     let body_len = |prefix: &str| word.len() - prefix.len();

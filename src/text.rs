@@ -71,11 +71,11 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0u32];
         let bytes = text.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
             // `\r\n`, `\n` and a lone `\r` end a line: YAML reads all three
             // as line breaks, and so do editors and the LSP, whose positions
             // these are.
-            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+            if bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n') {
                 line_starts.push((i + 1) as u32);
             }
         }
@@ -235,13 +235,23 @@ mod tests {
 pub struct SourceFile {
     pub path: std::path::PathBuf,
     pub text: String,
-    pub index: LineIndex,
+    /// Built when first asked for: most files read in a run have no
+    /// finding to place.
+    index: std::sync::OnceLock<LineIndex>,
 }
 
 impl SourceFile {
     pub fn new(path: std::path::PathBuf, text: String) -> Self {
-        let index = LineIndex::new(&text);
-        SourceFile { path, text, index }
+        SourceFile {
+            path,
+            text,
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Where the lines of the text start.
+    pub fn index(&self) -> &LineIndex {
+        self.index.get_or_init(|| LineIndex::new(&self.text))
     }
 }
 

@@ -54,9 +54,8 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
     // container two projects give alike (a base and its overlay, for the
     // services the overlay does not touch) is shown once too, with every
     // project it is in.
-    let mut seen = std::collections::HashSet::new();
-    let mut alike: std::collections::HashMap<String, (usize, usize)> =
-        std::collections::HashMap::new();
+    let mut seen = foldhash::HashSet::default();
+    let mut alike: foldhash::HashMap<String, (usize, usize)> = foldhash::HashMap::default();
     let mut files = files;
     for f in 0..files.len() {
         let Ok(inspection) = &mut files[f].outcome else {

@@ -22,7 +22,8 @@ use crate::model::resolved::{Resolved, changed_paths};
 use crate::model::script::ScriptKind;
 use crate::rules::RuleCode;
 use crate::syntax::yaml::Yaml;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Bounds the passes. Each pass applies at least one fix or ends the loop,

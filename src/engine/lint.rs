@@ -286,19 +286,17 @@ fn lint_dockerfile(
 ) -> Vec<Diagnostic> {
     let _ = stamp;
     // A compose project that builds this Dockerfile reads the same model:
-    // parsed once, by whichever of the two comes first. It is kept for the
-    // project only beside a compose project: a Dockerfile that no project
-    // builds is not held for the rest of the run.
+    // parsed once, by whichever of the two comes first. It is kept with the
+    // files the session read (one per path, forgotten with them after each
+    // chunk of a run): asking first whether a compose project builds it
+    // cost more than the parse.
     let model = match session.source_as(path, text) {
         Some(source) => session
             .workspace()
             .parsed_dockerfile(&source)
             .unwrap_or_else(|| {
                 let model = Arc::new(DockerfileModel::parse(text));
-                let dir = crate::project::discover::dir_of(path);
-                if session.workspace().default_project(&dir).is_some() {
-                    session.workspace().share_dockerfile(&source, model.clone());
-                }
+                session.workspace().share_dockerfile(&source, model.clone());
                 model
             }),
         None => Arc::new(DockerfileModel::parse(text)),
@@ -438,7 +436,7 @@ fn compose_findings(
     let mut found: Vec<Diagnostic> = Vec::new();
     // A finding once, however many projects judge the file (a set: a file
     // of many services has many findings).
-    let mut seen: std::collections::HashSet<(crate::codes::RuleCode, u32, u32, String)> =
+    let mut seen: foldhash::HashSet<(crate::codes::RuleCode, u32, u32, String)> =
         Default::default();
     for spec in session.projects_of(path, config) {
         let lint = session.project_lint(&spec, config);

@@ -14,7 +14,7 @@ use crate::project::{Project, ProjectSpec, Workspace};
 use crate::rules::{self, ComposeContext, Reporter};
 use crate::text::SourceFile;
 use crate::vfs::{Disk, FileRead, Files, Stamp, System, normalize};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -24,8 +24,9 @@ pub struct Session {
     lints: Mutex<HashMap<LintKey, Arc<OnceLock<Arc<ProjectLint>>>>>,
 }
 
-/// What decides a project's findings: its files and the rule settings.
-type LintKey = (ProjectSpec, String);
+/// What decides a project's findings: its files, the rules enabled and
+/// their settings.
+type LintKey = (ProjectSpec, Vec<bool>, crate::rules::RuleSettings);
 
 /// A compose project's findings, each in the file it is in
 /// ([`Diagnostic::file`] is set on every one).
@@ -118,9 +119,11 @@ impl Session {
     /// Forgets what was read, parsed, loaded and linted so far (see
     /// [`Workspace::forget_loaded`]); take [`Self::findings_elsewhere`]
     /// first.
-    pub fn forget_loaded(&self) {
-        self.workspace.forget_loaded();
-        self.lints.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    ///
+    /// Returns what was forgotten, to be dropped where it costs least.
+    pub fn forget_loaded(&self) -> crate::vfs::Forgotten {
+        let lints = std::mem::take(&mut *self.lints.lock().unwrap_or_else(|p| p.into_inner()));
+        Box::new((self.workspace.forget_loaded(), lints))
     }
 
     /// Whether `path`, whatever its name, is an overlay of its directory's
@@ -139,7 +142,8 @@ impl Session {
     pub fn project_lint(&self, spec: &ProjectSpec, config: &Config) -> Arc<ProjectLint> {
         let key = (
             spec.clone(),
-            format!("{:?}{:?}", config.enabled(), config.rule_settings),
+            config.enabled().to_vec(),
+            config.rule_settings.clone(),
         );
         let slot = self
             .lints
@@ -174,17 +178,12 @@ impl Session {
     /// included files get when only its own files were linted.
     pub fn findings_elsewhere(
         &self,
-        linted: &std::collections::HashSet<PathBuf>,
+        linted: &foldhash::HashSet<PathBuf>,
     ) -> Vec<(Arc<SourceFile>, Vec<Diagnostic>)> {
         let mut by_file: std::collections::BTreeMap<PathBuf, (Arc<SourceFile>, Vec<Diagnostic>)> =
             std::collections::BTreeMap::new();
-        let mut seen: std::collections::HashSet<(
-            PathBuf,
-            crate::codes::RuleCode,
-            u32,
-            u32,
-            String,
-        )> = Default::default();
+        let mut seen: foldhash::HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)> =
+            Default::default();
         for lint in self.project_lints() {
             for d in &lint.diagnostics {
                 let Some(file) = &d.file else { continue };
@@ -499,7 +498,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dockerfile_model_is_kept_only_beside_a_compose_project() {
+    fn a_dockerfile_model_is_kept_with_the_files_until_they_are_forgotten() {
         let session = session(&[
             ("/p/Dockerfile", "FROM nvcr.io/nvidia/pytorch:24.01-py3\n"),
             ("/p/compose.yaml", "services:\n  t:\n    build: .\n"),
@@ -508,13 +507,19 @@ mod tests {
         for path in ["/p/Dockerfile", "/q/Dockerfile"] {
             lint(&session, path);
         }
-        let kept = |path: &str| {
-            let (text, _) = session.read(Path::new(path)).unwrap();
-            let source = session.source_as(Path::new(path), &text).unwrap();
-            session.workspace().parsed_dockerfile(&source).is_some()
-        };
-        // Linted before the project that builds it, and kept for it.
-        assert!(kept("/p/Dockerfile"));
-        assert!(!kept("/q/Dockerfile"));
+        let sources: Vec<_> = ["/p/Dockerfile", "/q/Dockerfile"]
+            .iter()
+            .map(|path| {
+                let (text, _) = session.read(Path::new(path)).unwrap();
+                session.source_as(Path::new(path), &text).unwrap()
+            })
+            .collect();
+        let kept = |source| session.workspace().parsed_dockerfile(source).is_some();
+        // Linted before the project that builds it, and kept for it (and
+        // for any other: asking whether one does cost more than the parse).
+        assert!(sources.iter().all(kept));
+        // `check` forgets them with the chunk of files they were read in.
+        drop(session.forget_loaded());
+        assert!(!sources.iter().any(kept));
     }
 }

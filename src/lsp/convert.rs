@@ -76,7 +76,7 @@ pub fn diagnostic(report: &FileReport, d: &Diagnostic) -> lsp::Diagnostic {
             let (uri, range) = match &label.file {
                 Some(file) => (
                     uri_of(&file.path)?,
-                    range(&file.index, &file.text, label.range),
+                    range(file.index(), &file.text, label.range),
                 ),
                 None => (
                     uri_of(&report.path)?,

@@ -21,7 +21,8 @@ use super::size::HumanBytes;
 use super::workload::{detect_launcher, selects_rdma};
 use crate::syntax::yaml::Yaml;
 use crate::text::TextRange;
-use std::collections::{BTreeMap, HashMap};
+use foldhash::HashMap;
+use std::collections::BTreeMap;
 
 /// The containers of a compose project's services (after its files,
 /// `extends`, `include` and builds were merged in). `range` says where a

@@ -18,7 +18,7 @@ use super::workload::selects_rdma;
 pub use crate::syntax::tree::Src;
 use crate::syntax::tree::{Interpolated, Kind, Node};
 use crate::text::TextRange;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 /// A value as written, with where: its node, and the key of its entry

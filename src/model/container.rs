@@ -397,8 +397,8 @@ pub fn gpu_env(
 #[derive(Debug, Default)]
 pub struct Containers {
     list: Vec<ContainerRuntime>,
-    by_range: std::collections::HashMap<(u32, TextRange), usize>,
-    by_id: std::collections::HashMap<String, usize>,
+    by_range: foldhash::HashMap<(u32, TextRange), usize>,
+    by_id: foldhash::HashMap<String, usize>,
 }
 
 impl Containers {

@@ -9,7 +9,7 @@ use super::workload::{Accelerator, EnvView, image_accelerator};
 use crate::syntax::dockerfile::{Dockerfile, Instruction, KeyValue, Word};
 use crate::syntax::interpolate;
 use crate::text::{SourceFile, TextRange};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 #[derive(Debug)]

@@ -7,7 +7,7 @@
 //! and friends.
 
 use crate::model::dockerfile::{DockerfileModel, expand};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// Where a variable's value comes from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -465,7 +465,7 @@ struct PodFinder<'a, 'y> {
     pods: &'a mut Vec<PodSpec>,
     /// Collections already walked: an alias leads to a node once, however
     /// many times it is referenced (alias bombs stay linear).
-    visited: std::collections::HashSet<NodeId>,
+    visited: foldhash::HashSet<NodeId>,
     /// Nodes left to visit, a backstop for hostile input.
     budget: usize,
 }

@@ -84,7 +84,7 @@ pub fn render_json(files: &[Inspected]) -> String {
         match &file.outcome {
             Ok(inspection) => {
                 let indexes: Vec<LineIndex> =
-                    inspection.files.iter().map(|f| f.index.clone()).collect();
+                    inspection.files.iter().map(|f| f.index().clone()).collect();
                 for (i, runtime) in inspection.containers.iter().enumerate() {
                     let (source, index) = file_of(inspection, &indexes, runtime.file);
                     let (shm_source, shm_index) =
@@ -160,7 +160,9 @@ pub fn render_text(files: &[Inspected]) -> String {
         };
         for r in &inspection.containers {
             let source = &inspection.files[r.file as usize];
-            let at = source.index.line_col(r.range.start as usize, &source.text);
+            let at = source
+                .index()
+                .line_col(r.range.start as usize, &source.text);
             let gpus = match r.gpus {
                 None if r.gpu_workload => "intended".to_string(),
                 None => "-".to_string(),

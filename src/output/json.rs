@@ -129,7 +129,7 @@ fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'
                 Some(file) => JsonRelated {
                     path: file.path.display().to_string(),
                     message: &l.message,
-                    span: span_in(&file.index, &file.text, l.range),
+                    span: span_in(file.index(), &file.text, l.range),
                 },
                 None => JsonRelated {
                     path: path.clone(),

@@ -91,7 +91,7 @@ pub fn related_locations<'a>(
         .iter()
         .map(|label| {
             let (path, text, index) = match &label.file {
-                Some(file) => (file.path.as_path(), file.text.as_str(), &file.index),
+                Some(file) => (file.path.as_path(), file.text.as_str(), file.index()),
                 None => (report.path.as_path(), report.text.as_str(), &report.index),
             };
             RelatedLocation {
@@ -210,7 +210,7 @@ fn relative_to_cwd(path: &Path) -> Option<PathBuf> {
 /// lines moving above it; equal findings are told apart by their order.
 pub fn fingerprints(report: &FileReport) -> Vec<String> {
     let path = shown_path(&report.path);
-    let mut seen: std::collections::HashMap<(RuleCode, String), usize> = Default::default();
+    let mut seen: foldhash::HashMap<(RuleCode, String), usize> = Default::default();
     report
         .diagnostics
         .iter()

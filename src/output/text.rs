@@ -88,7 +88,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         d.related.iter().partition(|l| l.file.is_none());
     local.sort_by_key(|l| l.range.start);
     let line_of = |l: &Label| match &l.file {
-        Some(f) => f.index.line_of(l.range.start as usize),
+        Some(f) => f.index().line_of(l.range.start as usize),
         None => report.index.line_of(l.range.start as usize),
     };
     let widest = d
@@ -142,7 +142,9 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     }
     for label in elsewhere {
         let file = label.file.as_ref().expect("partitioned on file");
-        let lc = file.index.line_col(label.range.start as usize, &file.text);
+        let lc = file
+            .index()
+            .line_col(label.range.start as usize, &file.text);
         let _ = writeln!(out, "{pad} {bar}");
         let _ = writeln!(
             out,
@@ -155,7 +157,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         let _ = writeln!(out, "{pad} {bar}");
         let source = Source {
             text: &file.text,
-            index: &file.index,
+            index: file.index(),
         };
         related(&mut out, source, label);
     }

@@ -14,7 +14,7 @@
 
 use crate::text::TextRange;
 use crate::vfs::ReadError;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::{Path, PathBuf};
 
 pub use crate::model::variables::{Interpolated, MAX_DEPTH, MAX_VALUE_LEN, interpolate};

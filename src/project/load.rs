@@ -19,7 +19,7 @@ use crate::model::compose::{ComposeEnv, Definition, Reading, Role, Service};
 use crate::model::dockerfile::BuiltImage;
 use crate::syntax::tree::{Budget, Builder, Entry, KeyIndex, Kind, Node, Src};
 use crate::text::{SourceFile, TextRange};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -315,7 +315,7 @@ impl Loading<'_> {
     /// Values compose-go's interpolation refuses (a malformed `${`, a
     /// `${VAR?}` the project does not set), each once where it is written.
     fn refuse_uninterpolated(&mut self, tree: &Arc<Node>) {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         let mut stack: Vec<&Arc<Node>> = vec![tree];
         while let Some(node) = stack.pop() {
             // Only a node held in more than one place (an alias's target)

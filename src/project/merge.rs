@@ -10,7 +10,7 @@
 
 use crate::syntax::tree::{Entry, Interpolated, KeyIndex, Kind, Node};
 use crate::syntax::yaml::Style;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 /// A value's place in the model, as compose-go's `tree.Path` (keys only;

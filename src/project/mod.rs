@@ -31,7 +31,8 @@ use crate::syntax::yaml::{Yaml, YamlError};
 use crate::text::{SourceFile, TextRange};
 use crate::vfs::Files;
 pub use discover::{Discovery, ProjectSpec};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -234,11 +235,11 @@ type Parsed<T> = (Arc<SourceFile>, Arc<T>);
 /// between threads: every cache hands out a value computed once.
 pub struct Workspace {
     pub files: Files,
-    yaml: RwLock<HashMap<PathBuf, Parsed<Result<Yaml, YamlError>>>>,
-    dockerfiles: RwLock<HashMap<PathBuf, Parsed<DockerfileModel>>>,
+    yaml: RwLock<HashMap<OsString, Parsed<Result<Yaml, YamlError>>>>,
+    dockerfiles: RwLock<HashMap<OsString, Parsed<DockerfileModel>>>,
     projects: Mutex<HashMap<ProjectSpec, Arc<OnceLock<Arc<Project>>>>>,
     /// The project Compose discovers in each directory.
-    default_projects: Mutex<HashMap<PathBuf, Arc<OnceLock<Option<ProjectSpec>>>>>,
+    default_projects: Mutex<HashMap<OsString, Arc<OnceLock<Option<ProjectSpec>>>>>,
 }
 
 impl Workspace {
@@ -273,21 +274,25 @@ impl Workspace {
     /// this after each chunk of files, so that what a run holds does not
     /// grow with the tree. What is asked for again is loaded again, the
     /// same way.
-    pub fn forget_loaded(&self) {
-        self.files.forget();
-        self.yaml.write().unwrap_or_else(|p| p.into_inner()).clear();
-        self.dockerfiles
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        self.projects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        self.default_projects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+    ///
+    /// Returns what was forgotten, for the caller to drop where freeing it
+    /// costs least: dropping a chunk's parses and projects is a fifth of
+    /// the chunk's work, and done on the thread that emits the report it
+    /// kept the other threads waiting.
+    pub fn forget_loaded(&self) -> crate::vfs::Forgotten {
+        fn take<T: Default>(lock: &RwLock<T>) -> T {
+            std::mem::take(&mut *lock.write().unwrap_or_else(|p| p.into_inner()))
+        }
+        fn take_locked<T: Default>(lock: &Mutex<T>) -> T {
+            std::mem::take(&mut *lock.lock().unwrap_or_else(|p| p.into_inner()))
+        }
+        Box::new((
+            self.files.forget(),
+            take(&self.yaml),
+            take(&self.dockerfiles),
+            take_locked(&self.projects),
+            take_locked(&self.default_projects),
+        ))
     }
 
     /// `text`'s YAML, parsed once per text.
@@ -345,14 +350,19 @@ impl Workspace {
 
     /// The project Compose discovers when run in `dir`, found once.
     pub fn default_project(&self, dir: &Path) -> Option<ProjectSpec> {
-        let key = crate::vfs::normalize(dir);
-        let slot = self
+        let key = crate::vfs::normalized(dir);
+        let mut slots = self
             .default_projects
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key)
-            .or_default()
-            .clone();
+            .unwrap_or_else(|p| p.into_inner());
+        let slot = match slots.get(key.as_os_str()) {
+            Some(slot) => slot.clone(),
+            None => slots
+                .entry(key.as_os_str().to_os_string())
+                .or_default()
+                .clone(),
+        };
+        drop(slots);
         slot.get_or_init(|| discover::default_project(self, dir))
             .clone()
     }
@@ -361,7 +371,7 @@ impl Workspace {
 /// The value `make` computes for `source`, kept while the file's text is
 /// the same [`SourceFile`].
 fn cached<T>(
-    cache: &RwLock<HashMap<PathBuf, Parsed<T>>>,
+    cache: &RwLock<HashMap<OsString, Parsed<T>>>,
     source: &Arc<SourceFile>,
     make: impl FnOnce() -> T,
 ) -> Arc<T> {
@@ -375,20 +385,20 @@ fn cached<T>(
 
 /// The value kept for `source`, when it was made from this same text.
 fn lookup<T>(
-    cache: &RwLock<HashMap<PathBuf, Parsed<T>>>,
+    cache: &RwLock<HashMap<OsString, Parsed<T>>>,
     source: &Arc<SourceFile>,
 ) -> Option<Arc<T>> {
-    let key = crate::vfs::normalize(&source.path);
+    let key = crate::vfs::normalized(&source.path);
     cache
         .read()
         .unwrap_or_else(|p| p.into_inner())
-        .get(&key)
+        .get(key.as_os_str())
         .filter(|(text, _)| Arc::ptr_eq(text, source))
         .map(|(_, value)| value.clone())
 }
 
-fn share<T>(cache: &RwLock<HashMap<PathBuf, Parsed<T>>>, source: &Arc<SourceFile>, value: Arc<T>) {
-    let key = crate::vfs::normalize(&source.path);
+fn share<T>(cache: &RwLock<HashMap<OsString, Parsed<T>>>, source: &Arc<SourceFile>, value: Arc<T>) {
+    let key = crate::vfs::normalize(&source.path).into_os_string();
     cache
         .write()
         .unwrap_or_else(|p| p.into_inner())

@@ -8,7 +8,7 @@ use super::{Place, Project, Refusal, RefusalKind};
 use crate::model::compose::{IpcMode, Service};
 use crate::model::size::SizeValue;
 use crate::syntax::tree::{Kind, Node};
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 pub fn validate(project: &mut Project, root: Option<&Node>) {
     let Some(root) = root else {

@@ -30,7 +30,7 @@ pub struct ComposeContext<'a> {
 
 /// For one site in one file, the (service, definition) pairs reaching each
 /// node there.
-type SiteIndex = std::collections::HashMap<NodeId, Vec<(usize, usize)>>;
+type SiteIndex = foldhash::HashMap<NodeId, Vec<(usize, usize)>>;
 
 /// Memoized checks for one file's fixes. Many services merging one
 /// anchor all get the same fix into it; resolving the whole file once per
@@ -41,17 +41,15 @@ pub struct AliasChecks {
     aliased: std::cell::OnceCell<Vec<(u32, u32)>>,
     /// What each distinct set of edits changes (`model::resolved::paths_changed_by`).
     #[allow(clippy::type_complexity)]
-    answers: std::cell::RefCell<
-        std::collections::HashMap<String, Option<Result<Vec<ModelPath>, String>>>,
-    >,
+    answers: std::cell::RefCell<foldhash::HashMap<String, Option<Result<Vec<ModelPath>, String>>>>,
     /// Who reaches a site's node, by (site, node, the paths a fix changes).
-    reaching: std::cell::RefCell<std::collections::HashMap<(String, NodeId, String), Rc<Reach>>>,
+    reaching: std::cell::RefCell<foldhash::HashMap<(String, NodeId, String), Rc<Reach>>>,
     /// For each site (`shm_size`, `deploy.resources`), which services reach
     /// each node there: built once per site by locating the site in every
     /// service, so a finding asks a map instead of every service.
-    sites: std::cell::RefCell<std::collections::HashMap<String, Rc<SiteIndex>>>,
+    sites: std::cell::RefCell<foldhash::HashMap<String, Rc<SiteIndex>>>,
     /// What each (set of edits, shared `may_change`) leaves undeclared.
-    undeclared: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<String>>>,
+    undeclared: std::cell::RefCell<foldhash::HashMap<(String, usize), Option<String>>>,
 }
 
 /// The services whose setting at a site (`shm_size`) is one node, directly
@@ -59,7 +57,7 @@ pub struct AliasChecks {
 pub struct Reach {
     /// Indexes into the project's services, in order.
     services: Vec<usize>,
-    names: std::collections::HashSet<String>,
+    names: foldhash::HashSet<String>,
     /// The `changes` of a fix at the site, for every service in `services`.
     paths: Arc<[ModelPath]>,
 }
@@ -531,7 +529,7 @@ impl<'a> ComposeContext<'a> {
             .or_insert_with(|| {
                 let yaml = self.yaml(file);
                 let editor = self.editor(file);
-                let mut index = SiteIndex::new();
+                let mut index = SiteIndex::default();
                 for (i, service) in self.services().iter().enumerate() {
                     let Some((d, located)) =
                         service.definitions.iter().enumerate().find_map(|(d, def)| {

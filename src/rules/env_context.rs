@@ -22,7 +22,7 @@ use crate::model::workload::{EnvVar, EnvView};
 use crate::rules::DiagnosticBuilder;
 use crate::rules::helpers::compose_env_finding;
 use crate::rules::{ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 /// Who sets a variable, for rules whose verdict or advice depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

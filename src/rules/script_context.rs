@@ -304,7 +304,7 @@ fn devcontainer_removal(
 /// that share their range with others.
 struct Holders {
     parent: Vec<Option<usize>>,
-    same_range: std::collections::HashMap<usize, Vec<usize>>,
+    same_range: foldhash::HashMap<usize, Vec<usize>>,
 }
 
 impl Holders {
@@ -335,8 +335,8 @@ impl Holders {
             parent[n] = open.last().copied();
             open.push(n);
         }
-        let mut by_range: std::collections::HashMap<(usize, TextRange), Vec<usize>> =
-            std::collections::HashMap::new();
+        let mut by_range: foldhash::HashMap<(usize, TextRange), Vec<usize>> =
+            foldhash::HashMap::default();
         for (n, key) in ranges.iter().enumerate() {
             by_range.entry(*key).or_default().push(n);
         }

@@ -5,7 +5,7 @@ use crate::model::shm_need::ShmPolicy;
 use crate::model::size::{GIB, MIB};
 
 /// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RuleSettings {
     /// The least /dev/shm any GPU workload gets (DeepSpeed's `ds_report`
     /// threshold): a single-GPU job, and the floor of every other need.

@@ -129,7 +129,8 @@ impl Value {
             Kind::Object(members) if !members.is_empty() => {
                 // The last of a repeated key, found in one pass: a hostile
                 // object of many members stays linear.
-                let mut last = std::collections::HashMap::with_capacity(members.len());
+                let mut last =
+                    <foldhash::HashMap<_, _> as foldhash::HashMapExt>::with_capacity(members.len());
                 for (n, member) in members.iter().enumerate() {
                     last.insert(member.key.as_str(), n);
                 }

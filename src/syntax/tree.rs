@@ -13,7 +13,7 @@
 //! [`Budget`], so an alias or merge-key bomb is an error, not an abort.
 
 use super::yaml::{NodeId, Style, Value, Yaml};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::sync::Arc;
 
 /// Where a node was written: which file (an index the caller assigns) and
@@ -77,7 +77,7 @@ pub struct Node {
 /// each time made loading, validating and fixing quadratic. Not part of
 /// a node's value: two nodes are equal whatever their indexes.
 #[derive(Clone, Default)]
-pub struct KeyIndex(Option<Arc<std::collections::HashMap<String, u32>>>);
+pub struct KeyIndex(Option<Arc<foldhash::HashMap<String, u32>>>);
 
 impl KeyIndex {
     /// Mappings with fewer entries are scanned: as fast as hashing.
@@ -86,7 +86,8 @@ impl KeyIndex {
     pub fn of(kind: &Kind) -> KeyIndex {
         match kind {
             Kind::Mapping(entries) if entries.len() >= Self::FROM => {
-                let mut index = std::collections::HashMap::with_capacity(entries.len());
+                let mut index =
+                    <foldhash::HashMap<_, _> as foldhash::HashMapExt>::with_capacity(entries.len());
                 for (i, entry) in entries.iter().enumerate() {
                     // The first of repeated keys, as a scan finds.
                     index.entry(entry.key.clone()).or_insert(i as u32);
@@ -384,7 +385,12 @@ impl<'a> Builder<'a> {
                 })
             }
         };
-        self.built.insert(node, built.clone());
+        // Only an anchored node can be reached again (through an alias or
+        // a merge key): every other node has one parent and is built once,
+        // so remembering it would only cost a hash insert per node.
+        if syntax.anchored {
+            self.built.insert(node, built.clone());
+        }
         Ok(built)
     }
 
@@ -396,7 +402,7 @@ impl<'a> Builder<'a> {
             return Ok(Vec::new());
         };
         let mut entries: Vec<Entry> = Vec::with_capacity(pairs.len());
-        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut keys = KeysSeen::default();
         let mut sources: Vec<NodeId> = Vec::new();
         for &(key, value) in pairs {
             let key_node = self.yaml.node(key);
@@ -413,17 +419,13 @@ impl<'a> Builder<'a> {
                 _ => continue,
             };
             let built = self.build_at(value, depth + 1)?;
-            match index.get(&key_text) {
-                // The syntax tree refuses duplicate keys; keep the first.
-                Some(_) => {}
-                None => {
-                    index.insert(key_text.clone(), entries.len());
-                    entries.push(Entry {
-                        key: key_text,
-                        key_src: self.src(key),
-                        value: built,
-                    });
-                }
+            // The syntax tree refuses duplicate keys; keep the first.
+            if keys.insert(&entries, &key_text) {
+                entries.push(Entry {
+                    key: key_text,
+                    key_src: self.src(key),
+                    value: built,
+                });
             }
         }
         for source in sources {
@@ -438,14 +440,34 @@ impl<'a> Builder<'a> {
                 };
                 self.spend(from.len(), map)?;
                 for entry in from {
-                    if !index.contains_key(&entry.key) {
-                        index.insert(entry.key.clone(), entries.len());
+                    if keys.insert(&entries, &entry.key) {
                         entries.push(entry.clone());
                     }
                 }
             }
         }
         Ok(entries)
+    }
+}
+
+/// The keys of a mapping being built, to keep the first of each: small
+/// mappings (most of them) are scanned, large ones hashed.
+#[derive(Default)]
+struct KeysSeen(Option<HashSet<String>>);
+
+impl KeysSeen {
+    const HASHED_FROM: usize = 16;
+
+    /// Whether `key` is new among `entries` (the keys kept so far), and
+    /// remembers it when it is.
+    fn insert(&mut self, entries: &[Entry], key: &str) -> bool {
+        if self.0.is_none() && entries.len() >= Self::HASHED_FROM {
+            self.0 = Some(entries.iter().map(|e| e.key.clone()).collect());
+        }
+        match &mut self.0 {
+            Some(seen) => seen.insert(key.to_string()),
+            None => !entries.iter().any(|e| e.key == key),
+        }
     }
 }
 

@@ -6,8 +6,8 @@
 //! resolved lazily by [`Yaml::get`] and [`Yaml::entries`].
 
 use crate::text::TextRange;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use saphyr_parser::{Event, Parser, ScalarStyle};
-use std::collections::{HashMap, HashSet};
 
 pub type NodeId = u32;
 
@@ -789,13 +789,28 @@ impl<'a> Builder<'a> {
         if pairs.len() < 2 {
             return Ok(());
         }
-        let mut seen: HashMap<&str, NodeId> = HashMap::with_capacity(pairs.len());
-        for &(key, _) in pairs {
+        let text_of = |key: NodeId| match &self.nodes[key as usize].value {
+            Value::Scalar { text, .. } => Some(text.as_str()),
+            _ => None,
+        };
+        // Most mappings are small: comparing each key with the ones before
+        // costs less than hashing them all.
+        let mut seen: HashMap<&str, NodeId> = HashMap::new();
+        let hashed = pairs.len() > 16;
+        for (at, &(key, _)) in pairs.iter().enumerate() {
             // yaml.v3 compares the key's text whatever its style, `<<` too.
-            let Value::Scalar { text, .. } = &self.nodes[key as usize].value else {
+            let Some(text) = text_of(key) else {
                 continue;
             };
-            if let Some(&first) = seen.get(text.as_str()) {
+            let earlier = if hashed {
+                seen.get(text).copied()
+            } else {
+                pairs[..at]
+                    .iter()
+                    .map(|&(k, _)| k)
+                    .find(|&k| text_of(k) == Some(text))
+            };
+            if let Some(first) = earlier {
                 let first_start = self.nodes[first as usize].range.start as usize;
                 let line = self.text[..first_start].matches('\n').count() + 1;
                 return Err(YamlError {
@@ -805,7 +820,9 @@ impl<'a> Builder<'a> {
                     offset: self.nodes[key as usize].range.start as usize,
                 });
             }
-            seen.insert(text, key);
+            if hashed {
+                seen.insert(text, key);
+            }
         }
         Ok(())
     }

@@ -6,9 +6,10 @@
 //! server's) revalidates each file by its [`Stamp`] when asked for it, so
 //! an edited buffer or a file saved on disk is read again and nothing else.
 
-use super::{ReadError, Stamp, System, normalize};
+use super::{ReadError, Stamp, System, normalized};
 use crate::text::SourceFile;
-use std::collections::HashMap;
+use foldhash::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -24,14 +25,24 @@ pub struct Text {
 /// Why a file could not be read, and the part of it that was text.
 pub type Failure = Arc<(ReadError, String)>;
 
+/// What a cache held before it forgot it: freed when dropped.
+pub type Forgotten = Box<dyn std::any::Any + Send>;
+
 type Slot = Arc<OnceLock<Result<Text, Failure>>>;
 
 /// The files of one run, each read at most once (see the module docs).
+///
+/// Keyed by the normal path's bytes: hashing them is a fraction of
+/// hashing a `Path` component by component, and every key is normal.
 pub struct Files {
     system: Box<dyn System>,
     revalidate: bool,
-    texts: RwLock<HashMap<PathBuf, Slot>>,
-    canonical: RwLock<HashMap<PathBuf, Option<PathBuf>>>,
+    texts: RwLock<HashMap<OsString, Slot>>,
+    canonical: RwLock<HashMap<OsString, Option<PathBuf>>>,
+    /// Whether each path asked about is a file, for a snapshot: a project
+    /// asks for the same `.env`, `gpulint.toml` and override files once per
+    /// file of its directory, and most of them do not exist.
+    is_file: RwLock<HashMap<OsString, bool>>,
     reads: AtomicUsize,
 }
 
@@ -53,6 +64,7 @@ impl Files {
             revalidate,
             texts: RwLock::default(),
             canonical: RwLock::default(),
+            is_file: RwLock::default(),
             reads: AtomicUsize::new(0),
         }
     }
@@ -67,6 +79,7 @@ impl Files {
         self.system = Box::new(system);
         self.revalidate = true;
         self.canonical.get_mut().map(HashMap::clear).ok();
+        self.is_file.get_mut().map(HashMap::clear).ok();
     }
 
     /// The next generation of a long-lived session: files read from
@@ -80,21 +93,25 @@ impl Files {
             revalidate: true,
             texts: RwLock::new(texts),
             canonical: RwLock::default(),
+            is_file: RwLock::default(),
             reads: AtomicUsize::new(0),
         }
     }
 
     /// Forgets every text read so far (a long run's files, once linted):
     /// a file asked for again is read again.
-    pub fn forget(&self) {
-        self.texts
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
-        self.canonical
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+    ///
+    /// Returns what was forgotten, for the caller to drop where freeing it
+    /// costs least (another thread, while the next files are read).
+    pub fn forget(&self) -> Forgotten {
+        fn take<T: Default>(lock: &RwLock<T>) -> T {
+            std::mem::take(&mut *lock.write().unwrap_or_else(|p| p.into_inner()))
+        }
+        Box::new((
+            take(&self.texts),
+            take(&self.canonical),
+            take(&self.is_file),
+        ))
     }
 
     /// How many times a file was read from the [`System`] (for tests and
@@ -105,8 +122,8 @@ impl Files {
 
     /// The text of `path`, read once.
     pub fn read(&self, path: &Path) -> Result<Text, Failure> {
-        let key = normalize(path);
-        let slot = self.slot(&key, path);
+        let key = normalized(path);
+        let slot = self.slot(key.as_os_str(), path);
         slot.get_or_init(|| {
             self.reads.fetch_add(1, Ordering::Relaxed);
             match self.system.read(path) {
@@ -121,7 +138,7 @@ impl Files {
     }
 
     /// The slot for `key`: the cached one when it is still valid.
-    fn slot(&self, key: &Path, path: &Path) -> Slot {
+    fn slot(&self, key: &std::ffi::OsStr, path: &Path) -> Slot {
         let cached = self
             .texts
             .read()
@@ -141,7 +158,7 @@ impl Files {
             return slot.clone();
         }
         let slot = Slot::default();
-        texts.insert(key.to_path_buf(), slot.clone());
+        texts.insert(key.to_os_string(), slot.clone());
         slot
     }
 
@@ -158,26 +175,44 @@ impl Files {
     /// Whether `path` is a file that can be read: from the cache when it
     /// was read, else from the [`System`].
     pub fn is_file(&self, path: &Path) -> bool {
+        let key = normalized(path);
+        let key = key.as_os_str();
         let known = self
             .texts
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&normalize(path))
+            .get(key)
             .and_then(|slot| slot.get().map(Result::is_ok));
-        match known {
-            Some(true) if !self.revalidate => true,
-            _ => self.system.is_file(path),
+        if self.revalidate {
+            return self.system.is_file(path);
         }
+        if known == Some(true) {
+            return true;
+        }
+        if let Some(&answer) = self
+            .is_file
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(key)
+        {
+            return answer;
+        }
+        let answer = self.system.is_file(path);
+        self.is_file
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.to_os_string(), answer);
+        answer
     }
 
     /// The canonical path, asked of the [`System`] once per path.
     pub fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
-        let key = normalize(path);
+        let key = normalized(path);
         if let Some(known) = self
             .canonical
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
+            .get(key.as_os_str())
         {
             return known.clone();
         }
@@ -185,7 +220,7 @@ impl Files {
         self.canonical
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(key, found.clone());
+            .insert(key.as_os_str().to_os_string(), found.clone());
         found
     }
 

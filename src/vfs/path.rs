@@ -5,8 +5,14 @@ use std::path::{Component, Path, PathBuf};
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
 /// stays the one users see).
 pub fn normalize(path: &Path) -> PathBuf {
+    normalized(path).into_owned()
+}
+
+/// [`normalize`], borrowing a path that is already normal (almost every
+/// path a run asks about) rather than copying it.
+pub fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
     if is_normal(path) {
-        return path.to_path_buf();
+        return std::borrow::Cow::Borrowed(path);
     }
     let mut out = PathBuf::new();
     for component in path.components() {
@@ -23,7 +29,7 @@ pub fn normalize(path: &Path) -> PathBuf {
     if out.as_os_str().is_empty() {
         out.push(".");
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether `path` is already what [`normalize`] makes of it: no `.` or

@@ -5,7 +5,7 @@
 //! a [`super::MemoryFs`].
 
 use super::{ReadError, Stamp, normalize, read_source_stamped};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};

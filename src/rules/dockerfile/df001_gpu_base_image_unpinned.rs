@@ -3,7 +3,7 @@
 use crate::diagnostic::Severity;
 use crate::model::workload::split_image;
 use crate::rules::{Check, DockerfileContext, Reporter};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 pub const CHECK: Check = Check::dockerfile(check);
 

@@ -6,7 +6,7 @@ use crate::model::workload::Accelerator;
 use crate::rules::{Check, DockerfileContext, Reporter};
 use crate::syntax::dockerfile::Args;
 use crate::text::TextRange;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 pub const CHECK: Check = Check::dockerfile(check);
 
@@ -66,6 +66,12 @@ const WHEEL_INDEX: &str = "download.pytorch.org/whl/";
 /// `cpuonly`.
 fn markers(script: &str) -> Vec<Marker> {
     let mut found = Vec::new();
+    // Every marker names torch (the wheel index is download.pytorch.org)
+    // or conda's `cpuonly`: most scripts name neither.
+    let lower = script.to_ascii_lowercase();
+    if !lower.contains("torch") && !lower.contains("cpuonly") {
+        return found;
+    }
     let mut segment_start = 0;
     let bytes = script.as_bytes();
     let mut i = 0;
@@ -96,11 +102,12 @@ fn scan_command(script: &str, start: usize, end: usize, found: &mut Vec<Marker>)
     let conda = words
         .iter()
         .any(|(_, w)| matches!(*w, "conda" | "mamba" | "micromamba"));
+    let names_index = lower.contains(WHEEL_INDEX);
     for (k, &(at, word)) in words.iter().enumerate() {
         let word_trimmed = word.trim_matches(['"', '\'']);
         let quote = word.len() - word.trim_start_matches(['"', '\'']).len();
         let abs = start + at + quote;
-        if let Some(i) = word_trimmed.find(WHEEL_INDEX) {
+        if let Some(i) = word_trimmed.find(WHEEL_INDEX).filter(|_| names_index) {
             let rest = &word_trimmed[i + WHEEL_INDEX.len()..];
             let rest = rest
                 .strip_prefix("nightly/")
