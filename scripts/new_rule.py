@@ -132,13 +132,14 @@ TARGETS = {
         "check": "Check::containers(check)",
         "signature": "site: &ContainerSite, out: &mut Reporter",
         "imports": "use crate::rules::{Check, ContainerSite, Reporter};",
-        "body": "    // Every container of a compose project or a command line (docker and\n"
-        "    // podman run, dev containers, workflow containers, Quadlet units):\n"
+        "body": "    // Every container of a compose project, a Kubernetes pod or a command\n"
+        "    // line (docker and podman run, dev containers, workflow containers,\n"
+        "    // Quadlet units):\n"
         "    // judge `site.model` (what `gpulint inspect` prints) and ask the site\n"
         "    // where settings are written and for fixes in the file's syntax.\n"
         "    // Report with `out.report(site.at(), format!(\"{} ...\", site.describe()))`.\n"
         "    let _ = (site.model, &out);\n",
-        "targets": ["compose", "commands"],
+        "targets": ["compose", "kubernetes", "commands"],
         "fixtures": {
             "invalid.yaml": "services:\n  trainer:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n",
             "invalid_docker_run.sh": "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 python train.py\n",

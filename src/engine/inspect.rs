@@ -86,12 +86,12 @@ fn inspect_yaml(
                 .unwrap_or_default();
             local(&mut inspection, found);
             // A Compose-backed dev container: the containers of the project
-            // its `dockerComposeFile` list makes (`docker compose -f ...`).
-            if let Some(compose) = script
-                .as_ref()
-                .and_then(|(s, _)| s.devcontainer.as_ref())
-                .and_then(|d| d.compose.as_ref())
-                .filter(|c| !c.files.is_empty())
+            // its `dockerComposeFile` list makes (`docker compose -f ...`),
+            // as the Dev Container CLI starts them.
+            let dev = script.as_ref().and_then(|(s, _)| s.devcontainer.as_deref());
+            if let Some((dev, compose)) = dev
+                .and_then(|d| Some((d, d.compose.as_ref()?)))
+                .filter(|(_, c)| !c.files.is_empty())
             {
                 let dir = crate::project::discover::dir_of(path);
                 let files: Vec<std::path::PathBuf> = compose
@@ -104,7 +104,7 @@ fn inspect_yaml(
                     files,
                     how: crate::project::discover::Discovery::Configured,
                 };
-                inspect_project(session, &spec, &mut inspection);
+                inspect_project(session, &spec, Some(dev), &mut inspection);
             }
             return Ok(inspection);
         }
@@ -126,16 +126,18 @@ fn inspect_yaml(
     if compose {
         let session = reading(session, text, path);
         for spec in session.projects_of(path, config) {
-            inspect_project(&session, &spec, &mut inspection);
+            inspect_project(&session, &spec, None, &mut inspection);
         }
     }
     Ok(inspection)
 }
 
-/// Adds the containers of the compose project `spec` to `inspection`.
+/// Adds the containers of the compose project `spec` to `inspection`: as
+/// the dev container `dev` starts them, when it is its project.
 fn inspect_project(
     session: &Session,
     spec: &crate::project::discover::ProjectSpec,
+    dev: Option<&crate::model::devcontainer::DevContainer>,
     inspection: &mut Inspection,
 ) {
     let project = session.workspace().project(spec);
@@ -146,7 +148,9 @@ fn inspect_project(
     let range = |src| project.range(src);
     let name = |file| project.file_name(file);
     let hidden = super::session::hidden_values(&project);
-    for mut container in adapters::compose_runtimes(&project.services, &range, &name) {
+    let started = dev.map(|dev| dev.started_services(&project.services));
+    let services = started.as_deref().unwrap_or(&project.services);
+    for mut container in adapters::compose_runtimes(services, &range, &name) {
         redact_runtime(&mut container, &hidden);
         container.file += offset;
         container.shm.at_file += offset;

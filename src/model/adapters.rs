@@ -479,7 +479,18 @@ fn kubernetes_refusal(container: &super::k8s::Container) -> Option<String> {
 }
 
 fn kubernetes_shm(yaml: &Yaml, pod: &PodSpec, container: &super::k8s::Container) -> Shm {
-    if let Some(operator) = pod.shm_managed_by {
+    let source = pod.shm_of(container);
+    // The operator adds its volume only where the container mounts none of
+    // the pod's at /dev/shm (KubeRay's `addEmptyDir` returns early when
+    // `checkIfVolumeMounted`).
+    let mounts_own = matches!(
+        source,
+        ShmSource::Mounted {
+            volume: Some(_),
+            ..
+        }
+    );
+    if let Some(operator) = pod.shm_managed_by.filter(|_| !mounts_own) {
         return Shm::new(
             ShmKind::Unbounded,
             None,
@@ -487,7 +498,6 @@ fn kubernetes_shm(yaml: &Yaml, pod: &PodSpec, container: &super::k8s::Container)
         )
         .decided_by(ShmSetting::Operator, None);
     }
-    let source = pod.shm_of(container);
     let (setting, at) = match source {
         ShmSource::Default => (ShmSetting::Default, None),
         ShmSource::HostIpc => (ShmSetting::Ipc, pod.host_ipc.map(|n| yaml.range(n))),

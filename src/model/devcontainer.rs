@@ -7,8 +7,12 @@
 //! every rule that judges a `docker run` judges the dev container too.
 //!
 //! A configuration with `dockerComposeFile` is a Compose project instead
-//! (`runArgs` is not read then): its container is the named `service`.
+//! (`runArgs` is not read then): its container is the named `service`,
+//! to which the CLI's own compose override gives every GPU for
+//! `hostRequirements.gpu`.
 
+use crate::model::compose::{Service, Vendor, settle_build_evidence};
+use crate::model::container::Gpus;
 use crate::model::docker_run::DockerRun;
 use crate::syntax::jsonc::{self, Jsonc, Kind, Value};
 use crate::syntax::shell::{Command, Word};
@@ -126,6 +130,30 @@ impl DevContainer {
             words.push(word(text, image.inner_range(), text.contains("${")));
         }
         Some(Command { words })
+    }
+
+    /// A Compose-backed configuration's services as the Dev Container CLI
+    /// starts them. For `hostRequirements.gpu` (on a host with GPUs) the
+    /// override file it writes and gives Compose last reserves every GPU
+    /// for `service` (`deploy.resources.reservations.devices:
+    /// [{capabilities: [gpu]}]`, devcontainers/cli
+    /// `generateFeaturesComposeOverrideContent`), added to the service's
+    /// own requests; a project where some service reserves GPUs no longer
+    /// counts the others built on a CUDA image as GPU services.
+    pub fn started_services(&self, services: &[Service]) -> Vec<Service> {
+        let mut started = services.to_vec();
+        let name = self.compose.as_ref().and_then(|c| c.service.as_ref());
+        let service = name.and_then(|(name, _)| started.iter_mut().find(|s| &s.name == name));
+        if let (Some(service), Some(_)) = (service, self.gpu_requirement()) {
+            let gpu = &mut service.gpu;
+            gpu.count = Some(gpu.count.map_or(Gpus::All, |c| c.combine(Gpus::All)));
+            gpu.vendor = Some(Vendor::Nvidia);
+            if gpu.reserved.is_none() {
+                gpu.reserved = Some("`hostRequirements.gpu` of the dev container".into());
+            }
+            settle_build_evidence(&mut started);
+        }
+        started
     }
 
     /// The dev container's `docker run`, read by the `docker run` model.

@@ -11,7 +11,7 @@ use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
 use crate::model::slurm::{BatchScript, TorchLaunch};
 use crate::syntax::embedded::{
-    makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
+    WorkflowEnv, makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
 };
 use crate::syntax::shell::{Command, Snippet, Word, commands};
 use crate::syntax::yaml::Yaml;
@@ -82,6 +82,9 @@ pub struct Script {
     pub devcontainer: Option<Box<DevContainer>>,
     /// A Quadlet unit, whose fixes add and remove lines.
     pub quadlet: Option<Box<Quadlet>>,
+    /// The `env:` entries of a workflow's job and service containers,
+    /// whose `-e` a fix removes as YAML.
+    pub workflow_env: Vec<WorkflowEnv>,
 }
 
 /// Words that make a text worth tokenizing; most scripts have none.
@@ -201,6 +204,21 @@ impl Script {
                 });
             }
             words.extend(option_words);
+            // `env:` after `options:`, as the runner passes it: an empty
+            // value as `-e NAME`, which takes the runner's own.
+            for env in &container.env {
+                let setting = match &env.value {
+                    Some(value) => format!("{}={value}", env.name),
+                    None => env.name.clone(),
+                };
+                let dynamic = setting.contains("${{");
+                words.push(word("-e", env.range));
+                words.push(Word {
+                    dynamic,
+                    ..word(&setting, env.range)
+                });
+            }
+            self.workflow_env.extend(container.env);
             if let Some((image, range)) = &container.image {
                 words.push(Word {
                     dynamic: image.contains("${{"),

@@ -2,8 +2,9 @@
 //! container model (`ContainerRuntime`, what `gpulint inspect` prints)
 //! plus a [`ContainerSite`] that knows where the container's settings are
 //! written and how to change them in that file's syntax: a compose
-//! service, or a container command line (`docker run`, `podman run`, a dev
-//! container, a workflow container, a Quadlet unit).
+//! service, a Kubernetes pod's container, or a container command line
+//! (`docker run`, `podman run`, a dev container, a workflow container, a
+//! Quadlet unit).
 //!
 //! A container rule is one function over a `ContainerSite`
 //! (`Check::containers`): it judges the model and asks the site for spans
@@ -18,15 +19,19 @@ use crate::model::container::ContainerRuntime;
 use crate::model::container::Gpus;
 use crate::model::container::ShmSetting;
 use crate::model::docker_run::RunOption;
+use crate::model::k8s::{Container, ShmSource, VolumeSource};
 use crate::model::parallel::SizeSetting;
+use crate::model::quantity::{QuantityValue, bytes_to_quantity};
 use crate::model::script::RunSite;
+use crate::model::shm_need::{ShmNeed, shm_need};
 use crate::model::size::{
     MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
 };
 use crate::rules::helpers::{
     add_shm_help, gpu_reason, service_shm_need, set_shm_size_fix, set_ulimit_edits,
 };
-use crate::rules::{ComposeContext, DiagnosticBuilder, RuleSettings, ScriptContext};
+use crate::rules::kube_context::{Pod, container_path};
+use crate::rules::{ComposeContext, DiagnosticBuilder, KubeContext, RuleSettings, ScriptContext};
 use crate::syntax::yaml_edit::NewNode;
 use crate::text::TextRange;
 
@@ -46,12 +51,24 @@ enum Place<'a> {
         cx: &'a ScriptContext<'a>,
         site: &'a RunSite,
     },
+    /// A Kubernetes pod's container. Its /dev/shm is a volume of the pod,
+    /// which several containers may mount; a KServe runtime's container
+    /// gets its GPUs from the InferenceService merged into it (`model`
+    /// holds them).
+    Pod {
+        cx: &'a KubeContext<'a>,
+        pod: Pod<'a>,
+        container: &'a Container,
+    },
 }
 
 /// The setting that sizes a container's `/dev/shm` (a size or a tmpfs
 /// mount), as a rule that would raise it sees it.
 pub struct SizedShm {
     pub at: At,
+    /// The size it writes (a `sizeLimit` even where the pod's memory limit
+    /// caps the emptyDir lower: raising it is still needed).
+    pub bytes: u64,
     /// The raised size as this syntax writes it, for help texts:
     /// `"8gb"`, `` `8gb` ``, `` `size=8g` ``.
     pub suggested: String,
@@ -91,6 +108,13 @@ impl WrittenSetting<'_> {
                 vec![edit],
                 path.iter().cloned().collect(),
             ),
+            (Place::Pod { cx, .. }, path) => Fix::new(
+                title,
+                Applicability::DisplayOnly,
+                vec![edit],
+                path.iter().cloned().collect(),
+            )
+            .in_document(cx.document),
         }
     }
 }
@@ -160,15 +184,21 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { service, .. } => format!("service `{}`", service.name),
             Place::Run { site, .. } => ScriptContext::describe_run(site),
+            Place::Pod { pod, container, .. } => pod.describe_container(container),
         }
     }
 
     /// Where a finding about the container as a whole goes: the service's
-    /// key, the run's program word.
+    /// key, the run's program word, a pod container's name.
     pub fn at(&self) -> At {
         match &self.place {
             Place::Service { cx, service } => cx.range(service.key),
             Place::Run { site, .. } => site.run.program_range.into(),
+            Place::Pod { cx, container, .. } => cx
+                .yaml()
+                .get(container.map, "name")
+                .map_or_else(|| cx.range(container.map), |name| cx.range(name.value))
+                .into(),
         }
     }
 
@@ -176,7 +206,7 @@ impl<'a> ContainerSite<'a> {
     pub fn noun(&self) -> &'static str {
         match &self.place {
             Place::Service { .. } => "the service",
-            Place::Run { .. } => "the container",
+            Place::Run { .. } | Place::Pod { .. } => "the container",
         }
     }
 
@@ -187,6 +217,9 @@ impl<'a> ContainerSite<'a> {
             Place::Run { site, .. } => {
                 format!("GPU container started by `{}`", site.run.invocation())
             }
+            Place::Pod { pod, container, .. } => {
+                format!("GPU {}", pod.describe_container(container))
+            }
         }
     }
 
@@ -196,15 +229,21 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { .. } => "Docker's default",
             Place::Run { .. } => "the default",
+            Place::Pod { .. } => "the container runtime's",
         }
     }
 
     /// Why the container counts as a GPU workload, for labels ("reserves
-    /// all GPUs", "asks for GPUs with `--gpus all`").
+    /// all GPUs", "asks for GPUs with `--gpus all`"; a pod's container has
+    /// a GPU resource, or a KServe runtime's the InferenceService's).
     pub fn gpu_reason(&self) -> String {
         match &self.place {
             Place::Service { service, .. } => gpu_reason(service),
             Place::Run { site, .. } => site.run.gpu_request().unwrap_or_default(),
+            Place::Pod { container, .. } => match container.gpu() {
+                Some(gpu) => format!("asks for `{}`", gpu.resource.name),
+                None => "gets GPUs from the InferenceService KServe merges into it".to_string(),
+            },
         }
     }
 
@@ -213,16 +252,25 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { cx, .. } => cx.settings,
             Place::Run { cx, .. } => cx.settings,
+            Place::Pod { cx, .. } => cx.settings,
         }
     }
 
     /// Adds what shows the container uses GPUs when it is written in
-    /// another file (the compose file that reserves them, the Dockerfile
-    /// whose base image is a GPU image).
+    /// another place (the compose file that reserves them, the Dockerfile
+    /// whose base image is a GPU image, the InferenceService whose GPU
+    /// limit KServe merges into a runtime's container).
     pub fn gpu_evidence<'r>(&self, finding: DiagnosticBuilder<'r>) -> DiagnosticBuilder<'r> {
         match &self.place {
             Place::Service { cx, service } => finding.gpu_evidence(cx, service),
             Place::Run { .. } => finding,
+            Place::Pod { cx, pod, container } => match cx.gpu_predictor(pod, container) {
+                Some((service, Some(limit))) if container.gpu().is_none() => finding.related(
+                    limit,
+                    format!("the GPU limit of {service}, which KServe merges into this runtime"),
+                ),
+                _ => finding,
+            },
         }
     }
 
@@ -236,7 +284,7 @@ impl<'a> ContainerSite<'a> {
                 .filter(|d| d.key != service.key)
                 .map(|d| cx.range(d.key))
                 .collect(),
-            Place::Run { .. } => Vec::new(),
+            Place::Run { .. } | Place::Pod { .. } => Vec::new(),
         }
     }
 
@@ -246,6 +294,7 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { .. } => "`shm_size`, `ipc` or /dev/shm mount",
             Place::Run { .. } => "`--shm-size`, `--ipc` or /dev/shm mount",
+            Place::Pod { .. } => "/dev/shm mount or `hostIPC`",
         }
     }
 
@@ -256,6 +305,10 @@ impl<'a> ContainerSite<'a> {
             Place::Run { cx, .. } => format!(
                 "add `--shm-size={}` (or `--ipc=host`); `fix-size` in gpulint.toml's [shm] sets the size the fix adds",
                 cx.settings.fix_shm_size
+            ),
+            Place::Pod { cx, .. } => format!(
+                "add a volume `{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {}}}}}` to the pod and mount it at /dev/shm in this container",
+                cx.settings.fix_shm_quantity()
             ),
         }
     }
@@ -268,8 +321,9 @@ impl<'a> ContainerSite<'a> {
                 written: "`shm_size: 0`".to_string(),
             }),
             // Not reported on a command line: adding another option is no
-            // fix, and rewriting a shell word is left to its author.
-            Place::Run { .. } => None,
+            // fix, and rewriting a shell word is left to its author. A pod
+            // writes no size.
+            Place::Run { .. } | Place::Pod { .. } => None,
         }
     }
 
@@ -310,6 +364,9 @@ impl<'a> ContainerSite<'a> {
                     )
                 })
             }
+            // One volume serves the pod: K8S004's fix adds it, and a mount
+            // in each container that needs it, at once.
+            Place::Pod { .. } => None,
         }
     }
 
@@ -322,6 +379,8 @@ impl<'a> ContainerSite<'a> {
                 .run
                 .option("--shm-size")
                 .map(|(_, o)| parse_compose_size(o.value.as_deref().unwrap_or(""))),
+            // A quantity always has its unit read (K8S008 reports `512m`).
+            Place::Pod { .. } => None,
         };
         matches!(
             written,
@@ -333,10 +392,13 @@ impl<'a> ContainerSite<'a> {
     }
 
     /// The setting that sized this container's /dev/shm (its `decided_by`
-    /// is a size or a mount), with its raise to `size` (a compose size:
-    /// `8gb`) in this syntax. `None` when gpulint cannot point at it.
-    pub fn sized_shm(&self, size: &str) -> Option<SizedShm> {
+    /// is a size or a mount), with its raise to what the workload needs in
+    /// this syntax. `None` when gpulint cannot point at it, and for a pod
+    /// volume, in every container but the one whose need decides.
+    pub fn sized_shm(&self, need: &ShmNeed) -> Option<SizedShm> {
         let shm = &self.model.shm;
+        let size = &need.size();
+        let bytes = shm.bytes?;
         match &self.place {
             Place::Service { cx, service } => {
                 let at = cx.decided_at(shm)?;
@@ -352,6 +414,7 @@ impl<'a> ContainerSite<'a> {
                     .or_else(|| compose_tmpfs_raise(cx, service, &at, size));
                 Some(SizedShm {
                     at,
+                    bytes,
                     suggested: format!("\"{size}\""),
                     label: format!("the service {}", gpu_reason(service)),
                     raise,
@@ -363,6 +426,7 @@ impl<'a> ContainerSite<'a> {
                     option.value_range?;
                     Some(SizedShm {
                         at: option.range.into(),
+                        bytes,
                         suggested: format!("`{size}`"),
                         label: "`--shm-size` caps /dev/shm".to_string(),
                         raise: cx.set_option_value(
@@ -374,9 +438,10 @@ impl<'a> ContainerSite<'a> {
                         ),
                     })
                 }
-                ShmSetting::Mount => run_tmpfs_raise(cx, site, size),
+                ShmSetting::Mount => run_tmpfs_raise(cx, site, size, bytes),
                 _ => None,
             },
+            Place::Pod { cx, pod, container } => pod_size_limit_raise(cx, pod, container, need),
         }
     }
 
@@ -411,6 +476,21 @@ impl<'a> ContainerSite<'a> {
                 let dynamic = run.option("--gpus").is_some_and(|(_, o)| o.dynamic);
                 (!dynamic).then_some(given)
             }
+            // A whole number of GPUs (a limit, or a KServe runtime's from
+            // its InferenceService).
+            Place::Pod { .. } => match self.model.gpus {
+                Some(Gpus::Count(n)) => Some(Some(n)),
+                _ => None,
+            },
+        }
+    }
+
+    /// The container runs in each pod of a group that may pool the GPUs of
+    /// several pods (a LeaderWorkerSet, a Ray cluster, a PyTorchJob).
+    pub fn in_distributed_group(&self) -> bool {
+        match &self.place {
+            Place::Pod { pod, .. } => pod.spec.distributed,
+            Place::Service { .. } | Place::Run { .. } => false,
         }
     }
 
@@ -423,6 +503,7 @@ impl<'a> ContainerSite<'a> {
                 .run
                 .last_env(name)
                 .and_then(|(_, v, _)| v.map(str::to_string)),
+            Place::Pod { container, .. } => container.env(name).and_then(|v| v.value.clone()),
         }
     }
 
@@ -431,6 +512,7 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { service, .. } => &service.command_line,
             Place::Run { site, .. } => &site.run.command,
+            Place::Pod { container, .. } => &container.command_line,
         }
     }
 
@@ -439,13 +521,15 @@ impl<'a> ContainerSite<'a> {
         match &self.place {
             Place::Service { service, .. } => service.image.as_ref().map(|i| i.value.as_str()),
             Place::Run { site, .. } => site.run.image.as_ref().map(|w| w.text.as_str()),
+            Place::Pod { container, .. } => container.image.as_deref(),
         }
     }
 
     /// Where the workload setting `setting` is written: in the command
-    /// (`command:`/`entrypoint:`, the words after a run's image), or, for
-    /// one read from a variable, at the variable (an `environment` entry,
-    /// a `-e`; not one an `env_file` sets, which gpulint does not edit).
+    /// (`command:`/`entrypoint:`, a container's `args`/`command`, the
+    /// words after a run's image), or, for one read from a variable, at the
+    /// variable (an `environment` entry, an `env` item's `value`, a `-e`;
+    /// not one an `env_file` sets, which gpulint does not edit).
     pub fn written_setting(&self, setting: &SizeSetting) -> Option<WrittenSetting<'_>> {
         match &self.place {
             Place::Service { cx, service } => {
@@ -507,6 +591,31 @@ impl<'a> ContainerSite<'a> {
                     path: None,
                 })
             }
+            Place::Pod { cx, container, .. } => {
+                if setting.from_env {
+                    let var = container.env(&setting.name)?;
+                    let value = cx.yaml().get(cx.yaml().resolve(var.node), "value")?;
+                    Some(WrittenSetting {
+                        whole: var.range.into(),
+                        value: cx.range(value.value),
+                        place: &self.place,
+                        path: Some(container_path(container).child("env")),
+                    })
+                } else {
+                    ["args", "command"].iter().find_map(|key| {
+                        let node = cx.yaml().get(container.map, key)?.value;
+                        let range = cx.range(node);
+                        let (whole, value) =
+                            locate_setting(cx.source(node), range.start as usize, setting)?;
+                        Some(WrittenSetting {
+                            whole: whole.into(),
+                            value,
+                            place: &self.place,
+                            path: Some(container_path(container).child(*key)),
+                        })
+                    })
+                }
+            }
         }
     }
 
@@ -515,7 +624,7 @@ impl<'a> ContainerSite<'a> {
     /// offer there. (A compose `shm_size: 0` is [`Self::zero_shm_size`].)
     pub fn leaves_default_shm_as_written(&self) -> bool {
         match &self.place {
-            Place::Service { .. } => false,
+            Place::Service { .. } | Place::Pod { .. } => false,
             Place::Run { .. } => self.model.shm.at.is_some(),
         }
     }
@@ -527,7 +636,7 @@ impl<'a> ContainerSite<'a> {
             Place::Service { service, .. } => {
                 service.build_shm_size.is_some() && service.shm_size.is_none()
             }
-            Place::Run { .. } => false,
+            Place::Run { .. } | Place::Pod { .. } => false,
         }
     }
 
@@ -536,7 +645,7 @@ impl<'a> ContainerSite<'a> {
     /// not judged on what it lacks.
     pub fn fully_known(&self) -> bool {
         match &self.place {
-            Place::Service { .. } => true,
+            Place::Service { .. } | Place::Pod { .. } => true,
             Place::Run { site, .. } => site.run.uncertain.is_none(),
         }
     }
@@ -562,6 +671,9 @@ impl<'a> ContainerSite<'a> {
                     dynamic: option.dynamic,
                 })
             }
+            // A pod spec has no ulimits: the container runtime's service
+            // limits decide.
+            Place::Pod { .. } => None,
         }
     }
 
@@ -574,6 +686,9 @@ impl<'a> ContainerSite<'a> {
                 "add `ulimits: {{{name}: {value}}}` (or `{name}: {{soft: {value}, hard: {value}}}`)"
             ),
             Place::Run { .. } => format!("add `--ulimit {name}={value}`"),
+            Place::Pod { .. } => format!(
+                "a pod spec sets no ulimits: set `{name}` to {value} in the container runtime's service limits"
+            ),
         }
     }
 
@@ -636,6 +751,7 @@ impl<'a> ContainerSite<'a> {
                         }),
                 }
             }
+            Place::Pod { .. } => None,
         }
     }
 
@@ -644,7 +760,7 @@ impl<'a> ContainerSite<'a> {
     pub fn reset_of(&self, path: &str) -> Option<At> {
         match &self.place {
             Place::Service { cx, service } => service.reset_of(path).map(|at| cx.range(at)),
-            Place::Run { .. } => None,
+            Place::Run { .. } | Place::Pod { .. } => None,
         }
     }
 }
@@ -704,7 +820,7 @@ fn compose_tmpfs_raise(cx: &ComposeContext, service: &Service, at: &At, size: &s
 /// size in the spelling the kernel reads (`size=8g`, not `8gb`); a
 /// `--mount` one in the fix size's own spelling, since the Docker CLI reads
 /// `tmpfs-size` with go-units, as it reads `--shm-size`.
-fn run_tmpfs_raise(cx: &ScriptContext, site: &RunSite, size: &str) -> Option<SizedShm> {
+fn run_tmpfs_raise(cx: &ScriptContext, site: &RunSite, size: &str, bytes: u64) -> Option<SizedShm> {
     let mount = site.run.dev_shm_mount()?;
     let SizeValue::Bytes { bytes: raised, .. } = parse_compose_size(size) else {
         return None;
@@ -729,9 +845,71 @@ fn run_tmpfs_raise(cx: &ScriptContext, site: &RunSite, size: &str) -> Option<Siz
     });
     Some(SizedShm {
         at: mount.range.into(),
+        bytes,
         suggested,
         label: format!("`{}` caps /dev/shm", mount.name),
         raise,
+    })
+}
+
+/// The `sizeLimit` of the memory emptyDir a pod's container mounts at
+/// /dev/shm, raised to `need`. The volume serves every container that
+/// mounts it, so the largest need among its GPU containers decides: only
+/// that container (the last of equals) answers, and the finding is made
+/// once. A milli quantity (`512m`) is K8S008's finding.
+fn pod_size_limit_raise(
+    cx: &KubeContext,
+    pod: &Pod,
+    container: &Container,
+    need: &ShmNeed,
+) -> Option<SizedShm> {
+    let ShmSource::Mounted {
+        volume: Some(volume),
+        ..
+    } = pod.spec.shm_of(container)
+    else {
+        return None;
+    };
+    let VolumeSource::EmptyDir {
+        memory: true,
+        size_limit: Some((_, value, QuantityValue::Parsed(quantity))),
+        ..
+    } = &volume.source
+    else {
+        return None;
+    };
+    if quantity.suffix.is_milli() {
+        return None;
+    }
+    let policy = cx.settings.shm_policy();
+    let (decides, _) = pod
+        .spec
+        .shm_mounters(volume)
+        .filter_map(|c| {
+            let model = cx.container(c).filter(|m| m.gpu_workload)?;
+            Some((c, shm_need(model, &policy)))
+        })
+        .max_by_key(|(_, need)| need.bytes)?;
+    if !std::ptr::eq(decides, container) {
+        return None;
+    }
+    let index = pod
+        .spec
+        .volumes
+        .iter()
+        .position(|v| std::ptr::eq(v, volume))?;
+    let size = bytes_to_quantity(need.bytes);
+    let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
+    Some(SizedShm {
+        at: cx.range(*value).into(),
+        bytes: quantity.bytes_ceil(),
+        suggested: format!("`{size}`"),
+        label: "the emptyDir's `sizeLimit` caps /dev/shm".to_string(),
+        raise: cx.fix(
+            format!("Raise `sizeLimit` to {size}"),
+            Applicability::Unsafe,
+            [Some(cx.replace(*value, path, &size))],
+        ),
     })
 }
 
@@ -797,6 +975,21 @@ pub fn compose<'a>(cx: &'a ComposeContext<'a>, each: &mut dyn FnMut(&ContainerSi
             model: cx.container(service),
             place: Place::Service { cx, service },
         });
+    }
+}
+
+/// The containers of a Kubernetes document's pods (the model leaves init
+/// containers out).
+pub fn kubernetes<'a>(cx: &'a KubeContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for pod in cx.pods() {
+        for container in pod.spec.app_containers() {
+            if let Some(model) = cx.container(container) {
+                each(&ContainerSite {
+                    model,
+                    place: Place::Pod { cx, pod, container },
+                });
+            }
+        }
     }
 }
 

@@ -55,9 +55,12 @@ pub struct Check {
     /// Over every environment variable a container or a script's processes
     /// get, whatever file sets it.
     pub env: Option<fn(&EnvSetting, &mut Reporter)>,
-    /// Over every container a compose project or a command line starts
-    /// ([`ContainerSite`]: the model, and where its settings are written).
+    /// Over every container a compose project, a Kubernetes document or a
+    /// command line starts ([`ContainerSite`]: the model, and where its
+    /// settings are written).
     pub containers: Option<fn(&ContainerSite, &mut Reporter)>,
+    /// The container check runs over the containers of Kubernetes pods too.
+    pub in_pods: bool,
 }
 
 impl Check {
@@ -70,15 +73,26 @@ impl Check {
         slurm: None,
         env: None,
         containers: None,
+        in_pods: false,
     };
 
-    /// A rule over containers: compose services and the containers of
-    /// command lines (`docker run`, `podman run`, dev containers, workflow
-    /// containers, Quadlet units).
+    /// A rule over containers: compose services, Kubernetes pods'
+    /// containers and the containers of command lines (`docker run`,
+    /// `podman run`, dev containers, workflow containers, Quadlet units).
     pub const fn containers(check: fn(&ContainerSite, &mut Reporter)) -> Check {
         Check {
             containers: Some(check),
+            in_pods: true,
             ..Check::ENGINE
+        }
+    }
+
+    /// The container check leaves Kubernetes pods alone: a pod spec cannot
+    /// write the setting, or a Kubernetes rule reports it for the pod.
+    pub const fn except_pods(self) -> Check {
+        Check {
+            in_pods: false,
+            ..self
         }
     }
 
@@ -99,7 +113,7 @@ impl Check {
 
     /// Runs on a Kubernetes document.
     pub fn on_kubernetes(&self) -> bool {
-        self.kubernetes.is_some() || self.env.is_some()
+        self.kubernetes.is_some() || self.env.is_some() || self.runs_in_pods().is_some()
     }
 
     /// Runs on a Dockerfile.
@@ -131,6 +145,14 @@ impl Check {
         if let Some(check) = self.env {
             env_context::kubernetes(cx, &mut |setting| check(setting, out));
         }
+        if let Some(check) = self.runs_in_pods() {
+            container_context::kubernetes(cx, &mut |site| check(site, out));
+        }
+    }
+
+    /// The container check, when it runs over pods' containers.
+    fn runs_in_pods(&self) -> Option<fn(&ContainerSite, &mut Reporter)> {
+        self.containers.filter(|_| self.in_pods)
     }
 
     pub fn run_dockerfile(&self, cx: &DockerfileContext, out: &mut Reporter) {
@@ -210,15 +232,6 @@ impl Check {
     pub const fn and_commands(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
         Check {
             commands: Some(check),
-            ..self
-        }
-    }
-
-    /// A Kubernetes check too (what a container site does not hold yet: a
-    /// pod's volumes serve several containers).
-    pub const fn and_kubernetes(self, check: fn(&KubeContext, &mut Reporter)) -> Check {
-        Check {
-            kubernetes: Some(check),
             ..self
         }
     }

@@ -158,19 +158,30 @@ impl<'a> ScriptContext<'a> {
         (!value.contains('\'')).then(|| format!("'{value}'"))
     }
 
-    /// A fix that deletes one option and the blanks after it.
+    /// A fix that deletes one option and the blanks after it; a workflow
+    /// container's `-e` from its `env:` is the YAML entry, removed as YAML
+    /// (`None` where that cannot be done plainly).
     pub fn remove_option_fix(
         &self,
         site: &RunSite,
         option: &RunOption,
         title: impl Into<String>,
         applicability: Applicability,
-    ) -> Fix {
+    ) -> Option<Fix> {
         if let Some(dev) = &self.script.devcontainer
             && let Some(ranges) = devcontainer_removal(self.text, dev, option.range)
         {
             let edits = ranges.into_iter().map(Edit::delete).collect();
-            return self.run_fix(site, title, applicability, edits);
+            return Some(self.run_fix(site, title, applicability, edits));
+        }
+        if let Some(entry) = self
+            .script
+            .workflow_env
+            .iter()
+            .find(|e| e.range == option.range)
+        {
+            let edit = entry.removal.clone()?;
+            return Some(self.run_fix(site, title, applicability, vec![edit]));
         }
         // A Quadlet setting whose whole value is the option goes with its
         // line: an empty `Environment=` would reset the earlier ones.
@@ -178,7 +189,12 @@ impl<'a> ScriptContext<'a> {
             && let Some(setting) = unit.setting_at(option.range)
             && self.text.get(option.range.as_range()).map(str::trim) == Some(setting.value.as_str())
         {
-            return self.run_fix(site, title, applicability, vec![Edit::delete(setting.line)]);
+            return Some(self.run_fix(
+                site,
+                title,
+                applicability,
+                vec![Edit::delete(setting.line)],
+            ));
         }
         let (start, end) = (option.range.start as usize, option.range.end as usize);
         let after = &self.text[end..];
@@ -204,7 +220,7 @@ impl<'a> ScriptContext<'a> {
             (None, _) if blanks == 0 && !alone => TextRange::new(start - before, end),
             _ => TextRange::new(start, end + blanks),
         };
-        self.run_fix(site, title, applicability, vec![Edit::delete(range)])
+        Some(self.run_fix(site, title, applicability, vec![Edit::delete(range)]))
     }
 
     /// Each `-e NAME=value` of every `docker run`, as rules read environment

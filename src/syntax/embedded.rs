@@ -3,7 +3,9 @@
 //! host file.
 
 use super::shell::Snippet;
-use super::yaml::{Style, Value, Yaml};
+use super::yaml::{NodeId, Style, Value, Yaml};
+use super::yaml_edit::YamlEditor;
+use crate::fix::Edit;
 use crate::text::TextRange;
 
 /// Lines of `text` with their byte offsets, without line terminators.
@@ -192,6 +194,23 @@ pub struct WorkflowContainer {
     pub options: Option<Snippet>,
     /// Whether an `options:` key is written.
     pub has_options: bool,
+    /// `env:`, which the runner passes as `-e` after `options:`.
+    pub env: Vec<WorkflowEnv>,
+}
+
+/// One entry of a workflow container's `env:` mapping.
+#[derive(Debug, Clone)]
+pub struct WorkflowEnv {
+    pub name: String,
+    /// The value the runner passes; `None` for an empty one, which it
+    /// passes as `-e NAME` alone.
+    pub value: Option<String>,
+    /// The `NAME: value` entry.
+    pub range: TextRange,
+    /// The edit that removes the entry (the whole `env:` when it is the
+    /// only one); `None` in a workflow with aliases, where an edit may
+    /// change other containers too.
+    pub removal: Option<Edit>,
 }
 
 /// Each job container and service container of a GitHub Actions workflow.
@@ -230,10 +249,41 @@ pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
                 image,
                 options,
                 has_options: options_entry.is_some(),
+                env: workflow_env(yaml, text, entry.value),
             });
         }
     }
     out
+}
+
+/// The `env:` entries of a container's mapping, in order, with scalar
+/// values (a number or a boolean is passed as written).
+fn workflow_env(yaml: &Yaml, text: &str, container: NodeId) -> Vec<WorkflowEnv> {
+    let Some(env) = yaml.get(container, "env") else {
+        return Vec::new();
+    };
+    // As Kubernetes fixes are: none where an alias may share what is edited.
+    let shared = yaml.has_alias_in(TextRange::new(0, text.len()));
+    let editor = (!shared).then(|| YamlEditor::new(yaml, text));
+    yaml.entries(env.value)
+        .into_iter()
+        .filter_map(|entry| {
+            let name = yaml.str(entry.key)?;
+            let value = yaml.str(entry.value)?;
+            let removal = editor.as_ref().and_then(|editor| {
+                editor
+                    .remove_entry(env.value, entry.key)
+                    .or_else(|_| editor.remove_entry(yaml.resolve(container), env.key))
+                    .ok()
+            });
+            Some(WorkflowEnv {
+                name: name.to_string(),
+                value: (!value.is_empty() && !yaml.is_null(entry.value)).then(|| value.to_string()),
+                range: yaml.range(entry.key).cover(yaml.range(entry.value)),
+                removal,
+            })
+        })
+        .collect()
 }
 
 /// The shell text of a scalar, mapped to where each line is written.
@@ -511,5 +561,40 @@ mod tests {
         let second = &commands(&snippets[1])[0].words;
         assert_eq!(&text[second[5].range.as_range()], "''B=2''");
         assert_eq!(&text[second[6].range.as_range()], "img2");
+    }
+
+    #[test]
+    fn workflow_container_env_with_its_removal() {
+        let text = "jobs:\n  a:\n    container:\n      image: x\n      env:\n        NCCL_P2P_DISABLE: 1\n        EMPTY:\n    services:\n      s:\n        image: y\n        env:\n          ONLY: \"v\"\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let containers = workflow_containers(&yaml, text);
+        let env = &containers[0].env;
+        assert_eq!(
+            env.iter()
+                .map(|e| (e.name.as_str(), e.value.as_deref()))
+                .collect::<Vec<_>>(),
+            [("NCCL_P2P_DISABLE", Some("1")), ("EMPTY", None)]
+        );
+        assert_eq!(&text[env[0].range.as_range()], "NCCL_P2P_DISABLE: 1");
+        let removed = |edit: &Edit| {
+            let mut fixed = text.to_string();
+            fixed.replace_range(edit.range.as_range(), &edit.content);
+            fixed
+        };
+        let fixed = removed(env[0].removal.as_ref().unwrap());
+        assert!(!fixed.contains("NCCL_P2P_DISABLE") && fixed.contains("EMPTY:"));
+        // The only entry goes with its `env:`.
+        let fixed = removed(containers[1].env[0].removal.as_ref().unwrap());
+        assert!(
+            !fixed.contains("ONLY") && !fixed.contains("          env:"),
+            "{fixed}"
+        );
+        // An alias may share the mapping with another container: no edit.
+        let shared =
+            "x: &e {A: \"1\"}\njobs:\n  a:\n    container:\n      image: x\n      env: *e\n";
+        let yaml = Yaml::parse(shared).unwrap();
+        let env = &workflow_containers(&yaml, shared)[0].env;
+        assert_eq!(env[0].value.as_deref(), Some("1"));
+        assert!(env[0].removal.is_none());
     }
 }

@@ -171,3 +171,59 @@ fn inspect_prints_the_compose_project_of_a_compose_backed_dev_container() {
     assert_eq!(containers[0]["gpus"], "all");
     assert_eq!(containers[0]["shm"]["bytes"], 8_u64 << 30);
 }
+
+/// The Dev Container CLI gives Compose an override of its own last, which
+/// reserves every GPU for `service` when `hostRequirements.gpu` asks for
+/// them (devcontainers/cli `generateFeaturesComposeOverrideContent`): the
+/// service gets all GPUs, the project's other services none.
+#[test]
+fn host_requirements_gpu_gives_a_compose_backed_service_every_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".devcontainer/docker-compose.yml",
+        "services:\n  app:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: sleep infinity\n  db:\n    image: postgres:16\n",
+    );
+    for (gpu, given) in [
+        ("true", Value::from("all")),
+        ("\"optional\"", Value::from("all")),
+        ("{\"cores\": 1}", Value::from("all")),
+        ("false", Value::Null),
+    ] {
+        write(
+            dir.path(),
+            ".devcontainer/devcontainer.json",
+            format!(
+                "{{\n  \"dockerComposeFile\": \"docker-compose.yml\",\n  \"service\": \"app\",\n  \"hostRequirements\": {{\"gpu\": {gpu}}},\n}}\n"
+            ),
+        );
+        let output = gpulint(
+            dir.path(),
+            &[
+                "inspect",
+                "--format",
+                "json",
+                ".devcontainer/devcontainer.json",
+            ],
+        );
+        let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+        let containers = doc["containers"].as_array().unwrap();
+        assert_eq!(containers.len(), 2, "{doc:#}");
+        assert_eq!(containers[0]["name"], "app");
+        assert_eq!(containers[0]["gpus"], given, "{gpu}: {doc:#}");
+        assert_eq!(containers[0]["gpu_workload"], !given.is_null(), "{gpu}");
+        assert_eq!(containers[1]["gpus"], Value::Null, "{gpu}");
+    }
+    // The compose file alone (as `docker compose up` starts it) has none.
+    let output = gpulint(
+        dir.path(),
+        &[
+            "inspect",
+            "--format",
+            "json",
+            ".devcontainer/docker-compose.yml",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(doc["containers"][0]["gpus"], Value::Null, "{doc:#}");
+}

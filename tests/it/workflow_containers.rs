@@ -68,3 +68,23 @@ fn inspect_prints_job_and_service_containers() {
     assert_eq!(containers[1]["gpus"], Value::Null);
     assert_eq!(containers[1]["name"], "redis");
 }
+
+/// `env:` is passed as `-e` after `options:` (actions/runner
+/// `DockerCommandManager.DockerCreate`), so its value wins over an
+/// `options:` `-e` of the same name; `${{ }}` is only known when the
+/// workflow runs.
+#[test]
+fn env_is_read_after_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job(
+        "    container:\n      image: nvcr.io/nvidia/pytorch:24.01-py3\n      options: --gpus 2 --ipc=host -e NCCL_P2P_DISABLE=0\n      env:\n        NCCL_P2P_DISABLE: 1\n        NCCL_DEBUG: ${{ inputs.debug }}\n        NCCL_SOCKET_IFNAME: eth0\n",
+    );
+    write(dir.path(), ".github/workflows/gpu.yml", &text);
+    let output = gpulint(dir.path(), &["inspect", "--format", "json", "."]);
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let env = &doc["containers"][0]["env"];
+    assert_eq!(env["NCCL_P2P_DISABLE"], "1", "{doc:#}");
+    assert_eq!(env["NCCL_DEBUG"], Value::Null, "{doc:#}");
+    assert_eq!(env["NCCL_SOCKET_IFNAME"], "eth0", "{doc:#}");
+    assert_eq!(codes(&text), [RuleCode::NCCL002]);
+}

@@ -8,13 +8,10 @@ use crate::model::container::ContainerRuntime;
 use crate::model::docker_run::DockerRun;
 use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
 use crate::rules::container_context::locate_setting;
-use crate::rules::kube_context::container_path;
-use crate::rules::{Check, ContainerSite, KubeContext, Reporter, ScriptContext};
+use crate::rules::{Check, ContainerSite, DiagnosticBuilder, Reporter, ScriptContext};
 use crate::text::TextRange;
 
-pub const CHECK: Check = Check::containers(container)
-    .and_kubernetes(kubernetes)
-    .and_slurm(slurm);
+pub const CHECK: Check = Check::containers(container).and_slurm(slurm);
 
 /// Where a setting is written: the option (or variable) and its value.
 struct Located {
@@ -64,12 +61,10 @@ impl Visible {
     /// What the processes of `container` see of the `reserved` GPUs, with
     /// the `CUDA_VISIBLE_DEVICES` of its environment in the container model
     /// (for compose, as the project merges it: an env_file too).
-    fn in_container(
-        reserved: Option<u64>,
-        container: Option<&ContainerRuntime>,
-    ) -> Option<Visible> {
+    fn in_container(reserved: Option<u64>, container: &ContainerRuntime) -> Option<Visible> {
         let listed = container
-            .and_then(|c| c.env.get("CUDA_VISIBLE_DEVICES"))
+            .env
+            .get("CUDA_VISIBLE_DEVICES")
             .and_then(Option::as_deref);
         Visible::of(reserved, listed)
     }
@@ -121,18 +116,18 @@ fn visible_count(value: &str, reserved: Option<u64>) -> Option<u64> {
 /// The finding, when `size` needs more GPUs than the container's processes
 /// see; `located` is where the size is written, `fix_paths` what a fix
 /// changes.
-fn report(
-    out: &mut Reporter,
+fn report<'r>(
+    out: &'r mut Reporter,
     size: &ParallelSize,
     visible: Visible,
     owner: &str,
     located: Located,
     fix_with: impl FnOnce(String, Edit) -> Fix,
-) {
+) -> Option<DiagnosticBuilder<'r>> {
     let Visible { gets, narrowed_by } = visible;
     let needs = size.gpus();
     if needs <= gets {
-        return;
+        return None;
     }
     let fix = size.fitting_value(gets).map(|value| {
         let title = format!(
@@ -155,36 +150,44 @@ fn report(
         ),
         None => (format!("gets {gets}"), format!("give it {}", gpus(needs))),
     };
-    out.report(
-        located.whole,
-        format!(
-            "{} asks {} for {} but {owner} {sees}",
-            size.describe(),
-            size.server.name(),
-            gpus(needs)
-        ),
-    )
-    .label(format!("{}, one worker each", gpus(needs)))
-    .note(format!("{}: it never starts serving or training", failure(size, gets)))
-    .help(format!(
-        "{give}, or lower the parallel size to fit {} (a model that needs more GPUs then needs a smaller or quantized variant)",
-        gpus(gets)
-    ))
-    .fix(fix);
+    let finding = out
+        .report(
+            located.whole,
+            format!(
+                "{} asks {} for {} but {owner} {sees}",
+                size.describe(),
+                size.server.name(),
+                gpus(needs)
+            ),
+        )
+        .label(format!("{}, one worker each", gpus(needs)))
+        .note(format!("{}: it never starts serving or training", failure(size, gets)))
+        .help(format!(
+            "{give}, or lower the parallel size to fit {} (a model that needs more GPUs then needs a smaller or quantized variant)",
+            gpus(gets)
+        ))
+        .fix(fix);
+    Some(finding)
 }
 
-/// A compose service or a command line's container.
+/// A compose service, a pod's container or a command line's container.
 fn container(site: &ContainerSite, out: &mut Reporter) {
     let Some(given) = site.given_gpus() else {
         return;
     };
-    let Some(visible) = Visible::in_container(given, Some(site.model)) else {
+    let Some(visible) = Visible::in_container(given, site.model) else {
         return;
     };
     let env = |name: &str| site.env_value(name);
     let Some(size) = parallel_size(site.command_line(), site.image(), &env) else {
         return;
     };
+    // A multi-node serving group (LeaderWorkerSet, a Ray cluster) pools the
+    // GPUs of its pods; launchers count per pod.
+    let per_pod = matches!(size.server, Server::Torchrun | Server::DeepSpeed);
+    if site.in_distributed_group() && !per_pod {
+        return;
+    }
     let Some(written) = site.written_setting(&size.main) else {
         return;
     };
@@ -192,7 +195,7 @@ fn container(site: &ContainerSite, out: &mut Reporter) {
         whole: written.whole.clone(),
         value: written.value,
     };
-    report(
+    let finding = report(
         out,
         &size,
         visible,
@@ -200,70 +203,9 @@ fn container(site: &ContainerSite, out: &mut Reporter) {
         located,
         |title, edit| written.display_fix(title, edit.content),
     );
-}
-
-fn kubernetes(cx: &KubeContext, out: &mut Reporter) {
-    for (pod, container) in cx.containers() {
-        let Some(gets) = container
-            .gpu()
-            .and_then(|g| g.count)
-            .and_then(|n| u64::try_from(n).ok())
-        else {
-            continue;
-        };
-        let env = |name: &str| container.env(name).and_then(|v| v.value.clone());
-        let Some(visible) = Visible::in_container(Some(gets), cx.container(container)) else {
-            continue;
-        };
-        let Some(size) = parallel_size(&container.command_line, container.image.as_deref(), &env)
-        else {
-            continue;
-        };
-        // A multi-node serving group (LeaderWorkerSet, a Ray cluster) pools
-        // the GPUs of its pods; launchers count per pod.
-        let per_pod = matches!(size.server, Server::Torchrun | Server::DeepSpeed);
-        if pod.spec.distributed && !per_pod {
-            continue;
-        }
-        let (located, path) = if size.main.from_env {
-            let Some(var) = container.env(&size.main.name) else {
-                continue;
-            };
-            let Some(value) = cx.yaml().get(cx.yaml().resolve(var.node), "value") else {
-                continue;
-            };
-            let range = cx.range(value.value);
-            let located = Located {
-                whole: var.range.into(),
-                value: range,
-            };
-            (located, container_path(container).child("env"))
-        } else {
-            let Some((key, located)) = ["args", "command"].iter().find_map(|key| {
-                let node = cx.yaml().get(container.map, key)?.value;
-                let range = cx.range(node);
-                Some((
-                    *key,
-                    locate(cx.source(node), range.start as usize, &size.main)?,
-                ))
-            }) else {
-                continue;
-            };
-            (located, container_path(container).child(key))
-        };
-        let document = cx.document;
-        report(
-            out,
-            &size,
-            visible,
-            &pod.describe_container(container),
-            located,
-            |title, edit| {
-                Fix::new(title, Applicability::DisplayOnly, vec![edit], vec![path])
-                    .in_document(document)
-            },
-        );
-    }
+    // Where its GPUs are asked for in another place: the compose file that
+    // reserves them, the InferenceService KServe merges into a runtime.
+    finding.map(|finding| site.gpu_evidence(finding));
 }
 
 /// Servers started on the nodes of a batch job; torchrun is SLURM003's.
