@@ -2,7 +2,8 @@
 //! with their configurations), lints or fixes each, then prints what was
 //! found and sets the exit status.
 
-use super::report::{FixAction, FixTally, Outcome, Streamed, Totals, diff_line};
+use super::report::{FixAction, FixTally, Outcome, Totals, diff_line};
+use super::sinks::{Render, Rendered, Sink};
 use super::{
     CheckArgs, ColorChoice, EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, FailOn, load_fixed_config,
     paths_or_current, read_target, usage_error,
@@ -120,16 +121,16 @@ pub(super) fn check(args: CheckArgs) -> u8 {
 }
 
 /// Reports each checked file as soon as it and every file before it (in
-/// path order) are done, and keeps only counts of it after: the streamed
-/// formats and the diff are written then, stderr gets the file's problems,
-/// and only the whole-run formats (JSON, SARIF, GitLab, JUnit, whose
-/// headers count what follows) keep the reports to the end.
+/// path order) are done, and keeps only counts of it after: each
+/// destination's part is written then ([`Sink`]: the terminal and every
+/// `--output-file`), the diff too, and stderr gets the file's problems.
 struct Emitter {
-    streamed: Option<Streamed>,
+    sinks: Vec<Sink>,
     /// `--diff` writes each file's patch to stdout as it comes.
     streams_diff: bool,
-    /// The reports a whole-run format still has to render.
+    /// The report of standard input, when `--fix` prints its fixed text.
     kept: Vec<FileReport>,
+    keeps: bool,
     totals: Totals,
     fixed: Fixed,
     mode: FixMode,
@@ -155,22 +156,37 @@ impl Emitter {
                 std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
             }
         };
-        let report_files_stream = args.output_file.is_empty();
         let stdin_fix = plan.reads_stdin && plan.action == FixAction::Apply;
-        let streamed = (report_files_stream && !stdin_fix && plan.action != FixAction::Diff)
-            .then(|| {
-                Streamed::of(
-                    args.output_format,
-                    text::Style { color },
-                    args.quiet,
-                    args.statistics,
-                )
+        // Report files without a format of their own take `--output-format`;
+        // the terminal then shows text.
+        let terminal_format = if args.output_file.iter().any(|f| f.format.is_none()) {
+            OutputFormat::Text
+        } else {
+            args.output_format
+        };
+        let mut sinks: Vec<Sink> = args
+            .output_file
+            .iter()
+            .map(|file| {
+                let format = file.format.unwrap_or(args.output_format);
+                Sink::file(&file.path, format, args.quiet, args.statistics)
             })
-            .flatten();
+            .collect();
+        // The diff alone goes to stdout, so it can be piped into `git
+        // apply`; fixing standard input prints the fixed text.
+        if plan.action != FixAction::Diff && !stdin_fix {
+            sinks.push(Sink::stdout(
+                terminal_format,
+                text::Style { color },
+                args.quiet,
+                args.statistics,
+            ));
+        }
         Emitter {
-            streamed,
+            sinks,
             streams_diff: plan.action == FixAction::Diff,
             kept: Vec::new(),
+            keeps: stdin_fix,
             totals: Totals::default(),
             fixed: Fixed::default(),
             mode: plan.mode,
@@ -197,6 +213,10 @@ impl Emitter {
 
     /// Writes what is pending on stdout.
     fn flush_stdout(&mut self) {
+        for sink in &mut self.sinks {
+            let bytes = sink.take_pending();
+            self.pending.extend_from_slice(&bytes);
+        }
         if self.pending.is_empty() {
             return;
         }
@@ -214,12 +234,14 @@ impl Emitter {
 
     /// One file, in path order.
     fn file(&mut self, checked: Checked) {
-        self.rendered_file(checked, None);
+        let renders = self.renders();
+        let rendered = renders.iter().map(|r| r.file(&checked.report)).collect();
+        self.rendered_file(checked, rendered);
     }
 
-    /// One file, in path order, with its part of a streamed format's
-    /// output when a worker thread rendered it already (see [`Self::renders`]).
-    fn rendered_file(&mut self, checked: Checked, rendered: Option<String>) {
+    /// One file, in path order, with each destination's part of it, which
+    /// a worker thread rendered (see [`Self::renders`]).
+    fn rendered_file(&mut self, checked: Checked, rendered: Vec<Rendered>) {
         if has_file_problems(&checked) {
             // After the findings of the files before it, as a terminal
             // shows the two streams.
@@ -231,19 +253,18 @@ impl Emitter {
             self.fix_done(&report.path, f);
         }
         self.totals.add(&report, self.mode);
-        match self.streamed {
-            Some(streamed) => {
-                let out = rendered.unwrap_or_else(|| streamed.render(&report));
-                self.write_stdout(out.as_bytes());
-            }
-            None => self.kept.push(report),
+        for (sink, part) in self.sinks.iter_mut().zip(rendered) {
+            sink.file_part(part);
+        }
+        if self.keeps {
+            self.kept.push(report);
         }
     }
 
-    /// How a worker renders a file's part of the output, so that the
+    /// How a worker renders a file for each destination, so that the
     /// thread writing the report in order only writes it.
-    fn renders(&self) -> Option<Streamed> {
-        self.streamed
+    fn renders(&self) -> Vec<Render> {
+        self.sinks.iter().map(Sink::render).collect()
     }
 
     fn fix_done(&mut self, path: &Path, f: Fixing) {
@@ -268,7 +289,8 @@ impl Emitter {
         }
     }
 
-    /// The skip notes, report files, the rest of stdout; the exit status.
+    /// The skip notes, the end of every report, the rest of stdout; the
+    /// exit status.
     fn finish(mut self, args: &CheckArgs, plan: &Plan, noqa_failed: bool) -> u8 {
         self.flush_stdout();
         for note in self.totals.skip_notes() {
@@ -284,10 +306,21 @@ impl Emitter {
             quiet: args.quiet,
             statistics: args.statistics,
         };
-        if let Err(status) = write_report_files(args, &outcome) {
-            return status;
+        let mut stdout_end = Vec::new();
+        let mut report_failed = false;
+        for sink in std::mem::take(&mut self.sinks) {
+            match sink.finish(&outcome) {
+                Ok(bytes) => stdout_end.extend_from_slice(&bytes),
+                Err(message) => {
+                    eprintln!("{message}");
+                    report_failed = true;
+                }
+            }
         }
-        let printed = print_outcome(args, plan, &outcome, &self.fixed);
+        if report_failed {
+            return EXIT_ERROR;
+        }
+        let printed = print_outcome(args, plan, &outcome, &self.fixed, &stdout_end);
         if let Some(e) = self.stdout_error.take().or(printed.err())
             && e.kind() != std::io::ErrorKind::BrokenPipe
         {
@@ -312,8 +345,8 @@ impl Emitter {
         } else {
             EXIT_CLEAN
         };
-        // The process ends with this run: freeing what a whole-run format
-        // kept, one report at a time, would be serial work after the run.
+        // The process ends with this run: freeing what is left one piece
+        // at a time would be serial work after the run.
         std::mem::forget(self);
         status
     }
@@ -394,13 +427,13 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         let check = |t: &Target| {
             let checked = check_target(t, plan)?;
             Ok(checked.map(|c| {
-                let rendered = renders.map(|r| r.render(&c.report));
+                let rendered: Vec<Rendered> = renders.iter().map(|r| r.file(&c.report)).collect();
                 (c, rendered)
             }))
         };
         // One file (what pre-commit and editors often pass) is not worth
         // starting the thread pool for.
-        type Done = Result<Option<(Checked, Option<String>)>, String>;
+        type Done = Result<Option<(Checked, Vec<Rendered>)>, String>;
         let results: Vec<Done> = if chunk.len() <= 1 {
             chunk.iter().map(check).collect()
         } else {
@@ -612,23 +645,6 @@ fn print_file_problems(c: &Checked) {
     }
 }
 
-/// `--output-file`s; on failure, the exit status after saying why.
-fn write_report_files(args: &CheckArgs, outcome: &Outcome) -> Result<(), u8> {
-    for file in &args.output_file {
-        let format = file.format.unwrap_or(args.output_format);
-        let report = outcome.render(format, text::Style { color: false });
-        if let Err(e) = write_report(&file.path, &report) {
-            eprintln!(
-                "gpulint: error: cannot write the {} report to {}: {e}",
-                format.name(),
-                human_path(&file.path)
-            );
-            return Err(EXIT_ERROR);
-        }
-    }
-    Ok(())
-}
-
 /// The report on stdout: the diff with `--diff`, the fixed text when fixing
 /// standard input, the report in the terminal's format otherwise.
 fn print_outcome(
@@ -636,6 +652,7 @@ fn print_outcome(
     plan: &Plan,
     outcome: &Outcome,
     fixed: &Fixed,
+    report_end: &[u8],
 ) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     if plan.action == FixAction::Diff {
@@ -655,34 +672,10 @@ fn print_outcome(
         }
         stdout.write_all(report.text.as_bytes())
     } else {
-        let color = match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
-        };
-        // Report files without a format of their own take `--output-format`;
-        // the terminal then shows text.
-        let terminal_format = if args.output_file.iter().any(|f| f.format.is_none()) {
-            OutputFormat::Text
-        } else {
-            args.output_format
-        };
-        stdout.write_all(
-            outcome
-                .render(terminal_format, text::Style { color })
-                .as_bytes(),
-        )
+        // The end of the terminal's report: its footer, or the whole of a
+        // whole-run format's document.
+        stdout.write_all(report_end).and_then(|()| stdout.flush())
     }
-}
-
-/// Writes a report file, creating its directory.
-fn write_report(path: &Path, report: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, report)
 }
 
 /// Which files of its kind a discovered target is linted as.

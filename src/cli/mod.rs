@@ -6,6 +6,7 @@ mod inspect;
 mod noqa;
 mod report;
 mod rule;
+mod sinks;
 
 use crate::engine::config::Config;
 use crate::engine::discover::Target;

@@ -6,7 +6,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::fix::FixMode;
 use crate::engine::{FileReport, Skip};
 use crate::fix::Applicability;
-use crate::output::{OutputFormat, Summary, github, gitlab, json, junit, sarif, text};
+use crate::output::{OutputFormat, Summary, github, text};
 use crate::rules::RuleCode;
 use std::path::{Path, PathBuf};
 
@@ -20,8 +20,8 @@ pub(super) enum FixAction {
 
 /// What a `check` run found and fixed, to render in any format.
 pub(super) struct Outcome<'a> {
-    /// The reports a whole-run format renders; empty when they were
-    /// streamed (see [`Streamed`]).
+    /// The report of standard input when `--fix` prints its fixed text;
+    /// empty otherwise (every report is written as its file is done).
     pub reports: &'a [FileReport],
     pub totals: &'a Totals,
     pub action: FixAction,
@@ -209,20 +209,22 @@ impl FixTally {
 }
 
 impl Outcome<'_> {
-    pub fn render(&self, format: OutputFormat, style: text::Style) -> String {
-        let reports = self.reports;
-        if let Some(streamed) = Streamed::of(format, style, self.quiet, self.statistics) {
-            let mut out: String = reports.iter().map(|r| streamed.render(r)).collect();
-            if matches!(format, OutputFormat::Text) {
-                out.push_str(&self.footer());
-            }
-            return out;
+    /// The end of a report in `format` that was written file by file: the
+    /// text footer, or the `--statistics` table and the footer; nothing for
+    /// concise and github output, or for a whole-run format, whose document
+    /// writes itself ([`crate::output::document`]).
+    pub fn tail(&self, format: OutputFormat, style: text::Style) -> String {
+        if Streamed::of(format, style, self.quiet, self.statistics).is_some() {
+            return match format {
+                OutputFormat::Text => self.footer(),
+                _ => String::new(),
+            };
         }
         match format {
-            OutputFormat::Json => json::render(reports),
-            OutputFormat::Sarif => sarif::render(reports),
-            OutputFormat::Gitlab => gitlab::render(reports),
-            OutputFormat::Junit => junit::render(reports),
+            OutputFormat::Json
+            | OutputFormat::Sarif
+            | OutputFormat::Gitlab
+            | OutputFormat::Junit => String::new(),
             OutputFormat::Text | OutputFormat::Concise | OutputFormat::Github => {
                 // Only `--statistics` is not streamed.
                 let mut out = statistics(&self.totals.by_code);

@@ -10,14 +10,15 @@ use serde::Serialize;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The document around its two arrays (see [`super::document`]).
 #[derive(Serialize)]
-struct Report<'a> {
+struct Frame {
     version: u32,
     tool: &'static str,
     tool_version: &'static str,
     summary: JsonSummary,
-    diagnostics: Vec<JsonDiagnostic<'a>>,
-    errors: Vec<JsonError<'a>>,
+    diagnostics: String,
+    errors: String,
 }
 
 #[derive(Serialize)]
@@ -159,8 +160,12 @@ fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'
 }
 
 pub fn render(reports: &[FileReport]) -> String {
-    let summary = Summary::of(reports);
-    let report = Report {
+    super::document::render(&JSON, reports)
+}
+
+/// The document's frame for a run's `summary`, its arrays' places held.
+fn frame(summary: &Summary) -> String {
+    let frame = Frame {
         version: SCHEMA_VERSION,
         tool: "gpulint",
         tool_version: env!("CARGO_PKG_VERSION"),
@@ -172,26 +177,58 @@ pub fn render(reports: &[FileReport]) -> String {
             infos: summary.infos,
             failed_files: summary.failed_files,
         },
-        diagnostics: reports
-            .iter()
-            .flat_map(|r| r.diagnostics.iter().map(move |d| diagnostic(r, d)))
-            .collect(),
-        errors: reports
-            .iter()
-            .filter_map(|r| {
-                let e = r.error.as_ref()?;
-                let lc = e.offset.map(|o| r.index.line_col(o, &r.text));
-                Some(JsonError {
-                    path: r.path.display().to_string(),
-                    message: &e.message,
-                    line: lc.map(|l| l.line),
-                    column: lc.map(|l| l.column),
-                    offset: e.offset,
-                })
-            })
-            .collect(),
+        diagnostics: super::document::placeholder(0),
+        errors: super::document::placeholder(1),
     };
-    let mut text = serde_json::to_string_pretty(&report).expect("serializable");
+    let mut text = super::document::pretty(&frame);
     text.push('\n');
     text
+}
+
+/// A file's findings (section 0) and its error (section 1).
+fn part(r: &FileReport) -> super::document::Part {
+    use super::document::pretty;
+    let diagnostics = r
+        .diagnostics
+        .iter()
+        .map(|d| pretty(&diagnostic(r, d)))
+        .collect();
+    let errors = r
+        .error
+        .as_ref()
+        .map(|e| {
+            let lc = e.offset.map(|o| r.index.line_col(o, &r.text));
+            pretty(&JsonError {
+                path: r.path.display().to_string(),
+                message: &e.message,
+                line: lc.map(|l| l.line),
+                column: lc.map(|l| l.column),
+                offset: e.offset,
+            })
+        })
+        .into_iter()
+        .collect();
+    super::document::Part {
+        sections: vec![diagnostics, errors],
+        tests: 0,
+    }
+}
+
+/// The json document, written file by file ([`super::document`]).
+pub struct JsonDocument;
+
+pub const JSON: JsonDocument = JsonDocument;
+
+impl super::document::WholeRun for JsonDocument {
+    fn sections(&self) -> usize {
+        2
+    }
+
+    fn part(&self, report: &FileReport) -> super::document::Part {
+        part(report)
+    }
+
+    fn frame(&self, summary: &super::Summary, _tests: usize) -> String {
+        frame(summary)
+    }
 }

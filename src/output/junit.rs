@@ -8,70 +8,79 @@ use crate::engine::FileReport;
 use std::fmt::Write;
 
 pub fn render(reports: &[FileReport]) -> String {
-    let summary = super::Summary::of(reports);
-    let mut suites = String::new();
-    let mut tests = 0;
-    for report in reports {
-        let path = shown_path(&report.path);
-        let mut cases = String::new();
-        let (mut failures, mut errors, mut skipped) = (0, 0, 0);
-        if let Some(error) = &report.error {
-            let at = error.offset.map(|o| report.index.line_col(o, &report.text));
-            let inner = if report.skipped.is_some() {
-                skipped += 1;
-                format!("<skipped message=\"{}\"/>", attr(&error.message))
-            } else {
-                errors += 1;
-                let place = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
-                format!(
-                    "<error message=\"{}\">{}</error>",
-                    attr(&error.message),
-                    body(&format!("{path}{place}: {}", error.message))
-                )
-            };
-            case(
-                &mut cases,
-                "lint",
-                &path,
-                at.map(|at| at.line),
-                Some(&inner),
-            );
-        }
-        for d in &report.diagnostics {
-            failures += 1;
-            let at = report.index.line_col(d.range.start as usize, &report.text);
-            let text = format!(
-                "{path}:{}:{}: {}",
-                at.line,
-                at.column,
-                explanation(report, d)
-            );
-            let inner = format!(
-                "<failure message=\"{}\" type=\"{}\">{}</failure>",
-                attr(&d.message),
-                d.severity,
-                body(&text)
-            );
-            let name = format!("{} at {}:{}", d.code, at.line, at.column);
-            case(&mut cases, &name, &path, Some(at.line), Some(&inner));
-        }
-        let mut count = failures + errors + skipped;
-        if count == 0 {
-            count = 1;
-            case(&mut cases, "lint", &path, None, None);
-        }
-        tests += count;
-        let _ = write!(
-            suites,
-            "  <testsuite name=\"{}\" tests=\"{count}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{cases}  </testsuite>\n",
-            attr(&path)
+    super::document::render(&JUNIT, reports)
+}
+
+/// The document around its suites, for a run's `summary` and `tests`.
+fn frame(summary: &super::Summary, tests: usize) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpulint\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\">\n{}</testsuites>\n",
+        summary.findings(),
+        summary.failed_files,
+        super::document::placeholder(0)
+    )
+}
+
+/// A file's `<testsuite>`, and how many test cases it holds.
+fn part(report: &FileReport) -> super::document::Part {
+    let path = shown_path(&report.path);
+    let mut cases = String::new();
+    let (mut failures, mut errors, mut skipped) = (0, 0, 0);
+    if let Some(error) = &report.error {
+        let at = error.offset.map(|o| report.index.line_col(o, &report.text));
+        let inner = if report.skipped.is_some() {
+            skipped += 1;
+            format!("<skipped message=\"{}\"/>", attr(&error.message))
+        } else {
+            errors += 1;
+            let place = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
+            format!(
+                "<error message=\"{}\">{}</error>",
+                attr(&error.message),
+                body(&format!("{path}{place}: {}", error.message))
+            )
+        };
+        case(
+            &mut cases,
+            "lint",
+            &path,
+            at.map(|at| at.line),
+            Some(&inner),
         );
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"gpulint\" tests=\"{tests}\" failures=\"{}\" errors=\"{}\">\n{suites}</testsuites>\n",
-        summary.findings(),
-        summary.failed_files
-    )
+    for d in &report.diagnostics {
+        failures += 1;
+        let at = report.index.line_col(d.range.start as usize, &report.text);
+        let text = format!(
+            "{path}:{}:{}: {}",
+            at.line,
+            at.column,
+            explanation(report, d)
+        );
+        let inner = format!(
+            "<failure message=\"{}\" type=\"{}\">{}</failure>",
+            attr(&d.message),
+            d.severity,
+            body(&text)
+        );
+        let name = format!("{} at {}:{}", d.code, at.line, at.column);
+        case(&mut cases, &name, &path, Some(at.line), Some(&inner));
+    }
+    let mut count = failures + errors + skipped;
+    if count == 0 {
+        count = 1;
+        case(&mut cases, "lint", &path, None, None);
+    }
+    let mut suite = String::new();
+    let _ = write!(
+        suite,
+        "  <testsuite name=\"{}\" tests=\"{count}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n{cases}  </testsuite>\n",
+        attr(&path)
+    );
+    super::document::Part {
+        sections: vec![vec![suite]],
+        tests: count,
+    }
 }
 
 /// One `<testcase>` of the file at `path`, holding `inner` (a failure, an
@@ -118,6 +127,29 @@ fn attr(text: &str) -> String {
         .replace('\n', "&#10;")
         .replace('\r', "&#13;")
         .replace('\t', "&#9;")
+}
+
+/// The junit document, written file by file ([`super::document`]).
+pub struct JunitDocument;
+
+pub const JUNIT: JunitDocument = JunitDocument;
+
+impl super::document::WholeRun for JunitDocument {
+    fn sections(&self) -> usize {
+        1
+    }
+
+    fn part(&self, report: &FileReport) -> super::document::Part {
+        part(report)
+    }
+
+    fn frame(&self, summary: &super::Summary, tests: usize) -> String {
+        frame(summary, tests)
+    }
+
+    fn is_json(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

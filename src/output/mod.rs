@@ -1,5 +1,6 @@
 //! Output formats. Each turns file reports into text; none knows about rules.
 
+pub mod document;
 pub mod escape;
 pub mod github;
 pub mod gitlab;

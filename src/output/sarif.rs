@@ -21,30 +21,44 @@ use std::path::Path;
 const SRCROOT: &str = "%SRCROOT%";
 
 pub fn render(reports: &[FileReport]) -> String {
-    let rules = crate::rules::all_meta();
-    let mut results = Vec::new();
+    super::document::render(&SARIF, reports)
+}
+
+/// A file's error as a tool execution notification (section 0) and its
+/// findings as results (section 1).
+fn part(report: &FileReport) -> super::document::Part {
+    use super::document::pretty;
     let mut notifications = Vec::new();
-    for report in reports {
-        if let Some(error) = &report.error {
-            let region = error
-                .offset
-                .map(|o| TextRange::new(o, o))
-                .map(|range| Region::of(&report.index, &report.text, range));
-            let (level, text) = match &report.skipped {
-                Some(_) => ("note", format!("skipped: {}", error.message)),
-                None => ("error", error.message.clone()),
-            };
-            notifications.push(json!({
-                "level": level,
-                "message": { "text": text },
-                "locations": [location(&report.path, region)],
-            }));
-        }
-        for (d, fingerprint) in report.diagnostics.iter().zip(fingerprints(report)) {
-            results.push(result(report, d, d.code.index(), &fingerprint));
-        }
+    if let Some(error) = &report.error {
+        let region = error
+            .offset
+            .map(|o| TextRange::new(o, o))
+            .map(|range| Region::of(&report.index, &report.text, range));
+        let (level, text) = match &report.skipped {
+            Some(_) => ("note", format!("skipped: {}", error.message)),
+            None => ("error", error.message.clone()),
+        };
+        notifications.push(pretty(&json!({
+            "level": level,
+            "message": { "text": text },
+            "locations": [location(&report.path, region)],
+        })));
     }
-    let failed = super::Summary::of(reports).failed_files > 0;
+    let results = report
+        .diagnostics
+        .iter()
+        .zip(fingerprints(report))
+        .map(|(d, fingerprint)| pretty(&result(report, d, d.code.index(), &fingerprint)))
+        .collect();
+    super::document::Part {
+        sections: vec![notifications, results],
+        tests: 0,
+    }
+}
+
+/// The log around its two arrays, for a run's `summary`.
+fn frame(summary: &super::Summary) -> String {
+    let rules = crate::rules::all_meta();
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -59,13 +73,13 @@ pub fn render(reports: &[FileReport]) -> String {
             "originalUriBaseIds": { SRCROOT: { "uri": srcroot_uri() } },
             "columnKind": "unicodeCodePoints",
             "invocations": [{
-                "executionSuccessful": !failed,
-                "toolExecutionNotifications": notifications,
+                "executionSuccessful": summary.failed_files == 0,
+                "toolExecutionNotifications": super::document::placeholder(0),
             }],
-            "results": results,
+            "results": super::document::placeholder(1),
         }],
     });
-    let mut text = serde_json::to_string_pretty(&log).expect("serializable");
+    let mut text = super::document::pretty(&log);
     text.push('\n');
     text
 }
@@ -205,6 +219,25 @@ fn srcroot_uri() -> String {
         uri.push('/');
     }
     uri
+}
+
+/// The sarif document, written file by file ([`super::document`]).
+pub struct SarifDocument;
+
+pub const SARIF: SarifDocument = SarifDocument;
+
+impl super::document::WholeRun for SarifDocument {
+    fn sections(&self) -> usize {
+        2
+    }
+
+    fn part(&self, report: &FileReport) -> super::document::Part {
+        part(report)
+    }
+
+    fn frame(&self, summary: &super::Summary, _tests: usize) -> String {
+        frame(summary)
+    }
 }
 
 #[cfg(test)]

@@ -709,3 +709,78 @@ fn values_from_the_env_file_and_credentials_are_never_printed() {
         "{said}"
     );
 }
+
+/// The whole-run formats are written file by file, spooled and framed at
+/// the end (`output::document`): over several chunks of files, with
+/// findings and an unreadable file, each document is what a pretty printer
+/// writes of its value, on the terminal and in report files alike, and it
+/// counts everything it holds.
+#[test]
+fn whole_run_documents_streamed_over_many_files_are_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // More files than one chunk holds on any machine's pool.
+    for n in 0..300 {
+        write(dir.path(), &format!("svc-{n:03}/compose.yaml"), GPU_SERVICE);
+    }
+    write(
+        dir.path(),
+        "svc-150/broken/compose.yaml",
+        "services: [1, 2\n",
+    );
+    let reports = dir.path().join("reports");
+    let out = gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--output-format",
+            "json",
+            "--output-file",
+            &format!("sarif:{}", reports.join("a.sarif").display()),
+            "--output-file",
+            &format!("gitlab:{}", reports.join("a.gitlab.json").display()),
+            "--output-file",
+            &format!("junit:{}", reports.join("a.xml").display()),
+            "--output-file",
+            &format!("json:{}", reports.join("a.json").display()),
+            ".",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    // With a report file of no format of its own the terminal shows text;
+    // every file here names one, so the terminal shows JSON too.
+    let terminal = stdout(&out);
+    let json_file = std::fs::read_to_string(reports.join("a.json")).unwrap();
+    assert_eq!(terminal, json_file);
+    let as_printed = |text: &str| {
+        let value: Value = serde_json::from_str(text).unwrap();
+        let mut again = serde_json::to_string_pretty(&value).unwrap();
+        again.push('\n');
+        assert_eq!(again, text, "not what the pretty printer writes");
+        value
+    };
+    let json = as_printed(&terminal);
+    let findings = json["diagnostics"].as_array().unwrap().len();
+    assert_eq!(findings, 300);
+    assert_eq!(json["summary"]["findings"], 300);
+    assert_eq!(json["errors"].as_array().unwrap().len(), 1);
+    assert_eq!(json["summary"]["failed_files"], 1);
+    let sarif = as_printed(&std::fs::read_to_string(reports.join("a.sarif")).unwrap());
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 300);
+    assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+    let notifications = &run["invocations"][0]["toolExecutionNotifications"];
+    assert_eq!(notifications.as_array().unwrap().len(), 1);
+    let gitlab = as_printed(&std::fs::read_to_string(reports.join("a.gitlab.json")).unwrap());
+    assert_eq!(gitlab.as_array().unwrap().len(), 301);
+    let junit = std::fs::read_to_string(reports.join("a.xml")).unwrap();
+    let xml = roxmltree::Document::parse(&junit).unwrap();
+    let suites = xml.root_element();
+    assert_eq!(suites.attribute("tests"), Some("301"));
+    assert_eq!(suites.attribute("failures"), Some("300"));
+    assert_eq!(suites.attribute("errors"), Some("1"));
+    let suite_count = suites
+        .children()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .count();
+    assert_eq!(suite_count, 301);
+}
