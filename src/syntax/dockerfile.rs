@@ -471,22 +471,41 @@ fn skip_space(text: &str, from: usize) -> usize {
 /// where the word ends (unquoted whitespace, or the end of the text) and
 /// the quote still open there.
 fn scan_word(text: &str, from: usize) -> (usize, Option<char>) {
-    let mut quote = None;
-    let mut escaped = false;
-    for (i, c) in text[from..].char_indices() {
-        if escaped {
-            escaped = false;
+    // Byte by byte: quotes, the backslash and ASCII white space are single
+    // bytes, and only a non-ASCII character needs decoding (to ask whether
+    // it is white space, as `char::is_whitespace` does).
+    let bytes = text.as_bytes();
+    let char_len = |at: usize| text[at..].chars().next().map_or(1, char::len_utf8);
+    let mut quote: Option<u8> = None;
+    let mut i = from;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !b.is_ascii() {
+            let c = text[i..].chars().next().expect("a character starts here");
+            if quote.is_none() && c.is_whitespace() {
+                return (i, None);
+            }
+            i += c.len_utf8();
             continue;
         }
-        match (quote, c) {
-            (None | Some('"'), '\\') => escaped = true,
-            (None, '"' | '\'') => quote = Some(c),
-            (Some(q), c) if c == q => quote = None,
-            (None, c) if c.is_whitespace() => return (from + i, None),
+        match (quote, b) {
+            (None | Some(b'"'), b'\\') => {
+                // The escaped character, whatever its length.
+                i += 1;
+                if i < bytes.len() {
+                    i += char_len(i);
+                }
+                continue;
+            }
+            (None, b'"' | b'\'') => quote = Some(b),
+            (Some(q), b) if b == q => quote = None,
+            // `char::is_whitespace` in ASCII: tab to carriage return, space.
+            (None, b'\t'..=b'\r' | b' ') => return (i, None),
             _ => {}
         }
+        i += 1;
     }
-    (text.len(), quote)
+    (text.len(), quote.map(char::from))
 }
 
 /// The end of a whitespace-separated word starting at `from`.
@@ -786,6 +805,38 @@ impl Instruction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `scan_word` as it was written first, character by character: the
+    /// reference the byte scan must agree with.
+    fn scan_word_by_chars(text: &str, from: usize) -> (usize, Option<char>) {
+        let mut quote = None;
+        let mut escaped = false;
+        for (i, c) in text[from..].char_indices() {
+            if escaped {
+                escaped = false;
+                continue;
+            }
+            match (quote, c) {
+                (None | Some('"'), '\\') => escaped = true,
+                (None, '"' | '\'') => quote = Some(c),
+                (Some(q), c) if c == q => quote = None,
+                (None, c) if c.is_whitespace() => return (from + i, None),
+                _ => {}
+            }
+        }
+        (text.len(), quote)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_scan_of_a_word_is_the_character_scan(
+            text in "[a\\\\\"' \t\u{b}\u{c}\r\n\u{85}\u{a0}\u{2003}\u{e9}\u{1f600}x=$-]{0,24}"
+        ) {
+            for (from, _) in text.char_indices() {
+                proptest::prop_assert_eq!(scan_word(&text, from), scan_word_by_chars(&text, from));
+            }
+        }
+    }
 
     fn parse(text: &str) -> Dockerfile {
         Dockerfile::parse(text)

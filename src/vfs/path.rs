@@ -38,13 +38,19 @@ pub fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
 /// a scan, where rebuilding the path component by component allocates.
 fn is_normal(path: &Path) -> bool {
     let bytes = path.as_os_str().as_encoded_bytes();
-    !bytes.is_empty()
-        && bytes.last() != Some(&b'/')
-        && bytes
-            .split(|&b| b == b'/')
-            .enumerate()
-            .all(|(i, part)| (i == 0 || !part.is_empty()) && part != b"." && part != b"..")
-        && (cfg!(unix) || !bytes.contains(&b'\\'))
+    if bytes.is_empty() || bytes.last() == Some(&b'/') || (!cfg!(unix) && bytes.contains(&b'\\')) {
+        return false;
+    }
+    // Each component: not empty (but the root's), not `.`, not `..`.
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'/', bytes).chain([bytes.len()]) {
+        let part = &bytes[start..end];
+        if (start > 0 && part.is_empty()) || part == b"." || part == b".." {
+            return false;
+        }
+        start = end + 1;
+    }
+    true
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// Turns bytes into text, or explains why they are not a text file.
 pub fn decode(bytes: Vec<u8>) -> Result<String, (ReadError, String)> {
-    if let Some(nul) = bytes.iter().take(8192).position(|&b| b == 0) {
+    if let Some(nul) = memchr::memchr(0, &bytes[..bytes.len().min(8192)]) {
         return Err((
             ReadError::at("binary file (contains NUL bytes), not text", nul),
             String::new(),
