@@ -174,6 +174,8 @@ pub struct UlimitSetting {
     pub at: At,
     /// Unlimited (`-1`, soft and hard).
     pub unlimited: bool,
+    /// The soft limit, the one a process starts with, is unlimited.
+    pub soft_unlimited: bool,
     /// Only known at run time (`--ulimit "$LIMIT"`): not judged.
     pub dynamic: bool,
 }
@@ -310,6 +312,18 @@ impl<'a> ContainerSite<'a> {
                 "add a volume `{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {}}}}}` to the pod and mount it at /dev/shm in this container",
                 cx.settings.fix_shm_quantity()
             ),
+        }
+    }
+
+    /// Where the setting that decided the container's /dev/shm is written
+    /// (`ipc: none`, `--ipc none`, a size, a mount); `None` for the
+    /// runtime's default.
+    pub fn shm_decided_at(&self) -> Option<At> {
+        let shm = &self.model.shm;
+        match &self.place {
+            Place::Service { cx, .. } => cx.decided_at(shm),
+            // The linted file itself.
+            Place::Run { .. } | Place::Pod { .. } => shm.at.map(At::from),
         }
     }
 
@@ -658,6 +672,7 @@ impl<'a> ContainerSite<'a> {
                 Some(UlimitSetting {
                     at: cx.entry_range(limit.key, limit.value_node),
                     unlimited: limit.is_unlimited(),
+                    soft_unlimited: limit.soft == Some(-1),
                     dynamic: false,
                 })
             }
@@ -668,6 +683,8 @@ impl<'a> ContainerSite<'a> {
                 Some(UlimitSetting {
                     at: option.range.into(),
                     unlimited: matches!(limit, Some("-1" | "-1:-1")),
+                    // `soft[:hard]`, as the Docker CLI reads it.
+                    soft_unlimited: limit.is_some_and(|l| l.split(':').next() == Some("-1")),
                     dynamic: option.dynamic,
                 })
             }
@@ -692,14 +709,24 @@ impl<'a> ContainerSite<'a> {
         }
     }
 
-    /// A fix that sets the ulimit `name` to `value`: the written setting
+    /// The ulimit `name` set to `value` as this syntax writes it, for
+    /// labels and help texts: "`stack: -1`", "`--ulimit stack=-1`".
+    pub fn ulimit_written(&self, name: &str, value: &str) -> String {
+        match &self.place {
+            Place::Service { .. } => format!("`{name}: {value}`"),
+            Place::Run { .. } | Place::Pod { .. } => format!("`--ulimit {name}={value}`"),
+        }
+    }
+
+    /// A fix that sets the ulimit `name` to `value` (which `means`, in
+    /// words, for the title: "unlimited", "64 MiB"): the written setting
     /// rewritten (both `soft` and `hard` of a long form), or a new one
     /// added. `None` where no plain edit can (a value written with
     /// variables, or a later compose file that resets `ulimits`).
-    pub fn set_ulimit_fix(&self, name: &str, value: &str) -> Option<Fix> {
+    pub fn set_ulimit_fix(&self, name: &str, value: &str, means: &str) -> Option<Fix> {
         match &self.place {
             Place::Service { cx, service } => {
-                let title = format!("Set `ulimits.{name}` to {value} (unlimited)");
+                let title = format!("Set `ulimits.{name}` to {value} ({means})");
                 match service_ulimit(service, name) {
                     None => cx.insert_fix(
                         service,

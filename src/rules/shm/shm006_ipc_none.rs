@@ -1,29 +1,32 @@
-//! SHM006: `ipc: none` on a GPU service (no /dev/shm at all).
+//! SHM006: IPC mode `none` (`ipc: none`, `--ipc none`) on a GPU
+//! container, which leaves it no /dev/shm at all.
 
 use crate::model::container::{ShmKind, ShmSetting};
-use crate::rules::helpers::{add_shm_help, gpu_reason};
-use crate::rules::{Check, ComposeContext, Reporter};
+use crate::rules::{Check, ContainerSite, Reporter};
 
-pub const CHECK: Check = Check::compose(check);
+/// A pod has no IPC mode `none` (only `hostIPC`).
+pub const CHECK: Check = Check::containers(check).except_pods();
 
-fn check(cx: &ComposeContext, out: &mut Reporter) {
-    for service in cx.services() {
-        let shm = &cx.container(service).shm;
-        let (ShmSetting::Ipc, ShmKind::Missing, Some(at)) =
-            (shm.decided_by, shm.kind, cx.decided_at(shm))
-        else {
-            continue;
-        };
-        if !service.is_gpu_workload() {
-            continue;
-        }
-        out.report(
-            at,
-            format!("`ipc: none` leaves GPU service `{}` without any /dev/shm", service.name),
-        )
-        .label(format!("the service {}", gpu_reason(service)))
-        .gpu_evidence(cx, service)
-        .note("NCCL, DataLoader workers and POSIX semaphores fail: `NCCL WARN Error: failed to extend /dev/shm/nccl-...`, `unable to open shared memory object`")
-        .help(format!("remove `ipc: none` and {}", add_shm_help(cx.settings)));
+fn check(site: &ContainerSite, out: &mut Reporter) {
+    let model = site.model;
+    let shm = &model.shm;
+    if (shm.decided_by, shm.kind) != (ShmSetting::Ipc, ShmKind::Missing) || !model.gpu_workload {
+        return;
     }
+    let Some(at) = site.shm_decided_at() else {
+        return;
+    };
+    let finding = out
+        .report(
+            at,
+            format!(
+                "`{}` leaves {} without any /dev/shm",
+                shm.from,
+                site.describe_gpu()
+            ),
+        )
+        .label(format!("{} {}", site.noun(), site.gpu_reason()));
+    site.gpu_evidence(finding)
+        .note("NCCL, DataLoader workers and POSIX semaphores fail: `NCCL WARN Error: failed to extend /dev/shm/nccl-...`, `unable to open shared memory object`")
+        .help(format!("remove `{}` and {}", shm.from, site.add_shm_help()));
 }

@@ -49,5 +49,5 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
     finding
         .note("Docker containers default to a small locked-memory limit; NCCL's docs ask for `--ulimit memlock=-1`, and registering RDMA buffers fails with `NCCL WARN Call to ibv_reg_mr failed` or `ibv_create_cq ... Cannot allocate memory`")
         .help(site.ulimit_help("memlock", "-1"))
-        .fix(site.set_ulimit_fix("memlock", "-1"));
+        .fix(site.set_ulimit_fix("memlock", "-1", "unlimited"));
 }

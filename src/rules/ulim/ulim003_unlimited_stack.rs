@@ -1,37 +1,27 @@
-//! ULIM003: `stack: -1` (unlimited), which NCCL crashes with.
+//! ULIM003: an unlimited stack ulimit (`stack: -1`, `--ulimit
+//! stack=-1`), which NCCL crashes with.
 
-use crate::fix::Applicability;
-use crate::rules::helpers::set_ulimit_edits;
-use crate::rules::{Check, ComposeContext, Reporter};
+use crate::rules::{Check, ContainerSite, Reporter};
 
-pub const CHECK: Check = Check::compose(check);
+/// A pod spec sets no ulimits.
+pub const CHECK: Check = Check::containers(check).except_pods();
 
-fn check(cx: &ComposeContext, out: &mut Reporter) {
-    for service in cx.services() {
-        let Some(stack) = &service.ulimits.stack else {
-            continue;
-        };
-        if stack.soft != Some(-1) {
-            continue;
-        }
-        let fix = set_ulimit_edits(cx, stack, "67108864").and_then(|edits| {
-            cx.edit_fix(
-                service,
-                stack.key,
-                &["ulimits", "stack"],
-                edits,
-                &[&["ulimits", "stack"]],
-                "Set `ulimits.stack` to 67108864 (64 MiB)",
-                Applicability::Safe,
-            )
-        });
-        out.report(
-            cx.entry_range(stack.key, stack.value_node),
-            format!("service `{}` sets an unlimited stack size", service.name),
-        )
-        .label("`stack: -1` means unlimited")
-        .note("with an unlimited stack glibc gives each new thread only 2 MiB; NCCL's troubleshooting guide reports crashes with this setting (NGC images recommend 64 MiB)")
-        .help("use `stack: 67108864` (64 MiB), as NVIDIA's containers recommend")
-        .fix(fix);
+fn check(site: &ContainerSite, out: &mut Reporter) {
+    let Some(stack) = site.ulimit("stack") else {
+        return;
+    };
+    if !stack.soft_unlimited || stack.dynamic {
+        return;
     }
+    out.report(
+        stack.at,
+        format!("{} sets an unlimited stack size", site.describe()),
+    )
+    .label(format!("{} means unlimited", site.ulimit_written("stack", "-1")))
+    .note("with an unlimited stack glibc gives each new thread only 2 MiB; NCCL's troubleshooting guide reports crashes with this setting (NGC images recommend 64 MiB)")
+    .help(format!(
+        "use {} (64 MiB), as NVIDIA's containers recommend",
+        site.ulimit_written("stack", "67108864")
+    ))
+    .fix(site.set_ulimit_fix("stack", "67108864", "64 MiB"));
 }
