@@ -239,15 +239,22 @@ const MIN_CREDENTIAL_LEN: usize = 19;
 /// take as one word (token bytes and `=`): without one, no word of it is
 /// long enough to be a credential.
 fn has_token_run(text: &str, len: usize) -> bool {
+    // A table lookup per byte: every finding's texts pass here.
+    const TOKEN: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'_' | b'-' | b'=');
+            b += 1;
+        }
+        table
+    };
     let mut run = 0;
     for &b in text.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-' | b'=') {
-            run += 1;
-            if run >= len {
-                return true;
-            }
-        } else {
-            run = 0;
+        run = if TOKEN[b as usize] { run + 1 } else { 0 };
+        if run >= len {
+            return true;
         }
     }
     false
@@ -255,6 +262,11 @@ fn has_token_run(text: &str, len: usize) -> bool {
 
 /// `scheme://user:password@host`.
 fn url_with_password(text: &str) -> bool {
+    // `://` needs a `:`: most quoted values have none, and setting up a
+    // substring search costs more than looking.
+    if memchr::memchr(b':', text.as_bytes()).is_none() {
+        return false;
+    }
     text.match_indices("://").any(|(at, _)| {
         let rest = &text[at + 3..];
         let authority = rest.split(['/', ' ', '`', '"', '\'']).next().unwrap_or("");

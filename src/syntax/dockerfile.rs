@@ -308,7 +308,7 @@ impl Dockerfile {
                 break;
             }
         }
-        let line_text = logical.text.clone();
+        let line_text = logical.text.as_str();
         let keyword_end = line_text
             .find(|c: char| c.is_whitespace())
             .unwrap_or(line_text.len());
