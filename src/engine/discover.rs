@@ -301,8 +301,14 @@ pub fn discover_with(
     // overlay, so no other walked directory needs looking at for one.
     let kustomized = Mutex::new(HashSet::new());
     let unwalked = Arc::new(Mutex::new(Vec::new()));
-    for path in paths {
-        if !path.is_dir() {
+    // Whether each path is a directory, asked on every thread at once: a
+    // run given thousands of files would otherwise wait on their `stat`s.
+    let is_dir: Vec<bool> = {
+        use rayon::prelude::*;
+        paths.par_iter().map(|p| p.is_dir()).collect()
+    };
+    for (path, is_dir) in paths.iter().zip(is_dir) {
+        if !is_dir {
             // Files, and paths that do not exist (reported when read).
             targets.lock().expect("targets").push(Target {
                 path: path.clone(),
@@ -483,22 +489,40 @@ fn mark_kustomize_overlays(
     targets: &mut [Target],
     kustomized: &HashSet<PathBuf>,
 ) {
-    let mut overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = HashMap::new();
-    for target in targets.iter_mut() {
-        let dir = target
+    use rayon::prelude::*;
+    let dir_of = |target: &Target| {
+        target
             .path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."))
-            .to_path_buf();
-        if !target.explicit && !kustomized.contains(&dir) {
+            .to_path_buf()
+    };
+    // Each directory looked at once, on every thread: files named on the
+    // command line are each in a directory of their own as often as not,
+    // and three probes for a kustomization each, one after the other,
+    // were a tenth of such a run.
+    let mut dirs: Vec<PathBuf> = targets
+        .iter()
+        .map(|t| (t, dir_of(t)))
+        .filter(|(t, dir)| t.explicit || kustomized.contains(dir))
+        .map(|(_, dir)| dir)
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = dirs
+        .into_par_iter()
+        .map(|dir| {
+            let overlay = kustomize::overlay_files(system, &dir);
+            (dir, overlay)
+        })
+        .collect();
+    for target in targets.iter_mut() {
+        let Some(overlay) = overlays.get(&dir_of(target)) else {
             continue;
-        }
-        let overlay = overlays
-            .entry(dir.clone())
-            .or_insert_with(|| kustomize::overlay_files(system, &dir));
+        };
         if let Some((kustomization, patches)) = overlay
-            && std::iter::once(&*kustomization)
+            && std::iter::once(kustomization)
                 .chain(patches.iter())
                 .any(|f| kustomize::same_file(&target.path, f))
         {
