@@ -560,8 +560,28 @@ fn verify(verifier: &Verifier, base: &State, fixes: &[&Diagnostic]) -> Result<St
         .map_err(|e| format!("the fixed text does not lint: {}", e.message))?;
     let moved = OffsetMap::new(&edits);
     let moved_key = |d: &Diagnostic| (d.code, moved.map(d.range.start));
-    let now: HashSet<FindingKey> = new_diagnostics.iter().map(key).collect();
-    if fixes.iter().any(|d| now.contains(&moved_key(d))) {
+    // Still reported: the same rule where it was, unless that finding is
+    // another one that moved there. Removing the first of `ENV A=1 B=2`
+    // moves B's finding to where A's was: told apart by the text it is on.
+    let mut now: HashMap<FindingKey, Vec<&str>> = HashMap::new();
+    for d in &new_diagnostics {
+        let written = fixed.get(d.range.as_range()).unwrap_or_default();
+        now.entry(key(d)).or_default().push(written);
+    }
+    let still_reported = |d: &&Diagnostic| {
+        let Some(there) = now.get(&moved_key(d)) else {
+            return false;
+        };
+        there.iter().any(|written| {
+            !base.diagnostics.iter().any(|other| {
+                !std::ptr::eq(other, *d)
+                    && other.range != d.range
+                    && moved_key(other) == moved_key(d)
+                    && base.text.get(other.range.as_range()) == Some(*written)
+            })
+        })
+    };
+    if fixes.iter().any(still_reported) {
         return Err("the finding is still reported after the fix".into());
     }
     // A finding the fixes bring about is accepted only when this run fixes

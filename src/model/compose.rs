@@ -78,6 +78,9 @@ pub struct Service {
     pub device_requests: Vec<DeviceRequest>,
     /// The `deploy.resources.reservations.devices` entry's key, if written.
     pub devices_key: Option<Src>,
+    /// What under `devices` is not a device request (the list written as
+    /// a mapping, an item that is not a mapping): Compose refuses it.
+    pub malformed_devices: Option<Src>,
     /// `gpus:` as Compose reads it (the GPUs its requests add up to).
     pub gpus: Option<Spanned<Gpus>>,
     pub runtime: Option<Spanned<String>>,
@@ -543,7 +546,7 @@ impl Service {
             .into_iter()
             .filter_map(|key| Some((key.to_string(), map.get(key).filter(|v| !v.is_null())?.src)))
             .collect();
-        let (device_requests, devices_key) = read_device_requests(map);
+        let (device_requests, devices_key, malformed_devices) = read_device_requests(map);
         let gpus = map
             .entry("gpus")
             .filter(|e| !e.value.is_null())
@@ -593,6 +596,7 @@ impl Service {
             command_parts,
             device_requests,
             devices_key,
+            malformed_devices,
             gpus,
             runtime: scalar(map, "runtime"),
             devices,
@@ -1143,21 +1147,35 @@ fn read_command(map: &Node) -> (String, Option<Src>) {
     (line, node)
 }
 
-fn read_device_requests(map: &Node) -> (Vec<DeviceRequest>, Option<Src>) {
+/// The device requests of `devices` and `gpus`, the `devices` key, and
+/// what under `devices` is not a request: compose-spec.json wants an array
+/// of objects, and Compose 2.40 refuses anything else there (a mapping, a
+/// null, a string even once interpolated, an item that is not a mapping);
+/// `!reset` removes the key.
+fn read_device_requests(map: &Node) -> (Vec<DeviceRequest>, Option<Src>, Option<Src>) {
     let mut requests = Vec::new();
+    let mut malformed = None;
     let reservations = map.get_path(&["deploy", "resources", "reservations"]);
     let devices = reservations.and_then(|r| r.entry("devices"));
     if let Some(devices) = devices {
-        for item in devices.value.items() {
-            if item.is_mapping() {
-                requests.push(read_device_request(item, false));
+        match &devices.value.kind {
+            _ if devices.value.tag.as_deref() == Some("!reset") => {}
+            Kind::Sequence(items) => {
+                for item in items {
+                    if item.is_mapping() {
+                        requests.push(read_device_request(item, false));
+                    } else if malformed.is_none() {
+                        malformed = Some(item.src);
+                    }
+                }
             }
+            _ => malformed = Some(devices.value.src),
         }
     }
     if let Some(gpus) = map.get("gpus") {
         requests.extend(gpus_requests(gpus));
     }
-    (requests, devices.map(|d| d.key_src))
+    (requests, devices.map(|d| d.key_src), malformed)
 }
 
 /// The device requests `gpus:` makes: one per item of the list, or one for

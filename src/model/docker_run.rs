@@ -382,6 +382,18 @@ impl DockerRun {
             }
         };
         if let Some(long) = text.strip_prefix("--") {
+            // Every flag of docker and podman is lowercase letters, digits
+            // and dashes: anything else (`--shm_size`, `--shm-size%8g`) is
+            // refused by the CLI, and whether it would take the next word
+            // is unknown.
+            let name = long.split_once('=').map_or(long, |(name, _)| name);
+            if !word.dynamic
+                && !name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                self.uncertain = Some(format!("`--{name}` is a flag gpulint does not know"));
+            }
             if let Some((name, value)) = long.split_once('=') {
                 // The value's range, when the word is written without quotes
                 // before it; otherwise the word's.
@@ -832,6 +844,17 @@ mod tests {
         ] {
             let line = format!("docker run --gpus all {options} x");
             assert_eq!(shm(&line), (Unknown, Unresolved), "{line}");
+        }
+        // A long flag no CLI has: whether it takes the next word (here a
+        // `--shm-size`) is unknown, and the CLI refuses the line anyway.
+        for flag in ["--shm_size=8g", "--shm-size%8g", "--Shm-Size=8g"] {
+            let line = format!("docker run --gpus all {flag} --shm-size=8g x");
+            let parsed = run(&line).unwrap();
+            assert!(
+                parsed.uncertain.unwrap().contains("does not know"),
+                "{line}"
+            );
+            assert_eq!(shm(&format!("docker run {flag} x")), (Unknown, Unresolved));
         }
         // The image from a variable: the run is still checked.
         for image in ["$IMAGE", "${IMAGE}:latest", "\"$IMG\""] {

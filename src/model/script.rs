@@ -231,6 +231,7 @@ impl Script {
                 .options
                 .unwrap_or_else(|| Snippet::verbatim("", at.start as usize));
             host.yaml_path = Some(container.yaml_path);
+            host.yaml_document = container.yaml_document;
             self.snippets.push(host);
             if let Some(mut run) = DockerRun::find(&command) {
                 if unmapped {

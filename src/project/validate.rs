@@ -7,7 +7,7 @@
 use super::{Place, Project, Refusal, RefusalKind};
 use crate::model::compose::{IpcMode, Service};
 use crate::model::size::SizeValue;
-use crate::syntax::tree::{Kind, Node};
+use crate::syntax::tree::{Kind, Node, Src};
 use foldhash::{HashSet, HashSetExt};
 
 pub fn validate(project: &mut Project, root: Option<&Node>) {
@@ -49,6 +49,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
         duplicate_mounts(service, model, &mut refuse);
         device_requests(service, model, &mut refuse);
         ulimit_forms(service, model, &mut refuse);
+        deploy_shape(service, model, &mut refuse);
         unreadable_sizes(service, &mut refuse);
         shell_dependent_sizes(service, &mut refuse);
     }
@@ -264,6 +265,18 @@ fn device_requests(
             RefusalKind::Config,
         );
     }
+    // compose-spec.json: `devices` is an array of objects. A mapping there
+    // (one request written without its `- `) is refused before anything
+    // is created, and an `extends` over it cannot merge a list into it.
+    if let Some(at) = service.malformed_devices {
+        refuse(
+            format!(
+                "`deploy.resources.reservations.devices` of service `{name}` must be a list of device requests (`- driver: nvidia ...`), which Compose requires"
+            ),
+            Place::Node(at),
+            RefusalKind::Config,
+        );
+    }
     for request in &service.device_requests {
         if let Some(count) = &request.count {
             let text = count.value.trim();
@@ -302,6 +315,120 @@ fn device_requests(
             Place::Node(resource.node),
             RefusalKind::ConfigReportedBy("GPU011"),
         );
+    }
+}
+
+/// The shape compose-spec.json gives `deploy` down to the device requests,
+/// and `ulimits`, where gpulint reads GPUs and limits: a mapping where one
+/// is due (`deploy` may be null), and no key the schema does not list
+/// (`additionalProperties: false`; `x-` keys are free). Compose 2.40
+/// refuses the file otherwise ("services.s.deploy.resources must be a
+/// mapping", "additional properties 'r%esources' not allowed"), and a fix
+/// that merges into such a value cannot be verified. Keys GPU011 reports
+/// (`nvidia.com/gpu` under `reservations`) are left to it.
+fn deploy_shape(
+    service: &Service,
+    model: &Node,
+    refuse: &mut impl FnMut(String, Place, RefusalKind),
+) {
+    const DEPLOY: &[&str] = &[
+        "mode",
+        "endpoint_mode",
+        "replicas",
+        "labels",
+        "rollback_config",
+        "update_config",
+        "resources",
+        "restart_policy",
+        "placement",
+    ];
+    const RESOURCES: &[&str] = &["limits", "reservations"];
+    const LIMITS: &[&str] = &["cpus", "memory", "pids"];
+    const RESERVATIONS: &[&str] = &["cpus", "memory", "generic_resources", "devices"];
+    const REQUEST: &[&str] = &["capabilities", "count", "device_ids", "driver", "options"];
+    let name = &service.name;
+    let reported_by_gpu011 = |key: Src| {
+        service
+            .misplaced_gpu_resources
+            .iter()
+            .any(|r| r.key == Some(key))
+    };
+    // The mapping at `path`, or a refusal where it is not one.
+    // `keys`: the keys it admits, when the schema lists them.
+    let mut mapping =
+        |path: &str, node: &Node, keys: Option<&[&str]>, null_allowed: bool| -> bool {
+            if node.tag.as_deref() == Some("!reset") || (null_allowed && node.is_null()) {
+                return false;
+            }
+            let Kind::Mapping(entries) = &node.kind else {
+                refuse(
+                    format!("`{path}` of service `{name}` must be a mapping (Compose refuses it)"),
+                    Place::Node(node.src),
+                    RefusalKind::Config,
+                );
+                return false;
+            };
+            if let Some(keys) = keys
+                && let Some(stray) = entries.iter().find(|e| {
+                    !keys.contains(&e.key.as_str())
+                        && !e.key.starts_with("x-")
+                        && !reported_by_gpu011(e.key_src)
+                })
+            {
+                refuse(
+                    format!(
+                        "`{}` is not a setting of `{path}` (service `{name}`; Compose refuses it)",
+                        stray.key
+                    ),
+                    Place::Node(stray.key_src),
+                    RefusalKind::Config,
+                );
+            }
+            true
+        };
+    if let Some(ulimits) = model.get("ulimits") {
+        mapping("ulimits", ulimits, None, false);
+    }
+    let Some(deploy) = model.get("deploy") else {
+        return;
+    };
+    if !mapping("deploy", deploy, Some(DEPLOY), true) {
+        return;
+    }
+    let Some(resources) = deploy.get("resources") else {
+        return;
+    };
+    if !mapping("deploy.resources", resources, Some(RESOURCES), false) {
+        return;
+    }
+    if let Some(limits) = resources.get("limits") {
+        mapping("deploy.resources.limits", limits, Some(LIMITS), false);
+    }
+    let Some(reservations) = resources.get("reservations") else {
+        return;
+    };
+    if !mapping(
+        "deploy.resources.reservations",
+        reservations,
+        Some(RESERVATIONS),
+        false,
+    ) {
+        return;
+    }
+    for request in reservations
+        .get("devices")
+        .map(|d| d.items())
+        .into_iter()
+        .flatten()
+    {
+        if request.is_mapping() {
+            mapping(
+                "deploy.resources.reservations.devices[]",
+                request,
+                Some(REQUEST),
+                false,
+            );
+        }
     }
 }
 

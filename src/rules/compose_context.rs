@@ -442,8 +442,27 @@ impl<'a> ComposeContext<'a> {
             fix.applicability = Applicability::DisplayOnly;
             fix.title
                 .push_str(&format!(" (not applied automatically: {reader})"));
+        } else if self.refused_as_written(service) {
+            // Compose refuses the service as written (PROJ001): what it
+            // would run is unknown, and a fix that merges into the refused
+            // value (a `devices` mapping, `resources: []`) may not load
+            // either. The fix waits for the refusal to be fixed.
+            fix.applicability = Applicability::DisplayOnly;
+            fix.title.push_str(
+                " (not applied automatically: Compose refuses this service as written, see PROJ001)",
+            );
         }
         fix
+    }
+
+    /// Whether Compose refuses `service` for a mistake in its config (not a
+    /// missing file, not a variable the shell may set, not one a rule with
+    /// its own fix reports).
+    fn refused_as_written(&self, service: &Service) -> bool {
+        self.project.refusals.iter().any(|r| {
+            r.kind == crate::project::RefusalKind::Config
+                && r.service.as_deref() == Some(service.name.as_str())
+        })
     }
 
     /// Whether an edit falls in or at the edge of an anchored node that some

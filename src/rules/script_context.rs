@@ -99,7 +99,8 @@ impl<'a> ScriptContext<'a> {
                 devcontainer_paths(dev, &edits),
             );
         }
-        let paths = match &self.script.snippets[site.snippet].yaml_path {
+        let snippet = &self.script.snippets[site.snippet];
+        let paths = match &snippet.yaml_path {
             Some(path) => vec![ModelPath(path.clone())],
             None => {
                 // The command, and those whose words hold it in a command
@@ -110,7 +111,7 @@ impl<'a> ScriptContext<'a> {
                     .collect()
             }
         };
-        Fix::new(title, applicability, edits, paths)
+        Fix::new(title, applicability, edits, paths).in_document(snippet.yaml_document)
     }
 
     /// An option inserted right after `run` (`docker run --shm-size=8gb …`);
@@ -213,11 +214,24 @@ impl<'a> ScriptContext<'a> {
         let line_end = ["\n", "\r\n"]
             .iter()
             .find(|nl| after[blanks..].starts_with(**nl));
-        let range = match (continued, line_end) {
-            (Some(c), _) | (None, Some(c)) if alone => {
+        // An option alone on the last line of a continued command: the
+        // previous line's `\` goes with it, or it would continue into the
+        // next command.
+        let ends_continuation = self.text[..line_start]
+            .strip_suffix('\n')
+            .map(|t| t.strip_suffix('\r').unwrap_or(t))
+            .and_then(|t| t.strip_suffix('\\'))
+            .map(|t| t.trim_end_matches([' ', '\t']).len());
+        let range = match (continued, line_end, ends_continuation) {
+            (None, _, Some(kept))
+                if alone && (line_end.is_some() || after[blanks..].is_empty()) =>
+            {
+                TextRange::new(kept, end + blanks)
+            }
+            (Some(c), _, _) | (None, Some(c), _) if alone => {
                 TextRange::new(line_start, end + blanks + c.len())
             }
-            (None, _) if blanks == 0 && !alone => TextRange::new(start - before, end),
+            (None, _, _) if blanks == 0 && !alone => TextRange::new(start - before, end),
             _ => TextRange::new(start, end + blanks),
         };
         Some(self.run_fix(site, title, applicability, vec![Edit::delete(range)]))

@@ -141,7 +141,7 @@ pub fn markdown_code_blocks(text: &str) -> Vec<Snippet> {
 /// from a literal, folded or plain scalar; quoted ones are passed over.
 pub fn workflow_runs(yaml: &Yaml, text: &str) -> Vec<Snippet> {
     let mut snippets = Vec::new();
-    for (job_name, job) in workflow_jobs(yaml) {
+    for (document, job_name, job) in workflow_jobs(yaml) {
         let Some(steps) = yaml.get(job, "steps") else {
             continue;
         };
@@ -154,6 +154,7 @@ pub fn workflow_runs(yaml: &Yaml, text: &str) -> Vec<Snippet> {
                 .to_vec();
             if let Some(mut snippet) = scalar_snippet(yaml, run.value, text) {
                 snippet.yaml_path = Some(path);
+                snippet.yaml_document = document;
                 snippets.push(snippet);
             }
         }
@@ -161,17 +162,18 @@ pub fn workflow_runs(yaml: &Yaml, text: &str) -> Vec<Snippet> {
     snippets
 }
 
-/// Each job of each document's `jobs:` mapping: its name and its node.
-fn workflow_jobs(yaml: &Yaml) -> Vec<(&str, super::yaml::NodeId)> {
+/// Each job of each document's `jobs:` mapping: its document, its name
+/// and its node.
+fn workflow_jobs(yaml: &Yaml) -> Vec<(usize, &str, super::yaml::NodeId)> {
     let mut jobs = Vec::new();
-    for document in &yaml.documents {
+    for (index, document) in yaml.documents.iter().enumerate() {
         let Some(root) = document.root else { continue };
         let Some(entry) = yaml.get(root, "jobs") else {
             continue;
         };
         for job in yaml.entries(entry.value) {
             if let Some(name) = yaml.str(job.key) {
-                jobs.push((name, job.value));
+                jobs.push((index, name, job.value));
             }
         }
     }
@@ -185,6 +187,8 @@ fn workflow_jobs(yaml: &Yaml) -> Vec<(&str, super::yaml::NodeId)> {
 pub struct WorkflowContainer {
     /// `jobs.<id>.container` or `jobs.<id>.services.<id>`.
     pub yaml_path: Vec<String>,
+    /// The YAML document it is in.
+    pub yaml_document: usize,
     /// The `container` key, or the service's.
     pub key_range: TextRange,
     /// The image, as written.
@@ -216,7 +220,7 @@ pub struct WorkflowEnv {
 /// Each job container and service container of a GitHub Actions workflow.
 pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
     let mut out = Vec::new();
-    for (job_name, job) in workflow_jobs(yaml) {
+    for (yaml_document, job_name, job) in workflow_jobs(yaml) {
         let mut found = Vec::new();
         if let Some(container) = yaml.get(job, "container") {
             found.push((vec!["container".to_string()], container));
@@ -245,6 +249,7 @@ pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
             let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
             out.push(WorkflowContainer {
                 yaml_path,
+                yaml_document,
                 key_range,
                 image,
                 options,

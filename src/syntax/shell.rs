@@ -27,6 +27,8 @@ pub struct Snippet {
     ends: Vec<(usize, usize)>,
     /// The YAML path of the scalar it came from (a workflow's `run:`).
     pub yaml_path: Option<Vec<String>>,
+    /// The YAML document `yaml_path` is in.
+    pub yaml_document: usize,
     /// A Makefile recipe, where `$(NAME)` is a make variable, not a
     /// command substitution.
     pub make_variables: bool,
@@ -40,6 +42,7 @@ impl Snippet {
             pieces: vec![(0, offset)],
             ends: Vec::new(),
             yaml_path: None,
+            yaml_document: 0,
             make_variables: false,
         }
     }
@@ -53,6 +56,7 @@ impl Snippet {
             pieces,
             ends,
             yaml_path: None,
+            yaml_document: 0,
             make_variables: false,
         }
     }
@@ -65,6 +69,7 @@ impl Snippet {
             pieces: Vec::new(),
             ends: Vec::new(),
             yaml_path: None,
+            yaml_document: 0,
             make_variables: false,
         };
         for (line, offset) in lines {

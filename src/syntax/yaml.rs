@@ -674,7 +674,7 @@ impl<'a> Builder<'a> {
                         ScalarStyle::Literal => Style::Literal,
                         ScalarStyle::Folded => Style::Folded,
                     };
-                    let (props_start, mut range) = self.skip_properties(start, end);
+                    let (mut props_start, mut range) = self.skip_properties(start, end);
                     if matches!(style, Style::SingleQuoted | Style::DoubleQuoted) {
                         // Quoted scalar spans run on over trailing blanks and comments.
                         if let Some(end) = closing_quote(self.text, range.start as usize, style) {
@@ -684,6 +684,15 @@ impl<'a> Builder<'a> {
                         // Block scalar spans run on to the next token; trim the trailing blank lines.
                         let trimmed = self.text[range.as_range()].trim_end().len();
                         range.end = range.start + trimmed as u32;
+                        // An empty one (`- |` and then a line less indented)
+                        // starts at that next token: it ends with its header
+                        // instead, or text inserted after it would land
+                        // past the next line.
+                        if trimmed == 0 {
+                            let header_end = self.text[..range.start as usize].trim_end().len();
+                            range = TextRange::new(header_end, header_end);
+                            props_start = header_end as u32;
+                        }
                     }
                     self.scalar_ranges.push(range);
                     let id = self.push(Node {
@@ -785,7 +794,29 @@ impl<'a> Builder<'a> {
     /// key, rather than letting the last one win; so does gpulint, at the
     /// repeated key. A linter that took the last value would judge a file
     /// the engine never runs, and a fix removing the last would reveal the first.
+    ///
+    /// Nor do they take a list or a mapping as a key (`? [a, b]`, or a
+    /// `? ` whose mapping got a line break): yaml.v3 says "invalid map key",
+    /// and the rest of the file would be judged on a key gpulint cannot name.
     fn refuse_duplicate_key(&self, pairs: &[(NodeId, NodeId)]) -> Result<(), YamlError> {
+        for &(key, _) in pairs {
+            let node = &self.nodes[key as usize];
+            let target = match node.value {
+                Value::Alias(Some(target)) => &self.nodes[target as usize],
+                _ => node,
+            };
+            let what = match target.value {
+                Value::Sequence(_) => "a list",
+                Value::Mapping(_) => "a mapping",
+                _ => continue,
+            };
+            return Err(YamlError {
+                message: format!(
+                    "a mapping key must be a plain value, not {what} (Docker Compose and kubectl refuse it: invalid map key)"
+                ),
+                offset: node.props_start as usize,
+            });
+        }
         if pairs.len() < 2 {
             return Ok(());
         }
@@ -924,6 +955,25 @@ mod tests {
         let yaml = Yaml::parse(merged).unwrap();
         let d = yaml.get(root(&yaml), "d").unwrap().value;
         assert_eq!(yaml.str(yaml.get(d, "x").unwrap().value), Some("2"));
+    }
+
+    /// yaml.v3 (Compose) refuses a list or mapping as a key: "invalid map
+    /// key". A scalar key written with `? `, or an alias to one, is a key.
+    #[test]
+    fn a_list_or_mapping_key_is_refused() {
+        let text = "services:\n  a:\n    ? [x, y]\n    : 1\n";
+        let error = Yaml::parse(text).unwrap_err();
+        assert_eq!(error.offset, text.find("[x, y]").unwrap());
+        assert!(error.message.contains("not a list"), "{}", error.message);
+        let text = "deploy:\n  ? resources:\n    reservations: 1\n";
+        assert!(
+            Yaml::parse(text)
+                .unwrap_err()
+                .message
+                .contains("not a mapping")
+        );
+        assert!(Yaml::parse("a: &m {x: 1}\nb: {*m : 2}\n").is_err());
+        assert!(Yaml::parse("? plain\n: 1\na: &k key\nb: {*k : 2}\n").is_ok());
     }
 
     #[test]

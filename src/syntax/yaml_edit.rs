@@ -264,7 +264,10 @@ impl<'a> YamlEditor<'a> {
         let Some(&(first_key, _)) = pairs.first() else {
             return Err(EditError("empty block mapping".into()));
         };
-        let col = column(self.text, self.yaml.range(first_key).start as usize);
+        // Where the first key's properties start (`&a deploy:`): the
+        // mapping's indentation, and the place a new first entry takes.
+        let first_start = self.yaml.node(first_key).props_start;
+        let col = column(self.text, first_start as usize);
         let mut rendered = String::new();
         self.render_block_entry(&mut rendered, key, value, col);
         let at = match order {
@@ -279,9 +282,8 @@ impl<'a> YamlEditor<'a> {
         };
         Ok(if at == 0 {
             // Take the first key's place (which may follow a `- `) and move it down.
-            let start = self.yaml.range(first_key).start;
             Edit::insert(
-                start,
+                first_start,
                 format!("{rendered}{}{}", self.style().newline, " ".repeat(col)),
             )
         } else {
@@ -387,8 +389,7 @@ impl<'a> YamlEditor<'a> {
 
     /// Gives `key:` (whose value is null, written or empty) a block value.
     fn fill_null(&self, key: NodeId, value: NodeId, new: &NewNode) -> Result<Edit, EditError> {
-        let key_start = self.yaml.range(key).start as usize;
-        let col = column(self.text, key_start);
+        let col = column(self.text, self.yaml.node(key).props_start as usize);
         let mut rendered = String::new();
         // Render as the value of a key at `col`, then drop the `key:` prefix.
         self.render_block_entry(&mut rendered, "", new, col);

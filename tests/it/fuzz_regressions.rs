@@ -409,3 +409,137 @@ fn fix_k8s_gpu_count_in_gibibytes() {
 fn fix_df005_same_variable_twice_in_one_env() {
     fix(&input("fix/df005_same_variable_twice_in_one_env"));
 }
+
+/// `ENV NCCL_IB_DISABLE=1 NCCL_PROTO=LL128`: removing the first pair moves
+/// the second's NCCL003 finding to where the first one's was, and
+/// verification, telling findings apart by rule and offset only, saw the
+/// removed one still reported. A finding is still reported now only where
+/// it was on the same text; found by the fix target (CI's fuzz tier).
+#[test]
+fn fix_nccl003_first_of_two_env_pairs() {
+    let fixed = fix(&input("fix/nccl003_first_of_two_env_pairs")).unwrap();
+    assert!(!fixed.contains("NCCL_"), "{fixed}");
+}
+
+/// `devices:` written as a mapping (a request without its `- `): Compose
+/// refuses the file, and GPU006's fix on a service extending it added a
+/// list that cannot merge into that mapping. PROJ001 now says the list is
+/// malformed and GPU006 leaves the service to it; found by the fix target.
+#[test]
+fn fix_gpu006_devices_written_as_a_mapping() {
+    let fixed = fix(&input("fix/gpu006_devices_written_as_a_mapping")).unwrap();
+    let config = every_rule();
+    let codes: Vec<RuleCode> = engine::lint_text(&fixed, &path("compose.yaml"), &config)
+        .unwrap()
+        .iter()
+        .map(|d| d.code)
+        .collect();
+    assert!(codes.iter().all(|c| *c == RuleCode::PROJ001), "{codes:?}");
+    assert!(!codes.is_empty());
+}
+
+/// A `docker run` whose last continued line is an option NCCL002 removes:
+/// the line went, the `\` before it stayed and joined the next command to
+/// the run. The `\` goes with the last line now; found by the fix target.
+#[test]
+fn fix_nccl002_last_line_of_a_continued_run() {
+    let fixed = fix(&input("fix/nccl002_last_line_of_a_continued_run")).unwrap();
+    assert!(fixed.contains("--shm-size=8g\n\\ --nproc"), "{fixed}");
+}
+
+/// The same option first on its continued line with the image after it:
+/// only the option goes, not the `\` before it (which joined `8g` and the
+/// image into one `--shm-size`); found by the fix target.
+#[test]
+fn fix_nccl002_option_first_on_a_continued_line() {
+    let fixed = fix(&input("fix/nccl002_option_first_on_a_continued_line")).unwrap();
+    assert!(fixed.contains("--shm-size=8g \\\n  countmg"), "{fixed}");
+}
+
+/// `&a deploy:`: an anchor on a service's first key. SHM001's new key was
+/// indented to the key's column, not to where its anchor starts, and the
+/// fixed text was not YAML. Indentation is taken from the properties now;
+/// found by the fix target.
+#[test]
+fn fix_shm001_anchor_on_the_first_key() {
+    let fixed = fix(&input("fix/shm001_anchor_on_the_first_key")).unwrap();
+    assert!(fixed.contains("\n   shm_size: \"8gb\"\n"), "{fixed}");
+}
+
+/// `deploy: {r%esources: ...}` and `ulimits: memlock/ -0`: Compose refuses
+/// both, gpulint read neither, and GPU006's fix brought a ULIM001 finding
+/// it could not fix. PROJ001 says why Compose refuses the service, and its
+/// fixes wait for that (only shown); found by the fix target.
+#[test]
+fn fix_gpu006_service_refused_as_written() {
+    let data = input("fix/gpu006_service_refused_as_written");
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let findings = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap();
+    let refusals: Vec<&str> = findings
+        .iter()
+        .filter(|d| d.code == RuleCode::PROJ001)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(
+        refusals
+            .iter()
+            .any(|m| m.contains("is not a setting of `deploy`")),
+        "{refusals:?}"
+    );
+    assert!(
+        refusals
+            .iter()
+            .any(|m| m.contains("`ulimits` of service `trainer` must be a mapping")),
+        "{refusals:?}"
+    );
+    let fixed = fix(&data).unwrap();
+    assert_eq!(fixed, text, "nothing is applied to a refused service");
+}
+
+/// A container whose last setting ends with an empty block scalar (`- |`
+/// and then a line less indented): its span ran on to the next token, and
+/// K8S004's `volumeMounts` went after the pod's next setting; found by the
+/// fix target (minimised).
+#[test]
+fn fix_k8s004_after_an_empty_block_scalar() {
+    let fixed = fix(&input("fix/k8s004_after_an_empty_block_scalar")).unwrap();
+    assert!(
+        fixed.contains("        - |\n      volumeMounts:"),
+        "{fixed}"
+    );
+}
+
+/// A workflow whose jobs are in its second YAML document: the fix said it
+/// changed the first, and verification refused it. Workflow fixes name
+/// their document now; found by the fix target.
+#[test]
+fn fix_nccl002_workflow_in_the_second_document() {
+    let fixed = fix(&input("fix/nccl002_workflow_in_the_second_document")).unwrap();
+    assert!(!fixed.contains("NCCL_P2P_DISABLE"), "{fixed}");
+}
+
+/// `? resources:`: a mapping as a key, which Compose refuses ("invalid map
+/// key"); GPU006 added a second `resources`. The file is refused as YAML
+/// now, with no fix; found by the fix target.
+#[test]
+fn fix_gpu006_mapping_as_a_key() {
+    let data = input("fix/gpu006_mapping_as_a_key");
+    assert_eq!(fix(&data), None);
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let error = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap_err();
+    assert!(
+        error.message.contains("invalid map key"),
+        "{}",
+        error.message
+    );
+}
+
+/// A base whose `deploy.resources` is a list (its `devices:` commented
+/// out): Compose refuses it, and GPU006's fix on the service extending it
+/// could not merge; found by the fix target.
+#[test]
+fn fix_gpu006_extends_resources_written_as_a_list() {
+    let data = input("fix/gpu006_extends_resources_written_as_a_list");
+    let text = std::str::from_utf8(&data[1..]).unwrap();
+    assert_eq!(fix(&data).unwrap(), text);
+}

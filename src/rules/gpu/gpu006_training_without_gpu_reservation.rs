@@ -10,6 +10,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
     for service in cx.services() {
         if service.gpu.is_reserved()
             || !service.misplaced_gpu_resources.is_empty()
+            // A reservation written wrong: PROJ001 points at it.
+            || service.malformed_devices.is_some()
             || !service.gpu.is_distributed()
         {
             continue;

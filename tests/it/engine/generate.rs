@@ -145,6 +145,8 @@ const ULIMITS: &[&str] = &[
     "ulimits: {memlock: -1, stack: 67108864}",
     "ulimits: {nofile: {soft: 1024, hard: 4096}}",
     "ulimits: {memlock: \"${MEMLOCK:--1}\"}",
+    "ulimits: \"memlock=-1\"",
+    "ulimits: [memlock]",
 ];
 
 const GPUS: &[&str] = &[
@@ -156,6 +158,19 @@ const GPUS: &[&str] = &[
     "deploy: {resources: {reservations: {devices: [{capabilities: [compute, utility]}]}}}",
     "deploy: {resources: {reservations: {devices: [{driver: nvidia, count: \"${NGPU:-4}\", capabilities: [gpu]}]}}}",
     "deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}, {driver: nvidia, count: 2, capabilities: [gpu]}]}}}",
+    // Written wrong, each refused by compose-spec.json (PROJ001): not a
+    // list of objects, a key it does not list, not a mapping.
+    "deploy: {resources: {reservations: {devices: {capabilities: [gpu]}}}}",
+    "deploy: {resources: {reservations: {devices: [gpu]}}}",
+    "deploy: {resources: {reservations: {devices: all}}}",
+    "deploy: {resources: {reservations: {devices: }}}",
+    "deploy: {resources: {reservations: {devices: \"${NGPU:-all}\"}}}",
+    "deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu], gpus: 1}]}}}",
+    "deploy: {resources: {reservations: {cpus: 1, gpu_count: 1}}}",
+    "deploy: {resources: {reservations: [{devices: [{capabilities: [gpu]}]}]}}",
+    "deploy: {resources: }",
+    "deploy: {resourcez: {reservations: {devices: [{capabilities: [gpu]}]}}}",
+    "deploy: {x-gpu: 1, resources: {x-note: 2, reservations: {x-why: 3, devices: [{capabilities: [gpu], x-id: 4}]}}}",
     "runtime: nvidia\n    environment: {NVIDIA_VISIBLE_DEVICES: all}",
     "runtime: nvidia\n    environment: [\"NVIDIA_VISIBLE_DEVICES=0,1\"]",
 ];
