@@ -55,6 +55,16 @@ fn persistent_scratch(name: &str) -> PathBuf {
     std::path::absolute(dir).unwrap()
 }
 
+/// Release-profile settings for the builds these tests make from source:
+/// cargo's own defaults instead of the fat LTO and single codegen unit of
+/// `[profile.release]`. They prove that the hooks and the action build and
+/// run gpulint, not how well the build optimises, and whole-program LTO in
+/// one codegen unit keeps one core busy for a minute more per build.
+const QUICK_RELEASE: [(&str, &str); 2] = [
+    ("CARGO_PROFILE_RELEASE_LTO", "false"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+];
+
 /// This working tree (tracked and untracked, not ignored files) as a
 /// one-commit git repository: what pre-commit would clone from a pushed
 /// commit, including changes not committed yet.
@@ -102,20 +112,42 @@ fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
     write(work.path(), "good/compose.yaml", HEALTHY_GPU_SERVICE);
     git(work.path(), &["add", "-A"]);
 
-    let try_repo = |hook: &str, file: &str| {
+    // A config pinning the hook repository at its commit, as users write
+    // it: pre-commit installs the hooks' environment (builds gpulint) once
+    // per repository and rev, where `try-repo` clones and builds anew on
+    // each call.
+    let rev = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&hook_repo)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    write(
+        work.path(),
+        ".pre-commit-config.yaml",
+        format!(
+            "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n      - id: gpulint\n      - id: gpulint-fix\n",
+            hook_repo.display(),
+            rev.trim()
+        ),
+    );
+    git(work.path(), &["add", "-A"]);
+    let run_hook = |hook: &str, file: &str| {
         Command::new(&pre_commit)
-            .arg("try-repo")
-            .arg(&hook_repo)
-            .args([hook, "--files", file])
+            .args(["run", hook, "--files", file])
             .current_dir(work.path())
             .env("PRE_COMMIT_HOME", scratch.join("home"))
             .env("CARGO_TARGET_DIR", persistent_scratch("cargo-target"))
+            .envs(QUICK_RELEASE)
             .env("NO_COLOR", "1")
             .output()
             .expect("pre-commit runs")
     };
 
-    let bad = try_repo("gpulint", "bad/docker-compose.yml");
+    let bad = run_hook("gpulint", "bad/docker-compose.yml");
     assert_eq!(bad.status.code(), Some(1), "{}", text(&bad));
     assert!(text(&bad).contains("warning[SHM001]"), "{}", text(&bad));
     assert!(
@@ -124,13 +156,13 @@ fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
         text(&bad)
     );
 
-    let good = try_repo("gpulint", "good/compose.yaml");
+    let good = run_hook("gpulint", "good/compose.yaml");
     assert_eq!(good.status.code(), Some(0), "{}", text(&good));
     assert!(text(&good).contains("Passed"), "{}", text(&good));
 
     // The fixing hook changes the file, which fails the commit so the fix
     // can be reviewed; the fixed file then passes.
-    let fix = try_repo("gpulint-fix", "bad/docker-compose.yml");
+    let fix = run_hook("gpulint-fix", "bad/docker-compose.yml");
     assert_eq!(fix.status.code(), Some(1), "{}", text(&fix));
     assert!(
         text(&fix).contains("files were modified by this hook"),
@@ -139,7 +171,7 @@ fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
     );
     let fixed = std::fs::read_to_string(work.path().join("bad/docker-compose.yml")).unwrap();
     assert_eq!(fixed, format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"));
-    let again = try_repo("gpulint", "bad/docker-compose.yml");
+    let again = run_hook("gpulint", "bad/docker-compose.yml");
     assert_eq!(again.status.code(), Some(0), "{}", text(&again));
 }
 
@@ -837,13 +869,14 @@ fn the_release_workflow_moves_the_major_tag_to_the_newest_release() {
 fn action_builds_from_source_without_a_release() {
     let workspace = lint_workspace();
     // No release for an unpinned action: it builds its own checkout.
-    let run = Runner::new(workspace.path())
-        .env(
-            "CARGO_TARGET_DIR",
-            &persistent_scratch("cargo-target").display().to_string(),
-        )
-        .input("paths", "serve")
-        .run();
+    let mut runner = Runner::new(workspace.path()).env(
+        "CARGO_TARGET_DIR",
+        &persistent_scratch("cargo-target").display().to_string(),
+    );
+    for (name, value) in QUICK_RELEASE {
+        runner = runner.env(name, value);
+    }
+    let run = runner.input("paths", "serve").run();
     assert_eq!(run.status, 0, "{}", run.log);
     assert!(run.log.contains("building from"), "{}", run.log);
     assert!(
