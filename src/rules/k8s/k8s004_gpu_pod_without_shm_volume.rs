@@ -60,19 +60,26 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                     Severity::Warning
                 })
                 .label("mounts nothing at /dev/shm, and the pod does not set `hostIPC`");
+            let mut note = format!(
+                "{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"
+            );
             let finding = match (request, &predictor) {
                 (Some(request), _) if name.is_some() => finding.related(request, "the GPU request"),
                 (None, Some((service, Some(limit)))) => finding.related(
                     *limit,
                     format!("the GPU limit of {service}, which KServe merges into this runtime"),
                 ),
-                (None, Some((service, None))) => finding.note(format!(
-                    "{service} gives this runtime's container its GPUs: KServe merges the two into one pod"
-                )),
+                // No span to point at: the note says where the GPUs come from.
+                (None, Some((service, None))) => {
+                    note = format!(
+                        "{service} gives this runtime's container its GPUs: KServe merges the two into one pod. {note}"
+                    );
+                    finding
+                }
                 _ => finding,
             };
             finding
-                .note(format!("{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"))
+                .note(note)
                 .help(format!(
                     "add a volume `{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {}}}}}` to the pod and mount it at /dev/shm in this container",
                     cx.settings.fix_shm_quantity()
