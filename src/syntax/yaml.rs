@@ -272,7 +272,7 @@ impl Yaml {
             }
             // A key the mapping already has (its own, or from an earlier merge
             // source) wins; a mapping never repeats its own keys (see
-            // `refuse_duplicate_key`).
+            // `refuse_invalid_keys`).
             if !seen.insert(self.str(key)) {
                 continue;
             }
@@ -735,7 +735,7 @@ impl<'a> Builder<'a> {
                             (id, Value::Sequence(items), last)
                         }
                         Frame::Map { id, pairs, .. } => {
-                            self.refuse_duplicate_key(&pairs)?;
+                            self.refuse_invalid_keys(&pairs)?;
                             if pairs.len() >= INDEXED_MAPPING {
                                 let index = self.key_index_of(&pairs);
                                 self.key_index.insert(id, index);
@@ -798,28 +798,7 @@ impl<'a> Builder<'a> {
     /// Nor do they take a list or a mapping as a key (`? [a, b]`, or a
     /// `? ` whose mapping got a line break): yaml.v3 says "invalid map key",
     /// and the rest of the file would be judged on a key gpulint cannot name.
-    fn refuse_duplicate_key(&self, pairs: &[(NodeId, NodeId)]) -> Result<(), YamlError> {
-        for &(key, _) in pairs {
-            let node = &self.nodes[key as usize];
-            let target = match node.value {
-                Value::Alias(Some(target)) => &self.nodes[target as usize],
-                _ => node,
-            };
-            let what = match target.value {
-                Value::Sequence(_) => "a list",
-                Value::Mapping(_) => "a mapping",
-                _ => continue,
-            };
-            return Err(YamlError {
-                message: format!(
-                    "a mapping key must be a plain value, not {what} (Docker Compose and kubectl refuse it: invalid map key)"
-                ),
-                offset: node.props_start as usize,
-            });
-        }
-        if pairs.len() < 2 {
-            return Ok(());
-        }
+    fn refuse_invalid_keys(&self, pairs: &[(NodeId, NodeId)]) -> Result<(), YamlError> {
         let text_of = |key: NodeId| match &self.nodes[key as usize].value {
             Value::Scalar { text, .. } => Some(text.as_str()),
             _ => None,
@@ -831,6 +810,7 @@ impl<'a> Builder<'a> {
         for (at, &(key, _)) in pairs.iter().enumerate() {
             // yaml.v3 compares the key's text whatever its style, `<<` too.
             let Some(text) = text_of(key) else {
+                self.refuse_collection_key(key)?;
                 continue;
             };
             let earlier = if hashed {
@@ -856,6 +836,26 @@ impl<'a> Builder<'a> {
             }
         }
         Ok(())
+    }
+
+    /// A key that is a list or a mapping, written or through an alias.
+    fn refuse_collection_key(&self, key: NodeId) -> Result<(), YamlError> {
+        let node = &self.nodes[key as usize];
+        let target = match node.value {
+            Value::Alias(Some(target)) => &self.nodes[target as usize],
+            _ => node,
+        };
+        let what = match target.value {
+            Value::Sequence(_) => "a list",
+            Value::Mapping(_) => "a mapping",
+            _ => return Ok(()),
+        };
+        Err(YamlError {
+            message: format!(
+                "a mapping key must be a plain value, not {what} (Docker Compose and kubectl refuse it: invalid map key)"
+            ),
+            offset: node.props_start as usize,
+        })
     }
 
     fn open(

@@ -111,12 +111,28 @@ fn assert_not_crashed(error: Option<engine::FileError>) {
     }
 }
 
+/// A fix-target case's text and the path it is linted as: its first byte
+/// names the kind (`common::KINDS`). `None` when the rest is not UTF-8.
+fn case(data: &[u8]) -> Option<(&str, std::path::PathBuf)> {
+    let (&kind, rest) = data.split_first()?;
+    Some((std::str::from_utf8(rest).ok()?, path(kind_name(kind))))
+}
+
+/// A fix-target case's text, and what linting it gives.
+fn lint_case(
+    data: &[u8],
+) -> (
+    &str,
+    Result<Vec<gpulint::diagnostic::Diagnostic>, engine::FileError>,
+) {
+    let (text, path) = case(data).expect("the case is UTF-8");
+    (text, engine::lint_text(text, &path, &every_rule()))
+}
+
 /// The fix target's checks on `data`; the fixed text, for text the linter
 /// accepts (cases that also check what the fixes wrote).
 fn fix(data: &[u8]) -> Option<String> {
-    let (&kind, rest) = data.split_first()?;
-    let text = std::str::from_utf8(rest).ok()?;
-    let path = path(kind_name(kind));
+    let (text, path) = case(data)?;
     let config = every_rule();
     let outcome = fix_text(text, &path, &config, FixMode { unsafe_fixes: true }).ok()?;
     let failed: Vec<_> = outcome
@@ -267,8 +283,7 @@ fn fix_flow_entry_without_value() {
 fn fix_duplicate_key_revealed_by_fix() {
     let data = input("fix/duplicate_key_revealed_by_fix");
     fix(&data);
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let error = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap_err();
+    let error = lint_case(&data).1.unwrap_err();
     assert!(
         error
             .message
@@ -286,8 +301,7 @@ fn fix_duplicate_key_revealed_by_fix() {
 fn fix_df007_quote_spanning_lines() {
     let data = input("fix/df007_quote_spanning_lines");
     fix(&data);
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let diagnostics = engine::lint_text(text, &path("Dockerfile"), &every_rule()).unwrap();
+    let diagnostics = lint_case(&data).1.unwrap();
     let codes: Vec<RuleCode> = diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(
         codes,
@@ -473,8 +487,8 @@ fn fix_shm001_anchor_on_the_first_key() {
 #[test]
 fn fix_gpu006_service_refused_as_written() {
     let data = input("fix/gpu006_service_refused_as_written");
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let findings = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap();
+    let (text, findings) = lint_case(&data);
+    let findings = findings.unwrap();
     let refusals: Vec<&str> = findings
         .iter()
         .filter(|d| d.code == RuleCode::PROJ001)
@@ -525,8 +539,7 @@ fn fix_nccl002_workflow_in_the_second_document() {
 fn fix_gpu006_mapping_as_a_key() {
     let data = input("fix/gpu006_mapping_as_a_key");
     assert_eq!(fix(&data), None);
-    let text = std::str::from_utf8(&data[1..]).unwrap();
-    let error = engine::lint_text(text, &path("compose.yaml"), &every_rule()).unwrap_err();
+    let error = lint_case(&data).1.unwrap_err();
     assert!(
         error.message.contains("invalid map key"),
         "{}",
@@ -540,6 +553,6 @@ fn fix_gpu006_mapping_as_a_key() {
 #[test]
 fn fix_gpu006_extends_resources_written_as_a_list() {
     let data = input("fix/gpu006_extends_resources_written_as_a_list");
-    let text = std::str::from_utf8(&data[1..]).unwrap();
+    let (text, _) = case(&data).unwrap();
     assert_eq!(fix(&data).unwrap(), text);
 }

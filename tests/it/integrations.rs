@@ -19,6 +19,18 @@ fn text(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
 }
 
+/// The commit `rev` names in the repository at `dir`, if it names one.
+fn git_rev(dir: &Path, rev: &str) -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", rev])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args([
@@ -116,22 +128,14 @@ fn pre_commit_hooks_fail_bad_files_pass_good_ones_and_fix() {
     // it: pre-commit installs the hooks' environment (builds gpulint) once
     // per repository and rev, where `try-repo` clones and builds anew on
     // each call.
-    let rev = String::from_utf8(
-        Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(&hook_repo)
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let rev = git_rev(&hook_repo, "HEAD").expect("the hook repository has a commit");
     write(
         work.path(),
         ".pre-commit-config.yaml",
         format!(
             "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n      - id: gpulint\n      - id: gpulint-fix\n",
             hook_repo.display(),
-            rev.trim()
+            rev
         ),
     );
     git(work.path(), &["add", "-A"]);
@@ -811,12 +815,7 @@ fn the_release_workflow_moves_the_major_tag_to_the_newest_release() {
         write(&work, name, name);
         git(&work, &["add", "-A"]);
         git(&work, &["commit", "-q", "-m", name]);
-        let out = Command::new("git")
-            .args(["rev-parse", "HEAD"])
-            .current_dir(&work)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
+        git_rev(&work, "HEAD").expect("a commit was made")
     };
     let tag = |name: &str, sha: &str| {
         git(&work, &["tag", name, sha]);
@@ -836,16 +835,7 @@ fn the_release_workflow_moves_the_major_tag_to_the_newest_release() {
         assert!(out.status.success(), "{name}: {}", text(&out));
         text(&out)
     };
-    let major_at = || {
-        let out = Command::new("git")
-            .args(["rev-parse", "refs/tags/v0^{commit}"])
-            .current_dir(&origin)
-            .output()
-            .unwrap();
-        out.status
-            .success()
-            .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
-    };
+    let major_at = || git_rev(&origin, "refs/tags/v0^{commit}");
     let (first, second, third) = (commit("a"), commit("b"), commit("c"));
     tag("v0.1.0", &first);
     release("v0.1.0", &first);
