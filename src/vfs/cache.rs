@@ -177,17 +177,23 @@ impl Files {
     pub fn is_file(&self, path: &Path) -> bool {
         let key = normalized(path);
         let key = key.as_os_str();
+        if self.revalidate {
+            return self.system.is_file(path);
+        }
+        // A read answers it: a file was read, or nothing was there (a
+        // project reads `.env` and then asks whether it is a file).
         let known = self
             .texts
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(key)
-            .and_then(|slot| slot.get().map(Result::is_ok));
-        if self.revalidate {
-            return self.system.is_file(path);
-        }
-        if known == Some(true) {
-            return true;
+            .and_then(|slot| match slot.get()? {
+                Ok(_) => Some(true),
+                Err(failure) if failure.0.missing => Some(false),
+                Err(_) => None,
+            });
+        if let Some(answer) = known {
+            return answer;
         }
         if let Some(&answer) = self
             .is_file
@@ -284,6 +290,52 @@ mod tests {
         assert!(files.read(Path::new("/p/missing.yaml")).is_err());
         assert!(files.read(Path::new("/p/missing.yaml")).is_err());
         assert_eq!(files.reads(), 2);
+    }
+
+    /// A [`MemoryFs`] that counts the questions it is asked.
+    struct Counting {
+        files: MemoryFs,
+        asked: Arc<AtomicUsize>,
+    }
+
+    impl System for Counting {
+        fn read(&self, path: &Path) -> crate::vfs::FileRead {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            self.files.read(path)
+        }
+        fn is_file(&self, path: &Path) -> bool {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            self.files.is_file(path)
+        }
+        fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
+            self.files.canonicalize(path)
+        }
+        fn stamp(&self, path: &Path) -> Option<Stamp> {
+            self.files.stamp(path)
+        }
+        fn list_files(&self, dir: &Path) -> Option<Vec<OsString>> {
+            self.files.list_files(dir)
+        }
+    }
+
+    #[test]
+    fn a_read_answers_whether_its_path_is_a_file() {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let files = Files::snapshot(Counting {
+            files: MemoryFs::new([(PathBuf::from("/p/compose.yaml"), "services: {}\n".into())]),
+            asked: Arc::clone(&asked),
+        });
+        assert!(files.read(Path::new("/p/.env")).is_err());
+        assert!(files.read(Path::new("/p/compose.yaml")).is_ok());
+        assert_eq!(asked.load(Ordering::Relaxed), 2);
+        // A project reads `.env`, then asks whether it is there.
+        assert!(!files.is_file(Path::new("/p/.env")));
+        assert!(files.is_file(Path::new("/p/compose.yaml")));
+        assert_eq!(asked.load(Ordering::Relaxed), 2);
+        // A path never read is asked of the system, once.
+        assert!(!files.is_file(Path::new("/p/gpulint.toml")));
+        assert!(!files.is_file(Path::new("/p/gpulint.toml")));
+        assert_eq!(asked.load(Ordering::Relaxed), 3);
     }
 
     #[test]

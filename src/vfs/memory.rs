@@ -37,10 +37,7 @@ impl System for MemoryFs {
     fn read(&self, path: &Path) -> FileRead {
         match self.lock().get(&normalize(path)) {
             Some(text) => Ok((text.clone(), Some(buffer_stamp(text)))),
-            None => Err((
-                ReadError::new("cannot read: no such file or directory"),
-                String::new(),
-            )),
+            None => Err((ReadError::missing(), String::new())),
         }
     }
 

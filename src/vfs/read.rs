@@ -13,6 +13,9 @@ pub struct ReadError {
     pub message: String,
     /// Byte offset of the problem, when it has one.
     pub offset: Option<usize>,
+    /// Nothing is there: a cache may answer "not a file" from this read
+    /// instead of asking the file system again.
+    pub missing: bool,
 }
 
 impl ReadError {
@@ -20,6 +23,15 @@ impl ReadError {
         ReadError {
             message: message.into(),
             offset: None,
+            missing: false,
+        }
+    }
+
+    /// The error of a read of a path where nothing is.
+    pub fn missing() -> Self {
+        ReadError {
+            missing: true,
+            ..ReadError::new("cannot read: no such file or directory")
         }
     }
 
@@ -27,6 +39,7 @@ impl ReadError {
         ReadError {
             message: message.into(),
             offset: Some(offset),
+            missing: false,
         }
     }
 }
@@ -42,10 +55,12 @@ pub fn read_source(path: &Path) -> Result<String, (ReadError, String)> {
 pub fn read_source_stamped(path: &Path) -> Result<(String, Stamp), (ReadError, String)> {
     use std::io::Read;
     let cannot_read = |e: std::io::Error| {
-        (
-            ReadError::new(format!("cannot read: {}", io_reason(&e))),
-            String::new(),
-        )
+        let error = if e.kind() == std::io::ErrorKind::NotFound {
+            ReadError::missing()
+        } else {
+            ReadError::new(format!("cannot read: {}", io_reason(&e)))
+        };
+        (error, String::new())
     };
     // One open and one fstat: the size check and the read see the same file.
     let file = open_nonblocking(path).map_err(cannot_read)?;
