@@ -459,7 +459,6 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         // Freed by the pool while the next chunk is checked.
         let forgotten = plan.session.forget_loaded();
         rayon::spawn(move || drop(forgotten));
-        plan.resolver.forget_directories();
         start = end;
     }
     let linted: foldhash::HashSet<PathBuf> = targets

@@ -73,7 +73,10 @@ pub fn is_dockerfile_name(name: &str) -> bool {
 pub struct ConfigResolver {
     fixed: Option<Arc<Config>>,
     /// By directory, as given and as made absolute: keyed by the path's
-    /// bytes, which hash faster than a `Path`'s components.
+    /// bytes, which hash faster than a `Path`'s components. Kept for the
+    /// whole run: discovery fills it for every walked directory before the
+    /// first file is checked, so forgetting it per chunk bounded nothing and
+    /// made `check` look for each directory's `gpulint.toml` a second time.
     cache: Mutex<HashMap<std::ffi::OsString, Arc<Config>>>,
     defaults: std::sync::OnceLock<Arc<Config>>,
     select: Option<Vec<String>>,
@@ -110,13 +113,6 @@ impl ConfigResolver {
 
     pub fn for_file(&self, file: &Path) -> Result<Arc<Config>, ConfigError> {
         self.for_file_through(&crate::vfs::Disk, file)
-    }
-
-    /// Forgets which configuration each directory has (`check` does after
-    /// each chunk of files, so the cache does not grow with the tree; the
-    /// few directories asked again are looked at again).
-    pub fn forget_directories(&self) {
-        self.cache.lock().expect("config cache").clear();
     }
 
     /// [`Self::for_file`], reading the `gpulint.toml` files through `system`
@@ -448,37 +444,55 @@ fn not_walked(file: PathBuf) -> DiscoveryError {
 
 /// Walked YAML that `COMPOSE_FILE` in its directory's `.env` names is a
 /// compose file, whatever its name (`base.yaml`, `gpu.yaml`). Each
-/// directory's `.env` is read once. (Files a project extends or includes
-/// are linted with the project, not promoted: they are not run alone.)
+/// directory's `.env` is read once, the directories on every thread: one
+/// after the other, a tree's `.env` reads kept the pool waiting.
+/// (Files a project extends or includes are linted with the project, not
+/// promoted: they are not run alone.)
 fn promote_compose_file_members(system: &dyn crate::vfs::System, targets: &mut [Target]) {
-    let mut named: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    for target in targets
-        .iter_mut()
-        .filter(|t| t.manifest_only && t.skip.is_none())
-    {
-        let dir = crate::project::discover::dir_of(&target.path);
-        let members = named.entry(dir.clone()).or_insert_with(|| {
-            let env_path = dir.join(".env");
-            let mut env = crate::project::env::Environment::default();
-            if let Ok((text, _)) = system.read(&env_path) {
-                let _ = env.read_file(&env_path, &text);
-            }
-            let Some(list) = env.value("COMPOSE_FILE") else {
-                return Vec::new();
-            };
-            let separator = env
-                .value("COMPOSE_PATH_SEPARATOR")
-                .filter(|s| !s.is_empty())
-                .unwrap_or(":");
-            list.split(separator)
-                .filter(|f| !f.is_empty())
-                .map(|f| crate::vfs::normalize(&dir.join(f)))
-                .collect()
-        });
-        if members.contains(&crate::vfs::normalize(&target.path)) {
+    use rayon::prelude::*;
+    let candidate = |t: &Target| t.manifest_only && t.skip.is_none();
+    let mut dirs: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| candidate(t))
+        .map(|t| crate::project::discover::dir_of(&t.path))
+        .collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    let named: HashSet<PathBuf> = dirs
+        .into_par_iter()
+        .flat_map_iter(|dir| compose_file_members(system, &dir))
+        .collect();
+    if named.is_empty() {
+        return;
+    }
+    for target in targets.iter_mut().filter(|t| candidate(t)) {
+        if named.contains(&crate::vfs::normalize(&target.path)) {
             target.manifest_only = false;
         }
     }
+}
+
+/// The files in `dir` that `COMPOSE_FILE` in its `.env` names, made
+/// normal (a file it names elsewhere is promoted by its own directory's).
+fn compose_file_members(system: &dyn crate::vfs::System, dir: &Path) -> Vec<PathBuf> {
+    let env_path = dir.join(".env");
+    let mut env = crate::project::env::Environment::default();
+    if let Ok((text, _)) = system.read(&env_path) {
+        let _ = env.read_file(&env_path, &text);
+    }
+    let Some(list) = env.value("COMPOSE_FILE") else {
+        return Vec::new();
+    };
+    let separator = env
+        .value("COMPOSE_PATH_SEPARATOR")
+        .filter(|s| !s.is_empty())
+        .unwrap_or(":");
+    let here = crate::vfs::normalize(dir);
+    list.split(separator)
+        .filter(|f| !f.is_empty())
+        .map(|f| crate::vfs::normalize(&dir.join(f)))
+        .filter(|member| member.parent() == Some(here.as_path()))
+        .collect()
 }
 
 /// Marks kustomizations with patches, and the patches they apply, as skipped.
@@ -606,6 +620,36 @@ mod tests {
             .for_file(&outside.path().join("compose.yaml"))
             .unwrap();
         assert!(a.is_enabled(RuleCode::SHM001) && Arc::ptr_eq(&a, &b));
+    }
+
+    /// `COMPOSE_FILE` in a directory's `.env` makes the walked YAML it
+    /// names in that directory compose files, with its separator.
+    #[test]
+    fn compose_file_in_a_dotenv_promotes_the_walked_yaml_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for sub in ["a", "b", "c"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+            for name in ["base.yaml", "gpu.yaml", "other.yaml"] {
+                std::fs::write(root.join(sub).join(name), "services: {}\n").unwrap();
+            }
+        }
+        std::fs::write(root.join("a/.env"), "COMPOSE_FILE=base.yaml:./gpu.yaml\n").unwrap();
+        std::fs::write(
+            root.join("b/.env"),
+            "COMPOSE_PATH_SEPARATOR=;\nCOMPOSE_FILE=gpu.yaml;../c/base.yaml\n",
+        )
+        .unwrap();
+        let resolver = ConfigResolver::new(None, None, Vec::new());
+        let (targets, errors) = super::discover(&[root.to_path_buf()], &resolver);
+        assert!(errors.is_empty(), "{errors:?}");
+        let promoted: Vec<String> = targets
+            .iter()
+            .filter(|t| !t.manifest_only)
+            .map(|t| t.path.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        assert_eq!(promoted, ["a/base.yaml", "a/gpu.yaml", "b/gpu.yaml"]);
+        assert_eq!(targets.len(), 9);
     }
 
     #[test]
