@@ -679,9 +679,9 @@ fn print_outcome(
 
 /// Which files of its kind a discovered target is linted as.
 fn scope_of(target: &Target, session: &Session) -> Scope {
-    // An overlay of its directory's compose project is a compose file,
-    // whatever its name.
-    if target.manifest_only && !session.is_compose_overlay(&target.path) {
+    // A file Compose reads as a compose file (named by `COMPOSE_FILE`, an
+    // overlay) is linted as one, whatever its name.
+    if target.manifest_only && !session.is_read_as_compose(&target.path) {
         Scope::ManifestsOnly
     } else {
         Scope::Any

@@ -31,7 +31,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
                 (_, Ok(text))
                     if t.manifest_only
                         && !engine::is_manifest_candidate(&text)
-                        && !session.is_compose_overlay(&t.path) =>
+                        && !session.is_read_as_compose(&t.path) =>
                 {
                     return None;
                 }

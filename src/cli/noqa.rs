@@ -29,7 +29,7 @@ pub(super) fn add_noqa(
             let (text, _) = read_target(session, t)?.ok()?;
             if t.manifest_only
                 && !engine::is_manifest_candidate(&text)
-                && !session.is_compose_overlay(&t.path)
+                && !session.is_read_as_compose(&t.path)
             {
                 return None;
             }

@@ -283,9 +283,10 @@ pub fn discover(
     discover_with(&crate::vfs::Disk, paths, resolver)
 }
 
-/// [`discover`], reading the files it looks into (kustomizations, a
-/// directory's `.env`) through `system`: a session's cache, so the lint
-/// that follows does not open them again.
+/// [`discover`], reading the files it looks into (kustomizations) through
+/// `system`: a session's cache, so the lint that follows does not open
+/// them again. (Whether walked YAML is a compose file by its directory's
+/// `.env` is asked when it is checked: [`crate::engine::Session::is_read_as_compose`].)
 pub fn discover_with(
     system: &dyn crate::vfs::System,
     paths: &[PathBuf],
@@ -419,7 +420,6 @@ pub fn discover_with(
         &mut targets,
         &kustomized.into_inner().expect("kustomized"),
     );
-    promote_compose_file_members(system, &mut targets);
     let mut errors = errors.into_inner().expect("errors");
     errors.extend(std::mem::take(&mut *unwalked.lock().expect("unwalked")));
     (targets, errors)
@@ -440,59 +440,6 @@ fn not_walked(file: PathBuf) -> DiscoveryError {
         path: file,
         message: "not a regular file (a FIFO, socket or device), so its directory is not checked: reading it could wait forever".to_string(),
     }
-}
-
-/// Walked YAML that `COMPOSE_FILE` in its directory's `.env` names is a
-/// compose file, whatever its name (`base.yaml`, `gpu.yaml`). Each
-/// directory's `.env` is read once, the directories on every thread: one
-/// after the other, a tree's `.env` reads kept the pool waiting.
-/// (Files a project extends or includes are linted with the project, not
-/// promoted: they are not run alone.)
-fn promote_compose_file_members(system: &dyn crate::vfs::System, targets: &mut [Target]) {
-    use rayon::prelude::*;
-    let candidate = |t: &Target| t.manifest_only && t.skip.is_none();
-    let mut dirs: Vec<PathBuf> = targets
-        .iter()
-        .filter(|t| candidate(t))
-        .map(|t| crate::project::discover::dir_of(&t.path))
-        .collect();
-    dirs.sort_unstable();
-    dirs.dedup();
-    let named: HashSet<PathBuf> = dirs
-        .into_par_iter()
-        .flat_map_iter(|dir| compose_file_members(system, &dir))
-        .collect();
-    if named.is_empty() {
-        return;
-    }
-    for target in targets.iter_mut().filter(|t| candidate(t)) {
-        if named.contains(&crate::vfs::normalize(&target.path)) {
-            target.manifest_only = false;
-        }
-    }
-}
-
-/// The files in `dir` that `COMPOSE_FILE` in its `.env` names, made
-/// normal (a file it names elsewhere is promoted by its own directory's).
-fn compose_file_members(system: &dyn crate::vfs::System, dir: &Path) -> Vec<PathBuf> {
-    let env_path = dir.join(".env");
-    let mut env = crate::project::env::Environment::default();
-    if let Ok((text, _)) = system.read(&env_path) {
-        let _ = env.read_file(&env_path, &text);
-    }
-    let Some(list) = env.value("COMPOSE_FILE") else {
-        return Vec::new();
-    };
-    let separator = env
-        .value("COMPOSE_PATH_SEPARATOR")
-        .filter(|s| !s.is_empty())
-        .unwrap_or(":");
-    let here = crate::vfs::normalize(dir);
-    list.split(separator)
-        .filter(|f| !f.is_empty())
-        .map(|f| crate::vfs::normalize(&dir.join(f)))
-        .filter(|member| member.parent() == Some(here.as_path()))
-        .collect()
 }
 
 /// Marks kustomizations with patches, and the patches they apply, as skipped.
@@ -620,36 +567,6 @@ mod tests {
             .for_file(&outside.path().join("compose.yaml"))
             .unwrap();
         assert!(a.is_enabled(RuleCode::SHM001) && Arc::ptr_eq(&a, &b));
-    }
-
-    /// `COMPOSE_FILE` in a directory's `.env` makes the walked YAML it
-    /// names in that directory compose files, with its separator.
-    #[test]
-    fn compose_file_in_a_dotenv_promotes_the_walked_yaml_it_names() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for sub in ["a", "b", "c"] {
-            std::fs::create_dir_all(root.join(sub)).unwrap();
-            for name in ["base.yaml", "gpu.yaml", "other.yaml"] {
-                std::fs::write(root.join(sub).join(name), "services: {}\n").unwrap();
-            }
-        }
-        std::fs::write(root.join("a/.env"), "COMPOSE_FILE=base.yaml:./gpu.yaml\n").unwrap();
-        std::fs::write(
-            root.join("b/.env"),
-            "COMPOSE_PATH_SEPARATOR=;\nCOMPOSE_FILE=gpu.yaml;../c/base.yaml\n",
-        )
-        .unwrap();
-        let resolver = ConfigResolver::new(None, None, Vec::new());
-        let (targets, errors) = super::discover(&[root.to_path_buf()], &resolver);
-        assert!(errors.is_empty(), "{errors:?}");
-        let promoted: Vec<String> = targets
-            .iter()
-            .filter(|t| !t.manifest_only)
-            .map(|t| t.path.strip_prefix(root).unwrap().display().to_string())
-            .collect();
-        assert_eq!(promoted, ["a/base.yaml", "a/gpu.yaml", "b/gpu.yaml"]);
-        assert_eq!(targets.len(), 9);
     }
 
     #[test]

@@ -126,11 +126,19 @@ impl Session {
         Box::new((self.workspace.forget_loaded(), lints))
     }
 
-    /// Whether `path`, whatever its name, is an overlay of its directory's
-    /// compose project (`gpu.yaml` beside a `compose.yaml` whose services
-    /// it completes): walked YAML that is linted as a compose file.
-    pub fn is_compose_overlay(&self, path: &Path) -> bool {
-        crate::project::discover::overlay_of(&self.workspace, path).is_some()
+    /// Whether Compose reads `path` as a compose file whatever its name:
+    /// walked YAML that is linted as one. It is when `COMPOSE_FILE` in its
+    /// directory's `.env` names it (`base.yaml:gpu.yaml`), or when it is an
+    /// overlay of its directory's project (`gpu.yaml` beside a
+    /// `compose.yaml` whose services it completes). Asked when the file is
+    /// checked, so the `.env` is read once, with the directory's project.
+    pub fn is_read_as_compose(&self, path: &Path) -> bool {
+        use crate::project::discover::{Discovery, dir_of, overlay_of};
+        let named = self
+            .workspace
+            .default_project(&dir_of(path))
+            .is_some_and(|spec| spec.how == Discovery::ComposeFile && spec.names(path));
+        named || overlay_of(&self.workspace, path).is_some()
     }
 
     pub fn projects_of(&self, path: &Path, config: &Config) -> Vec<ProjectSpec> {

@@ -787,3 +787,33 @@ fn overlays_of_any_name_and_the_projects_of_a_container() {
         ])
     );
 }
+
+/// Walked YAML that `COMPOSE_FILE` in its directory's `.env` names is
+/// linted as a compose file whatever its name (with the `.env`'s own
+/// separator); the same text elsewhere, or not named, is not Compose's.
+#[test]
+fn compose_file_in_a_dotenv_makes_the_walked_yaml_it_names_compose_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpu_service = "services:\n  train:\n    image: trainer\n    gpus: all\n    command: torchrun --nproc_per_node=8 train.py\n";
+    for sub in ["a", "b", "c"] {
+        for name in ["base.yaml", "gpu.yaml", "other.yaml"] {
+            write(dir.path(), &format!("{sub}/{name}"), gpu_service);
+        }
+    }
+    write(dir.path(), "a/.env", "COMPOSE_FILE=base.yaml:./gpu.yaml\n");
+    write(
+        dir.path(),
+        "b/.env",
+        "COMPOSE_PATH_SEPARATOR=;\nCOMPOSE_FILE=gpu.yaml;../c/base.yaml\n",
+    );
+    let mut linted: Vec<String> = findings(dir.path(), &["."])
+        .into_iter()
+        .filter(|(code, ..)| code == "SHM001")
+        .map(|(_, path, _)| path)
+        .collect();
+    linted.dedup();
+    // a's project is base.yaml then gpu.yaml: the service is reported
+    // where it is first written. b's names c/base.yaml, which is linted
+    // with b's project, not as a compose file of c.
+    assert_eq!(linted, ["a/base.yaml", "b/gpu.yaml"], "{linted:?}");
+}
