@@ -127,14 +127,14 @@ impl fmt::Display for UnknownRuleCode {
 impl std::error::Error for UnknownRuleCode {}
 
 impl RuleCode {
-    /// Its index in [`RULES`] and [`all_meta`].
+    /// Its index in [`crate::rules::RULES`] and [`crate::rules::all_meta`].
     pub const fn index(self) -> usize {
         self as usize
     }
 }
 
 /// Codes order as their text does (`DF004` before `GPU001`), whatever the
-/// order of [`RULES`], so sorted findings and reports read alphabetically.
+/// order of [`crate::rules::RULES`], so sorted findings and reports read alphabetically.
 impl Ord for RuleCode {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.as_str().cmp(other.as_str())

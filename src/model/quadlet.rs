@@ -1,6 +1,6 @@
 //! Podman Quadlet `.container` units read as the `podman run` the Quadlet
 //! generator writes into the service's `ExecStart=`: each `[Container]` key
-//! becomes the arguments its row of [`KEYS`] says, in the order the
+//! becomes the arguments its row of `KEYS` says, in the order the
 //! generator adds them, then `PodmanArgs=`, the image and `Exec=`. The
 //! table follows podman-container.unit(5) (podman-systemd.unit(5) before
 //! Podman 5.5) and podman `pkg/systemd/quadlet/quadlet.go`

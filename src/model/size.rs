@@ -323,7 +323,7 @@ pub fn with_tmpfs_size(written: &str, size: &str) -> Option<String> {
 }
 
 /// Whether go-units v0.4.0's `RAMInBytes` reads `s` too. Upstream Compose
-/// and the Docker CLI link v0.5.0 (see [`ram_in_bytes`]), but Debian 13's
+/// and the Docker CLI link v0.5.0 (see `ram_in_bytes`), but Debian 13's
 /// `docker-compose` 2.26 package is built with v0.4.0, where the whole text
 /// must match `^(\d+(\.\d+)*) ?([kKmMgGtTpP])?[iI]?[bB]?$` (no sign, no
 /// exponent, no leading `.`, no underscore), so it refuses `.5g`, `1.g`,

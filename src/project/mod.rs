@@ -3,7 +3,7 @@
 //!
 //! 1. [`discover`]: which files make the project (`compose.yaml` and its
 //!    override, `COMPOSE_FILE`, a `[compose]` set, an overlay);
-//! 2. [`env`]: the `.env` files that interpolate it;
+//! 2. [`env`](mod@env): the `.env` files that interpolate it;
 //! 3. [`load`]: each file parsed and interpolated, its `include:`s
 //!    imported, its `!reset`s applied, its services' `extends` resolved,
 //!    then merged over the files before it ([`merge`]);

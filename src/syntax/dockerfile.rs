@@ -525,7 +525,7 @@ fn unclosed_quote(word: &str) -> Option<char> {
 /// written: quotes may open and close anywhere in the word (`a"b c"d` is
 /// `ab cd`), single quotes keep everything literal, inside double quotes a
 /// backslash escapes only `"`, `$` and itself, and outside quotes it
-/// escapes any character. (Like [`scan_word`], it takes `\` as the escape
+/// escapes any character. (Like `scan_word`, it takes `\` as the escape
 /// character.)
 pub fn unquote(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -49,7 +49,7 @@ impl Snippet {
 
     /// Text whose pieces come from anywhere in the host: `pieces` are
     /// `(offset in text, host offset)`, sorted.
-    /// `ends` as in [`Snippet::ends`].
+    /// `ends` as in `Snippet::ends`.
     pub fn mapped(text: String, pieces: Vec<(usize, usize)>, ends: Vec<(usize, usize)>) -> Self {
         Snippet {
             text,

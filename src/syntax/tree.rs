@@ -2,7 +2,7 @@
 //!
 //! [`super::yaml::Yaml`] is the text's syntax: aliases stay aliases and
 //! `<<` merge keys stay keys, so every span is text the user wrote. A
-//! [`Tree`] is the value those resolve to (aliases followed, merge keys
+//! [`Node`] tree is the value those resolve to (aliases followed, merge keys
 //! applied, scalars interpolated), built from one or more files, where
 //! every node keeps its [`Src`]: the file and the syntax node it came from.
 //! Compose merges several files into one such tree per service; findings
