@@ -134,7 +134,8 @@ impl RuleCode {
 }
 
 /// Codes order as their text does (`DF004` before `GPU001`), whatever the
-/// order of [`crate::rules::RULES`], so sorted findings and reports read alphabetically.
+/// order of [`crate::rules::RULES`], so sorted findings and reports read
+/// alphabetically.
 impl Ord for RuleCode {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.as_str().cmp(other.as_str())

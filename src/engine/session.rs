@@ -131,14 +131,12 @@ impl Session {
     /// directory's `.env` names it (`base.yaml:gpu.yaml`), or when it is an
     /// overlay of its directory's project (`gpu.yaml` beside a
     /// `compose.yaml` whose services it completes). Asked when the file is
-    /// checked, so the `.env` is read once, with the directory's project.
+    /// checked, so the `.env` is read once, with the directory's project;
+    /// a directory of manifests alone is not probed for compose files.
     pub fn is_read_as_compose(&self, path: &Path) -> bool {
-        use crate::project::discover::{Discovery, dir_of, overlay_of};
-        let named = self
-            .workspace
-            .default_project(&dir_of(path))
-            .is_some_and(|spec| spec.how == Discovery::ComposeFile && spec.names(path));
-        named || overlay_of(&self.workspace, path).is_some()
+        use crate::project::discover::{compose_file_project, dir_of, overlay_of};
+        compose_file_project(&self.workspace, &dir_of(path)).is_some_and(|spec| spec.names(path))
+            || overlay_of(&self.workspace, path).is_some()
     }
 
     pub fn projects_of(&self, path: &Path, config: &Config) -> Vec<ProjectSpec> {

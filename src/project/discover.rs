@@ -115,28 +115,8 @@ pub fn dotenv_of(ws: &Workspace, dir: &Path) -> Environment {
 /// The project Compose discovers when run in `dir` (no search of parent
 /// directories: a linted directory without a compose file is no project).
 pub fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
-    let env = dotenv_of(ws, dir);
-    if let Some(list) = env.value("COMPOSE_FILE") {
-        let separator = env.value("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
-        let separator = if separator.is_empty() { ":" } else { separator };
-        // Every entry is a file, even an empty one: Compose makes it
-        // absolute (`filepath.Abs("")` is the directory itself) and fails
-        // to read it, which the load refuses at the `.env` line.
-        let files: Vec<PathBuf> = list
-            .split(separator)
-            .map(|f| {
-                if f.is_empty() {
-                    dir.join(".")
-                } else {
-                    dir.join(f)
-                }
-            })
-            .collect();
-        return Some(ProjectSpec {
-            run_dir: dir.to_path_buf(),
-            files,
-            how: Discovery::ComposeFile,
-        });
+    if let Some(spec) = compose_file_project(ws, dir) {
+        return Some(spec);
     }
     let base = first_existing(ws, dir, DEFAULT_FILES)?;
     let mut files = vec![base];
@@ -145,6 +125,33 @@ pub fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
         run_dir: dir.to_path_buf(),
         files,
         how: Discovery::Default,
+    })
+}
+
+/// The project `COMPOSE_FILE` in `dir`'s `.env` names, if it names one:
+/// what Compose run in `dir` loads before it looks for a `compose.yaml`.
+pub fn compose_file_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
+    let env = dotenv_of(ws, dir);
+    let list = env.value("COMPOSE_FILE")?;
+    let separator = env.value("COMPOSE_PATH_SEPARATOR").unwrap_or(":");
+    let separator = if separator.is_empty() { ":" } else { separator };
+    // Every entry is a file, even an empty one: Compose makes it
+    // absolute (`filepath.Abs("")` is the directory itself) and fails
+    // to read it, which the load refuses at the `.env` line.
+    let files: Vec<PathBuf> = list
+        .split(separator)
+        .map(|f| {
+            if f.is_empty() {
+                dir.join(".")
+            } else {
+                dir.join(f)
+            }
+        })
+        .collect();
+    Some(ProjectSpec {
+        run_dir: dir.to_path_buf(),
+        files,
+        how: Discovery::ComposeFile,
     })
 }
 

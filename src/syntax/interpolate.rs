@@ -8,8 +8,8 @@
 //! The text's braces are matched once up front, so finding where a `${`
 //! ends is a table lookup, not a scan (a scan per level made nested
 //! defaults quadratic). Each byte of the text is read at most once, and
-//! the output never exceeds [`crate::syntax::tree::Budget`]: the whole expansion is linear in
-//! the text and the budget.
+//! the output never exceeds [`crate::syntax::tree::Budget`]: the whole
+//! expansion is linear in the text and the budget.
 //!
 //! The operators and escapes are a [`Dialect`]'s: BuildKit's Dockerfile
 //! lexer today. Compose's (`$$`, `${NAME:?error}`) can be added as another

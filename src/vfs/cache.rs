@@ -175,11 +175,11 @@ impl Files {
     /// Whether `path` is a file that can be read: from the cache when it
     /// was read, else from the [`System`].
     pub fn is_file(&self, path: &Path) -> bool {
-        let key = normalized(path);
-        let key = key.as_os_str();
         if self.revalidate {
             return self.system.is_file(path);
         }
+        let key = normalized(path);
+        let key = key.as_os_str();
         // A read answers it: a file was read, or nothing was there (a
         // project reads `.env` and then asks whether it is a file).
         let known = self

@@ -116,9 +116,10 @@ fn too_large(size: u64) -> (ReadError, String) {
     )
 }
 
+/// Why a file that is there cannot be read (a missing one is
+/// [`ReadError::missing`]).
 fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
         _ => e.to_string(),
     }
