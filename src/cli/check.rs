@@ -400,11 +400,12 @@ fn files_per_chunk() -> usize {
 }
 
 /// Walks the paths and checks every file found, in parallel, a chunk of
-/// files at a time in path order: each chunk's reports are emitted when it
-/// is done, then the session forgets the texts, parses and projects it
-/// loaded, so memory is bounded by a chunk, not by the tree. A project
-/// whose files fall in two chunks is loaded in each, as it would be by two
-/// runs; a chunk ends only where the directory changes, so that is rare.
+/// files at a time in path order: each chunk's reports are emitted while
+/// the next chunk is checked, and once a chunk is checked the session
+/// forgets the texts, parses and projects it loaded, so memory is bounded
+/// by a chunk, not by the tree. A project whose files fall in two chunks
+/// is loaded in each, as it would be by two runs; a chunk ends only where
+/// the directory changes, so that is rare.
 fn check_paths(plan: &Plan, emitter: &mut Emitter) {
     let (targets, errors) =
         discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver);
@@ -417,50 +418,62 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
     for line in errors {
         emitter.problem(line);
     }
-    let mut linted = vec![false; targets.len()];
-    let mut elsewhere = Elsewhere::default();
-    let mut start = 0;
-    while start < targets.len() {
-        let end = chunk_end(&targets, start);
-        let chunk = &targets[start..end];
-        let renders = emitter.renders();
-        let check = |t: &Target| {
-            let checked = check_target(t, plan)?;
-            Ok(checked.map(|c| {
-                let rendered: Vec<Rendered> = renders.iter().map(|r| r.file(&c.report)).collect();
-                (c, rendered)
-            }))
-        };
+    if targets.len() <= 1 {
         // One file (what pre-commit and editors often pass) is not worth
         // starting the thread pool for.
-        type Done = Result<Option<(Checked, Vec<Rendered>)>, String>;
-        let results: Vec<Done> = if chunk.len() <= 1 {
+        check_chunks(plan, &targets, emitter);
+    } else {
+        // On a thread of the pool, so that the thread emitting each chunk
+        // checks the next one too, instead of sleeping until it is done.
+        rayon::scope(|_| check_chunks(plan, &targets, emitter));
+    }
+}
+
+/// What checking one file gave: its report, rendered for each destination
+/// by the worker that checked it; `None` when it is not gpulint's.
+type Done = Result<Option<(Checked, Vec<Rendered>)>, String>;
+
+/// Checks `targets` chunk by chunk (see [`check_paths`]), emitting each
+/// chunk's reports while the next chunk is checked.
+fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
+    let renders = emitter.renders();
+    let check = |t: &Target| -> Done {
+        let checked = check_target(t, plan)?;
+        Ok(checked.map(|c| {
+            let rendered: Vec<Rendered> = renders.iter().map(|r| r.file(&c.report)).collect();
+            (c, rendered)
+        }))
+    };
+    let mut linted = vec![false; targets.len()];
+    let mut elsewhere = Elsewhere::default();
+    let mut checked_before: Vec<Done> = Vec::new();
+    let mut start = 0;
+    while start < targets.len() {
+        let end = chunk_end(targets, start);
+        let chunk = &targets[start..end];
+        let mut emit_before = || emit_chunk(emitter, std::mem::take(&mut checked_before));
+        let results: Vec<Done> = if rayon::current_thread_index().is_none() {
+            // Outside the pool (a single file): one after the other.
+            emit_before();
             chunk.iter().map(check).collect()
         } else {
-            chunk.par_iter().map(check).collect()
+            rayon::join(emit_before, || chunk.par_iter().map(check).collect()).1
         };
         let mut linted_here = foldhash::HashSet::default();
-        for (i, result) in (start..end).zip(results) {
-            match result {
-                Ok(Some((c, rendered))) => {
-                    linted[i] = true;
-                    linted_here.insert(crate::vfs::normalize(&c.report.path));
-                    emitter.rendered_file(c, rendered);
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    emitter.unchecked += 1;
-                    emitter.problem(format!("gpulint: error: {}", human(&e)));
-                }
+        for (i, result) in (start..end).zip(&results) {
+            if let Ok(Some((c, _))) = result {
+                linted[i] = true;
+                linted_here.insert(crate::vfs::normalize(&c.report.path));
             }
         }
-        emitter.flush_stdout();
         elsewhere.add(plan.session.findings_elsewhere(&linted_here));
         // Freed by the pool while the next chunk is checked.
         let forgotten = plan.session.forget_loaded();
         rayon::spawn(move || drop(forgotten));
+        checked_before = results;
         start = end;
     }
+    emit_chunk(emitter, checked_before);
     let linted: foldhash::HashSet<PathBuf> = targets
         .iter()
         .zip(&linted)
@@ -469,6 +482,21 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         .map(|(t, _)| crate::vfs::normalize(&t.path))
         .collect();
     add_findings_elsewhere(plan, elsewhere, &linted, emitter);
+}
+
+/// Emits one chunk's reports, in path order.
+fn emit_chunk(emitter: &mut Emitter, results: Vec<Done>) {
+    for result in results {
+        match result {
+            Ok(Some((c, rendered))) => emitter.rendered_file(c, rendered),
+            Ok(None) => {}
+            Err(e) => {
+                emitter.unchecked += 1;
+                emitter.problem(format!("gpulint: error: {}", human(&e)));
+            }
+        }
+    }
+    emitter.flush_stdout();
 }
 
 /// Where the chunk that starts at `start` ends: [`files_per_chunk`] files
