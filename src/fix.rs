@@ -63,9 +63,12 @@ impl ModelPath {
     }
 
     pub fn child(&self, segment: impl Into<String>) -> Self {
-        let mut path = self.clone();
-        path.0.push(segment.into());
-        path
+        // Sized for the new segment: a clone is exactly full, and pushing
+        // onto it would copy it again.
+        let mut segments = Vec::with_capacity(self.0.len() + 1);
+        segments.extend(self.0.iter().cloned());
+        segments.push(segment.into());
+        ModelPath(segments)
     }
 
     /// One path lies under the other (or they are equal).

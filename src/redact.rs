@@ -215,20 +215,27 @@ fn redact_with<'t>(text: &'t str, hidden: &Hidden, shorten: bool) -> Cow<'t, str
 /// header, a URL with a password, or a token (looked for only when
 /// `may_hold_token`: the text it is part of has a long enough word).
 fn quoted_credential(quoted: &str, may_hold_token: bool) -> bool {
-    // Asked of every backquoted piece of every finding's texts: compared in
-    // place, not lower-cased into a new string each time.
-    let has = |needle: &str| {
-        quoted
-            .as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    has("authorization")
-        || has("bearer ")
-        || has("basic ")
-        || has("private key-----")
+    has_credential_word(quoted)
         || url_with_password(quoted)
         || (may_hold_token && words(quoted).any(|(_, word)| looks_like_credential(word)))
+}
+
+/// Whether `text` holds, in any case, a word that introduces a credential:
+/// `authorization`, `bearer `, `basic ` or `private key-----`. Asked of
+/// every backquoted piece of every finding's texts: one pass that looks
+/// further only at an `a`, `b` or `p`, compared in place rather than
+/// lower-cased into a new string.
+fn has_credential_word(text: &str) -> bool {
+    const WORDS: [&[u8]; 4] = [b"authorization", b"bearer ", b"basic ", b"private key-----"];
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, &b)| {
+        matches!(b | 0x20, b'a' | b'b' | b'p')
+            && WORDS.iter().any(|word| {
+                bytes
+                    .get(at..at + word.len())
+                    .is_some_and(|w| w.eq_ignore_ascii_case(word))
+            })
+    })
 }
 
 /// The shortest word [`looks_like_credential`] accepts: a three-letter
@@ -392,6 +399,33 @@ fn looks_random(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_words_are_found_in_any_case_and_only_whole() {
+        for text in [
+            "Authorization: token",
+            "x-AUTHORIZATION",
+            "Bearer abc",
+            "curl -H 'bearer x'",
+            "BASIC dXNlcg==",
+            "-----BEGIN Private Key-----",
+            "é bearer ",
+        ] {
+            assert!(has_credential_word(text), "{text}");
+        }
+        for text in [
+            "",
+            "authorizatio",
+            "bearer",
+            "basics",
+            "private key----",
+            "abp",
+            "the base image",
+            "ÀÁ bearér ",
+        ] {
+            assert!(!has_credential_word(text), "{text}");
+        }
+    }
 
     #[test]
     fn tokens_are_credentials_names_and_versions_are_not() {
