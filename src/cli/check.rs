@@ -447,11 +447,19 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
     let mut linted = vec![false; targets.len()];
     let mut elsewhere = Elsewhere::default();
     let mut checked_before: Vec<Done> = Vec::new();
+    // What the session loaded for the chunk before: freed beside the next
+    // chunk's check, by the thread that emits, so that memory stays bounded
+    // by a chunk on one thread too (a spawned drop waits for an idle
+    // thread, and one thread is never idle before the end).
+    let mut forgotten_before: Option<crate::vfs::Forgotten> = None;
     let mut start = 0;
     while start < targets.len() {
         let end = chunk_end(targets, start);
         let chunk = &targets[start..end];
-        let mut emit_before = || emit_chunk(emitter, std::mem::take(&mut checked_before));
+        let mut emit_before = || {
+            emit_chunk(emitter, std::mem::take(&mut checked_before));
+            drop(forgotten_before.take());
+        };
         let results: Vec<Done> = if rayon::current_thread_index().is_none() {
             // Outside the pool (a single file): one after the other.
             emit_before();
@@ -467,9 +475,7 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
             }
         }
         elsewhere.add(plan.session.findings_elsewhere(&linted_here));
-        // Freed by the pool while the next chunk is checked.
-        let forgotten = plan.session.forget_loaded();
-        rayon::spawn(move || drop(forgotten));
+        forgotten_before = Some(plan.session.forget_loaded());
         checked_before = results;
         start = end;
     }
