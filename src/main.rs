@@ -10,8 +10,9 @@ static ALLOCATOR: Mimalloc = Mimalloc;
 
 /// mimalloc's plain entry points wherever a block's own alignment is
 /// enough. `mimalloc::MiMalloc` asks for every block through the aligned
-/// ones, whose checks cost 3% of a run's instructions, though nearly every
-/// Rust allocation asks for an alignment of 8 or less.
+/// ones, though nearly every Rust allocation asks for an alignment of 8 or
+/// less; their extra checks made a run over the bench tree 1.7% more
+/// instructions (callgrind, 300 files).
 struct Mimalloc;
 
 /// What every mimalloc block is aligned to: its size classes are whole
