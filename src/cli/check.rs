@@ -475,7 +475,8 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
             }
         }
         elsewhere.add(plan.session.findings_elsewhere(&linted_here));
-        forgotten_before = Some(plan.session.forget_loaded());
+        let next_dir = targets.get(end).and_then(|t| t.path.parent());
+        forgotten_before = Some(plan.session.forget_loaded(next_dir));
         checked_before = results;
         start = end;
     }

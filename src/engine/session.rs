@@ -116,14 +116,15 @@ impl Session {
     }
 
     /// The projects `path` (a compose file) is judged in.
-    /// Forgets what was read, parsed, loaded and linted so far (see
+    /// Forgets what was read, parsed, loaded and linted so far, but for
+    /// the projects found in the directories above `keep_above` (see
     /// [`Workspace::forget_loaded`]); take [`Self::findings_elsewhere`]
     /// first.
     ///
     /// Returns what was forgotten, to be dropped where it costs least.
-    pub fn forget_loaded(&self) -> crate::vfs::Forgotten {
+    pub fn forget_loaded(&self, keep_above: Option<&Path>) -> crate::vfs::Forgotten {
         let lints = std::mem::take(&mut *self.lints.lock().unwrap_or_else(|p| p.into_inner()));
-        Box::new((self.workspace.forget_loaded(), lints))
+        Box::new((self.workspace.forget_loaded(keep_above), lints))
     }
 
     /// Whether Compose reads `path` as a compose file whatever its name:
@@ -525,7 +526,7 @@ mod tests {
         // for any other: asking whether one does cost more than the parse).
         assert!(sources.iter().all(kept));
         // `check` forgets them with the chunk of files they were read in.
-        drop(session.forget_loaded());
+        drop(session.forget_loaded(None));
         assert!(!sources.iter().any(kept));
     }
 }

@@ -275,23 +275,40 @@ impl Workspace {
     /// grow with the tree. What is asked for again is loaded again, the
     /// same way.
     ///
+    /// Which project Compose finds in each directory above `keep_above`
+    /// (the next chunk's directory) is kept: every file below them asks
+    /// (`COMPOSE_FILE` in the `.env` of a directory above may name it), so
+    /// without it each chunk probed the same ancestors again, a few dozen
+    /// failed `stat`s and opens each time. They are one small entry per
+    /// level, however large the tree.
+    ///
     /// Returns what was forgotten, for the caller to drop where freeing it
     /// costs least: dropping a chunk's parses and projects is a fifth of
     /// the chunk's work, and done on the thread that emits the report it
     /// kept the other threads waiting.
-    pub fn forget_loaded(&self) -> crate::vfs::Forgotten {
+    pub fn forget_loaded(&self, keep_above: Option<&Path>) -> crate::vfs::Forgotten {
         fn take<T: Default>(lock: &RwLock<T>) -> T {
             std::mem::take(&mut *lock.write().unwrap_or_else(|p| p.into_inner()))
         }
-        fn take_locked<T: Default>(lock: &Mutex<T>) -> T {
-            std::mem::take(&mut *lock.lock().unwrap_or_else(|p| p.into_inner()))
-        }
+        let mut default_projects = self
+            .default_projects
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let keep_above = keep_above.map(crate::vfs::normalized);
+        let forgotten_default_projects: HashMap<_, _> = default_projects
+            .extract_if(|dir, _| {
+                !keep_above
+                    .as_deref()
+                    .is_some_and(|below| below.starts_with(Path::new(dir)))
+            })
+            .collect();
+        drop(default_projects);
         Box::new((
             self.files.forget(),
             take(&self.yaml),
             take(&self.dockerfiles),
-            take_locked(&self.projects),
-            take_locked(&self.default_projects),
+            std::mem::take(&mut *self.projects.lock().unwrap_or_else(|p| p.into_inner())),
+            forgotten_default_projects,
         ))
     }
 
@@ -433,5 +450,32 @@ mod tests {
         }
         assert_eq!(project.services.len(), 3);
         assert!(project.service("d").is_none());
+    }
+
+    #[test]
+    fn forgetting_a_chunk_keeps_the_projects_of_the_next_chunks_ancestors() {
+        let ws = Workspace::new(Files::snapshot(MemoryFs::new([
+            (PathBuf::from("/top/.env"), "A=1\n".to_string()),
+            (PathBuf::from("/top/next/.env"), "B=1\n".to_string()),
+            (PathBuf::from("/top/done/.env"), "C=1\n".to_string()),
+        ])));
+        let dirs = ["/top", "/top/next", "/top/done"].map(Path::new);
+        for dir in dirs {
+            assert!(ws.default_project(dir).is_none());
+        }
+        assert_eq!(ws.files.reads(), 3);
+        // The next chunk is in /top/next/deeper: /top and /top/next are
+        // not probed again, /top/done is.
+        drop(ws.forget_loaded(Some(Path::new("/top/next/deeper"))));
+        for dir in dirs {
+            assert!(ws.default_project(dir).is_none());
+        }
+        assert_eq!(ws.files.reads(), 4);
+        // With no next chunk, everything goes.
+        drop(ws.forget_loaded(None));
+        for dir in dirs {
+            assert!(ws.default_project(dir).is_none());
+        }
+        assert_eq!(ws.files.reads(), 7);
     }
 }
