@@ -21,6 +21,7 @@ use crate::model::script::RunSite;
 use crate::model::workload::{EnvVar, EnvView};
 use crate::rules::DiagnosticBuilder;
 use crate::rules::helpers::compose_env_finding;
+use crate::rules::kube_context::Pod;
 use crate::rules::{ComposeContext, DockerfileContext, KubeContext, Reporter, ScriptContext};
 use foldhash::{HashSet, HashSetExt};
 
@@ -52,8 +53,38 @@ pub struct EnvSetting<'a> {
     pub value: Option<&'a str>,
     pub source: EnvSource,
     /// "service `train`", "the image's final stage", for messages.
-    pub owner: String,
+    pub owner: Owner<'a>,
     site: Site<'a>,
+}
+
+/// Who a setting belongs to, written out only when a finding names it:
+/// every variable of every file has one, and few are reported.
+#[derive(Clone, Copy)]
+pub enum Owner<'a> {
+    Service(&'a str),
+    Container(Pod<'a>, &'a Container),
+    /// A ConfigMap a container reads through `envFrom`.
+    ConfigMap(&'a str, Pod<'a>, &'a Container),
+    Stage(&'a DockerfileContext<'a>, usize),
+    Script,
+    Run(&'a RunSite),
+}
+
+impl std::fmt::Display for Owner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Owner::Service(name) => write!(f, "service `{name}`"),
+            Owner::Container(pod, container) => f.write_str(&pod.describe_container(container)),
+            Owner::ConfigMap(name, pod, container) => write!(
+                f,
+                "ConfigMap `{name}`, through {}'s `envFrom`,",
+                pod.describe_container(container)
+            ),
+            Owner::Stage(cx, stage) => f.write_str(&cx.describe_stage(*stage)),
+            Owner::Script => f.write_str("the script"),
+            Owner::Run(site) => f.write_str(&ScriptContext::describe_run(site)),
+        }
+    }
 }
 
 /// Where the setting is written, and with it how a finding is placed and a
@@ -147,12 +178,12 @@ impl<'a> EnvSetting<'a> {
 
 /// Keeps the last of each name: the one that wins. `items` in the order
 /// they apply.
-fn effective<T>(items: impl DoubleEndedIterator<Item = T>, name: impl Fn(&T) -> &str) -> Vec<T> {
+fn effective<'n, T>(
+    items: impl DoubleEndedIterator<Item = T>,
+    name: impl Fn(&T) -> &'n str,
+) -> Vec<T> {
     let mut seen = HashSet::new();
-    let mut kept: Vec<T> = items
-        .rev()
-        .filter(|item| seen.insert(name(item).to_string()))
-        .collect();
+    let mut kept: Vec<T> = items.rev().filter(|item| seen.insert(name(item))).collect();
     kept.reverse();
     kept
 }
@@ -161,13 +192,13 @@ fn effective<T>(items: impl DoubleEndedIterator<Item = T>, name: impl Fn(&T) -> 
 /// them (the value that wins for each name).
 pub fn compose<'a>(cx: &'a ComposeContext<'a>, each: &mut dyn FnMut(&EnvSetting<'_>)) {
     for service in cx.services() {
-        let owner = format!("service `{}`", service.name);
+        let owner = Owner::Service(&service.name);
         for var in effective(service.environment.iter(), |v| &v.name) {
             each(&EnvSetting {
                 name: &var.name,
                 value: var.value.as_deref(),
                 source: EnvSource::Service,
-                owner: owner.clone(),
+                owner,
                 site: Site::Compose { cx, service, var },
             });
         }
@@ -179,7 +210,6 @@ pub fn compose<'a>(cx: &'a ComposeContext<'a>, each: &mut dyn FnMut(&EnvSetting<
 /// own `env`.
 pub fn kubernetes<'a>(cx: &'a KubeContext<'a>, each: &mut dyn FnMut(&EnvSetting<'_>)) {
     for (pod, container) in cx.containers() {
-        let described = pod.describe_container(container);
         let own = effective(container.env.iter(), |v| &v.name);
         let from_config_maps = config_map_env(cx.yaml(), container.map);
         let shared = effective(from_config_maps.iter(), |f| &f.var.name);
@@ -191,10 +221,7 @@ pub fn kubernetes<'a>(cx: &'a KubeContext<'a>, each: &mut dyn FnMut(&EnvSetting<
                 name: &from.var.name,
                 value: from.var.value.as_deref(),
                 source: EnvSource::ConfigMap,
-                owner: format!(
-                    "ConfigMap `{}`, through {described}'s `envFrom`,",
-                    from.config_map
-                ),
+                owner: Owner::ConfigMap(&from.config_map, pod, container),
                 site: Site::ReportOnly(from.var.range.into()),
             });
         }
@@ -203,7 +230,7 @@ pub fn kubernetes<'a>(cx: &'a KubeContext<'a>, each: &mut dyn FnMut(&EnvSetting<
                 name: &var.name,
                 value: var.value.as_deref(),
                 source: EnvSource::KubeContainer,
-                owner: described.clone(),
+                owner: Owner::Container(pod, container),
                 site: Site::Kube { cx, container, var },
             });
         }
@@ -219,7 +246,7 @@ pub fn dockerfile<'a>(cx: &'a DockerfileContext<'a>, each: &mut dyn FnMut(&EnvSe
             name,
             value,
             source: EnvSource::Image,
-            owner: cx.describe_stage(setting.stage),
+            owner: Owner::Stage(cx, setting.stage),
             site: Site::Dockerfile { cx, setting },
         });
     }
@@ -233,12 +260,12 @@ pub fn commands<'a>(cx: &'a ScriptContext<'a>, each: &mut dyn FnMut(&EnvSetting<
             name: &setting.name,
             value: setting.value.as_deref(),
             source: EnvSource::Script,
-            owner: "the script".to_string(),
+            owner: Owner::Script,
             site: Site::ReportOnly(setting.range.into()),
         });
     }
     for site in &cx.script.runs {
-        let owner = ScriptContext::describe_run(site);
+        let owner = Owner::Run(site);
         for (name, value, option) in effective(
             site.run.env().collect::<Vec<_>>().into_iter(),
             |(name, _, _)| name,
@@ -247,7 +274,7 @@ pub fn commands<'a>(cx: &'a ScriptContext<'a>, each: &mut dyn FnMut(&EnvSetting<
                 name,
                 value,
                 source: EnvSource::RunOption,
-                owner: owner.clone(),
+                owner,
                 site: Site::Run { cx, site, option },
             });
         }

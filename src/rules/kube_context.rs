@@ -35,24 +35,34 @@ pub struct Pod<'a> {
 impl<'a> Pod<'a> {
     /// "Deployment `triton`", "PyTorchJob `resnet` (Worker)".
     pub fn describe(&self) -> String {
-        let mut out = self.object.kind.clone();
-        if let Some(name) = &self.object.name {
-            out.push_str(&format!(" `{name}`"));
-        }
-        if let Some(role) = &self.spec.role {
-            out.push_str(&format!(" ({role})"));
-        }
+        let mut out = String::new();
+        self.describe_into(&mut out);
         out
     }
 
-    /// "container `vllm` of Deployment `triton`".
+    fn describe_into(&self, out: &mut String) {
+        out.push_str(&self.object.kind);
+        if let Some(name) = &self.object.name {
+            out.extend([" `", name, "`"]);
+        }
+        if let Some(role) = &self.spec.role {
+            out.extend([" (", role, ")"]);
+        }
+    }
+
+    /// "container `vllm` of Deployment `triton`". Asked for every container
+    /// of every pod (it names the owner of each variable): built in one
+    /// string, not formatted piece by piece.
     pub fn describe_container(&self, container: &Container) -> String {
-        let name = if container.name.is_empty() {
-            "unnamed container".to_string()
+        let mut out = String::with_capacity(64);
+        if container.name.is_empty() {
+            out.push_str("unnamed container");
         } else {
-            format!("container `{}`", container.name)
-        };
-        format!("{name} of {}", self.describe())
+            out.extend(["container `", &container.name, "`"]);
+        }
+        out.push_str(" of ");
+        self.describe_into(&mut out);
+        out
     }
 
     /// The pod spec's path in the document.
