@@ -1982,14 +1982,15 @@ fn a_tree_of_many_chunks_reports_each_finding_once_in_path_order() {
 }
 
 /// The peak memory of a `check` of `dir` on `threads` threads, in KiB: the
-/// child's own, from `wait4`, not the largest of every child so far.
-#[cfg(unix)]
-fn peak_rss_kib(dir: &Path, threads: &str) -> i64 {
-    #[expect(
-        clippy::zombie_processes,
-        reason = "reaped by wait4 below, which gives its peak RSS too"
-    )]
-    let child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+/// high-water mark of the child's own memory (`VmHWM`), read until it
+/// exits. Not `wait4`'s `ru_maxrss`: Linux counts into that the memory of
+/// the process that spawned the child, recorded when the child calls
+/// `exec` (a `/bin/true` spawned by a process of 300 MiB reports 300 MiB),
+/// so it measured this test binary, with every test running beside this
+/// one, as often as gpulint.
+#[cfg(target_os = "linux")]
+fn peak_rss_kib(dir: &Path, threads: &str) -> u64 {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpulint"))
         .current_dir(dir)
         .args(["check", ".", "--quiet", "--output-format", "concise"])
         .env("RAYON_NUM_THREADS", threads)
@@ -1997,13 +1998,34 @@ fn peak_rss_kib(dir: &Path, threads: &str) -> i64 {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid one; wait4 fills it for our child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as libc::pid_t);
-    assert!(libc::WIFEXITED(status), "gpulint did not exit: {status}");
-    usage.ru_maxrss
+    let status_file = format!("/proc/{}/status", child.id());
+    let high_water_mark = |status: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    let mut peak = 0;
+    loop {
+        // Read before asking whether it exited: the last reading is then
+        // at most a poll's interval before the end. An exited child's
+        // status has no `VmHWM` (its memory is gone).
+        if let Some(kib) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|status| high_water_mark(&status))
+        {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.code().is_some(), "gpulint did not exit: {status}");
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    assert!(
+        peak > 0,
+        "no VmHWM was read for gpulint in {}",
+        dir.display()
+    );
+    peak
 }
 
 /// Each chunk's texts, parses and projects are freed while the next chunk
@@ -2013,7 +2035,7 @@ fn peak_rss_kib(dir: &Path, threads: &str) -> i64 {
 /// waited for an idle thread, which one thread never is before the end:
 /// 11 KiB a file, and 96,000 files held 1 GiB.) The growth between two
 /// runs, not a bound on either, so the machine does not matter.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn check_memory_does_not_grow_with_the_tree_on_one_thread_or_two() {
     let service = |i: usize| {
@@ -2046,7 +2068,7 @@ fn check_memory_does_not_grow_with_the_tree_on_one_thread_or_two() {
             peak_rss_kib(small.path(), threads),
             peak_rss_kib(big.path(), threads),
         );
-        let per_file = (big_kib - small_kib) as f64 / (12_000 - 1_500) as f64;
+        let per_file = (big_kib as f64 - small_kib as f64) / (12_000 - 1_500) as f64;
         assert!(
             per_file < 2.0,
             "{threads} thread(s): 1,500 files peaked at {small_kib} KiB, 12,000 at {big_kib} KiB: {per_file:.2} KiB more a file"
