@@ -115,7 +115,6 @@ impl Session {
             .is_ok_and(|t| t.source.text == text)
     }
 
-    /// The projects `path` (a compose file) is judged in.
     /// Forgets what was read, parsed, loaded and linted so far, but for
     /// the projects found in the directories above `keep_above` (see
     /// [`Workspace::forget_loaded`]); take [`Self::findings_elsewhere`]
@@ -140,6 +139,7 @@ impl Session {
             || overlay_of(&self.workspace, path).is_some()
     }
 
+    /// The projects `path` (a compose file) is judged in.
     pub fn projects_of(&self, path: &Path, config: &Config) -> Vec<ProjectSpec> {
         crate::project::discover::projects_of(&self.workspace, path, &config.compose_projects, &[])
     }

@@ -290,6 +290,9 @@ impl Workspace {
         fn take<T: Default>(lock: &RwLock<T>) -> T {
             std::mem::take(&mut *lock.write().unwrap_or_else(|p| p.into_inner()))
         }
+        fn take_locked<T: Default>(lock: &Mutex<T>) -> T {
+            std::mem::take(&mut *lock.lock().unwrap_or_else(|p| p.into_inner()))
+        }
         let mut default_projects = self
             .default_projects
             .lock()
@@ -307,7 +310,7 @@ impl Workspace {
             self.files.forget(),
             take(&self.yaml),
             take(&self.dockerfiles),
-            std::mem::take(&mut *self.projects.lock().unwrap_or_else(|p| p.into_inner())),
+            take_locked(&self.projects),
             forgotten_default_projects,
         ))
     }
