@@ -166,6 +166,29 @@ impl<'a> ComposeContext<'a> {
             .find(|d| d.map.file == file)
     }
 
+    /// Whether `node` is written in a service that `service` `extends`,
+    /// not in one of its own definitions. Editing it there would change
+    /// the base too, and the service's own mapping has nothing to edit:
+    /// a fix writes the value in the service itself instead, which
+    /// Compose's `extends` merge lets win over the base's.
+    /// Only where the service's own mapping is in the same file: a fix
+    /// edits the file its finding is reported in.
+    pub fn is_extended_from_base(&self, service: &Service, node: Src) -> bool {
+        if service.map.file != node.file {
+            return false;
+        }
+        let at = self.project.range(node);
+        service
+            .definitions
+            .iter()
+            .filter(|d| d.map.file == node.file)
+            .map(|d| (d, self.project.range(d.map)))
+            .filter(|(_, map)| map.start <= at.start && at.end <= map.end)
+            // The innermost: a base's mapping never encloses the service's.
+            .min_by_key(|(_, map)| map.len())
+            .is_some_and(|(d, _)| d.role == Role::Extended)
+    }
+
     /// Where the setting that decides a container's /dev/shm is written.
     pub fn decided_at(&self, shm: &crate::model::container::Shm) -> Option<At> {
         Some(At {

@@ -418,14 +418,23 @@ impl<'a> ContainerSite<'a> {
                 let at = cx.decided_at(shm)?;
                 // A plain `shm_size` or tmpfs size is rewritten; an
                 // interpolated one (its default) is left to the user.
-                let raise = service
-                    .shm_size
-                    .as_ref()
-                    .filter(|s| cx.range(s.node) == at && !cx.source(s.node).contains('$'))
-                    .and_then(|s| {
+                let raise = match service.shm_size.as_ref().filter(|s| cx.range(s.node) == at) {
+                    Some(s) if cx.source(s.node).contains('$') => None,
+                    Some(s) if cx.is_extended_from_base(service, s.node) => cx.insert_fix(
+                        service,
+                        &["shm_size"],
+                        NewNode::scalar(cx.editor(service.map.file).quoted(size)),
+                        format!(
+                            "Set `shm_size` to \"{size}\", over the value `{}` extends",
+                            service.name
+                        ),
+                        Applicability::Unsafe,
+                    ),
+                    Some(s) => {
                         set_shm_size_fix(cx, service, s.node, size, "Raise", Applicability::Unsafe)
-                    })
-                    .or_else(|| compose_tmpfs_raise(cx, service, &at, size));
+                    }
+                    None => compose_tmpfs_raise(cx, service, &at, size),
+                };
                 Some(SizedShm {
                     at,
                     bytes,
@@ -733,6 +742,13 @@ impl<'a> ContainerSite<'a> {
                         &["ulimits", name],
                         NewNode::scalar(value),
                         title,
+                        Applicability::Safe,
+                    ),
+                    Some(limit) if cx.is_extended_from_base(service, limit.key) => cx.insert_fix(
+                        service,
+                        &["ulimits", name],
+                        NewNode::scalar(value),
+                        format!("{title}, over the value `{}` extends", service.name),
                         Applicability::Safe,
                     ),
                     Some(limit) => set_ulimit_edits(cx, limit, value).and_then(|edits| {

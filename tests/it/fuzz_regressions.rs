@@ -556,3 +556,23 @@ fn fix_gpu006_extends_resources_written_as_a_list() {
     let (text, _) = case(&data).unwrap();
     assert_eq!(fix(&data).unwrap(), text);
 }
+
+/// GPU006's fix on a base makes the service extending it a GPU service
+/// whose `memlock` comes from the base: ULIM001 had no fix for it (the
+/// value is not in its own mapping), so the GPU fixes failed verification
+/// with "a new ULIM001 finding". Found by the fix target in CI.
+#[test]
+fn fix_ulim001_memlock_extended_from_a_base() {
+    let data = input("fix/ulim001_memlock_extended_from_a_base");
+    let (_, path) = case(&data).unwrap();
+    let fixed = fix(&data).unwrap();
+    let left = engine::lint_text(&fixed, &path, &every_rule()).unwrap();
+    let codes: Vec<_> = left.iter().map(|d| d.code).collect();
+    assert!(
+        !codes.contains(&RuleCode::ULIM001) && !codes.contains(&RuleCode::GPU006),
+        "{codes:?}\n{fixed}"
+    );
+    // The service extending the base overrides the value in its own mapping.
+    let trainer = &fixed[fixed.find("  trainer:").unwrap()..];
+    assert!(trainer.contains("ulimits:\n      memlock: -1"), "{fixed}");
+}

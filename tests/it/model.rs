@@ -63,7 +63,10 @@ fn key(containers: &[ContainerRuntime]) -> String {
 /// by the file that asks for the GPUs; the other files print it (from their
 /// side of the merge) and stay quiet. Which file speaks is placement, not
 /// judgement, so such services are left out; a service one file defines is
-/// compared like any other.
+/// compared like any other. So is a service that `extends` another, and
+/// the base it extends, in one file too: a finding about the service sits
+/// at the base's setting when that decides (its fix overrides it in the
+/// service), inside the base's span.
 fn judged_models(fixture: &Fixture, config: &Config) -> Vec<(String, Findings)> {
     let mut models = Vec::new();
     let mut by_model: BTreeMap<String, Findings> = BTreeMap::new();
@@ -86,8 +89,15 @@ fn judged_models(fixture: &Fixture, config: &Config) -> Vec<(String, Findings)> 
             };
             for e in yaml.entries(services.value) {
                 let name = yaml.str(e.key).unwrap_or_default().to_string();
-                let extends = yaml.get(e.value, "extends").is_some();
-                *spread.entry(name).or_default() += if extends { 2 } else { 1 };
+                let extends = yaml.get(e.value, "extends");
+                // `extends: base` or `extends: {service: base}`, both ends.
+                if let Some(base) = extends.and_then(|x| {
+                    yaml.str(x.value)
+                        .or_else(|| yaml.get(x.value, "service").and_then(|s| yaml.str(s.value)))
+                }) {
+                    *spread.entry(base.to_string()).or_default() += 2;
+                }
+                *spread.entry(name).or_default() += if extends.is_some() { 2 } else { 1 };
             }
         }
     }
@@ -117,8 +127,8 @@ fn judged_models(fixture: &Fixture, config: &Config) -> Vec<(String, Findings)> 
     }
     for (containers, diagnostics) in inspected {
         let containers = containers.into_iter().filter(|c| {
-            fixture.files.len() == 1
-                || (defined_in[&c.id] == 1 && spread.get(&c.id).is_none_or(|&n| n <= 1))
+            (fixture.files.len() == 1 || defined_in[&c.id] == 1)
+                && spread.get(&c.id).is_none_or(|&n| n <= 1)
         });
         // Containers that share a scope (a pod's) are judged together.
         let mut scopes: BTreeMap<(u32, u32), Vec<ContainerRuntime>> = BTreeMap::new();
