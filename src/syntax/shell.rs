@@ -62,7 +62,9 @@ impl Snippet {
     }
 
     /// Built line by line: each `(line, host offset)` is appended with a
-    /// newline after it.
+    /// newline after it. A range that takes in that newline (a quote left
+    /// open runs to the end of the text) ends where the line's text does:
+    /// the host's line may end in `\r\n`, or, the last, in nothing at all.
     pub fn from_lines<'a>(lines: impl IntoIterator<Item = (&'a str, usize)>) -> Self {
         let mut snippet = Snippet {
             text: String::new(),
@@ -76,6 +78,7 @@ impl Snippet {
             snippet.pieces.push((snippet.text.len(), offset));
             snippet.text.push_str(line);
             snippet.text.push('\n');
+            snippet.ends.push((snippet.text.len(), offset + line.len()));
         }
         snippet
     }
@@ -549,6 +552,24 @@ mod tests {
         assert_eq!(&text[img.range.as_range()], "img");
         let b = &all[2].words[2];
         assert_eq!(&text[b.range.as_range()], "b");
+    }
+
+    #[test]
+    fn a_quote_left_open_ends_where_the_host_text_does() {
+        // The last line has no newline in the host, the first ends in CRLF.
+        let host = "```\r\ndocker run -eA=1 \"x\r\ndocker run -eNCCL_ALGO=`";
+        let lines = [
+            ("docker run -eA=1 \"x", 5),
+            ("docker run -eNCCL_ALGO=`", 26),
+        ];
+        let snippet = Snippet::from_lines(lines);
+        for command in commands(&snippet) {
+            for word in &command.words {
+                let range = word.range.as_range();
+                assert!(range.end <= host.len(), "{range:?} past {}", host.len());
+                assert!(!host[range].ends_with(['\r', '\n']));
+            }
+        }
     }
 
     #[test]

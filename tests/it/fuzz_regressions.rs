@@ -317,6 +317,14 @@ fn shell_gpu004_span_past_the_end() {
     shell(&input("shell/gpu004_span_past_the_end"));
 }
 
+/// NCCL003's fix sliced past the end of a Markdown file's text: a console
+/// block's `docker run` whose last option ends where the file does; found
+/// by the shell target.
+#[test]
+fn shell_nccl003_remove_option_at_the_end_of_markdown() {
+    shell(&input("shell/nccl003_remove_option_at_the_end_of_markdown"));
+}
+
 /// `capabilities:` with only a comment after it (`capabilities: #gne]`):
 /// GPU003's fix was verified against a changed path it did not declare;
 /// found by the fix target.
