@@ -442,6 +442,33 @@ fn not_walked(file: PathBuf) -> DiscoveryError {
     }
 }
 
+/// Whether a file could be a kustomization or a patch one applies: YAML
+/// or JSON, not named as a compose file (gpulint reads one as Compose
+/// whatever it holds). A Dockerfile, a shell script, a Makefile, Markdown
+/// or a Quadlet unit never is, so the directory of one named on the command
+/// line is not probed for a kustomization: three lookups a directory, a
+/// sixth of linting 2,000 Dockerfiles named one by one (as pre-commit and
+/// editors name files).
+fn may_be_kustomized(path: &Path) -> bool {
+    use crate::engine::FileKind;
+    use crate::model::script::ScriptKind;
+    let compose_named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_compose_file_name);
+    !compose_named
+        && !matches!(
+            FileKind::of(path),
+            FileKind::Dockerfile
+                | FileKind::Script(
+                    ScriptKind::Shell
+                        | ScriptKind::Makefile
+                        | ScriptKind::Markdown
+                        | ScriptKind::Quadlet
+                )
+        )
+}
+
 /// Marks kustomizations with patches, and the patches they apply, as skipped.
 /// `kustomized` holds the walked directories with a kustomization; a
 /// directory of an explicitly named file is looked at on disk.
@@ -466,7 +493,7 @@ fn mark_kustomize_overlays(
     let mut dirs: Vec<PathBuf> = targets
         .iter()
         .map(|t| (t, dir_of(t)))
-        .filter(|(t, dir)| t.explicit || kustomized.contains(dir))
+        .filter(|(t, dir)| (t.explicit && may_be_kustomized(&t.path)) || kustomized.contains(dir))
         .map(|(_, dir)| dir)
         .collect();
     dirs.sort_unstable();
@@ -496,7 +523,10 @@ fn mark_kustomize_overlays(
 
 #[cfg(test)]
 mod tests {
-    use super::{ConfigResolver, component_order_key, is_compose_file_name, is_dockerfile_name};
+    use super::{
+        ConfigResolver, component_order_key, is_compose_file_name, is_dockerfile_name,
+        may_be_kustomized,
+    };
     use crate::rules::RuleCode;
     use std::path::Path;
     use std::sync::Arc;
@@ -621,6 +651,32 @@ mod tests {
             "decompose.yml",
         ] {
             assert!(!is_compose_file_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn only_yaml_and_json_that_is_not_compose_may_be_kustomized() {
+        use std::path::Path;
+        for path in [
+            "k8s/kustomization.yaml",
+            "overlays/prod/Kustomization",
+            "overlays/prod/patch.yaml",
+            "overlays/prod/patch.json",
+            "deploy.yml",
+        ] {
+            assert!(may_be_kustomized(Path::new(path)), "{path}");
+        }
+        for path in [
+            "svc/Dockerfile",
+            "svc/gpu.Dockerfile",
+            "run.sh",
+            "Makefile",
+            "README.md",
+            "trainer.container",
+            "compose.yaml",
+            "docker-compose.override.yml",
+        ] {
+            assert!(!may_be_kustomized(Path::new(path)), "{path}");
         }
     }
 }
