@@ -171,6 +171,7 @@ impl<'a> ComposeContext<'a> {
     /// the base too, and the service's own mapping has nothing to edit:
     /// a fix writes the value in the service itself instead, which
     /// Compose's `extends` merge lets win over the base's.
+    ///
     /// Only where the service's own mapping is in the same file: a fix
     /// edits the file its finding is reported in.
     pub fn is_extended_from_base(&self, service: &Service, node: Src) -> bool {
