@@ -35,7 +35,7 @@
 
 use crate::common;
 
-use crate::common::docker::{DEFAULT_FILES, DEFAULT_OVERRIDES, docker, run, text};
+use crate::common::docker::{self, DEFAULT_FILES, DEFAULT_OVERRIDES, docker, run, text};
 use common::{copy_dir, fixtures, gpulint, root, stdout};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -199,7 +199,7 @@ impl Engine {
             info.as_ref().is_ok_and(|o| o.status.success()),
             "no Docker Engine answers `docker info`: run `eval \"$(bash .ci/engine start)\"`"
         );
-        let compose = docker(&["compose", "version", "--short"]);
+        let compose = run(docker::compose().args(["version", "--short"]));
         assert!(
             compose.status.success(),
             "`docker compose` (v2) is missing: {}",
@@ -620,10 +620,10 @@ fn run_side(
 }
 
 fn compose(dir: &Path, project: &str, files: &[String], args: &[&str]) -> Output {
-    let mut command = Command::new("docker");
+    let mut command = docker::compose();
     command
         .current_dir(dir)
-        .args(["compose", "-p", project, "--profile", "*"]);
+        .args(["-p", project, "--profile", "*"]);
     for f in files {
         command.args(["-f", f]);
     }

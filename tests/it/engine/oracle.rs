@@ -8,7 +8,7 @@
 //! [`known_difference`], each with its reason; everything else that differs
 //! is a disagreement and fails the test.
 
-use crate::common::docker::{DEFAULT_FILES, DEFAULT_OVERRIDES, docker, run, text};
+use crate::common::docker::{DEFAULT_FILES, DEFAULT_OVERRIDES, compose, docker, run, text};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -289,6 +289,16 @@ pub struct Engine {
     ram_pages: u64,
     /// Hard limits (bytes or counts) the sandbox cannot raise, by ulimit name.
     hard_limits: BTreeMap<String, i64>,
+    /// A container kept running whose network namespace the run phase's
+    /// containers join (`network_mode: container:NAME`), removed with the
+    /// engine.
+    network_holder: String,
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = docker(&["rm", "-f", &self.network_holder]);
+    }
 }
 
 impl Engine {
@@ -368,20 +378,36 @@ impl Engine {
             );
         }
         // Networks left by an earlier run that was killed (its projects are
-        // named after its process id) would use up Docker's address pools.
+        // named after its process id) would use up Docker's address pools;
+        // its network holders are removed too.
+        let left_by_the_dead = |name: &str| {
+            name.strip_prefix("gljudge")
+                .and_then(|rest| rest.split('-').next())
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| {
+                    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+                })
+        };
         let networks = docker(&["network", "ls", "--format", "{{.Name}}"]);
         for name in String::from_utf8_lossy(&networks.stdout).lines() {
-            let owner = name
-                .strip_prefix("gljudge")
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<u32>().ok());
-            if owner.is_some_and(|pid| {
-                pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
-            }) {
+            if left_by_the_dead(name) {
                 let _ = docker(&["network", "rm", name]);
             }
         }
-        let compose = docker(&["compose", "version", "--short"]);
+        let holders = docker(&[
+            "ps",
+            "-a",
+            "--filter",
+            "name=-netns-",
+            "--format",
+            "{{.Names}}",
+        ]);
+        for name in String::from_utf8_lossy(&holders.stdout).lines() {
+            if left_by_the_dead(name) {
+                let _ = docker(&["rm", "-f", name]);
+            }
+        }
+        let compose = run(compose().args(["version", "--short"]));
         if !compose.status.success() {
             return Err(format!(
                 "`docker compose` (v2) is missing: {}",
@@ -449,6 +475,32 @@ impl Engine {
             String::from_utf8_lossy(&info.unwrap().stdout).trim(),
             String::from_utf8_lossy(&compose.stdout).trim()
         );
+        // Docker 20.10's libnetwork deadlocks when a container joins a
+        // network while another leaves one (moby/moby#42545, fixed after
+        // 20.10.24): the daemon then answers nothing more. The run phase
+        // starts and stops thousands of containers from several threads, so
+        // they join this container's network namespace instead, which
+        // gives them no network endpoint of their own: libnetwork does no
+        // work for them (nor does starting them set one up, the most of
+        // what a start costs). What a container's network is does not
+        // touch its IPC namespace or /dev/shm.
+        let network_holder = format!(
+            "gljudge{}-netns-{}",
+            std::process::id(),
+            PROJECTS.fetch_add(1, Ordering::Relaxed)
+        );
+        let held = docker(&[
+            "run",
+            "-d",
+            "--name",
+            &network_holder,
+            "--network",
+            "none",
+            &image,
+            "sleep",
+            "infinity",
+        ]);
+        assert!(held.status.success(), "network holder: {}", text(&held));
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
         let mem_total_kib: u64 = meminfo
             .lines()
@@ -462,6 +514,7 @@ impl Engine {
             unsized_tmpfs: df_bytes(&unsized_probe),
             ram_pages: mem_total_kib * 1024 / PAGE,
             hard_limits,
+            network_holder,
         })
     }
 
@@ -514,10 +567,8 @@ impl Engine {
         args: &[&str],
         all_profiles: bool,
     ) -> Output {
-        let mut command = Command::new("docker");
-        command
-            .current_dir(&case.dir)
-            .args(["compose", "-p", project]);
+        let mut command = compose();
+        command.current_dir(&case.dir).args(["-p", project]);
         if all_profiles {
             command.args(["--profile", "*"]);
         }
@@ -747,9 +798,9 @@ impl Engine {
     /// case's directory: both loads must give the same model.
     fn check_discovery(&self, case: &Case, project: &str, discovered: &[u8], tally: &mut Tally) {
         let files = discovered_files(&case.dir);
-        let named = run(Command::new("docker")
+        let named = run(compose()
             .current_dir(&case.dir)
-            .args(["compose", "-p", project, "--profile", "*"])
+            .args(["-p", project, "--profile", "*"])
             .args(["config", "--format", "json"])
             .env_remove("COMPOSE_PROFILES")
             .env("COMPOSE_FILE", files.join(":"))
@@ -1017,31 +1068,65 @@ impl Engine {
             services.insert(name.clone(), ov);
         }
         // `!reset` cannot be written in JSON: append the resets as YAML.
-        let mut yaml = String::from("services:\n");
-        for (name, ov) in &services {
-            yaml.push_str(&format!("  {}:\n", serde_json::to_string(name).unwrap()));
-            for (key, value) in ov.as_object().unwrap() {
-                yaml.push_str(&format!(
-                    "    {key}: {}\n",
-                    serde_json::to_string(value).unwrap()
-                ));
+        let run_override = |without_network: bool| {
+            let mut yaml = String::from("services:\n");
+            for (name, ov) in &services {
+                yaml.push_str(&format!("  {}:\n", serde_json::to_string(name).unwrap()));
+                for (key, value) in ov.as_object().unwrap() {
+                    yaml.push_str(&format!(
+                        "    {key}: {}\n",
+                        serde_json::to_string(value).unwrap()
+                    ));
+                }
+                // No GPUs or host devices here: the engine refuses the requests.
+                yaml.push_str(
+                    "    devices: !reset []\n    gpus: !reset []\n    ports: !reset []\n",
+                );
+                yaml.push_str("    deploy: {resources: {reservations: {devices: !reset []}}}\n");
+                // The network holder's namespace, and none of the settings
+                // the engine refuses beside `network_mode: container:`
+                // (see `Engine::connect`).
+                if without_network {
+                    yaml.push_str(&format!(
+                        "    network_mode: \"container:{}\"\n",
+                        self.network_holder
+                    ));
+                    yaml.push_str(
+                        "    networks: !reset null\n    links: !reset []\n    external_links: !reset []\n    expose: !reset []\n    hostname: !reset null\n    domainname: !reset null\n    mac_address: !reset null\n    dns: !reset []\n    dns_search: !reset []\n    dns_opt: !reset []\n    extra_hosts: !reset []\n",
+                    );
+                }
             }
-            // No GPUs or host devices here: the engine refuses the requests.
-            yaml.push_str("    devices: !reset []\n    gpus: !reset []\n    ports: !reset []\n");
-            yaml.push_str("    deploy: {resources: {reservations: {devices: !reset []}}}\n");
-        }
-        std::fs::write(&override_path, yaml).unwrap();
+            std::fs::write(&override_path, yaml).unwrap();
+        };
         let ov = override_path
             .file_name()
             .unwrap()
             .to_string_lossy()
             .to_string();
-        let created = self.compose(
+        run_override(true);
+        let mut created = self.compose(
             case,
             &run_project,
             &[image_file, &ov],
             &["create", "--pull", "never", "--no-build"],
         );
+        if !created.status.success() {
+            // A setting that needs a network (one the engine refuses
+            // without): run it on the networks it has, and say so.
+            run_override(false);
+            created = self.compose(
+                case,
+                &run_project,
+                &[image_file, &ov],
+                &["create", "--pull", "never", "--no-build"],
+            );
+            if created.status.success() {
+                tally.sandbox.push(format!(
+                    "{}: run with its networks (created without them, it was refused)",
+                    case.label
+                ));
+            }
+        }
         if !created.status.success() {
             tally.disagreements.push(format!(
                 "{}: created as written but not with GPUs removed: {}",
