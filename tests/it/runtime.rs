@@ -429,8 +429,14 @@ fn inspect(path: &Path) -> BTreeMap<(String, String), Value> {
         .collect()
 }
 
-/// A finding: its code, byte offset, and whether it is an error.
-type Finding = (String, u64, bool);
+/// A finding: its code, where it is, whether it is an error, and where its
+/// fix edits the file.
+struct Finding {
+    code: String,
+    offset: u64,
+    error: bool,
+    fix_offsets: Vec<u64>,
+}
 
 /// The findings in each file under `path` (default config, every rule).
 fn findings(path: &Path) -> BTreeMap<String, Vec<Finding>> {
@@ -448,22 +454,32 @@ fn findings(path: &Path) -> BTreeMap<String, Vec<Finding>> {
     let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
     let mut out: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for d in json["diagnostics"].as_array().unwrap() {
+        let fix_offsets = d["fix"]["edits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|edit| edit["start"]["offset"].as_u64().unwrap())
+            .collect();
         out.entry(within(path, d["path"].as_str().unwrap()))
             .or_default()
-            .push((
-                d["code"].as_str().unwrap().to_string(),
-                d["start"]["offset"].as_u64().unwrap(),
-                d["severity"] == "error",
-            ));
+            .push(Finding {
+                code: d["code"].as_str().unwrap().to_string(),
+                offset: d["start"]["offset"].as_u64().unwrap(),
+                error: d["severity"] == "error",
+                fix_offsets,
+            });
     }
     out
 }
 
-/// The codes of the findings inside a container's service or pod spec, or
-/// at the setting that decides its /dev/shm (which may be in another file
-/// of a Compose project), and `refused` when `inspect` says the container
-/// cannot be created (a file Compose would not pick by itself, refused
-/// alone, is left to `inspect`: `check` takes it for a fragment).
+/// The codes of the findings about a container: inside its service or pod
+/// spec, at the setting that decides its /dev/shm (which may be in another
+/// file of a Compose project, or in the service it `extends`), or whose fix
+/// edits its spec (a limit it takes from the service it `extends` is
+/// reported where the base sets it, and fixed in the container's own
+/// service); and `refused` when `inspect` says the container cannot be
+/// created (a file Compose would not pick by itself, refused alone, is left
+/// to `inspect`: `check` takes it for a fragment).
 fn codes_in(
     findings: &BTreeMap<String, Vec<Finding>>,
     file: &str,
@@ -472,18 +488,23 @@ fn codes_in(
     let within_span = |file: &str, span: &Value| -> Vec<String> {
         let start = span["start"]["offset"].as_u64().unwrap();
         let end = span["end"]["offset"].as_u64().unwrap();
+        let inside = |at: &u64| (start..=end).contains(at);
         findings
             .get(file)
             .into_iter()
             .flatten()
-            .filter(|(_, at, _)| (start..=end).contains(at))
-            .map(|(code, _, _)| code.clone())
+            .filter(|f| inside(&f.offset) || f.fix_offsets.iter().any(inside))
+            .map(|f| f.code.clone())
             .collect()
     };
-    let mut codes = within_span(file, &container["scope"]);
+    let scope = &container["scope"];
+    let mut codes = within_span(file, scope);
     let decided = &container["shm_decided_at"];
+    let offset = |span: &Value, end: &str| span[end]["offset"].as_u64().unwrap();
     if let Some(decided_file) = decided["path"].as_str()
-        && decided_file != file
+        && (decided_file != file
+            || offset(decided, "start") < offset(scope, "start")
+            || offset(decided, "end") > offset(scope, "end"))
     {
         codes.extend(within_span(decided_file, decided));
     }
@@ -1232,8 +1253,8 @@ fn run_pair(engine: &Engine, pair: &Pair) -> Vec<Row> {
                     .get(file)
                     .into_iter()
                     .flatten()
-                    .filter(|(_, _, error)| *error)
-                    .map(|(code, _, _)| code.clone()),
+                    .filter(|f| f.error)
+                    .map(|f| f.code.clone()),
             );
         }
         codes
