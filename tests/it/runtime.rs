@@ -485,9 +485,9 @@ fn codes_in(
     file: &str,
     container: &Value,
 ) -> Vec<String> {
+    let offset = |span: &Value, end: &str| span[end]["offset"].as_u64().unwrap();
     let within_span = |file: &str, span: &Value| -> Vec<String> {
-        let start = span["start"]["offset"].as_u64().unwrap();
-        let end = span["end"]["offset"].as_u64().unwrap();
+        let (start, end) = (offset(span, "start"), offset(span, "end"));
         let inside = |at: &u64| (start..=end).contains(at);
         findings
             .get(file)
@@ -500,7 +500,6 @@ fn codes_in(
     let scope = &container["scope"];
     let mut codes = within_span(file, scope);
     let decided = &container["shm_decided_at"];
-    let offset = |span: &Value, end: &str| span[end]["offset"].as_u64().unwrap();
     if let Some(decided_file) = decided["path"].as_str()
         && (decided_file != file
             || offset(decided, "start") < offset(scope, "start")

@@ -24,9 +24,9 @@ pub const DEFAULT_OVERRIDES: [&str; 4] = [
 
 /// How long one Docker or Compose command may take. The slowest the tiers
 /// run (a `compose up` of a dozen services on a loaded machine) take tens
-/// of seconds; Docker 20.10's daemon once deadlocked in libnetwork while
-/// many projects removed their networks at once, and every later command
-/// waited on it until CI's hard limit. A command past this is killed and
+/// of seconds; Docker 20.10's daemon once deadlocked in libnetwork (one
+/// container joining a network while another left one, moby/moby#42545),
+/// and every later command waited on it until CI's hard limit. A command past this is killed and
 /// the test fails, naming it.
 const COMMAND_LIMIT: Duration = Duration::from_secs(300);
 

@@ -1068,7 +1068,7 @@ impl Engine {
             services.insert(name.clone(), ov);
         }
         // `!reset` cannot be written in JSON: append the resets as YAML.
-        let run_override = |without_network: bool| {
+        let run_override = |in_holders_namespace: bool| {
             let mut yaml = String::from("services:\n");
             for (name, ov) in &services {
                 yaml.push_str(&format!("  {}:\n", serde_json::to_string(name).unwrap()));
@@ -1086,7 +1086,7 @@ impl Engine {
                 // The network holder's namespace, and none of the settings
                 // the engine refuses beside `network_mode: container:`
                 // (see `Engine::connect`).
-                if without_network {
+                if in_holders_namespace {
                     yaml.push_str(&format!(
                         "    network_mode: \"container:{}\"\n",
                         self.network_holder
