@@ -47,8 +47,26 @@ impl Hidden {
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect();
         // The longest first: a value that holds another is replaced whole.
-        values.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
-        Hidden { values }
+        values.sort_by(|(a_name, a), (b_name, b)| {
+            b.len()
+                .cmp(&a.len())
+                .then_with(|| a.cmp(b))
+                .then_with(|| a_name.cmp(b_name))
+        });
+        // A value that several variables hold cannot say which one a
+        // setting took: it is shown as any of them (`${A}` or `${B}`),
+        // never as the wrong one alone.
+        let mut merged: Vec<(String, String)> = Vec::with_capacity(values.len());
+        for (name, value) in values {
+            match merged.last_mut() {
+                Some((names, last)) if *last == value => {
+                    names.push_str("} or ${");
+                    names.push_str(&name);
+                }
+                _ => merged.push((name, value)),
+            }
+        }
+        Hidden { values: merged }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -509,6 +527,23 @@ mod tests {
         assert_eq!(
             masked,
             "a\n\th = **********************\nt=**************************************** é\n"
+        );
+    }
+
+    /// THUDM/ChatGLM3 openai_api_demo: two variables of its `.env` hold the
+    /// same placeholder, and the message must not name the other one.
+    #[test]
+    fn a_value_two_variables_hold_names_both() {
+        let hidden = Hidden::values_not_in(
+            [
+                ("LOCAL_MODEL_PATH", "<your_path>"),
+                ("LOCAL_EMBEDDING_MODEL_PATH", "<your_path>"),
+            ],
+            "volumes: [${LOCAL_MODEL_PATH}:/models]",
+        );
+        assert_eq!(
+            hidden.apply("undefined volume `<your_path>`"),
+            "undefined volume `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
         );
     }
 

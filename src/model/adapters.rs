@@ -66,6 +66,7 @@ pub fn compose_runtimes(
                 })),
                 id: service.name.clone(),
                 name: service.name.clone(),
+                image: service.image.as_ref().map(|i| i.value.clone()),
                 range: range(service.key),
                 scope: range(service.key).cover(range(service.map)),
                 file: service.key.file,
@@ -342,6 +343,7 @@ pub fn kubernetes_runtimes(
                     refused: kubernetes_refusal(container),
                     id: format!("{object_name}/{}/{}", pod.path.join("."), container.name),
                     name: container.name.clone(),
+                    image: facts.image.clone(),
                     range: yaml.range(container.map),
                     // A predictor merged with a runtime of this file is one
                     // pod: findings about it may sit on either part.
@@ -498,6 +500,14 @@ fn kubernetes_shm(yaml: &Yaml, pod: &PodSpec, container: &super::k8s::Container)
         )
         .decided_by(ShmSetting::Operator, None);
     }
+    if let Some(template) = pod.merged_into.as_ref().filter(|_| !mounts_own) {
+        return Shm::new(
+            ShmKind::Unknown,
+            None,
+            format!("{template}, which this pod spec is merged into (not read here): its volumes decide /dev/shm"),
+        )
+        .decided_by(ShmSetting::Unresolved, None);
+    }
     let (setting, at) = match source {
         ShmSource::Default => (ShmSetting::Default, None),
         ShmSource::HostIpc => (ShmSetting::Ipc, pod.host_ipc.map(|n| yaml.range(n))),
@@ -627,6 +637,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 },
                 id: format!("{label} #{}", n + 1),
                 name: run.image.as_ref().map_or(label, |i| i.text.clone()),
+                image: run.image.as_ref().map(|i| i.text.clone()),
                 range: run.program_range,
                 scope: run.range,
                 file: 0,

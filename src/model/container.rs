@@ -37,6 +37,51 @@ pub enum Platform {
     Quadlet,
 }
 
+/// Images whose own documentation tells users to run them with
+/// `--ipc=host` or a larger `/dev/shm`, whatever runs in them, with where
+/// it says so: evidence for the /dev/shm rules by the image alone.
+const DOCUMENTED_SHM_IMAGES: &[(&str, &str)] = &[
+    (
+        "vllm/vllm-openai",
+        "vLLM's Docker guide: use `--ipc=host` or `--shm-size` (PyTorch shares memory between processes)",
+    ),
+    (
+        "lmsysorg/sglang",
+        "SGLang's install guide: `--shm-size 32g`",
+    ),
+    (
+        "rapidsai/",
+        "RAPIDS' install guide: `--shm-size=1g --ulimit memlock=-1` (Dask and UCX use shared memory)",
+    ),
+    (
+        "nvcr.io/nvidia/pytorch",
+        "NGC PyTorch's guide: `--shm-size=1g --ulimit memlock=-1`, and its entrypoint warns of the 64 MB default",
+    ),
+    (
+        "nvcr.io/nvidia/nemo",
+        "NeMo's container guide: `--shm-size=16g` or `--ipc=host`",
+    ),
+    (
+        "predibase/lorax",
+        "LoRAX's guide: `--shm-size 1g` for NCCL between its shards",
+    ),
+    (
+        "hiyouga/llamafactory",
+        "LLaMA-Factory's Docker guide: `--ipc=host` (its own compose file sets `ipc: host`)",
+    ),
+];
+
+/// The documented /dev/shm need of an image, in words, if it has one.
+fn documented_shm_need(image: Option<&str>) -> Option<String> {
+    let image = image?.to_ascii_lowercase();
+    let image = image.strip_prefix("docker.io/").unwrap_or(&image);
+    let image = image.strip_prefix("ghcr.io/").unwrap_or(image);
+    DOCUMENTED_SHM_IMAGES
+        .iter()
+        .find(|(prefix, _)| image.starts_with(prefix))
+        .map(|(_, doc)| format!("its image's documentation asks for it ({doc})"))
+}
+
 /// One compose service or Kubernetes container.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ContainerRuntime {
@@ -46,6 +91,9 @@ pub struct ContainerRuntime {
     pub id: String,
     /// The service or container name.
     pub name: String,
+    /// The image it runs, as written (after interpolation), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
     /// Where it is named (the service key, the container's mapping).
     #[serde(skip)]
     pub range: TextRange,
@@ -135,6 +183,10 @@ pub enum WorkloadKind {
     Tgi,
     Sglang,
     Triton,
+    /// NCCL's own benchmarks (nccl-tests: `all_reduce_perf`, ...): NCCL
+    /// between the GPUs and nothing else in /dev/shm.
+    #[serde(rename = "nccl-tests")]
+    NcclTests,
     /// Neither: gpulint cannot tell what runs.
     #[default]
     Unknown,
@@ -148,7 +200,7 @@ impl WorkloadKind {
             WorkloadKind::Tgi => Some("TGI"),
             WorkloadKind::Sglang => Some("SGLang"),
             WorkloadKind::Triton => Some("Triton"),
-            WorkloadKind::Training | WorkloadKind::Unknown => None,
+            WorkloadKind::Training | WorkloadKind::NcclTests | WorkloadKind::Unknown => None,
         }
     }
 }
@@ -271,6 +323,67 @@ impl ContainerRuntime {
     /// buffers between them live there.
     pub fn shares_shm_between_ranks(&self) -> bool {
         self.launches_ranks() || self.gpus.is_some_and(Gpus::is_multi)
+    }
+
+    /// What the config shows of the container putting more than a few
+    /// MiB in `/dev/shm`, in words for a message ("torchrun starts 8
+    /// processes"); `None` when it shows nothing: GPUs alone do not (a media
+    /// server, an Ollama or ComfyUI container, an `nvidia-smi` probe use
+    /// none). The /dev/shm rules warn only with evidence, and say so.
+    ///
+    /// Evidence is: DataLoader workers; several ranks in the container (a
+    /// launcher's processes, a server's tensor or pipeline parallel size or
+    /// shards); a launcher, an NCCL benchmark or NCCL settings on several
+    /// GPUs; or a serving engine whose own documentation asks for a larger
+    /// /dev/shm whatever its size (vLLM, SGLang).
+    pub fn shm_evidence(&self) -> Option<String> {
+        let workload = &self.workload;
+        if let Some(workers) = workload.dataloader_workers.filter(|w| *w > 0) {
+            return Some(format!(
+                "its command starts {workers} DataLoader worker{} per rank",
+                if workers == 1 { "" } else { "s" }
+            ));
+        }
+        let ranks = workload.ranks.or(self.ranks).filter(|r| *r >= 2);
+        let multi_gpu = self.gpus.is_some_and(Gpus::is_multi);
+        let gpus = match self.gpus {
+            Some(Gpus::Count(n)) => format!("{n} GPUs"),
+            _ => "all GPUs".to_string(),
+        };
+        if let Some(engine) = workload.kind.engine() {
+            return match ranks {
+                Some(n) => Some(format!(
+                    "{engine} runs {n} ranks (tensor, pipeline or shards)"
+                )),
+                // TGI and LoRAX shard over every GPU they see.
+                None if workload.kind == WorkloadKind::Tgi && multi_gpu => {
+                    Some(format!("{engine} shards the model over {gpus}"))
+                }
+                None => documented_shm_need(self.image.as_deref()),
+            };
+        }
+        if workload.kind == WorkloadKind::NcclTests {
+            return match ranks {
+                Some(n) => Some(format!("an NCCL benchmark runs {n} ranks")),
+                None if multi_gpu => Some(format!("an NCCL benchmark runs on {gpus}")),
+                None => None,
+            };
+        }
+        let launcher = self.launcher.as_deref().unwrap_or("its command");
+        if let Some(n) = ranks {
+            return Some(format!("{launcher} starts {n} processes"));
+        }
+        if multi_gpu && self.launcher.is_some() {
+            return Some(format!("{launcher} runs on {gpus}"));
+        }
+        let nccl = self
+            .env
+            .keys()
+            .find(|name| name.starts_with("NCCL_") || name.starts_with("TORCH_NCCL_"));
+        match nccl {
+            Some(name) if multi_gpu => Some(format!("NCCL is configured (`{name}`) on {gpus}")),
+            _ => documented_shm_need(self.image.as_deref()),
+        }
     }
 }
 

@@ -57,6 +57,10 @@ pub struct PodSpec {
     pub volumes: Vec<Volume>,
     pub containers: Vec<Container>,
     pub shm_managed_by: Option<&'static str>,
+    /// A template this pod spec is merged into, which gpulint does not
+    /// read and which decides `/dev/shm` unless the pod mounts its own
+    /// (a Seldon `Server`'s `podSpec` over the ServerConfig it names).
+    pub merged_into: Option<String>,
     pub distributed: bool,
 }
 
@@ -442,7 +446,15 @@ fn read_object(yaml: &Yaml, map: NodeId, path: Vec<String>, out: &mut Vec<Object
         child.push(key.to_string());
         finder.walk(entry.value, child, None, 0);
     }
+    // Seldon Core 2 merges a `Server`'s `podSpec` into the ServerConfig it
+    // names, container by container (its volumes, a /dev/shm among them).
+    let server_config = (group == "mlops.seldon.io" && kind == "Server")
+        .then(|| string_at(yaml, map, &["spec", "serverConfig"]))
+        .flatten();
     for pod in &mut pods {
+        if let Some(config) = &server_config {
+            pod.merged_into = Some(format!("the Seldon ServerConfig `{config}`"));
+        }
         pod.distributed |= workload.distributed;
         pod.shm_managed_by = pod.shm_managed_by.or(workload.shm_managed_by);
         if let Some(operator) = shm_operator(&pod.path) {
@@ -585,6 +597,7 @@ fn read_pod(yaml: &Yaml, map: NodeId, path: Vec<String>, role: Option<String>) -
         volumes,
         containers,
         shm_managed_by: None,
+        merged_into: None,
         distributed: false,
     }
 }
@@ -795,6 +808,7 @@ fn read_trainjob(yaml: &Yaml, map: NodeId, path: &[String], pods: &mut Vec<PodSp
         volumes: Vec::new(),
         containers: vec![container],
         shm_managed_by: Some("the training runtime the TrainJob references"),
+        merged_into: None,
         distributed: true,
     });
 }

@@ -203,7 +203,8 @@ pub fn parallel_size(
 
     // TGI: `--num-shard` or `NUM_SHARD` (the launcher reads either).
     let tgi = context.contains("text-generation-inference")
-        || context.contains("text-generation-launcher");
+        || context.contains("text-generation-launcher")
+        || context.contains("lorax");
     if let Some((name, value)) = option(&words, &["--num-shard"]) {
         return Some(ParallelSize {
             server: Server::Tgi,

@@ -91,6 +91,9 @@ pub struct ShmNeed {
     pub reason: String,
     /// The gpulint.toml `[shm]` key that changes it, when one does.
     pub key: Option<&'static str>,
+    /// The size is not the config's workload but an assumption about it
+    /// (gpulint cannot tell what runs): SHM002 then only informs.
+    pub assumed: bool,
 }
 
 impl ShmNeed {
@@ -115,6 +118,8 @@ pub fn serving_engine(command: &str, image: Option<&str>) -> Option<WorkloadKind
         Some(WorkloadKind::Vllm)
     } else if text.contains("text-generation-inference")
         || text.contains("text-generation-launcher")
+        // LoRAX, TGI's fork, keeps its launcher and `--num-shard`.
+        || text.contains("lorax")
     {
         Some(WorkloadKind::Tgi)
     } else if text.contains("tritonserver") {
@@ -122,6 +127,50 @@ pub fn serving_engine(command: &str, image: Option<&str>) -> Option<WorkloadKind
     } else {
         None
     }
+}
+
+/// NCCL's benchmark binaries (github.com/NVIDIA/nccl-tests, `src/*.cu`),
+/// by the names they build to.
+const NCCL_TESTS: &[&str] = &[
+    "all_reduce_perf",
+    "all_gather_perf",
+    "alltoall_perf",
+    "broadcast_perf",
+    "gather_perf",
+    "hypercube_perf",
+    "reduce_perf",
+    "reduce_scatter_perf",
+    "scatter_perf",
+    "sendrecv_perf",
+];
+
+/// The command runs one of NCCL's benchmarks (`mpirun ... all_reduce_perf
+/// -g 8`, `BENCHMARK=all_gather_perf run.sh`).
+pub fn runs_nccl_tests(command: &str) -> bool {
+    NCCL_TESTS.iter().any(|name| {
+        command.match_indices(name).any(|(at, _)| {
+            let before = command[..at].chars().next_back();
+            let after = command[at + name.len()..].chars().next();
+            let boundary =
+                |c: Option<char>| !c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            boundary(before) && boundary(after)
+        })
+    })
+}
+
+/// An image reference's repository path, lowercase, without registry host
+/// or tag (`us-docker.pkg.dev/p/nccl-plugin:v1` -> `p/nccl-plugin`).
+fn image_name(image: &str) -> String {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    let path = match without_digest.split_once('/') {
+        Some((host, rest)) if host.contains('.') || host.contains(':') => rest,
+        _ => without_digest,
+    };
+    let name = match path.rsplit_once(':') {
+        Some((name, tag)) if !tag.contains('/') => name,
+        _ => path,
+    };
+    name.to_ascii_lowercase()
 }
 
 /// DataLoader workers per rank the command sets: `--num_workers 4`,
@@ -192,7 +241,24 @@ pub fn classify(facts: &WorkloadFacts) -> Workload {
             ranks: size.filter(|_| !launched).map(|s| s.gpus()),
             dataloader_workers: None,
         },
-        None => Workload::default(),
+        // NCCL's benchmarks by their binaries, or an image built for NCCL
+        // (`nccl-tests`, GKE's `nccl-plugin-gpudirecttcpx`) whose command
+        // leaves the benchmark to `kubectl exec`.
+        None if runs_nccl_tests(facts.command)
+            || facts.image.is_some_and(|i| image_name(i).contains("nccl")) =>
+        {
+            Workload {
+                kind: WorkloadKind::NcclTests,
+                ranks: None,
+                dataloader_workers: None,
+            }
+        }
+        // DataLoader workers say what the process puts in /dev/shm, whatever
+        // starts it.
+        None => Workload {
+            dataloader_workers: dataloader_workers(facts.command),
+            ..Workload::default()
+        },
     }
 }
 
@@ -257,6 +323,17 @@ fn gpu_ranks(gpus: Option<Gpus>) -> Option<(u64, &'static str)> {
     }
 }
 
+/// The least any GPU workload gets (`min-size`): what a size is held to
+/// where the workload's own need would be an assumption.
+pub fn shm_floor(policy: &ShmPolicy) -> ShmNeed {
+    ShmNeed {
+        bytes: policy.min,
+        reason: FLOOR.into(),
+        key: Some("min-size"),
+        assumed: false,
+    }
+}
+
 /// The /dev/shm the container's workload needs.
 pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
     let workload = container.workload;
@@ -279,12 +356,12 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
                     bytes: round_up(bytes.max(policy.min)),
                     reason: "distributed training whose rank count gpulint cannot tell".into(),
                     key: Some("min-size-multi-gpu"),
+                    assumed: false,
                 };
             }
-            (None, None) => (
-                FULL_NODE_GPUS,
-                ", rank count unknown, taken as a full node of 8",
-            ),
+            // The rank count is unknown: the need of one rank is what the
+            // config shows for certain, a lower bound that assumes nothing.
+            (None, None) => (1, ", rank count unknown: at least one"),
         };
         let assumed = match (workers_assumed, ranks_assumed.is_empty()) {
             (true, true) => " (assumed)".to_string(),
@@ -307,16 +384,48 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
             } else {
                 None
             },
+            assumed: false,
+        };
+    }
+
+    if workload.kind == WorkloadKind::NcclTests {
+        // One rank per GPU; NCCL's segments are all it keeps there.
+        let (ranks, assumed) = match (workload.ranks.or(container.ranks), container.gpus) {
+            (Some(n), _) => (n, ""),
+            (None, Some(Gpus::Count(n))) => (n, ""),
+            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
+            _ => (1, ""),
+        };
+        let exact = nccl_bytes(ranks);
+        let bytes = round_up(exact).max(policy.min);
+        let what = format!(
+            "an NCCL benchmark on {}{assumed} uses about {} (one NCCL segment per local peer)",
+            plural(ranks, "GPU"),
+            HumanBytes(exact)
+        );
+        return ShmNeed {
+            bytes,
+            reason: if bytes == policy.min {
+                format!("{what}, and {FLOOR}")
+            } else {
+                what
+            },
+            key: (bytes == policy.min).then_some("min-size"),
+            assumed: !assumed.is_empty(),
         };
     }
 
     if let Some(engine) = workload.kind.engine() {
-        // The size the command sets, else one rank per GPU (TGI shards
-        // over every GPU it sees; with all of them, a full node).
+        // The size the command sets, else the engine's default: TGI (and
+        // LoRAX) shards over every GPU it sees, vLLM, SGLang and Triton run
+        // one tensor-parallel rank.
+        let shards_over_gpus = workload.kind == WorkloadKind::Tgi;
         let (ranks, assumed) = match (workload.ranks, container.gpus) {
             (Some(n), _) => (n, ""),
-            (None, Some(Gpus::Count(n))) => (n, ""),
-            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
+            (None, Some(Gpus::Count(n))) if shards_over_gpus => (n, ""),
+            (None, Some(Gpus::All)) if shards_over_gpus => {
+                (FULL_NODE_GPUS, " (all GPUs, assumed a full node)")
+            }
             _ => (1, ""),
         };
         let exact = engine_bytes(workload.kind, ranks).saturating_add(nccl_bytes(ranks));
@@ -342,6 +451,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
                 format!("{what} uses about {}, and {FLOOR}", HumanBytes(exact))
             },
             key: (bytes == policy.min).then_some("min-size"),
+            assumed: !assumed.is_empty(),
         };
     }
 
@@ -352,6 +462,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
                 bytes: round_up(bytes.max(policy.min)),
                 reason: format!("several GPUs or NCCL ranks share it, and {UNKNOWN}"),
                 key: Some("min-size-multi-gpu"),
+                assumed: false,
             };
         }
         // Sized for the heaviest workload measured on as many GPUs:
@@ -380,13 +491,10 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
                 HumanBytes(exact),
             ),
             key: Some("min-size-multi-gpu"),
+            assumed: true,
         };
     }
-    ShmNeed {
-        bytes: policy.min,
-        reason: FLOOR.into(),
-        key: Some("min-size"),
-    }
+    shm_floor(policy)
 }
 
 #[cfg(test)]
@@ -408,6 +516,7 @@ mod tests {
             platform: crate::model::container::Platform::DockerRun,
             id: String::new(),
             name: String::new(),
+            image: image.map(str::to_string),
             range: Default::default(),
             scope: Default::default(),
             file: 0,
@@ -522,10 +631,15 @@ mod tests {
             "{}",
             unknown.reason
         );
-        // A rank count nothing tells: a full node too, unless
-        // `min-size-multi-gpu` is set.
+        // A rank count nothing tells: at least one rank, a lower bound that
+        // assumes nothing more, unless `min-size-multi-gpu` is set.
         let hidden = need("torchrun --nproc_per_node=$N train.py", None, None);
-        assert_eq!(hidden.bytes, 3 * GIB);
+        assert_eq!(hidden.bytes, 512 * MIB);
+        assert!(
+            hidden.reason.contains("rank count unknown: at least one"),
+            "{}",
+            hidden.reason
+        );
         let set = ShmPolicy {
             min_multi_gpu: Some(2 * GIB),
             ..POLICY
@@ -664,6 +778,7 @@ mod tests {
                 bytes,
                 reason: String::new(),
                 key: None,
+                assumed: false,
             }
             .size()
         };

@@ -132,6 +132,26 @@ pub fn detect_launcher(command: &str) -> (Option<&'static str>, Option<u64>) {
             }
         }
     }
+    // `mpirun -np N` with a host list counts the ranks of every host: how
+    // many run here is the host list's business (`slots=`), not known.
+    let mpi = |t: &&str| matches!(t.rsplit('/').next(), Some("mpirun" | "mpiexec"));
+    let spread_over_hosts = tokens.iter().any(mpi)
+        && tokens.iter().any(|t| {
+            let name = t.split('=').next().unwrap_or(t);
+            matches!(
+                name,
+                "-hostfile"
+                    | "--hostfile"
+                    | "-machinefile"
+                    | "--machinefile"
+                    | "-H"
+                    | "--host"
+                    | "-host"
+            )
+        });
+    if spread_over_hosts {
+        parallelism = None;
+    }
     (launcher, parallelism)
 }
 
@@ -218,6 +238,26 @@ fn program_launcher(words: &[&str], depth: usize) -> Option<&'static str> {
             "accelerate" if words.get(i + 1) == Some(&"launch") => {
                 return Some("accelerate launch");
             }
+            // torchtune's `tune run` hands the recipe to torchrun when it is
+            // given torchrun's options (torchtune `_cli/run.py`,
+            // `_is_distributed_args`), else runs one process.
+            "tune" if words.get(i + 1) == Some(&"run") => {
+                let distributed = words[i + 2..].iter().any(|w| {
+                    [
+                        "--nproc_per_node",
+                        "--nproc-per-node",
+                        "--nnodes",
+                        "--rdzv_endpoint",
+                        "--rdzv-endpoint",
+                    ]
+                    .iter()
+                    .any(|flag| {
+                        w.strip_prefix(flag)
+                            .is_some_and(|r| r.is_empty() || r.starts_with('='))
+                    })
+                });
+                return distributed.then_some("tune run");
+            }
             _ => return None,
         }
     }
@@ -227,9 +267,36 @@ fn program_launcher(words: &[&str], depth: usize) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    /// opendatahub-io/distributed-workloads
+    /// benchmarks/osu-benchmarks/mpi-runtime-gpu.yaml: `-np 2` over two
+    /// hosts of one slot each runs no rank beside the launcher.
+    #[test]
+    fn mpirun_over_a_host_list_has_no_local_rank_count() {
+        assert_eq!(
+            detect_launcher("mpirun -np 8 ./all_reduce_perf -g 1").1,
+            Some(8)
+        );
+        assert_eq!(
+            detect_launcher("mpirun -np 2 -hostfile /tmp/h ./osu_bw").1,
+            None
+        );
+        assert_eq!(
+            detect_launcher("MPIARGS=\"-np 2 --hostfile /tmp/h\" && eval mpirun $MPIARGS ./osu_bw")
+                .1,
+            None
+        );
+        assert_eq!(detect_launcher("mpirun -H a,b -np 2 ./osu_bw").1, None);
+    }
+
     #[test]
     fn only_the_program_is_a_launcher() {
         for (line, launcher) in [
+            // kubeflow/manifests, trainer runtimes/torchtune/llama3_2/llama3_2_1B.yaml
+            (
+                "tune run --rdzv_endpoint=localhost:29500 full_finetune_distributed --config x",
+                Some("tune run"),
+            ),
+            ("tune run lora_finetune_single_device --config x", None),
             ("torchrun --nproc_per_node=8 train.py", Some("torchrun")),
             ("/opt/conda/bin/torchrun train.py", Some("torchrun")),
             (
@@ -249,6 +316,11 @@ mod tests {
                 Some("accelerate launch"),
             ),
             ("mpirun -np 4 python t.py", Some("mpirun")),
+            (
+                "mpirun -np 2 -hostfile /tmp/hostfile ./osu_bw",
+                Some("mpirun"),
+            ),
+            ("eval mpirun $MPIARGS ./osu_bw", None),
             ("echo torchrun", None),
             ("python train.py --launcher torchrun", None),
             ("python -c 'import torch.distributed.run'", None),

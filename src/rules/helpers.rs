@@ -13,6 +13,21 @@ pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to exte
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
+/// What a /dev/shm finding says when the config shows nothing that puts
+/// much in /dev/shm (`ContainerRuntime::shm_evidence`): it only informs.
+pub const NO_SHM_EVIDENCE: &str = "nothing in its config shows processes sharing memory \
+(no launcher or ranks, no DataLoader workers, no NCCL across several GPUs, no serving engine that asks \
+for it): this matters only if what runs there does, and gpulint reports it as information";
+
+/// A /dev/shm finding's note: what fails, and the evidence that it will
+/// here (`ContainerRuntime::shm_evidence`), or that the config shows none.
+pub fn shm_note(evidence: Option<&str>) -> String {
+    match evidence {
+        Some(evidence) => format!("{SHM_FAILURES}, and shared memory is in use here: {evidence}"),
+        None => format!("{SHM_FAILURES}; but {NO_SHM_EVIDENCE}"),
+    }
+}
+
 /// Why gpulint treats the service as a GPU workload, for labels.
 pub fn gpu_reason(service: &Service) -> String {
     let described = service.gpu.describe();

@@ -276,7 +276,7 @@ fn config_is_found_upward_and_applied() {
         "gpulint.toml",
         b"ignore = [\"GPU005\"]\n[severity]\nSHM002 = \"error\"\n[per-file-ignores]\n\"legacy/**\" = [\"SHM\"]\n[shm]\nmin-size = \"1gb\"\nfix-size = \"16gb\"\n",
     );
-    let compose = "services:\n  a:\n    runtime: nvidia\n    gpus: [{count: 1}]\n    shm_size: 768m\n  b:\n    gpus: [{count: 1}]\n";
+    let compose = "services:\n  a:\n    runtime: nvidia\n    gpus: [{count: 1}]\n    shm_size: 768m\n  b:\n    command: python train.py --num_workers 4\n    gpus: [{count: 1}]\n";
     write(
         dir.path(),
         "app/deep/docker-compose.yml",
@@ -811,7 +811,7 @@ fn unsafe_fixes_need_the_flag_and_what_is_left_is_reported() {
     assert_eq!(all.status.code(), Some(0), "{}", stdout(&all));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("compose.yaml")).unwrap(),
-        "services:\n  t:\n    gpus: all\n    shm_size: 3gb\n    environment:\n      OTHER: x\n"
+        "services:\n  t:\n    gpus: all\n    shm_size: 512mb\n    environment:\n      OTHER: x\n"
     );
 }
 
@@ -1195,12 +1195,16 @@ fn a_fix_into_an_anchor_another_key_aliases_is_display_only() {
     // SHM002 would raise `shm_size`, but `c.mem_limit` reads the same anchored
     // scalar: the edit would change it too, so it must not be offered as a fix.
     let dir = tempfile::tempdir().unwrap();
-    let text = "services:\n  b:\n    image: x\n    gpus: all\n    shm_size: &sz 1gb\n  c:\n    image: x\n    mem_limit: *sz\n";
+    let text = "services:\n  b:\n    image: x\n    command: torchrun train.py\n    gpus: all\n    shm_size: &sz 1gb\n  c:\n    image: x\n    mem_limit: *sz\n";
     write(dir.path(), "compose.yaml", text);
     let out = gpulint(dir.path(), &["check", "--output-format", "json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let d = &json["diagnostics"][0];
-    assert_eq!(d["code"], "SHM002");
+    let d = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"] == "SHM002")
+        .expect("SHM002 for the training service");
     assert_eq!(d["fixable"], false, "{d}");
     assert_eq!(d["fix"]["applicability"], "display-only");
     assert!(
@@ -1210,7 +1214,10 @@ fn a_fix_into_an_anchor_another_key_aliases_is_display_only() {
             .contains("`services.c.mem_limit`"),
         "{d}"
     );
-    let fixed = gpulint(dir.path(), &["check", "--fix", "--unsafe-fixes"]);
+    let fixed = gpulint(
+        dir.path(),
+        &["check", "--fix", "--unsafe-fixes", "--select", "SHM002"],
+    );
     assert_eq!(fixed.status.code(), Some(1), "{}", stderr(&fixed));
     assert!(
         !stderr(&fixed).contains("internal error"),

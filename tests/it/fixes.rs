@@ -328,7 +328,7 @@ fn insert_only_fixes_leave_every_other_byte_alone() {
 #[test]
 fn a_fix_on_an_anchor_many_services_merge_names_a_few_and_fixes_all() {
     let mut text = String::from(
-        "x-gpu: &gpu\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n  shm_size: 1gb\n  gpus: all\nservices:\n",
+        "x-gpu: &gpu\n  image: nvcr.io/nvidia/pytorch:24.01-py3\n  command: torchrun train.py\n  shm_size: 1gb\n  gpus: all\nservices:\n",
     );
     for i in 0..6 {
         text.push_str(&format!("  s{i}:\n    <<: *gpu\n"));

@@ -12,6 +12,19 @@ fn is_nvidia_cuda(name: &str) -> bool {
     name == "nvidia/cuda" || name.ends_with("/nvidia/cuda")
 }
 
+/// NGC's framework containers, which NGC tags by release only: there is no
+/// `latest` (triton-inference-server/server#5359: `manifest unknown`).
+fn is_ngc_framework(name: &str) -> bool {
+    [
+        "nvcr.io/nvidia/pytorch",
+        "nvcr.io/nvidia/tensorflow",
+        "nvcr.io/nvidia/tritonserver",
+        "nvcr.io/nvidia/nemo",
+        "nvcr.io/nvidia/cuda",
+    ]
+    .contains(&name)
+}
+
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for index in 0..cx.model.stages.len() {
         let Some(base) = cx.model.base(index, &HashMap::new()) else {
@@ -33,14 +46,15 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
         if !floating {
             continue;
         }
-        let removed = is_nvidia_cuda(name) && matches!(tag, None | Some("latest"));
+        let removed = (is_nvidia_cuda(name) || is_ngc_framework(name))
+            && matches!(tag, None | Some("latest"));
         let written = match tag {
             None => "no tag (`latest`)".to_string(),
             Some(t) => format!("the floating tag `{t}`"),
         };
         let message = if removed {
             format!(
-                "base image `{}` does not exist: nvidia/cuda has no `latest` tag",
+                "base image `{}` does not exist: {name} has no `latest` tag",
                 base.image
             )
         } else {
@@ -52,10 +66,12 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
         if removed {
             finding
                 .severity(Severity::Error)
-                .note("NVIDIA removed the `latest` tag of nvidia/cuda: `docker build` fails with `manifest for nvidia/cuda:latest not found: manifest unknown`")
+                .note(format!("NVIDIA publishes no `latest` tag of {name} (it removed nvidia/cuda's; NGC tags by release): `docker build` fails with `manifest for {name}:latest not found: manifest unknown`"))
                 .help("pin a full tag such as `nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04` that matches your driver and framework");
         } else {
+            // It builds today: a reproducibility risk, reported as information.
             finding
+                .severity(Severity::Info)
                 .note("a floating tag changes CUDA, cuDNN and framework versions under you: a rebuild can stop matching the host driver or your wheels, and NVIDIA deletes end-of-life CUDA tags")
                 .help("pin a versioned tag (and ideally a digest, `image:tag@sha256:...`)");
         }

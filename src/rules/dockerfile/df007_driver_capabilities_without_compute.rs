@@ -1,5 +1,6 @@
 //! DF007: `NVIDIA_DRIVER_CAPABILITIES` narrowed so that CUDA is not exposed.
 
+use crate::diagnostic::Severity;
 use crate::fix::{Applicability, Edit, Fix};
 use crate::rules::{Check, DockerfileContext, Reporter};
 
@@ -33,10 +34,19 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
             vec![Edit::insert(at as u32, "compute,")],
             vec![DockerfileContext::env_path(stage, NAME)],
         );
+        // A stage built on a CUDA or framework image is there to run CUDA:
+        // without `compute` it cannot. On another base the narrowing is
+        // often deliberate (NVML-only device plugins, DCGM, MIG managers set
+        // `utility`), so it only informs.
+        let runs_cuda = cx
+            .model
+            .base(stage, &foldhash::HashMap::default())
+            .is_some_and(|base| base.accelerator().is_some());
         out.report(
                 setting.pair.range,
                 format!("{} gives containers the GPU driver without CUDA", cx.describe_stage(stage)),
             )
+            .severity(if runs_cuda { Severity::Warning } else { Severity::Info })
             .label(format!("`{}` does not include `compute`", setting.value))
             .note("the NVIDIA container runtime mounts only the listed driver libraries; without `compute` there is no libcuda, and CUDA programs fail with `CUDA driver version is insufficient` or find no device")
             .help(format!("add `compute` (`{NAME}=compute,utility` is the toolkit's default) or use `all`"))

@@ -73,8 +73,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 .help("remove `runtime: nvidia`")
                 .fix(fix);
         } else {
+            // Working wherever the runtime is registered (and the Jetson
+            // convention): it informs.
             diagnostic
-                .severity(Severity::Warning)
+                .severity(Severity::Info)
                 .note("it fails with `unknown or invalid runtime name: nvidia` on hosts without that runtime registered, and which GPUs the container sees then depends on NVIDIA_VISIBLE_DEVICES in the image")
                 .help("reserve GPUs instead: `deploy.resources.reservations.devices: [{driver: nvidia, count: all, capabilities: [gpu]}]`")
                 .fix(fix);

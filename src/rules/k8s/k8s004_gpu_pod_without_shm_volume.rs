@@ -3,7 +3,7 @@
 use crate::diagnostic::Severity;
 use crate::fix::{Applicability, Fix};
 use crate::model::k8s::Container;
-use crate::rules::helpers::SHM_FAILURES;
+use crate::rules::helpers::shm_note;
 use crate::rules::kube_context::{Pod, container_path, shm_mount};
 use crate::rules::{Check, KubeContext, Reporter};
 use crate::syntax::yaml_edit::NewNode;
@@ -27,9 +27,11 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
         }
         let fix = add_shm_volume_fix(cx, &pod, &containers);
         for container in containers {
-            let large = cx
-                .container(container)
-                .is_some_and(|c| c.shares_shm_between_ranks());
+            let model = cx.container(container);
+            let large = model.is_some_and(|c| c.shares_shm_between_ranks());
+            // GPUs alone are no evidence of shared memory: without it the
+            // finding only informs.
+            let evidence = model.and_then(|c| c.shm_evidence());
             // A KServe runtime's container gets its GPUs from the
             // InferenceService merged into it.
             let request = container
@@ -54,14 +56,15 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
                         pod.describe_container(container)
                     ),
                 )
-                .severity(if large {
-                    Severity::Error
-                } else {
-                    Severity::Warning
+                .severity(match &evidence {
+                    None => Severity::Info,
+                    Some(_) if large => Severity::Error,
+                    Some(_) => Severity::Warning,
                 })
                 .label("mounts nothing at /dev/shm, and the pod does not set `hostIPC`");
             let mut note = format!(
-                "{SHM_FAILURES}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm"
+                "{}; Kubernetes has no shm-size field, so pods get the container runtime's 64 MiB unless a memory-backed emptyDir is mounted at /dev/shm",
+                shm_note(evidence.as_deref())
             );
             let finding = match (request, &predictor) {
                 (Some(request), _) if name.is_some() => finding.related(request, "the GPU request"),

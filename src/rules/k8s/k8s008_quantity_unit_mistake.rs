@@ -83,6 +83,12 @@ fn report(
 ) {
     let written = cx.source(value).trim_matches(['"', '\'']);
     let (message, label, note, corrected) = match quantity {
+        // The API server spells a size that is not a whole number of bytes
+        // in millis (1.2Gi is `1288490188800m`), and so do tools that
+        // compute limits (Kubeflow's notebook limit is 1.2 x the request):
+        // a milli quantity of a mebibyte or more means that size, since the
+        // slip it would otherwise be (`512m` for `512Mi`) gives a byte or so.
+        QuantityValue::Parsed(q) if q.suffix.is_milli() && is_canonical_milli(written) => return,
         QuantityValue::Parsed(q) if q.suffix.is_milli() => (
             format!(
                 "{owner} is `{written}`: {} bytes, not mebibytes",
@@ -115,6 +121,13 @@ fn report(
             None => "write the size with a binary suffix such as `512Mi` or `8Gi`".to_string(),
         })
         .fix(fix);
+}
+
+/// A milli quantity of at least a mebibyte: the canonical spelling of a
+/// fractional byte count, not a unit mistake.
+fn is_canonical_milli(written: &str) -> bool {
+    let number: f64 = written.trim_end_matches('m').parse().unwrap_or(0.0);
+    number / 1000.0 >= 1_048_576.0
 }
 
 /// `512m` → `0.512`.

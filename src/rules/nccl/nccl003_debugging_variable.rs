@@ -41,8 +41,9 @@ fn classify(name: &str, value: &str) -> Option<(Severity, &'static str)> {
     match name {
         // Turning a transport off is what the debugging section warns about
         // most: inter-node traffic falls back to TCP sockets.
+        // Often deliberate (a job meant for Ethernet): it informs.
         "NCCL_IB_DISABLE" => (value == "1").then_some((
-            Severity::Warning,
+            Severity::Info,
             "disables the InfiniBand/RoCE transport: traffic between nodes falls back to sockets",
         )),
         // `WARN` is the production minimum and `INFO` a common diagnostic
@@ -86,7 +87,7 @@ mod tests {
     #[test]
     fn classified_as_nccl_docs_do() {
         let severity = |name, value| classify(name, value).map(|(s, _)| s);
-        assert_eq!(severity("NCCL_IB_DISABLE", "1"), Some(Severity::Warning));
+        assert_eq!(severity("NCCL_IB_DISABLE", "1"), Some(Severity::Info));
         assert_eq!(severity("NCCL_IB_DISABLE", "0"), None);
         assert_eq!(severity("NCCL_DEBUG", "TRACE"), Some(Severity::Info));
         assert_eq!(severity("NCCL_DEBUG", "INFO"), None);

@@ -16,10 +16,18 @@ use crate::text::TextRange;
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {
+    // What only the shell settles is said once per project and variable
+    // (one `${VAR:?}` guard written in eleven places is one question).
+    let mut asked = std::collections::HashSet::new();
     for refusal in &cx.project.refusals {
         let severity = match refusal.kind {
             RefusalKind::Config => Severity::Error,
-            RefusalKind::UnlessShellSets => Severity::Warning,
+            // A required variable (`${VAR:?msg}`), a profile to enable: a
+            // deliberate design as often as a mistake, decided at run time.
+            RefusalKind::UnlessShellSets if asked.insert(refusal.message.as_str()) => {
+                Severity::Info
+            }
+            RefusalKind::UnlessShellSets => continue,
             RefusalKind::MissingFile | RefusalKind::ConfigReportedBy(_) => continue,
         };
         let at = match refusal.at {

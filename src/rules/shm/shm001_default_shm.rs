@@ -2,7 +2,7 @@
 
 use crate::diagnostic::Severity;
 use crate::model::container::ShmSetting;
-use crate::rules::helpers::SHM_FAILURES;
+use crate::rules::helpers::shm_note;
 use crate::rules::{Check, ContainerSite, Reporter};
 
 /// A pod on the container runtime's default is K8S004's finding: its fix
@@ -26,10 +26,14 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
         return;
     }
     let zero = site.zero_shm_size();
-    let severity = if model.gpus.is_some() && model.launches_ranks() {
-        Severity::Error
-    } else {
-        Severity::Warning
+    // GPUs alone are no evidence of shared memory (a media server, a
+    // single-process inference server, a probe): without evidence the
+    // finding only informs.
+    let evidence = model.shm_evidence();
+    let severity = match &evidence {
+        None => Severity::Info,
+        Some(_) if model.gpus.is_some() && model.launches_ranks() => Severity::Error,
+        Some(_) => Severity::Warning,
     };
     let finding = match &zero {
         Some(zero) => out
@@ -74,7 +78,7 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
     }
     finding
         .severity(severity)
-        .note(SHM_FAILURES)
+        .note(shm_note(evidence.as_deref()))
         .help(site.add_shm_help())
         .fix(site.add_shm_fix());
 }

@@ -2,10 +2,11 @@
 //! or tmpfs size, `--shm-size`, or the `sizeLimit` of a Kubernetes
 //! `/dev/shm` emptyDir.
 
+use crate::diagnostic::Severity;
 use crate::model::container::{ShmKind, ShmSetting};
-use crate::model::shm_need::shm_need;
+use crate::model::shm_need::{shm_floor, shm_need};
 use crate::model::size::{HumanBytes, MIB};
-use crate::rules::helpers::SHM_FAILURES;
+use crate::rules::helpers::shm_note;
 use crate::rules::{Check, ContainerSite, Reporter};
 
 pub const CHECK: Check = Check::containers(check);
@@ -27,7 +28,16 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
     if shm.decided_by == ShmSetting::Size && site.shm_size_is_bare_bytes() && bytes < MIB {
         return;
     }
-    let need = shm_need(model, &site.settings().shm_policy());
+    let policy = site.settings().shm_policy();
+    let need = shm_need(model, &policy);
+    // A size someone wrote is not called too small against a workload
+    // gpulint would have to assume (it cannot tell what runs): it is held
+    // to the floor alone.
+    let need = if need.assumed {
+        shm_floor(&policy)
+    } else {
+        need
+    };
     if bytes >= need.bytes {
         return;
     }
@@ -41,6 +51,13 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
         Some(key) => format!(" (`{key}` in gpulint.toml's [shm] changes the threshold)"),
         None => String::new(),
     };
+    // Below the floor, with no shared-memory use the config shows, it
+    // only informs.
+    let evidence = model.shm_evidence();
+    let severity = match &evidence {
+        Some(_) => Severity::Warning,
+        None => Severity::Info,
+    };
     let finding = out
         .report(
             setting.at,
@@ -52,7 +69,8 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
                 need.reason,
             ),
         )
-        .note(SHM_FAILURES)
+        .severity(severity)
+        .note(shm_note(evidence.as_deref()))
         .help(format!("raise it to at least {}{key}", setting.suggested))
         .label(setting.label);
     site.gpu_evidence(finding).fix(setting.raise);
