@@ -6,12 +6,16 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else {
-        return;
-    };
-    for directive in &batch.directives {
+    for directive in cx.script.batches.iter().flat_map(|b| &b.directives) {
         let written = &cx.text[directive.range.as_range()];
-        if !(written.contains('$') || written.contains('`')) {
+        // In an unquoted here-document the shell has expanded the line
+        // before sbatch reads it: only an escaped `\$` or `` \` `` is left.
+        let literal = if directive.expanded {
+            written.contains("\\$") || written.contains("\\`")
+        } else {
+            written.contains('$') || written.contains('`')
+        };
+        if !literal {
             continue;
         }
         out.report(
