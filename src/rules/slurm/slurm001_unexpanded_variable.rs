@@ -18,6 +18,12 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
         if !literal {
             continue;
         }
+        // What sbatch reads: the shell removed the escapes.
+        let written = if directive.expanded {
+            written.replace("\\$", "$").replace("\\`", "`")
+        } else {
+            written.to_string()
+        };
         out.report(
             directive.range,
             format!("sbatch does not expand shell variables in #SBATCH lines: `{written}` is read literally"),
