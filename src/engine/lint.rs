@@ -262,7 +262,7 @@ fn lint_script(
     active: &ActiveRules,
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    if script.runs.is_empty() && script.batch.is_none() && script.nccl_env.is_empty() {
+    if script.runs.is_empty() && script.batches.is_empty() && script.nccl_env.is_empty() {
         return diagnostics;
     }
     let cx = ScriptContext::new(script, text, &config.rule_settings);

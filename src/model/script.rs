@@ -9,11 +9,12 @@ use crate::model::docker_run::DockerRun;
 use crate::model::quadlet::Quadlet;
 use crate::model::script_env::{ScriptEnv, command_settings};
 use crate::model::script_vars::ScriptVariables;
-use crate::model::slurm::{BatchScript, TorchLaunch};
+use crate::model::slurm::{BatchScript, NodeVariables, Scope, TorchLaunch, branch_paths};
 use crate::syntax::embedded::{
     WorkflowEnv, makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
 };
 use crate::syntax::shell::{Command, Snippet, Word, commands};
+use crate::syntax::shell_script::{Feeds, ShellScript};
 use crate::syntax::yaml::Yaml;
 
 /// Where the shell text of a file is.
@@ -70,8 +71,10 @@ pub struct Script {
     pub runs: Vec<RunSite>,
     /// Apptainer/Singularity launches (`apptainer exec --nv img.sif ...`).
     pub apptainer_runs: Vec<ApptainerRun>,
-    /// Shell scripts with `#SBATCH` directives.
-    pub batch: Option<BatchScript>,
+    /// The batch scripts of a shell script: its own when it has `#SBATCH`
+    /// directives, then each here-document it gives sbatch or that holds
+    /// directives, in the order of the file (a body's after the file's).
+    pub batches: Vec<BatchScript>,
     pub launches: Vec<TorchLaunch>,
     /// Variables the script assigns (`export MASTER_ADDR=…`, `A=1`).
     pub assigned: Vec<String>,
@@ -122,19 +125,40 @@ impl Script {
                 Vec::new()
             }
         };
-        let mut script = Script {
-            batch: if kind == ScriptKind::Shell {
-                BatchScript::parse(text)
-            } else {
-                None
-            },
-            ..Script::default()
-        };
-        for (index, snippet) in snippets.iter().enumerate() {
-            for command in commands(snippet) {
-                script.commands.push((index, command));
+        let mut script = Script::default();
+        let mut snippets = snippets;
+        // Where each command is in the shell reader's scripts: (script,
+        // its index there), for the branches it sits in.
+        let shell = (kind == ScriptKind::Shell).then(|| ShellScript::read(text, 0));
+        let mut readers: Vec<&ShellScript> = Vec::new();
+        let mut origins: Vec<Option<(usize, usize)>> = Vec::new();
+        match &shell {
+            Some(shell) => {
+                snippets.truncate(1);
+                let outer = Scope {
+                    range: crate::text::TextRange::new(0, text.len()),
+                    ..Scope::default()
+                };
+                let mut flat = Flattened {
+                    text,
+                    snippets: &mut snippets,
+                    commands: &mut script.commands,
+                    batches: &mut script.batches,
+                    readers: &mut readers,
+                    origins: &mut origins,
+                };
+                flat.add(shell, 0, outer, false);
+            }
+            None => {
+                for (index, snippet) in snippets.iter().enumerate() {
+                    for command in commands(snippet) {
+                        script.commands.push((index, command));
+                        origins.push(None);
+                    }
+                }
             }
         }
+        let node_variables = NodeVariables::read(script.commands.iter().map(|(_, c)| c));
         // A Makefile recipe line runs in a shell of its own, where `$(X)`
         // is make's: its shell variables are not followed.
         let variables = match kind {
@@ -154,7 +178,10 @@ impl Script {
             if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
                 script.apptainer_runs.push(apptainer);
             }
-            if let Some(launch) = TorchLaunch::find(command) {
+            if let Some(mut launch) = TorchLaunch::find(command) {
+                if let Some((reader, local)) = origins[n] {
+                    launch.branches = branch_paths(readers[reader], local, &node_variables);
+                }
                 script.launches.push(launch);
             }
             if kind != ScriptKind::Markdown {
@@ -295,6 +322,15 @@ impl Script {
         script
     }
 
+    /// The batch script a command or launch at `range` runs in: the
+    /// innermost whose text holds it.
+    pub fn batch_for(&self, range: crate::text::TextRange) -> Option<&BatchScript> {
+        self.batches
+            .iter()
+            .filter(|b| b.scope.start <= range.start && range.end <= b.scope.end)
+            .min_by_key(|b| b.scope.len())
+    }
+
     /// Whether the script sets `name`.
     pub fn assigns(&self, name: &str) -> bool {
         self.assigned.iter().any(|a| a == name)
@@ -315,6 +351,79 @@ impl Script {
                 )
             })
             .collect()
+    }
+}
+
+/// A shell script's commands, its here-documents' among them, gathered
+/// into one list in the order of the file.
+struct Flattened<'s, 'r> {
+    text: &'s str,
+    snippets: &'s mut Vec<Snippet>,
+    commands: &'s mut Vec<(usize, Command)>,
+    batches: &'s mut Vec<BatchScript>,
+    readers: &'s mut Vec<&'r ShellScript>,
+    origins: &'s mut Vec<Option<(usize, usize)>>,
+}
+
+impl<'r> Flattened<'_, 'r> {
+    /// The commands of `shell` (snippet `snippet`, whose batch script is
+    /// read in `scope`; the file's own only when it has directives), each
+    /// here-document body that is a script read in its place: before the
+    /// first command after its body starts.
+    fn add(&mut self, shell: &'r ShellScript, snippet: usize, scope: Scope, own_batch: bool) {
+        let bodies: Vec<crate::text::TextRange> =
+            shell.lexed.heredocs.iter().map(|h| h.body).collect();
+        let batch = BatchScript::read(
+            self.text,
+            Scope {
+                excluded: &bodies,
+                ..scope
+            },
+        );
+        if own_batch || !batch.directives.is_empty() {
+            self.batches.push(batch);
+        }
+        let reader = self.readers.len();
+        self.readers.push(shell);
+        let mut nested = shell.nested.iter().peekable();
+        for (local, command) in shell.lexed.commands.iter().enumerate() {
+            while let Some(body) = nested
+                .next_if(|n| shell.lexed.heredocs[n.heredoc].body.start <= command.range().start)
+            {
+                self.nested(shell, body);
+            }
+            self.commands.push((snippet, command.clone()));
+            self.origins.push(Some((reader, local)));
+        }
+        for body in nested {
+            self.nested(shell, body);
+        }
+    }
+
+    fn nested(
+        &mut self,
+        shell: &'r ShellScript,
+        nested: &'r crate::syntax::shell_script::NestedScript,
+    ) {
+        let heredoc = &shell.lexed.heredocs[nested.heredoc];
+        let range = heredoc.body;
+        let snippet = self.snippets.len();
+        let body = self.text.get(range.as_range()).unwrap_or_default();
+        self.snippets
+            .push(Snippet::verbatim(body, range.start as usize));
+        let scope = Scope {
+            range,
+            excluded: &[],
+            expanded: !heredoc.quoted,
+            strip_tabs: heredoc.strip_tabs,
+            heredoc: Some(heredoc.operator),
+        };
+        self.add(
+            &nested.script,
+            snippet,
+            scope,
+            nested.feeds == Feeds::Sbatch,
+        );
     }
 }
 
@@ -431,5 +540,57 @@ mod tests {
         let md = "```sh\nFLAG=-it\n```\n\n```sh\ndocker run $FLAG --gpus all img\n```\n";
         let script = Script::read(md, ScriptKind::Markdown, None);
         assert_eq!(script.runs[0].run.gpu_request(), None);
+    }
+
+    /// NVIDIA/Megatron-LM `examples/megatron_fsdp/sbatch_checkpoint_convert.sh`:
+    /// the directives are those of the job `sbatch <<EOF` submits.
+    #[test]
+    fn a_heredoc_given_to_sbatch_is_a_batch_script_of_its_own() {
+        let text = "#!/bin/bash\nset +e\nsbatch <<EOF\n#!/bin/bash\n\n#SBATCH --nodes=$NODES\n#SBATCH --gres=gpu:8\nsrun torchrun --nnodes=2 train.py\n#SBATCH --late\nEOF\ncat <<'X' > job.sbatch\n#SBATCH -N \\$N\nX\n\t#SBATCH --not-a-directive\n";
+        let script = Script::read(text, ScriptKind::Shell, None);
+        assert_eq!(script.batches.len(), 2);
+        let job = &script.batches[0];
+        let names: Vec<(&str, bool, bool)> = job
+            .directives
+            .iter()
+            .map(|d| (d.name.as_str(), d.ignored, d.expanded))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("--nodes", false, true),
+                ("--gres", false, true),
+                ("--late", true, true)
+            ]
+        );
+        assert_eq!(&text[job.directives[0].range.as_range()], "--nodes=$NODES");
+        assert_eq!(&text[job.heredoc.unwrap().as_range()], "<<EOF");
+        let written = &script.batches[1];
+        assert!(!written.directives[0].expanded);
+        assert_eq!(&text[written.directives[0].range.as_range()], "-N \\$N");
+        // The body's launch is read, and belongs to the job.
+        let launch = &script.launches[0];
+        assert!(std::ptr::eq(script.batch_for(launch.range).unwrap(), job));
+    }
+
+    /// NVIDIA/physicsnemo `examples/cfd/external_aerodynamics/globe/airfrans/run.sh`.
+    #[test]
+    fn a_launch_in_the_single_node_branch_runs_on_one_node() {
+        use crate::model::slurm::runs_on_several_nodes;
+        let text = "#!/bin/bash\n#SBATCH -N 4\nN=${SLURM_NNODES:-1}\nif [ \"$N\" -gt 1 ]; then\n  srun torchrun --nnodes $N --rdzv_endpoint $H:29500 a.py &\nelif [ -n \"$X\" ]; then\n  torchrun b.py\nelse\n  torchrun c.py &\nfi\nif [ -f x ]; then torchrun --rdzv-endpoint=h d.py; else torchrun e.py; fi\ncase $SLURM_JOB_NUM_NODES in\n  1) torchrun f.py ;;\n  *) torchrun g.py ;;\nesac\n";
+        let script = Script::read(text, ScriptKind::Shell, None);
+        let several: Vec<bool> = script
+            .launches
+            .iter()
+            .map(|l| runs_on_several_nodes(&l.branches))
+            .collect();
+        assert_eq!(several, [true, false, false, true, true, false, true]);
+        // `else torchrun e.py`: nothing decides the branch, and its
+        // sibling has the endpoint.
+        let e = &script.launches[4];
+        assert!(e.branches[0].known.is_empty());
+        assert!(script.launches[3].endpoint);
+        let sibling = e.branches[0].siblings[0];
+        assert!(sibling.start <= script.launches[3].range.start);
     }
 }

@@ -1,8 +1,16 @@
 //! A SLURM batch script: its `#SBATCH` directives (the ones sbatch reads,
 //! and the ones it ignores), the resources they ask for, and the
 //! distributed launches in its body.
+//!
+//! A file may hold several: its own, and the here-documents it gives
+//! sbatch (`sbatch <<EOF`) or writes out as batch scripts (`cat <<EOF >
+//! job.sbatch`), each a job of its own with its own directives and first
+//! command. A launch belongs to the innermost one whose text holds it, and
+//! knows the branches it sits in (`BranchPath`): a launch in the `else` of
+//! `if [ "$SLURM_NNODES" -gt 1 ]` never runs on several nodes.
 
 use crate::syntax::shell::{Command, Word};
+use crate::syntax::shell_script::{BlockKind, ShellScript};
 use crate::text::TextRange;
 
 /// One `#SBATCH` option.
@@ -17,6 +25,9 @@ pub struct Directive {
     pub line: TextRange,
     /// After the first command: sbatch stops reading directives there.
     pub ignored: bool,
+    /// In an unquoted here-document: the shell expands `$…` in the line
+    /// before sbatch reads it (only an escaped `\$` reaches sbatch).
+    pub expanded: bool,
 }
 
 /// Short options of sbatch that take a value, and their long names.
@@ -38,24 +49,80 @@ const SHORT: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default)]
 pub struct BatchScript {
     pub directives: Vec<Directive>,
+    /// The text sbatch reads as this script: the whole file, or a
+    /// here-document's body.
+    pub scope: TextRange,
+    /// The here-document operator whose body this is (`None`: the file).
+    pub heredoc: Option<TextRange>,
+}
+
+/// Where a batch script's text is in a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scope<'a> {
+    pub range: TextRange,
+    /// Here-document bodies inside it: another script's text, never this
+    /// one's directives.
+    pub excluded: &'a [TextRange],
+    /// An unquoted here-document: expanded by the shell first.
+    pub expanded: bool,
+    /// `<<-`: the shell removes leading tabs first.
+    pub strip_tabs: bool,
+    pub heredoc: Option<TextRange>,
 }
 
 impl BatchScript {
-    /// The directives of a script; `None` when it has none.
+    /// The directives of a whole file; `None` when it has none.
     pub fn parse(text: &str) -> Option<BatchScript> {
-        if !text.contains("#SBATCH") {
-            return None;
+        let script = Self::read(
+            text,
+            Scope {
+                range: TextRange::new(0, text.len()),
+                ..Scope::default()
+            },
+        );
+        (!script.directives.is_empty()).then_some(script)
+    }
+
+    /// The directives in `scope` of `text`, read line by line as sbatch
+    /// reads its script: until the first line that is neither blank nor a
+    /// comment, and the ones after it marked ignored.
+    pub fn read(text: &str, scope: Scope) -> BatchScript {
+        let mut script = BatchScript {
+            scope: scope.range,
+            heredoc: scope.heredoc,
+            ..BatchScript::default()
+        };
+        let Some(body) = text.get(scope.range.as_range()) else {
+            return script;
+        };
+        if !body.contains("#SBATCH") {
+            return script;
         }
-        let mut script = BatchScript::default();
         let mut commands_started = false;
-        let mut offset = 0;
-        for raw in text.split_inclusive('\n') {
-            let start = offset;
+        let mut offset = scope.range.start as usize;
+        let mut excluded = scope.excluded.iter().peekable();
+        for raw in body.split_inclusive('\n') {
+            let mut start = offset;
             offset += raw.len();
-            let line = raw.trim_end_matches(['\n', '\r']);
+            while excluded
+                .next_if(|r| (r.end as usize) <= start && !r.contains(start))
+                .is_some()
+            {}
+            if excluded.peek().is_some_and(|r| r.contains(start)) {
+                continue;
+            }
+            let mut line = raw.trim_end_matches(['\n', '\r']);
+            if scope.strip_tabs {
+                let tabs = line.len() - line.trim_start_matches('\t').len();
+                (line, start) = (&line[tabs..], start + tabs);
+            }
             if let Some(rest) = line.strip_prefix("#SBATCH") {
                 let line_range = TextRange::new(start, start + line.len());
+                let at = script.directives.len();
                 script.read_line(rest, start + "#SBATCH".len(), line_range, commands_started);
+                for directive in &mut script.directives[at..] {
+                    directive.expanded = scope.expanded;
+                }
                 continue;
             }
             let trimmed = line.trim();
@@ -63,7 +130,7 @@ impl BatchScript {
                 commands_started = true;
             }
         }
-        (!script.directives.is_empty()).then_some(script)
+        script
     }
 
     fn read_line(&mut self, rest: &str, offset: usize, line: TextRange, ignored: bool) {
@@ -126,6 +193,7 @@ impl BatchScript {
             range,
             line,
             ignored,
+            expanded: false,
         });
     }
 
@@ -197,10 +265,306 @@ pub struct TorchLaunch {
     pub nnodes: Option<String>,
     /// `--rdzv-endpoint`, `--master-addr` or `--standalone` is given.
     pub has_rendezvous: bool,
+    /// `--rdzv-endpoint` or `--master-addr`: where the nodes meet.
+    pub endpoint: bool,
     /// Some of its arguments come from an array or a variable that may hold
     /// any option: what is missing may be there.
     pub opaque_arguments: bool,
     pub range: TextRange,
+    /// The branches it runs in, innermost first.
+    pub branches: Vec<BranchPath>,
+}
+
+/// A branch a command sits in: when it runs, as far as the node count
+/// decides it, and its sibling branches.
+#[derive(Debug, Clone, Default)]
+pub struct BranchPath {
+    /// Node-count tests that must each come out as given for the branch to
+    /// run (an `else`'s are its siblings' conditions, false): each a set
+    /// of alternatives, any of which makes it true.
+    pub known: Vec<(Vec<NodeTest>, bool)>,
+    /// Some condition on the way is not a node-count test gpulint reads.
+    pub unknown: bool,
+    /// The other branches of the same `if` or `case`.
+    pub siblings: Vec<TextRange>,
+}
+
+/// A comparison of the job's node count with a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeTest {
+    pub op: NodeOp,
+    pub value: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeOp {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    /// A `case` pattern `*`.
+    Any,
+}
+
+impl NodeTest {
+    pub fn holds(self, nodes: u64) -> bool {
+        let v = self.value;
+        match self.op {
+            NodeOp::Eq => nodes == v,
+            NodeOp::Ne => nodes != v,
+            NodeOp::Gt => nodes > v,
+            NodeOp::Ge => nodes >= v,
+            NodeOp::Lt => nodes < v,
+            NodeOp::Le => nodes <= v,
+            NodeOp::Any => true,
+        }
+    }
+}
+
+impl BranchPath {
+    /// Whether the branch can run on a job of `nodes` nodes, as far as
+    /// its known tests say.
+    pub fn runs_with(&self, nodes: u64) -> bool {
+        self.known
+            .iter()
+            .all(|(any, must)| any.iter().any(|t| t.holds(nodes)) == *must)
+    }
+}
+
+/// Whether a command in `branches` can run with more than one node: some
+/// node count above 1 passes every known test. Counts are tried around
+/// each number the tests name, which is where their answers change.
+pub fn runs_on_several_nodes(branches: &[BranchPath]) -> bool {
+    let mut candidates = vec![2u64];
+    for path in branches {
+        for (tests, _) in &path.known {
+            for t in tests {
+                for n in [
+                    t.value.saturating_sub(1),
+                    t.value,
+                    t.value.saturating_add(1),
+                ] {
+                    if n > 1 {
+                        candidates.push(n);
+                    }
+                }
+            }
+        }
+    }
+    candidates
+        .iter()
+        .any(|&n| branches.iter().all(|path| path.runs_with(n)))
+}
+
+/// Variables that hold the job's node count: SLURM's own, and those the
+/// script assigns from them and nothing else (`NNODES=${SLURM_NNODES:-1}`).
+#[derive(Debug, Clone, Default)]
+pub struct NodeVariables {
+    names: Vec<String>,
+}
+
+const SLURM_NODE_COUNTS: &[&str] = &["SLURM_NNODES", "SLURM_JOB_NUM_NODES"];
+
+impl NodeVariables {
+    pub fn read<'a>(commands: impl Iterator<Item = &'a Command> + Clone) -> NodeVariables {
+        let mut names: Vec<String> = SLURM_NODE_COUNTS.iter().map(|s| s.to_string()).collect();
+        // One round per level of aliasing is plenty: two.
+        for _ in 0..2 {
+            let mut verdicts: Vec<(String, bool)> = Vec::new();
+            for word in commands.clone().flat_map(|c| c.words.iter()) {
+                let Some(name) = word.assigned_name() else {
+                    continue;
+                };
+                if SLURM_NODE_COUNTS.contains(&name) {
+                    continue;
+                }
+                let value = &word.text[name.len() + 1..];
+                let ok = referenced(value).is_some_and(|r| names.iter().any(|n| n == r));
+                match verdicts.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, all)) => *all &= ok,
+                    None => verdicts.push((name.to_string(), ok)),
+                }
+            }
+            for (name, ok) in verdicts {
+                if ok && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        NodeVariables { names }
+    }
+
+    fn holds_nodes(&self, word: &str) -> bool {
+        referenced(word).is_some_and(|r| self.names.iter().any(|n| n == r))
+    }
+
+    /// A test of the node count: `[ "$SLURM_NNODES" -gt 1 ]`, `[[ $N -eq 1
+    /// ]]`, `test 1 -lt "${NNODES:-1}"`, negated with `!`.
+    fn test(&self, words: &[Word]) -> Option<(NodeTest, bool)> {
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        let (negated, texts) = match texts.split_first() {
+            Some((&"!", rest)) => (true, rest),
+            _ => (false, &texts[..]),
+        };
+        let inner = match texts {
+            ["[", inner @ .., "]"] | ["[[", inner @ .., "]]"] | ["test", inner @ ..] => inner,
+            _ => return None,
+        };
+        let [a, op, b] = inner else {
+            return None;
+        };
+        let op = match *op {
+            "-eq" | "=" | "==" => NodeOp::Eq,
+            "-ne" | "!=" => NodeOp::Ne,
+            "-gt" => NodeOp::Gt,
+            "-ge" => NodeOp::Ge,
+            "-lt" => NodeOp::Lt,
+            "-le" => NodeOp::Le,
+            _ => return None,
+        };
+        let flip = |op| match op {
+            NodeOp::Gt => NodeOp::Lt,
+            NodeOp::Ge => NodeOp::Le,
+            NodeOp::Lt => NodeOp::Gt,
+            NodeOp::Le => NodeOp::Ge,
+            other => other,
+        };
+        let test = if self.holds_nodes(a) {
+            NodeTest {
+                op,
+                value: b.parse().ok()?,
+            }
+        } else if self.holds_nodes(b) {
+            NodeTest {
+                op: flip(op),
+                value: a.parse().ok()?,
+            }
+        } else {
+            return None;
+        };
+        Some((test, !negated))
+    }
+}
+
+/// The variable a word is a lone reference to: `$N`, `${N}`, `${N:-1}`,
+/// `${N-1}` (a default is the value outside a job).
+fn referenced(word: &str) -> Option<&str> {
+    let rest = word.strip_prefix('$')?;
+    let name = match rest.strip_prefix('{') {
+        Some(braced) => {
+            let braced = braced.strip_suffix('}')?;
+            let end = braced
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(braced.len());
+            let default = &braced[end..];
+            let default = default
+                .strip_prefix(":-")
+                .or_else(|| default.strip_prefix('-'));
+            if end < braced.len() && !default.is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
+            {
+                return None;
+            }
+            &braced[..end]
+        }
+        None => rest,
+    };
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .then_some(name)
+}
+
+/// The branches command `n` of `script` sits in, innermost first, with
+/// what the node count says about each.
+pub fn branch_paths(script: &ShellScript, n: usize, nodes: &NodeVariables) -> Vec<BranchPath> {
+    let mut paths = Vec::new();
+    for (index, block) in script.blocks_of(n) {
+        if !matches!(
+            block.kind,
+            BlockKind::Then | BlockKind::Else | BlockKind::CaseArm
+        ) {
+            continue;
+        }
+        let mut path = BranchPath::default();
+        for (sibling, other) in script.branches(block.statement) {
+            if sibling == index {
+                // This branch's own condition must hold; an `else` has none.
+                if block.kind != BlockKind::Else {
+                    match condition(script, other, nodes) {
+                        Some(test) => path.known.push((test, true)),
+                        None => path.unknown = true,
+                    }
+                }
+                continue;
+            }
+            path.siblings.push(other.range);
+            // An earlier sibling's condition must not hold.
+            if sibling < index {
+                match condition(script, other, nodes) {
+                    Some(test) => path.known.push((test, false)),
+                    None => path.unknown = true,
+                }
+            }
+        }
+        paths.push(path);
+    }
+    paths
+}
+
+/// A branch's condition as node-count tests, any of which holds: an `if`
+/// of one test, or a `case` on the node count with numeric patterns.
+fn condition(
+    script: &ShellScript,
+    block: &crate::syntax::shell_script::Block,
+    nodes: &NodeVariables,
+) -> Option<Vec<NodeTest>> {
+    if block.kind == BlockKind::CaseArm {
+        let subject = script.condition(block).next()?.first()?;
+        if !nodes.holds_nodes(&subject.text) {
+            return None;
+        }
+        return block
+            .patterns
+            .iter()
+            .map(|p| match p.as_str() {
+                "*" => Some(NodeTest {
+                    op: NodeOp::Any,
+                    value: 0,
+                }),
+                p => Some(NodeTest {
+                    op: NodeOp::Eq,
+                    value: p.parse().ok()?,
+                }),
+            })
+            .collect();
+    }
+    let mut commands = script.condition(block);
+    let words = commands.next()?;
+    if commands.next().is_some() {
+        return None;
+    }
+    let (test, holds) = nodes.test(words)?;
+    // A negated test is true where its comparison is false.
+    Some(if holds {
+        vec![test]
+    } else {
+        vec![NodeTest {
+            op: negate(test.op),
+            value: test.value,
+        }]
+    })
+}
+
+fn negate(op: NodeOp) -> NodeOp {
+    match op {
+        NodeOp::Eq => NodeOp::Ne,
+        NodeOp::Ne => NodeOp::Eq,
+        NodeOp::Gt => NodeOp::Le,
+        NodeOp::Ge => NodeOp::Lt,
+        NodeOp::Lt => NodeOp::Ge,
+        NodeOp::Le => NodeOp::Gt,
+        NodeOp::Any => NodeOp::Any,
+    }
 }
 
 impl TorchLaunch {
@@ -222,7 +586,9 @@ impl TorchLaunch {
             nproc_per_node: None,
             nnodes: None,
             has_rendezvous: false,
+            endpoint: false,
             opaque_arguments: false,
+            branches: Vec::new(),
             range: words[start].range.cover(words.last()?.range),
         };
         let mut i = start + 1;
@@ -260,9 +626,11 @@ impl TorchLaunch {
                     launch.nproc_per_node = value.map(|v| (v, value_word.unwrap_or(word).clone()));
                 }
                 "--nnodes" => launch.nnodes = value,
-                "--rdzv-endpoint" | "--master-addr" | "--standalone" => {
-                    launch.has_rendezvous = true
+                "--rdzv-endpoint" | "--master-addr" => {
+                    launch.has_rendezvous = true;
+                    launch.endpoint = true;
                 }
+                "--standalone" => launch.has_rendezvous = true,
                 _ => {}
             }
             i += if value_word.is_some() { 2 } else { 1 };

@@ -5,6 +5,7 @@ pub mod embedded;
 pub mod interpolate;
 pub mod jsonc;
 pub mod shell;
+pub mod shell_script;
 pub mod tree;
 pub mod yaml;
 pub mod yaml_edit;

@@ -1,7 +1,10 @@
 //! Shell command lines, as far as linting needs them: simple commands made
 //! of words with their quotes removed and their byte ranges. Commands end at
 //! newlines, `;`, `&`, `|`, `&&`, `||`, `(` and `)`; a backslash-newline
-//! continues a line; comments and here-documents are skipped. Nothing is
+//! continues a line; comments and here-document bodies are skipped (`lex`
+//! also returns the here-documents, with their bodies' ranges, and the
+//! operators between commands, which `shell_script` reads control flow
+//! and nested scripts from). Nothing is
 //! expanded: a word that holds `$`, `${…}`, `$(…)` or backticks is marked
 //! `dynamic`, and rules treat its value as unknown. The commands inside a
 //! command substitution (`CID=$(docker run …)`, `` `docker run …` ``) are
@@ -143,8 +146,81 @@ impl Command {
     }
 }
 
+/// A here-document: `<<EOF` and the lines after it up to the delimiter,
+/// which are the standard input of the command that holds the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HereDoc {
+    /// The delimiter, quotes removed.
+    pub delimiter: String,
+    /// `<<'EOF'`, `<<"EOF"`, `<<\EOF`: the body is passed on as written.
+    /// Unquoted, the shell first expands `$…` and backquotes in it (and
+    /// removes the backslash of `\$`, `` \` `` and `\\`).
+    pub quoted: bool,
+    /// `<<-`: leading tabs are removed from every body line.
+    pub strip_tabs: bool,
+    /// The operator with its delimiter, in the host.
+    pub operator: TextRange,
+    /// The body lines, each with its newline, in the host: from the line
+    /// after the operator's to the delimiter line (left out).
+    pub body: TextRange,
+    /// Whether the delimiter line was found; if not, the body runs to the
+    /// end of the text, as the shell reads it (with a warning).
+    pub terminated: bool,
+    /// The simple command (its index in [`Lexed::commands`]) whose
+    /// standard input the body is.
+    pub command: usize,
+}
+
+/// An operator between simple commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Newline,
+    /// `;`
+    Semi,
+    /// `;;`, `;&` or `;;&`: the end of a `case` arm.
+    CaseEnd,
+    /// `&`
+    Background,
+    /// `|` or `|&`
+    Pipe,
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+    /// `(`
+    Open,
+    /// `)`
+    Close,
+}
+
+/// A step of a command list as written: a simple command or an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Token {
+    /// The index of the command in [`Lexed::commands`].
+    Command(usize),
+    /// An operator and where it is written in the host.
+    Op(Op, TextRange),
+}
+
+/// Everything the lexer reads from a snippet.
+#[derive(Debug, Clone, Default)]
+pub struct Lexed {
+    /// Every simple command, those in command substitutions first.
+    pub commands: Vec<Command>,
+    /// The here-documents, in the order their operators are written.
+    pub heredocs: Vec<HereDoc>,
+    /// The commands outside substitutions and the operators between them,
+    /// in order: the shape control flow is read from.
+    pub tokens: Vec<Token>,
+}
+
 /// The simple commands of a snippet, in order.
 pub fn commands(snippet: &Snippet) -> Vec<Command> {
+    lex(snippet).commands
+}
+
+/// The commands, here-documents and operators of a snippet.
+pub fn lex(snippet: &Snippet) -> Lexed {
     Lexer {
         text: snippet.text.as_bytes(),
         source: &snippet.text,
@@ -155,6 +231,8 @@ pub fn commands(snippet: &Snippet) -> Vec<Command> {
         heredocs: Vec::new(),
         heredoc_operator: None,
         depth: 0,
+        found: Vec::new(),
+        tokens: Vec::new(),
     }
     .run()
 }
@@ -169,26 +247,29 @@ struct Lexer<'a> {
     at: usize,
     commands: Vec<Command>,
     words: Vec<Word>,
-    /// Delimiters of here-documents whose bodies start on the next line,
-    /// and whether their lines may be indented with tabs (`<<-`).
-    heredocs: Vec<(String, bool)>,
-    /// A `<<` (true: `<<-`) written apart from its delimiter (`<< EOF`):
-    /// the next word is the delimiter.
-    heredoc_operator: Option<bool>,
+    /// Here-documents (indices in `found`) whose bodies start on the next
+    /// line.
+    heredocs: Vec<usize>,
+    /// A `<<` (true: `<<-`) written apart from its delimiter (`<< EOF`),
+    /// with where it starts: the next word is the delimiter.
+    heredoc_operator: Option<(bool, usize)>,
     /// How many command substitutions this lexer is inside.
     depth: usize,
+    /// Every here-document read; `command` is `usize::MAX` until the
+    /// command holding it ends.
+    found: Vec<HereDoc>,
+    tokens: Vec<Token>,
 }
 
 impl Lexer<'_> {
-    fn run(mut self) -> Vec<Command> {
+    fn run(mut self) -> Lexed {
         while self.at < self.text.len() {
             let c = self.text[self.at];
             match c {
                 b' ' | b'\t' | b'\r' => self.at += 1,
                 b'\\' if self.peek(1) == Some(b'\n') => self.at += 2,
                 b'\n' => {
-                    self.at += 1;
-                    self.end_command();
+                    self.operator(Op::Newline, 1);
                     self.skip_heredoc_bodies();
                 }
                 b'#' => {
@@ -198,15 +279,42 @@ impl Lexer<'_> {
                 }
                 // `&>file` redirects; any other `&` ends a command.
                 b'&' if self.peek(1) == Some(b'>') => self.word(),
-                b';' | b'&' | b'|' | b'(' | b')' => {
-                    self.at += 1;
-                    self.end_command();
-                }
+                b';' => match (self.peek(1), self.peek(2)) {
+                    (Some(b';'), Some(b'&')) => self.operator(Op::CaseEnd, 3),
+                    (Some(b';' | b'&'), _) => self.operator(Op::CaseEnd, 2),
+                    _ => self.operator(Op::Semi, 1),
+                },
+                b'&' if self.peek(1) == Some(b'&') => self.operator(Op::And, 2),
+                b'&' => self.operator(Op::Background, 1),
+                b'|' if self.peek(1) == Some(b'|') => self.operator(Op::Or, 2),
+                b'|' if self.peek(1) == Some(b'&') => self.operator(Op::Pipe, 2),
+                b'|' => self.operator(Op::Pipe, 1),
+                b'(' => self.operator(Op::Open, 1),
+                b')' => self.operator(Op::Close, 1),
                 _ => self.word(),
             }
         }
         self.end_command();
-        self.commands
+        // A here-document whose command never ended (cannot happen: the
+        // operator is a word of it) would keep its placeholder.
+        let last = self.commands.len().saturating_sub(1);
+        for heredoc in &mut self.found {
+            heredoc.command = heredoc.command.min(last);
+        }
+        Lexed {
+            commands: self.commands,
+            heredocs: self.found,
+            tokens: self.tokens,
+        }
+    }
+
+    /// Ends the command at the operator at the cursor, `len` bytes long.
+    fn operator(&mut self, op: Op, len: usize) {
+        let start = self.at;
+        self.at += len;
+        self.end_command();
+        let range = self.snippet.host_range(start, self.at);
+        self.tokens.push(Token::Op(op, range));
     }
 
     fn peek(&self, ahead: usize) -> Option<u8> {
@@ -216,7 +324,15 @@ impl Lexer<'_> {
     fn end_command(&mut self) {
         if !self.words.is_empty() {
             let words = std::mem::take(&mut self.words);
+            let n = self.commands.len();
             self.commands.push(Command { words });
+            self.tokens.push(Token::Command(n));
+            for heredoc in self.found.iter_mut().rev() {
+                if heredoc.command != usize::MAX {
+                    break;
+                }
+                heredoc.command = n;
+            }
         }
     }
 
@@ -285,7 +401,7 @@ impl Lexer<'_> {
                 _ => self.copy_char(&mut text),
             }
         }
-        self.heredoc_word(&self.source[start..self.at], &text);
+        self.heredoc_word(start, &text);
         self.words.push(Word {
             text,
             range: self.snippet.host_range(start, self.at),
@@ -297,10 +413,13 @@ impl Lexer<'_> {
     /// `<<"EOF"`, `<<-EOF`, or the word after a `<<` written apart
     /// (`<< EOF`). Quotes only stop expansion in the body; the delimiter is
     /// the word without them. `<<<` is a here-string, which has no body.
-    fn heredoc_word(&mut self, raw: &str, text: &str) {
-        if let Some(strip_tabs) = self.heredoc_operator.take() {
+    fn heredoc_word(&mut self, start: usize, text: &str) {
+        let raw = &self.source[start..self.at];
+        // Any quoting in the delimiter word leaves the body unexpanded.
+        let quoted = |delimiter: &str| delimiter.contains(['\'', '"', '\\']);
+        if let Some((strip_tabs, operator)) = self.heredoc_operator.take() {
             if !text.is_empty() {
-                self.heredocs.push((text.to_string(), strip_tabs));
+                self.heredoc(text, quoted(raw), strip_tabs, operator);
             }
             return;
         }
@@ -315,14 +434,30 @@ impl Lexer<'_> {
         let strip_tabs = rest.starts_with('-');
         let operator = digits + 2 + usize::from(strip_tabs);
         if raw.len() == operator {
-            self.heredoc_operator = Some(strip_tabs);
+            self.heredoc_operator = Some((strip_tabs, start));
             return;
         }
         // The unquoted text keeps the operator's characters at its start.
         let delimiter = text.get(operator..).unwrap_or("");
         if !delimiter.is_empty() {
-            self.heredocs.push((delimiter.to_string(), strip_tabs));
+            let quoted = quoted(&raw[operator..]);
+            self.heredoc(delimiter, quoted, strip_tabs, start);
         }
+    }
+
+    /// A here-document whose operator starts at `start` and whose
+    /// delimiter word ends at the cursor; its body starts on the next line.
+    fn heredoc(&mut self, delimiter: &str, quoted: bool, strip_tabs: bool, start: usize) {
+        self.heredocs.push(self.found.len());
+        self.found.push(HereDoc {
+            delimiter: delimiter.to_string(),
+            quoted,
+            strip_tabs,
+            operator: self.snippet.host_range(start, self.at),
+            body: TextRange::default(),
+            terminated: false,
+            command: usize::MAX,
+        });
     }
 
     /// Copies `$name`, `${…}`, `$(…)` or `` `…` `` as written.
@@ -398,8 +533,17 @@ impl Lexer<'_> {
             heredocs: Vec::new(),
             heredoc_operator: None,
             depth: self.depth + 1,
+            found: Vec::new(),
+            tokens: Vec::new(),
         };
-        self.commands.extend(inner.run());
+        let inner = inner.run();
+        let base = self.commands.len();
+        self.commands.extend(inner.commands);
+        self.found
+            .extend(inner.heredocs.into_iter().map(|mut heredoc| {
+                heredoc.command += base;
+                heredoc
+            }));
     }
 
     /// The offset of the next `byte`, or the end of the text.
@@ -423,8 +567,13 @@ impl Lexer<'_> {
 
     /// After a newline: skips the bodies of pending here-documents.
     fn skip_heredoc_bodies(&mut self) {
-        for (delimiter, strip_tabs) in std::mem::take(&mut self.heredocs) {
+        for index in std::mem::take(&mut self.heredocs) {
+            let body_start = self.at;
+            let mut body_end = self.text.len();
+            let mut terminated = false;
+            let strip_tabs = self.found[index].strip_tabs;
             while self.at < self.text.len() {
+                let line_start = self.at;
                 let end = self.find(b'\n');
                 let line = &self.source[self.at..end];
                 self.at = (end + 1).min(self.text.len());
@@ -433,10 +582,14 @@ impl Lexer<'_> {
                 } else {
                     line
                 };
-                if line.trim_end_matches('\r') == delimiter {
+                if line.trim_end_matches('\r') == self.found[index].delimiter {
+                    (body_end, terminated) = (line_start, true);
                     break;
                 }
             }
+            let body = self.snippet.host_range(body_start, body_end);
+            let heredoc = &mut self.found[index];
+            (heredoc.body, heredoc.terminated) = (body, terminated);
         }
     }
 }

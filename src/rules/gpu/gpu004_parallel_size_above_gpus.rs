@@ -210,15 +210,9 @@ fn container(site: &ContainerSite, out: &mut Reporter) {
 
 /// Servers started on the nodes of a batch job; torchrun is SLURM003's.
 fn slurm(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = cx.script.batch.as_ref() else {
+    if cx.script.batches.is_empty() {
         return;
-    };
-    let Some((gets, _)) = batch.gpus_per_node() else {
-        return;
-    };
-    // A job on several nodes, or one that starts a Ray cluster, may spread
-    // a server over the GPUs of all its nodes.
-    let one_node = batch.get("--nodes").is_none() || batch.count("--nodes") == Some(1);
+    }
     let ray = cx.script.commands.iter().any(|(_, command)| {
         command.words.iter().any(|w| {
             w.text
@@ -226,10 +220,22 @@ fn slurm(cx: &ScriptContext, out: &mut Reporter) {
                 .any(|part| part.eq_ignore_ascii_case("ray"))
         })
     });
-    if gets == 0 || !one_node || ray {
+    if ray {
         return;
     }
     for (n, (_, command)) in cx.script.commands.iter().enumerate() {
+        let Some(batch) = cx.script.batch_for(command.range()) else {
+            continue;
+        };
+        let Some((gets, _)) = batch.gpus_per_node() else {
+            continue;
+        };
+        // A job on several nodes may spread a server over the GPUs of all
+        // its nodes.
+        let one_node = batch.get("--nodes").is_none() || batch.count("--nodes") == Some(1);
+        if gets == 0 || !one_node {
+            continue;
+        }
         // A container's GPUs are its own (the commands check reads them);
         // an `srun` that asks for GPUs itself changes the share.
         let srun_gpus = command.words.iter().any(|w| {

@@ -6,14 +6,24 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else {
-        return;
-    };
-    for directive in &batch.directives {
+    for directive in cx.script.batches.iter().flat_map(|b| &b.directives) {
         let written = &cx.text[directive.range.as_range()];
-        if !(written.contains('$') || written.contains('`')) {
+        // In an unquoted here-document the shell has expanded the line
+        // before sbatch reads it: only an escaped `\$` or `` \` `` is left.
+        let literal = if directive.expanded {
+            written.contains("\\$") || written.contains("\\`")
+        } else {
+            written.contains('$') || written.contains('`')
+        };
+        if !literal {
             continue;
         }
+        // What sbatch reads: the shell removed the escapes.
+        let written = if directive.expanded {
+            written.replace("\\$", "$").replace("\\`", "`")
+        } else {
+            written.to_string()
+        };
         out.report(
             directive.range,
             format!("sbatch does not expand shell variables in #SBATCH lines: `{written}` is read literally"),

@@ -5,12 +5,10 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else {
-        return;
-    };
     // One finding per line, not per option on it.
     let mut reported = None;
-    for directive in batch.directives.iter().filter(|d| d.ignored) {
+    let directives = cx.script.batches.iter().flat_map(|b| &b.directives);
+    for directive in directives.filter(|d| d.ignored) {
         if reported == Some(directive.line) {
             continue;
         }

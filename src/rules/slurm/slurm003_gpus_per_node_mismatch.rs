@@ -7,16 +7,16 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else {
-        return;
-    };
-    let Some((gpus, asked)) = batch.gpus_per_node() else {
-        return;
-    };
-    if gpus == 0 {
-        return;
-    }
     for launch in &cx.script.launches {
+        let Some(batch) = cx.script.batch_for(launch.range) else {
+            continue;
+        };
+        let Some((gpus, asked)) = batch.gpus_per_node() else {
+            continue;
+        };
+        if gpus == 0 {
+            continue;
+        }
         let Some((ranks, word)) = launch.ranks_per_node() else {
             continue;
         };

@@ -6,17 +6,15 @@ use crate::rules::{Check, Reporter, ScriptContext};
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {
-    let Some(batch) = &cx.script.batch else {
-        return;
-    };
-    if !batch.requests_gpus() {
-        return;
-    }
     // Options are read as Apptainer reads them (`model::apptainer`): one
     // that takes a value is skipped with it, and an option or variable
     // gpulint cannot read past may hold `--nv`.
     for run in &cx.script.apptainer_runs {
-        if run.gpu_option.is_some() || run.uncertain.is_some() {
+        let gpu_job = cx
+            .script
+            .batch_for(run.range)
+            .is_some_and(|b| b.requests_gpus());
+        if !gpu_job || run.gpu_option.is_some() || run.uncertain.is_some() {
             continue;
         }
         let program = &run.program.text;
