@@ -785,6 +785,58 @@ fn whole_run_documents_streamed_over_many_files_are_whole() {
     assert_eq!(suite_count, 301);
 }
 
+/// A `.env` or `env_file` line Compose cannot parse is refused, and its
+/// value is no more shown than a parsed one's: not in the message, not in
+/// the frame of the line, in no format.
+#[test]
+fn an_env_line_compose_cannot_parse_is_not_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "DB_PASSWORD=\"Tr0ub4dor&3 horse\n";
+    write(dir.path(), "dotenv/.env", format!("A=1\n{line}"));
+    write(dir.path(), "dotenv/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "envfile/app.env", format!("A=1\n{line}"));
+    write(
+        dir.path(),
+        "envfile/compose.yaml",
+        format!("{GPU_SERVICE}    env_file: app.env\n"),
+    );
+    // A key Compose refuses, its value after it.
+    write(dir.path(), "badkey/.env", "DB@PASSWORD=Tr0ub4dor&3 horse\n");
+    write(dir.path(), "badkey/compose.yaml", GPU_SERVICE);
+    for format in [
+        "text", "concise", "json", "github", "sarif", "gitlab", "junit",
+    ] {
+        let out = gpulint(dir.path(), &["check", "--output-format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        assert_eq!(
+            printed.matches("PROJ001").count().min(1),
+            1,
+            "{format}: {printed}"
+        );
+        for secret in ["Tr0ub4dor", "horse"] {
+            assert!(!printed.contains(secret), "{format}: {printed}");
+        }
+    }
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("unterminated quoted value ${DB_PASSWORD}"),
+        "the message names the variable: {text}"
+    );
+    assert!(
+        text.contains("DB_PASSWORD=******"),
+        "the frame masks it: {text}"
+    );
+    for format in ["text", "json"] {
+        let out = gpulint(dir.path(), &["inspect", "--format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        assert!(
+            !printed.contains("Tr0ub4dor"),
+            "inspect {format}: {printed}"
+        );
+    }
+}
+
 /// Pieces of hostile names and values: workflow commands, every line break
 /// a runner or a terminal splits on, white space it trims before looking
 /// for `::`, and the runner's own escapes.
