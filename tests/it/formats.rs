@@ -785,6 +785,64 @@ fn whole_run_documents_streamed_over_many_files_are_whole() {
     assert_eq!(suite_count, 301);
 }
 
+/// `--output-file` naming one of the run's inputs (walked, named, through
+/// a link, the `--config` file) is refused before anything is written:
+/// the input is left as it was, and the run exits 2 saying why.
+#[test]
+fn an_output_file_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "gpulint.toml", "");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a/compose.yaml", dir.path().join("link.json")).unwrap();
+    let runs: &[&[&str]] = &[
+        &["check", "--output-file", "json:a/compose.yaml"],
+        &["check", "--output-file", "json:a/compose.yaml", "a"],
+        &[
+            "check",
+            "--output-file",
+            "sarif:./a/../a/compose.yaml",
+            "a/compose.yaml",
+        ],
+        &["check", "--output-file", "link.json", "."],
+        &[
+            "check",
+            "--config",
+            "gpulint.toml",
+            "--output-file",
+            "json:gpulint.toml",
+            "a",
+        ],
+        &["check", "--fix", "--output-file", "junit:a/compose.yaml"],
+    ];
+    for args in runs {
+        let out = gpulint(dir.path(), args);
+        let stderr = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("which this run reads"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stdout(&out).is_empty(), "{args:?}: nothing is checked");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/compose.yaml")).unwrap(),
+            GPU_SERVICE,
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("gpulint.toml")).unwrap(),
+        ""
+    );
+    // A report file from an earlier run, in the walked directory, is fine.
+    write(dir.path(), "report.json", "{}");
+    let out = gpulint(
+        dir.path(),
+        &["check", "--output-file", "json:report.json", "a"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+}
+
 /// A `.env` or `env_file` line Compose cannot parse is refused, and its
 /// value is no more shown than a parsed one's: not in the message, not in
 /// the frame of the line, in no format.
