@@ -92,6 +92,15 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         Ok(plan) => plan,
         Err(e) => return usage_error(e),
     };
+    // Discovery before anything is written: a report file must not be one
+    // of the files the run reads.
+    let discovered = (!plan.reads_stdin)
+        .then(|| discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver));
+    if let Some((targets, _)) = &discovered
+        && let Err(e) = refuse_inputs_as_reports(&args, &plan, targets)
+    {
+        return usage_error(e);
+    }
     let noqa_errors = if args.add_noqa {
         let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver);
         // The files now hold the comments: the check that follows reads
@@ -110,8 +119,8 @@ pub(super) fn check(args: CheckArgs) -> u8 {
             Ok(checked) => emitter.file(checked),
             Err(e) => return usage_error(e),
         }
-    } else {
-        check_paths(&plan, &mut emitter);
+    } else if let Some(discovered) = discovered {
+        check_paths(&plan, &mut emitter, discovered);
     }
     let status = emitter.finish(&args, &plan, !noqa_errors.is_empty());
     // The process ends with this run: what the session still holds need
@@ -408,9 +417,11 @@ fn files_per_chunk() -> usize {
 /// by a chunk, not by the tree. A project whose files fall in two chunks
 /// is loaded in each, as it would be by two runs; a chunk ends only where
 /// the directory changes, so that is rare.
-fn check_paths(plan: &Plan, emitter: &mut Emitter) {
-    let (targets, errors) =
-        discover_with(&plan.session.workspace().files, &plan.paths, &plan.resolver);
+fn check_paths(
+    plan: &Plan,
+    emitter: &mut Emitter,
+    (targets, errors): (Vec<Target>, Vec<crate::engine::discover::DiscoveryError>),
+) {
     emitter.unchecked += errors.len();
     let mut errors: Vec<String> = errors
         .into_iter()
@@ -429,6 +440,62 @@ fn check_paths(plan: &Plan, emitter: &mut Emitter) {
         // checks the next one too, instead of sleeping until it is done.
         rayon::scope(|_| check_chunks(plan, &targets, emitter));
     }
+}
+
+/// Refuses an `--output-file` that is one of the run's inputs (a path
+/// named or walked, the `--config` file): creating the report would
+/// truncate it before it is read. Compared by what the paths are (device
+/// and inode, through links), then by their canonical paths.
+fn refuse_inputs_as_reports(
+    args: &CheckArgs,
+    plan: &Plan,
+    targets: &[Target],
+) -> Result<(), String> {
+    if args.output_file.is_empty() {
+        return Ok(());
+    }
+    let inputs = || {
+        targets
+            .iter()
+            .map(|t| t.path.as_path())
+            .chain(plan.paths.iter().map(PathBuf::as_path))
+            .chain(args.config.as_deref())
+    };
+    for file in &args.output_file {
+        let Ok(report) = std::fs::metadata(&file.path) else {
+            // Not there yet: no input can be it.
+            continue;
+        };
+        let canonical = file.path.canonicalize().ok();
+        let same = |input: &Path| {
+            std::fs::metadata(input).is_ok_and(|m| same_file(&m, &report))
+                || (canonical.is_some() && input.canonicalize().ok() == canonical)
+        };
+        if let Some(input) = inputs().find(|input| same(input)) {
+            return Err(format!(
+                "--output-file {} is {}, which this run reads: writing the report would destroy it; name another file",
+                human_path(&file.path),
+                if input == file.path {
+                    "an input".to_string()
+                } else {
+                    format!("the input {}", human_path(input))
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two metadata are of one file.
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// What checking one file gave: its report, rendered for each destination

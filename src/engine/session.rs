@@ -259,21 +259,33 @@ fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
 /// not quote them (a `.env` can hold a token, or be a link to
 /// `.git/config`).
 pub(crate) fn hidden_values(project: &Project) -> crate::redact::Hidden {
+    let in_compose_files = |value: &str| {
+        project
+            .files
+            .iter()
+            .any(|f| f.role != crate::project::FileRole::Env && f.source.text.contains(value))
+    };
     let values = project
         .env
         .iter()
         .filter_map(|(name, var)| match &var.value {
-            crate::project::env::Value::Known(value)
-                if !project.files.iter().any(|f| {
-                    f.role != crate::project::FileRole::Env
-                        && f.source.text.contains(value.as_str())
-                }) =>
-            {
-                Some((name, value.as_str()))
+            crate::project::env::Value::Known(value) if !in_compose_files(value) => {
+                Some((name.to_string(), value.clone()))
             }
             _ => None,
         });
-    crate::redact::Hidden::values_not_in(values, "")
+    // And every value an env file writes, as written, whether or not
+    // Compose could read the line (a refused line is quoted in the
+    // refusal, and framed): its text is no more the compose files' to show.
+    let raw: Vec<(String, String)> = project
+        .files
+        .iter()
+        .filter(|f| f.role == crate::project::FileRole::Env)
+        .flat_map(|f| crate::project::env::raw_values(&f.source.text))
+        .filter(|(_, value)| !in_compose_files(value))
+        .collect();
+    let values: Vec<(String, String)> = values.chain(raw).collect();
+    crate::redact::Hidden::values_not_in(values.iter().map(|(n, v)| (n.as_str(), v.as_str())), "")
 }
 
 /// A finding about a service behind `profiles:` says so: the service is

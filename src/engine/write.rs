@@ -17,6 +17,15 @@ use std::path::Path;
 /// puts the original back if it fails anyway.
 pub fn write_fixed(path: &Path, original: &str, fixed: &str) -> Result<(), String> {
     let real = std::fs::canonicalize(path).map_err(|e| format!("cannot resolve the path: {e}"))?;
+    // Renaming over a file needs only the directory's permission: the
+    // file's own is what the user would meet writing it (`chmod 444`
+    // says "do not change"), so it is asked first, as the shell would.
+    #[cfg(unix)]
+    unix::writable(&real)?;
+    #[cfg(not(unix))]
+    if std::fs::metadata(&real).is_ok_and(|m| m.permissions().readonly()) {
+        return Err("the file is read-only; the file is unchanged".into());
+    }
     #[cfg(unix)]
     unix::within_file_size_limit(fixed.len())?;
     let unchanged = |what: &str| -> Result<(), String> {
@@ -154,6 +163,25 @@ mod unix {
     use std::fs::File;
     use std::io;
     use std::path::Path;
+
+    /// Refuses a file the effective user may not write (`access(2)` with
+    /// `W_OK`, for the effective ids: what `test -w` answers, root's
+    /// bypass included).
+    pub fn writable(path: &Path) -> Result<(), String> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| "the path holds a NUL byte".to_string())?;
+        // SAFETY: a NUL-terminated path that lives across the call.
+        let status =
+            unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) };
+        if status == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        Err(format!(
+            "the file is not writable ({error}); the file is unchanged"
+        ))
+    }
 
     /// Refuses a text longer than the file size limit (`ulimit -f`): past
     /// it a write raises SIGXFSZ, which would end gpulint mid-write.

@@ -3,7 +3,8 @@
 //! clean file, `<error>` for a file that could not be linted and
 //! `<skipped>` for a template passed over.
 
-use super::{explanation, shown_path};
+use super::escape::{human, human_path};
+use super::{human_explanation, shown_path};
 use crate::engine::FileReport;
 use std::fmt::Write;
 
@@ -37,7 +38,11 @@ fn part(report: &FileReport) -> super::document::Part {
             format!(
                 "<error message=\"{}\">{}</error>",
                 attr(&error.message),
-                body(&format!("{path}{place}: {}", error.message))
+                body(&format!(
+                    "{}{place}: {}",
+                    human_path(std::path::Path::new(&path)),
+                    human(&error.message)
+                ))
             )
         };
         case(
@@ -51,11 +56,15 @@ fn part(report: &FileReport) -> super::document::Part {
     for d in &report.diagnostics {
         failures += 1;
         let at = report.index.line_col(d.range.start as usize, &report.text);
+        // The text is shown as lines in CI logs and test reports: each part
+        // escaped for people, so that a name read from a file cannot start
+        // a line (a `::` workflow command), and the path cannot either.
         let text = format!(
-            "{path}:{}:{}: {}",
+            "{}:{}:{}: {}",
+            human_path(std::path::Path::new(&path)),
             at.line,
             at.column,
-            explanation(report, d)
+            human_explanation(report, d)
         );
         let inner = format!(
             "<failure message=\"{}\" type=\"{}\">{}</failure>",

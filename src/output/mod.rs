@@ -253,25 +253,34 @@ fn advice_with(d: &Diagnostic, escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str
 /// A finding as plain text for formats without code frames: the message
 /// with its advice, then its other spans as `path:line:col: label`.
 pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
-    explanation_with(report, d, &|text| std::borrow::Cow::Borrowed(text))
+    explanation_with(
+        report,
+        d,
+        &|text| std::borrow::Cow::Borrowed(text),
+        &shown_path,
+    )
 }
 
 /// [`explanation`] for a log: each part escaped with [`escape::human`],
-/// lines joined with `\n`.
+/// lines joined with `\n`; a related path that starts a line is written
+/// as [`escape::human_path`] writes it (never starting with `::`).
 pub fn human_explanation(report: &FileReport, d: &Diagnostic) -> String {
-    explanation_with(report, d, &escape::human)
+    explanation_with(report, d, &escape::human, &|p| {
+        escape::human_path(Path::new(&shown_path(p)))
+    })
 }
 
 fn explanation_with(
     report: &FileReport,
     d: &Diagnostic,
     escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str>,
+    path: &dyn Fn(&Path) -> String,
 ) -> String {
     let mut out = advice_with(d, escape);
     for related in related_locations(report, d) {
         out.push_str(&format!(
             "\n{}:{}:{}: {}",
-            escape(&shown_path(related.path)),
+            path(related.path),
             related.region.start.line,
             related.region.start.column,
             escape(related.message)

@@ -83,7 +83,8 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         index: &report.index,
     };
     // Labels in this file come in line order with the primary span; labels
-    // in other files follow, each under its `::: path:line:col` header.
+    // in other files follow, each under its `--> path:line:col` header (not
+    // rustc's `:::`, which would start a line with a workflow command).
     let (mut local, elsewhere): (Vec<&Label>, Vec<&Label>) =
         d.related.iter().partition(|l| l.file.is_none());
     local.sort_by_key(|l| l.range.start);
@@ -149,7 +150,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         let _ = writeln!(
             out,
             "{pad}{} {}:{}:{}",
-            style.paint("34", ":::"),
+            style.paint("34", "-->"),
             human_path(&file.path),
             lc.line,
             lc.column

@@ -400,6 +400,66 @@ impl Dotenv<'_> {
     }
 }
 
+/// Every value text an env file writes, as written, with the name it is
+/// written under: what follows the `=` (or `:`) of each line, trimmed,
+/// also without its quotes and without a ` #` comment, and every line of a
+/// quoted value that spans lines. Read line by line, whether or not the
+/// file parses (a line Compose refuses holds a value too; a line without
+/// a separator is all value). What the redaction hides
+/// ([`crate::redact::Hidden`]) where a message or a frame could quote it.
+pub fn raw_values(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut push = |name: &str, value: &str| {
+        let value = value.trim();
+        if !value.is_empty() && !out.iter().any(|(_, v)| v == value) {
+            out.push((name.to_string(), value.to_string()));
+        }
+    };
+    // The quote a value opened and has not closed, and its variable.
+    let mut open: Option<(char, String)> = None;
+    for line in text.lines() {
+        let line = line.trim_start_matches('\u{feff}');
+        if let Some((quote, name)) = &open {
+            push(name, line);
+            let name = name.clone();
+            let quote = *quote;
+            if let Some(end) = line.find(quote) {
+                push(&name, &line[..end]);
+                open = None;
+            }
+            continue;
+        }
+        let statement = line.trim_start();
+        if statement.is_empty() || statement.starts_with('#') {
+            continue;
+        }
+        let statement = statement
+            .strip_prefix("export")
+            .filter(|rest| rest.starts_with(char::is_whitespace))
+            .map_or(statement, str::trim_start);
+        let Some(sep) = statement.find(['=', ':']) else {
+            push(statement.trim(), statement);
+            continue;
+        };
+        let name = statement[..sep].trim();
+        let value = statement[sep + 1..].trim();
+        push(name, value);
+        push(name, value.split(" #").next().unwrap_or(""));
+        let Some(quote) = value.chars().next().filter(|c| matches!(c, '"' | '\'')) else {
+            continue;
+        };
+        let inner = &value[1..];
+        match inner.find(quote) {
+            Some(end) => push(name, &inner[..end]),
+            None => {
+                push(name, inner);
+                open = Some((quote, name.to_string()));
+            }
+        }
+    }
+    out
+}
+
 /// compose-go's `expandEscapes` for double-quoted values: `\n`, `\t` and
 /// the other C escapes, `\"`, `\\`, `\0` octal; `\$` stays an escaped `$`.
 fn expand_escapes(value: &str) -> String {
@@ -508,6 +568,29 @@ mod tests {
         assert!(e.message.contains("unexpected character"), "{e:?}");
         let e = error("A=${B:?is needed}\n");
         assert!(e.message.contains("required variable B"), "{e:?}");
+    }
+
+    #[test]
+    fn raw_values_are_read_whether_or_not_the_file_parses() {
+        let values = raw_values(
+            "A=plain # note\nexport B='q v'\nC=\"Tr0ub4dor&3 horse\nnext line\"\n# D=skip\nLONE\nE: yaml\n",
+        );
+        let has = |name: &str, value: &str| values.iter().any(|(n, v)| n == name && v == value);
+        assert!(has("A", "plain # note") && has("A", "plain"), "{values:?}");
+        assert!(has("B", "'q v'") && has("B", "q v"), "{values:?}");
+        assert!(
+            has("C", "\"Tr0ub4dor&3 horse") && has("C", "Tr0ub4dor&3 horse"),
+            "{values:?}"
+        );
+        assert!(
+            has("C", "next line\"") && has("C", "next line"),
+            "{values:?}"
+        );
+        assert!(has("LONE", "LONE") && has("E", "yaml"), "{values:?}");
+        assert!(
+            !values.iter().any(|(_, v)| v.contains("skip")),
+            "{values:?}"
+        );
     }
 
     #[test]

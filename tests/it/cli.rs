@@ -642,6 +642,48 @@ fn fix_by_another_user_keeps_the_owner() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// `--fix` honours the file's write permission as the user meets it: their
+/// own mode-444 file is not replaced (renaming over it needs only the
+/// directory's permission), the run says so at the file and exits 2. Run
+/// as an unprivileged user: `nobody` when the tests run as root (root may
+/// write any file, in the shell too), else the user running them.
+#[cfg(target_os = "linux")]
+#[test]
+fn fix_leaves_a_read_only_file_alone() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: no arguments, no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE.as_bytes());
+    let path = dir.path().join("compose.yaml");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    command
+        .args(["check", "--fix", "compose.yaml"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1");
+    if root {
+        // The directory and the file are nobody's own, as a user's are.
+        for p in [dir.path(), &path] {
+            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+        }
+        command.uid(65534).gid(65534);
+    }
+    let before = std::fs::metadata(&path).unwrap();
+    let out = command.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{}{err}", stdout(&out));
+    assert!(
+        err.contains("compose.yaml: error: cannot write the fixes: the file is not writable"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), GPU_SERVICE);
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!((after.ino(), after.mode()), (before.ino(), before.mode()));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
 /// A GPU service whose file is `len` bytes long, padded with a comment: its
 /// SHM001 fix adds a `shm_size` line.
 #[cfg(target_os = "linux")]

@@ -784,3 +784,241 @@ fn whole_run_documents_streamed_over_many_files_are_whole() {
         .count();
     assert_eq!(suite_count, 301);
 }
+
+/// `--output-file` naming one of the run's inputs (walked, named, through
+/// a link, the `--config` file) is refused before anything is written:
+/// the input is left as it was, and the run exits 2 saying why.
+#[test]
+fn an_output_file_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "gpulint.toml", "");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a/compose.yaml", dir.path().join("link.json")).unwrap();
+    let runs: &[&[&str]] = &[
+        &["check", "--output-file", "json:a/compose.yaml"],
+        &["check", "--output-file", "json:a/compose.yaml", "a"],
+        &[
+            "check",
+            "--output-file",
+            "sarif:./a/../a/compose.yaml",
+            "a/compose.yaml",
+        ],
+        &["check", "--output-file", "link.json", "."],
+        &[
+            "check",
+            "--config",
+            "gpulint.toml",
+            "--output-file",
+            "json:gpulint.toml",
+            "a",
+        ],
+        &["check", "--fix", "--output-file", "junit:a/compose.yaml"],
+    ];
+    for args in runs {
+        let out = gpulint(dir.path(), args);
+        let stderr = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("which this run reads"),
+            "{args:?}: {stderr}"
+        );
+        assert!(stdout(&out).is_empty(), "{args:?}: nothing is checked");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a/compose.yaml")).unwrap(),
+            GPU_SERVICE,
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("gpulint.toml")).unwrap(),
+        ""
+    );
+    // A report file from an earlier run, in the walked directory, is fine.
+    write(dir.path(), "report.json", "{}");
+    let out = gpulint(
+        dir.path(),
+        &["check", "--output-file", "json:report.json", "a"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+}
+
+/// A `.env` or `env_file` line Compose cannot parse is refused, and its
+/// value is no more shown than a parsed one's: not in the message, not in
+/// the frame of the line, in no format.
+#[test]
+fn an_env_line_compose_cannot_parse_is_not_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = "DB_PASSWORD=\"Tr0ub4dor&3 horse\n";
+    write(dir.path(), "dotenv/.env", format!("A=1\n{line}"));
+    write(dir.path(), "dotenv/compose.yaml", GPU_SERVICE);
+    write(dir.path(), "envfile/app.env", format!("A=1\n{line}"));
+    write(
+        dir.path(),
+        "envfile/compose.yaml",
+        format!("{GPU_SERVICE}    env_file: app.env\n"),
+    );
+    // A key Compose refuses, its value after it.
+    write(dir.path(), "badkey/.env", "DB@PASSWORD=Tr0ub4dor&3 horse\n");
+    write(dir.path(), "badkey/compose.yaml", GPU_SERVICE);
+    for format in [
+        "text", "concise", "json", "github", "sarif", "gitlab", "junit",
+    ] {
+        let out = gpulint(dir.path(), &["check", "--output-format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        assert_eq!(
+            printed.matches("PROJ001").count().min(1),
+            1,
+            "{format}: {printed}"
+        );
+        for secret in ["Tr0ub4dor", "horse"] {
+            assert!(!printed.contains(secret), "{format}: {printed}");
+        }
+    }
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("unterminated quoted value ${DB_PASSWORD}"),
+        "the message names the variable: {text}"
+    );
+    assert!(
+        text.contains("DB_PASSWORD=******"),
+        "the frame masks it: {text}"
+    );
+    for format in ["text", "json"] {
+        let out = gpulint(dir.path(), &["inspect", "--format", format, "."]);
+        let printed = stdout(&out) + &common::stderr(&out);
+        assert!(
+            !printed.contains("Tr0ub4dor"),
+            "inspect {format}: {printed}"
+        );
+    }
+}
+
+/// Pieces of hostile names and values: workflow commands, every line break
+/// a runner or a terminal splits on, white space it trims before looking
+/// for `::`, and the runner's own escapes.
+const HOSTILE_PIECES: &[&str] = &[
+    "::",
+    "::error::x",
+    "::add-mask::y",
+    "::warning file=a,line=1::w",
+    "\n",
+    "\r",
+    "\r\n",
+    " ",
+    "\t",
+    "\u{85}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{b}",
+    "\u{c}",
+    "\u{a0}",
+    "\u{3000}",
+    "%0A::",
+    "##[add-mask]z",
+    "\\n::",
+    "a",
+    "error",
+    ":",
+    ",",
+    "%",
+];
+
+fn hostile_text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(proptest::sample::select(HOSTILE_PIECES), 1..7)
+        .prop_map(|pieces| pieces.concat())
+}
+
+/// `text` as a YAML double-quoted scalar.
+fn yaml_quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{a0}') => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(common::property_cases() / 4))]
+
+    /// Whatever a service, a directory, an env file or a value is named, no
+    /// line of any report starts (after white space, which the runner trims)
+    /// with `::`, a GitHub workflow command; the `github` format's lines are
+    /// its own annotations, one a line.
+    #[test]
+    fn no_report_line_is_a_workflow_command(
+        service in hostile_text(),
+        dir_name in hostile_text(),
+        env_file in hostile_text(),
+        value in hostile_text(),
+    ) {
+        let repo = tempfile::tempdir().unwrap();
+        let dir_name = if dir_name.starts_with('.') { format!("x{dir_name}") } else { dir_name };
+        let dir = repo.path().join(&dir_name);
+        let env_file = env_file.replace(['\n', '\r'], "_");
+        let env_file = if env_file.starts_with('.') { format!("x{env_file}") } else { env_file };
+        write(&dir, &env_file, format!("NCCL_P2P_DISABLE=1\nHOSTILE={value}\n"));
+        write(&dir, ".env", format!("SHM={}\n", yaml_quoted(&value).replace('$', "")));
+        write(
+            &dir,
+            "compose.yaml",
+            format!(
+                "services:\n  {}:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    shm_size: ${{SHM}}\n    env_file: [{}]\n    environment:\n      {}: {}\n    command: torchrun --nproc_per_node 8 train.py\n",
+                yaml_quoted(&service),
+                yaml_quoted(&env_file),
+                yaml_quoted(&format!("NCCL_{service}")),
+                yaml_quoted(&value),
+            ),
+        );
+        write(&dir, "broken/compose.yaml", format!("services:\n  {}: [1, 2\n", yaml_quoted(&service)));
+        let mut runs: Vec<Vec<&str>> = ["text", "concise", "github", "json", "sarif", "gitlab", "junit"]
+            .iter()
+            .map(|f| vec!["check", "--output-format", f, "."])
+            .collect();
+        runs.push(vec!["check", "--quiet", "."]);
+        runs.push(vec!["inspect", "."]);
+        runs.push(vec!["inspect", "--format", "json", "."]);
+        for args in &runs {
+            let out = gpulint(repo.path(), args);
+            let (stdout, stderr) = (stdout(&out), common::stderr(&out));
+            prop_assert!(!stdout.is_empty(), "{args:?}: nothing reported\n{stderr}");
+            let github = args.contains(&"github");
+            // A runner splits lines at LF, CR and CRLF.
+            for line in stdout.split(['\n', '\r']) {
+                let trimmed = line.trim_start();
+                if github && !line.is_empty() {
+                    prop_assert!(
+                        ["::error file=", "::warning file=", "::notice file="]
+                            .iter()
+                            .any(|p| line.starts_with(p)),
+                        "{args:?}: not an annotation: {line:?}\n{stdout}"
+                    );
+                } else {
+                    prop_assert!(
+                        !trimmed.starts_with("::"),
+                        "{args:?}: a workflow command: {line:?}\n{stdout}"
+                    );
+                }
+            }
+            if github {
+                let commands = workflow_commands(&stdout);
+                prop_assert_eq!(commands.len(), stdout.lines().count(), "{}", stdout);
+            }
+            prop_assert!(workflow_commands(&stderr).is_empty(), "{args:?}: {stderr}");
+        }
+    }
+}
