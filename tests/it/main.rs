@@ -13,6 +13,7 @@ mod cli;
 mod corpus;
 mod devcontainer;
 mod docs;
+mod ecosystem;
 mod editor;
 mod engine;
 mod fix_properties;

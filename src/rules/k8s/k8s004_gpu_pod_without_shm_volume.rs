@@ -32,6 +32,17 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
             // GPUs alone are no evidence of shared memory: without it the
             // finding only informs.
             let evidence = model.and_then(|c| c.shm_evidence());
+            // A Kubeflow training runtime is a template that each TrainJob
+            // completes (`runtimePatches` add volumes, a /dev/shm among
+            // them): without a workload that needs it, what the pod gets
+            // is the TrainJob's to say, not the template's.
+            let template = matches!(
+                pod.object.kind.as_str(),
+                "TrainingRuntime" | "ClusterTrainingRuntime"
+            );
+            if template && evidence.is_none() {
+                continue;
+            }
             // A KServe runtime's container gets its GPUs from the
             // InferenceService merged into it.
             let request = container

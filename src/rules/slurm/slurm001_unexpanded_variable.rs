@@ -5,9 +5,42 @@ use crate::rules::{Check, Reporter, ScriptContext};
 
 pub const CHECK: Check = Check::slurm(check);
 
+/// `line` without template placeholders: `{$name}` (the brace form a
+/// template engine fills in, never shell syntax: the shell would keep the
+/// braces) and `{{ ... }}` (Jinja). A script whose directives hold them is
+/// a template, rendered before anything reaches sbatch.
+fn without_placeholders(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(inner) = rest.strip_prefix("{{")
+            && let Some(end) = inner.find("}}")
+        {
+            rest = &inner[end + 2..];
+            continue;
+        }
+        if let Some(inner) = rest.strip_prefix("{$") {
+            let name_len = inner
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                .count();
+            if name_len > 0 && inner[name_len..].starts_with('}') {
+                rest = &inner[name_len + 1..];
+                continue;
+            }
+        }
+        let c = rest.chars().next().expect("not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 fn check(cx: &ScriptContext, out: &mut Reporter) {
     for directive in cx.script.batches.iter().flat_map(|b| &b.directives) {
-        let written = &cx.text[directive.range.as_range()];
+        let raw = &cx.text[directive.range.as_range()];
+        let unrendered = without_placeholders(raw);
+        let written = unrendered.as_str();
         // In an unquoted here-document the shell has expanded the line
         // before sbatch reads it: only an escaped `\$` or `` \` `` is left.
         let literal = if directive.expanded {
@@ -20,9 +53,9 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
         }
         // What sbatch reads: the shell removed the escapes.
         let written = if directive.expanded {
-            written.replace("\\$", "$").replace("\\`", "`")
+            raw.replace("\\$", "$").replace("\\`", "`")
         } else {
-            written.to_string()
+            raw.to_string()
         };
         out.report(
             directive.range,
@@ -34,5 +67,30 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
             "write the value itself, or pass the option when submitting: `sbatch {} script`",
             written.replace('\'', "")
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_placeholders;
+
+    /// aws/sagemaker-hyperpod-recipes
+    /// tests/slurm_workflow/slurm_baseline_artifacts: golden files whose
+    /// `{$results_dir}` the test fills in.
+    #[test]
+    fn template_placeholders_are_not_shell_variables() {
+        assert_eq!(
+            without_placeholders("#SBATCH --output={$results_dir}/log_%j.out"),
+            "#SBATCH --output=/log_%j.out"
+        );
+        assert_eq!(without_placeholders("#SBATCH -J {{ name }}"), "#SBATCH -J ");
+        assert_eq!(
+            without_placeholders("#SBATCH -o ${DIR}/x"),
+            "#SBATCH -o ${DIR}/x"
+        );
+        assert_eq!(
+            without_placeholders("#SBATCH -o {$}/x {$"),
+            "#SBATCH -o {$}/x {$"
+        );
     }
 }
