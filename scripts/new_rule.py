@@ -116,11 +116,11 @@ TARGETS = {
         "check": "Check::slurm(check)",
         "signature": "cx: &ScriptContext, out: &mut Reporter",
         "imports": "use crate::rules::{Check, Reporter, ScriptContext};",
-        "body": "    let Some(batch) = &cx.script.batch else {\n"
-        "        return;\n"
-        "    };\n"
-        "    // Report with `out.report(range, ...)`.\n"
-        "    let _ = (batch, &out);\n",
+        "body": "    // The file's batch script, then each here-document fed to sbatch.\n"
+        "    for batch in &cx.script.batches {\n"
+        "        // Report with `out.report(range, ...)`.\n"
+        "        let _ = (batch, &out);\n"
+        "    }\n",
         "targets": ["slurm"],
         "fixtures": {
             "invalid.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\nsrun python train.py\n",

@@ -47,23 +47,20 @@ impl Hidden {
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect();
         // The longest first: a value that holds another is replaced whole.
-        values.sort_by(|(a_name, a), (b_name, b)| {
-            b.len()
-                .cmp(&a.len())
-                .then_with(|| a.cmp(b))
-                .then_with(|| a_name.cmp(b_name))
-        });
+        values.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
         // A value that several variables hold cannot say which one a
         // setting took: it is shown as any of them (`${A}` or `${B}`),
         // never as the wrong one alone.
         let mut merged: Vec<(String, String)> = Vec::with_capacity(values.len());
         for (name, value) in values {
-            match merged.last_mut() {
-                Some((names, last)) if *last == value => {
-                    names.push_str("} or ${");
-                    names.push_str(&name);
+            match merged.iter_mut().find(|(_, v)| *v == value) {
+                Some((names, _)) => {
+                    if !names.split("} or ${").any(|n| n == name) {
+                        names.push_str("} or ${");
+                        names.push_str(&name);
+                    }
                 }
-                _ => merged.push((name, value)),
+                None => merged.push((name, value)),
             }
         }
         Hidden { values: merged }
@@ -543,7 +540,7 @@ mod tests {
         );
         assert_eq!(
             hidden.apply("undefined volume `<your_path>`"),
-            "undefined volume `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
+            "undefined volume `${LOCAL_MODEL_PATH} or ${LOCAL_EMBEDDING_MODEL_PATH}`"
         );
     }
 
