@@ -55,9 +55,13 @@ impl Hidden {
         for (name, value) in values {
             match merged.iter_mut().find(|(_, v)| *v == value) {
                 Some((names, _)) => {
-                    if !names.split("} or ${").any(|n| n == name) {
-                        names.push_str("} or ${");
-                        names.push_str(&name);
+                    // In name order: the variables come from a map, and a
+                    // report says the same thing on every run.
+                    let mut all: Vec<&str> = names.split("} or ${").collect();
+                    if !all.contains(&name.as_str()) {
+                        all.push(&name);
+                        all.sort_unstable();
+                        *names = all.join("} or ${");
                     }
                 }
                 None => merged.push((name, value)),
@@ -540,7 +544,7 @@ mod tests {
         );
         assert_eq!(
             hidden.apply("undefined volume `<your_path>`"),
-            "undefined volume `${LOCAL_MODEL_PATH} or ${LOCAL_EMBEDDING_MODEL_PATH}`"
+            "undefined volume `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
         );
     }
 
