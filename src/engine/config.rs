@@ -50,6 +50,9 @@ struct ComposeConfig {
     /// Files merged like `docker compose -f a -f b`, relative to the config.
     #[serde(default)]
     projects: Vec<Vec<String>>,
+    /// Globs of compose files another tool merges with its own base.
+    #[serde(default)]
+    fragments: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -232,6 +235,17 @@ impl Config {
                     s.clone()
                 }
                 None => defaults.fix_shm_size,
+            },
+            compose_fragments: match file.compose.fragments.is_empty() {
+                true => None,
+                false => Some(crate::rules::settings::ComposeFragments {
+                    root: root.clone(),
+                    patterns: file.compose.fragments.clone(),
+                    globs: std::sync::Arc::new(glob_set(
+                        &file.compose.fragments,
+                        "[compose] fragments",
+                    )?),
+                }),
             },
         };
         // The size fixes write must satisfy the checks, or a fix would trade

@@ -3,6 +3,67 @@
 
 use crate::model::shm_need::ShmPolicy;
 use crate::model::size::{GIB, MIB};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// `[compose] fragments`: compose files another tool merges with its own
+/// base (an app store's apps, which name the store's network), so what
+/// they refer to and do not define is the base's, not a mistake.
+#[derive(Clone)]
+pub struct ComposeFragments {
+    /// The configuration's directory, which the globs are relative to.
+    pub root: PathBuf,
+    /// As written, for equality and hashing (settings key a project's lint).
+    pub patterns: Vec<String>,
+    pub globs: Arc<globset::GlobSet>,
+}
+
+impl ComposeFragments {
+    /// Whether `path` is one of the declared fragments.
+    pub fn contains(&self, path: &Path) -> bool {
+        let absolute: PathBuf = std::path::absolute(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .components()
+            .collect();
+        let relative = absolute
+            .strip_prefix(&self.root)
+            .map(Path::to_path_buf)
+            .or_else(|_| {
+                std::fs::canonicalize(&absolute)
+                    .map_err(|_| ())
+                    .and_then(|c| {
+                        c.strip_prefix(&self.root)
+                            .map(Path::to_path_buf)
+                            .map_err(|_| ())
+                    })
+            });
+        relative.is_ok_and(|r| self.globs.is_match(r))
+    }
+}
+
+impl std::fmt::Debug for ComposeFragments {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ComposeFragments")
+            .field("root", &self.root)
+            .field("patterns", &self.patterns)
+            .finish()
+    }
+}
+
+impl PartialEq for ComposeFragments {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root && self.patterns == other.patterns
+    }
+}
+
+impl Eq for ComposeFragments {}
+
+impl std::hash::Hash for ComposeFragments {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.root.hash(state);
+        self.patterns.hash(state);
+    }
+}
 
 /// The thresholds and defaults rules use; set from `gpulint.toml` `[shm]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -20,6 +81,8 @@ pub struct RuleSettings {
     pub dataloader_workers: u64,
     /// The size fixes write and messages suggest, as the user would spell it.
     pub fix_shm_size: String,
+    /// `[compose] fragments`, when set.
+    pub compose_fragments: Option<ComposeFragments>,
 }
 
 impl Default for RuleSettings {
@@ -29,6 +92,7 @@ impl Default for RuleSettings {
             min_shm_multi_gpu: None,
             dataloader_workers: 8,
             fix_shm_size: "8gb".to_string(),
+            compose_fragments: None,
         }
     }
 }

@@ -268,6 +268,60 @@ fn exclude_names_match_at_any_depth_like_gitignore() {
     );
 }
 
+/// runtipi/runtipi-appstore (apps/*/docker-compose.yml): each app names
+/// the store's network, which the store's own base declares. Compose
+/// refuses an app alone, and so does gpulint until the files are declared
+/// fragments; then only what the base cannot supply is reported.
+#[test]
+fn declared_compose_fragments_leave_undefined_references_to_their_base() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "apps/bitmagnet/docker-compose.yml",
+        b"services:\n  bitmagnet:\n    image: x\n    networks: [tipi_main_network]\n  db:\n    image: postgres\n    volumes: [\"data:/var/lib/postgresql\", \"/x:/dev/shm\"]\n    tmpfs: /dev/shm\n",
+    );
+    let before = stdout(&gpulint(
+        dir.path(),
+        &["check", "--output-format", "json", "."],
+    ));
+    assert!(
+        before.contains("refers to undefined network `tipi_main_network`"),
+        "{before}"
+    );
+    assert!(
+        before.contains("[compose] fragments"),
+        "the help names the key: {before}"
+    );
+    write(
+        dir.path(),
+        "gpulint.toml",
+        b"[compose]\nfragments = [\"apps/*/docker-compose.yml\"]\n",
+    );
+    let after = stdout(&gpulint(
+        dir.path(),
+        &["check", "--output-format", "json", "."],
+    ));
+    assert!(!after.contains("undefined network"), "{after}");
+    assert!(!after.contains("undefined volume"), "{after}");
+    // What no base can supply is still refused: two mounts at /dev/shm.
+    assert!(after.contains("\"code\": \"PROJ001\""), "{after}");
+    assert!(after.contains("/dev/shm"), "{after}");
+    let bad = gpulint(dir.path(), &["check", "."]);
+    assert_eq!(bad.status.code(), Some(1), "{}", stdout(&bad));
+    write(
+        dir.path(),
+        "gpulint.toml",
+        b"[compose]\nfragments = [\"apps/[\"]\n",
+    );
+    let broken = gpulint(dir.path(), &["check", "."]);
+    assert_eq!(broken.status.code(), Some(2), "{}", stderr(&broken));
+    assert!(
+        stderr(&broken).contains("[compose] fragments: bad glob"),
+        "{}",
+        stderr(&broken)
+    );
+}
+
 #[test]
 fn config_is_found_upward_and_applied() {
     let dir = tempfile::tempdir().unwrap();

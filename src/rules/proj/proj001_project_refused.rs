@@ -19,7 +19,24 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
     // What only the shell settles is said once per project and variable
     // (one `${VAR:?}` guard written in eleven places is one question).
     let mut asked = std::collections::HashSet::new();
+    // A declared fragment (`[compose] fragments`) is merged with a base
+    // that defines what it refers to: those references are the base's.
+    let fragment = cx
+        .settings
+        .compose_fragments
+        .as_ref()
+        .is_some_and(|fragments| {
+            cx.project
+                .spec
+                .files
+                .iter()
+                .any(|file| fragments.contains(file))
+        });
     for refusal in &cx.project.refusals {
+        let undefined_reference = refusal.message.contains("undefined");
+        if fragment && undefined_reference {
+            continue;
+        }
         let severity = match refusal.kind {
             RefusalKind::Config => Severity::Error,
             // A required variable (`${VAR:?msg}`), a profile to enable: a
@@ -76,6 +93,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if let Some(line) = env_line {
             finding = finding.related(line, "Compose stops reading here");
         }
-        finding.help("fix the value this points at (or the file or service it names)");
+        finding.help(if undefined_reference {
+            "define what it names, or fix the reference; if another tool merges this file with its own base that defines it (an app store's apps), declare such files in gpulint.toml: `[compose] fragments = [\"apps/*/docker-compose.yml\"]`"
+        } else {
+            "fix the value this points at (or the file or service it names)"
+        });
     }
 }
