@@ -1327,6 +1327,41 @@ fn git_apply_check(dir: &Path, patch: &str) -> Result<(), String> {
     }
 }
 
+/// One file named twice is one input: by two spellings of its path, named
+/// and walked, and through a link. It was reported twice, `--diff` printed
+/// its hunk twice (which `git apply` refuses) and `--fix` exited 2.
+#[cfg(unix)]
+#[test]
+fn one_file_named_twice_is_one_input() {
+    let spellings: &[&[&str]] = &[
+        &["a/compose.yaml", "./a/compose.yaml"],
+        &["a/compose.yaml", "a/../a/compose.yaml"],
+        &[".", "a/compose.yaml"],
+        &["link.yaml", "a/compose.yaml"],
+    ];
+    for names in spellings {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+        std::os::unix::fs::symlink("a/compose.yaml", dir.path().join("link.yaml")).unwrap();
+        let args = |first: &[&'static str]| -> Vec<&'static str> { [first, names].concat() };
+        let out = gpulint(dir.path(), &args(&["check", "--output-format", "concise"]));
+        let report = stdout(&out);
+        assert_eq!(report.matches("SHM001").count(), 1, "{names:?}: {report}");
+        let out = gpulint(dir.path(), &args(&["check", "--diff"]));
+        let patch = stdout(&out);
+        assert_eq!(patch.matches("@@ ").count(), 1, "{names:?}: {patch}");
+        git_apply_check(dir.path(), &patch).unwrap();
+        let out = gpulint(dir.path(), &args(&["check", "--fix"]));
+        assert_eq!(out.status.code(), Some(0), "{names:?}: {}", stderr(&out));
+        let fixed = std::fs::read_to_string(dir.path().join("a/compose.yaml")).unwrap();
+        assert_eq!(
+            fixed,
+            format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"),
+            "{names:?}"
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn odd_and_absolute_paths_make_diff_headers_git_applies() {
