@@ -1327,6 +1327,77 @@ fn git_apply_check(dir: &Path, patch: &str) -> Result<(), String> {
     }
 }
 
+/// `--diff` is a patch `git apply` and `patch -p1` take, and that makes what
+/// `--fix` writes, whatever the file's line endings: LF, CRLF, CR only (one
+/// line to both tools), a lone CR among LFs, mixed, no final line break.
+#[cfg(unix)]
+#[test]
+fn diff_applies_for_every_line_ending_style() {
+    let lines = [
+        "services:",
+        "  trainer:",
+        "    image: nvcr.io/nvidia/pytorch:24.01-py3",
+        "    gpus: all",
+    ];
+    let styles: &[(&str, &[&str])] = &[
+        ("lf", &["\n"]),
+        ("crlf", &["\r\n"]),
+        ("cr", &["\r"]),
+        ("lone-cr", &["\n", "\r", "\n", "\n"]),
+        ("mixed", &["\r", "\r\n", "\n", "\r"]),
+        ("cr-no-final", &["\r", "\r", "\r", ""]),
+        ("lf-no-final", &["\n", "\n", "\n", ""]),
+    ];
+    for (name, ends) in styles {
+        let text: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| format!("{line}{}", ends[i % ends.len()]))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "compose.yaml", &text);
+        let out = gpulint(
+            dir.path(),
+            &["check", "--diff", "--select", "SHM001", "compose.yaml"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let patch = stdout(&out);
+        assert!(patch.contains("shm_size"), "{name}: {patch:?}");
+        git_apply_check(dir.path(), &patch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        std::fs::write(dir.path().join("fix.patch"), &patch).unwrap();
+        let patched = Command::new("patch")
+            .args(["-p1", "--dry-run", "-i", "fix.patch"])
+            .current_dir(dir.path())
+            .output()
+            .expect("patch runs");
+        assert!(
+            patched.status.success() && !stdout(&patched).contains("fuzz"),
+            "{name}: {}{}\n{patch:?}",
+            stdout(&patched),
+            stderr(&patched)
+        );
+        let applied = Command::new("git")
+            .args(["apply", "fix.patch"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(applied.status.success(), "{name}: {}", stderr(&applied));
+        let by_patch = std::fs::read(dir.path().join("compose.yaml")).unwrap();
+        write(dir.path(), "compose.yaml", &text);
+        let out = gpulint(
+            dir.path(),
+            &["check", "--fix", "--select", "SHM001", "compose.yaml"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let by_fix = std::fs::read(dir.path().join("compose.yaml")).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&by_patch),
+            String::from_utf8_lossy(&by_fix),
+            "{name}"
+        );
+    }
+}
+
 /// One file named twice is one input: by two spellings of its path, named
 /// and walked, and through a link. It was reported twice, `--diff` printed
 /// its hunk twice (which `git apply` refuses) and `--fix` exited 2.
