@@ -2223,3 +2223,35 @@ fn check_memory_does_not_grow_with_the_tree_on_one_thread_or_two() {
         );
     }
 }
+
+/// A size of 2^63 bytes or more becomes negative in Compose (go-units reads
+/// it into an int64), and the engine refuses it: SHM003, and a config error
+/// as `[shm] fix-size`.
+#[test]
+fn sizes_past_int64_are_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a/compose.yaml",
+        format!("{GPU_SERVICE}    shm_size: \"8589934592gb\"\n"),
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise", "a"]);
+    let report = stdout(&out);
+    assert!(
+        report.contains("error[SHM003]") && report.contains("2^63 bytes or more"),
+        "{report}"
+    );
+    write(
+        dir.path(),
+        "b/gpulint.toml",
+        "[shm]\nfix-size = \"17179869184gb\"\n",
+    );
+    write(dir.path(), "b/compose.yaml", GPU_SERVICE);
+    let out = gpulint(dir.path(), &["check", "b"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("[shm] fix-size = \"17179869184gb\" is not a size"),
+        "{}",
+        stderr(&out)
+    );
+}
