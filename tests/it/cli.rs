@@ -2255,3 +2255,20 @@ fn sizes_past_int64_are_malformed() {
         stderr(&out)
     );
 }
+
+/// `image:<TAB>x` is YAML Compose (go-yaml) loads: linted, not refused.
+#[test]
+fn a_tab_after_a_key_is_a_separator() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image:\tnvcr.io/nvidia/pytorch:24.01-py3\n    gpus:\tall\n",
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise", "."]);
+    let report = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}{}", stderr(&out));
+    assert!(report.contains("warning[SHM001]"), "{report}");
+    let out = gpulint(dir.path(), &["check", "--fix", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
