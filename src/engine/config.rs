@@ -434,6 +434,14 @@ mod tests {
                 .unwrap_err()
                 .contains("fix-size")
         );
+        // 2^63 bytes and more: negative once Compose reads them.
+        for size in ["17179869184gb", "8589934592gb"] {
+            let error = config(&format!("[shm]\nfix-size = \"{size}\"")).unwrap_err();
+            assert!(
+                error.contains("fix-size") && error.contains(size),
+                "{error}"
+            );
+        }
         assert!(
             config("[severity]\nNOPE001 = \"error\"")
                 .unwrap_err()

@@ -275,6 +275,54 @@ pub struct DiscoveryError {
     pub message: String,
 }
 
+/// One file named twice is one input (`a/compose.yaml ./a/compose.yaml`,
+/// a file named and walked, and with `by_identity` a link and its target,
+/// or two hard links): the first name is kept, linted as named when any of
+/// its names was. Paths are compared normalized; files by device and inode,
+/// asked only when several paths were given (one walk meets a file once).
+fn dedup_targets(targets: &mut Vec<Target>, by_identity: bool) {
+    let mut by_path: HashMap<PathBuf, usize> = HashMap::default();
+    let mut by_inode: HashMap<(u64, u64), usize> = HashMap::default();
+    let mut kept: Vec<Target> = Vec::with_capacity(targets.len());
+    for target in targets.drain(..) {
+        let key = crate::vfs::normalize(&target.path);
+        let identity = by_identity.then(|| file_identity(&target.path)).flatten();
+        let seen = by_path
+            .get(&key)
+            .or_else(|| identity.and_then(|id| by_inode.get(&id)))
+            .copied();
+        if let Some(first) = seen {
+            let first = &mut kept[first];
+            if target.explicit {
+                first.explicit = true;
+                first.manifest_only = false;
+            }
+            continue;
+        }
+        by_path.insert(key, kept.len());
+        if let Some(id) = identity {
+            by_inode.insert(id, kept.len());
+        }
+        kept.push(target);
+    }
+    *targets = kept;
+}
+
+/// A file's device and inode, through links.
+#[cfg(unix)]
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_identity(_path: &Path) -> Option<(u64, u64)> {
+    None
+}
+
 /// Expands the command-line paths into files to lint, sorted by path.
 pub fn discover(
     paths: &[PathBuf],
@@ -414,7 +462,7 @@ pub fn discover_with(
             t.skip.clone(),
         )
     });
-    targets.dedup_by(|a, b| a.path == b.path);
+    dedup_targets(&mut targets, paths.len() > 1);
     mark_kustomize_overlays(
         system,
         &mut targets,

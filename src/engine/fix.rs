@@ -609,7 +609,12 @@ pub fn unified_diff(display_path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let diff = similar::TextDiff::from_lines(old, new);
+    // Lines as git and patch read them: ended by `\n` only. A lone CR
+    // (a CR-only file, or one mixed in) is part of its line; split there,
+    // the hunk would run lines together, and both refuse it as corrupt.
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let diff = similar::TextDiff::configure().diff_slices(&old_lines, &new_lines);
     let mut out = String::new();
     // An absolute path (a file outside the working directory) is written as
     // `git diff --no-index` writes it, without its leading `/`: `a//tmp/x`
@@ -621,7 +626,19 @@ pub fn unified_diff(display_path: &str, old: &str, new: &str) -> String {
         git_quoted(&format!("b/{path}"))
     ));
     for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        out.push_str(&hunk.to_string());
+        out.push_str(&format!("{}\n", hunk.header()));
+        for change in hunk.iter_changes() {
+            out.push_str(match change.tag() {
+                similar::ChangeTag::Equal => " ",
+                similar::ChangeTag::Delete => "-",
+                similar::ChangeTag::Insert => "+",
+            });
+            let line = change.value();
+            out.push_str(line);
+            if !line.ends_with('\n') {
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        }
     }
     out
 }
@@ -661,6 +678,26 @@ mod tests {
     use super::*;
     use crate::engine::lint_text;
     use crate::fix::ModelPath;
+
+    #[test]
+    fn diff_lines_end_at_line_feeds_only() {
+        // CR-only: one line to git, with no newline at its end.
+        let diff = unified_diff("c.yml", "a: 1\rb: 2\r", "a: 1\rc: 3\rb: 2\r");
+        assert_eq!(
+            diff,
+            "--- a/c.yml\n+++ b/c.yml\n@@ -1 +1 @@\n-a: 1\rb: 2\r\n\\ No newline at end of file\n+a: 1\rc: 3\rb: 2\r\n\\ No newline at end of file\n"
+        );
+        // A lone CR inside a line-feed file stays inside its line.
+        let diff = unified_diff(
+            "c.yml",
+            "a: 1\nb: 2\rx\nd: 4\n",
+            "a: 1\nb: 2\rx\nd: 4\ne: 5\n",
+        );
+        assert_eq!(
+            diff,
+            "--- a/c.yml\n+++ b/c.yml\n@@ -1,3 +1,4 @@\n a: 1\n b: 2\rx\n d: 4\n+e: 5\n"
+        );
+    }
 
     #[test]
     fn diff_has_git_headers_and_keeps_crlf() {

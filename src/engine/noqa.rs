@@ -78,6 +78,13 @@ pub fn add_noqa(
         Ok(())
     };
 
+    // Each syntax's own comments: `//` in JSON with comments (a
+    // `devcontainer.json`, where `#` is no comment and breaks the file),
+    // `#` everywhere else gpulint reads.
+    let marker = match super::classify::FileKind::of(path) {
+        super::classify::FileKind::Script(crate::model::script::ScriptKind::DevContainer) => "//",
+        _ => "#",
+    };
     let index = LineIndex::new(text);
     let line_text = |line: usize| &text[index.line_range(line, text).as_range()];
     let mut by_line: BTreeMap<usize, BTreeSet<RuleCode>> = BTreeMap::new();
@@ -86,7 +93,7 @@ pub fn add_noqa(
         let line = index.line_of(d.range.start as usize);
         let own = line_text(line).trim_start();
         let continued = line > 0 && line_text(line - 1).trim_end().ends_with('\\');
-        if own.is_empty() || own.starts_with('#') || continued {
+        if own.is_empty() || own.starts_with(marker) || continued {
             whole_file.insert(d.code);
         } else {
             by_line.entry(line).or_default().insert(d.code);
@@ -94,12 +101,12 @@ pub fn add_noqa(
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
 
-    let per_line = insert(text, &index, &by_line, &whole_file, newline);
+    let per_line = insert(text, &index, &by_line, &whole_file, newline, marker);
     let (candidate, comments) = match verify(&per_line.0) {
         Ok(()) => per_line,
         Err(_) => {
             let all: BTreeSet<RuleCode> = targets.iter().map(|d| d.code).collect();
-            let fallback = insert(text, &index, &BTreeMap::new(), &all, newline);
+            let fallback = insert(text, &index, &BTreeMap::new(), &all, newline, marker);
             verify(&fallback.0).map_err(|e| format!("cannot add suppression comments: {e}"))?;
             fallback
         }
@@ -132,6 +139,7 @@ fn insert(
     by_line: &BTreeMap<usize, BTreeSet<RuleCode>>,
     whole_file: &BTreeSet<RuleCode>,
     newline: &str,
+    marker: &str,
 ) -> (String, usize) {
     let list = |codes: &BTreeSet<RuleCode>| {
         codes
@@ -142,11 +150,15 @@ fn insert(
     };
     let mut out = String::with_capacity(text.len() + 64 * (by_line.len() + 1));
     let mut comments = 0;
-    let header_end = header_lines(text, index);
+    let header_end = if marker == "#" {
+        header_lines(text, index)
+    } else {
+        0
+    };
     for line in 0..index.line_count() {
         if line == header_end && !whole_file.is_empty() {
             out.push_str(&format!(
-                "# gpulint: ignore-file[{}] {REASON}{newline}",
+                "{marker} gpulint: ignore-file[{}] {REASON}{newline}",
                 list(whole_file)
             ));
             comments += 1;
@@ -156,7 +168,7 @@ fn insert(
         if let Some(codes) = by_line.get(&line) {
             let indent = &own[..own.len() - own.trim_start().len()];
             out.push_str(&format!(
-                "{indent}# gpulint: ignore[{}] {REASON}{newline}",
+                "{indent}{marker} gpulint: ignore[{}] {REASON}{newline}",
                 list(codes)
             ));
             comments += 1;
@@ -173,7 +185,7 @@ fn insert(
             out.push_str(newline);
         }
         out.push_str(&format!(
-            "# gpulint: ignore-file[{}] {REASON}{newline}",
+            "{marker} gpulint: ignore-file[{}] {REASON}{newline}",
             list(whole_file)
         ));
         comments += 1;

@@ -441,15 +441,25 @@ fn ram_in_bytes(s: &str) -> Result<u64, String> {
     if size < 0.0 {
         return Err(format!("`{s}` is negative"));
     }
+    // Go converts the product to int64: 2^63 and above wrap to a negative
+    // size on amd64 (saturate elsewhere), which the engine refuses.
+    let in_int64 = |bytes: f64| -> Result<u64, String> {
+        if bytes >= 9_223_372_036_854_775_808.0 {
+            return Err(format!(
+                "`{s}` is 2^63 bytes or more, past the int64 Compose and Docker read a size into (it becomes a negative size, which the engine refuses)"
+            ));
+        }
+        Ok(bytes as u64)
+    };
     if suffix.is_empty() {
-        return Ok(size as u64);
+        return in_int64(size);
     }
     let suffix = suffix.to_ascii_lowercase();
     if suffix.len() > 3 {
         return Err(format!("unknown unit `{suffix}` in `{s}`"));
     }
     if suffix == "b" {
-        return Ok(size as u64);
+        return in_int64(size);
     }
     let multiplier = match suffix.as_bytes()[0] {
         b'k' => KIB,
@@ -463,7 +473,7 @@ fn ram_in_bytes(s: &str) -> Result<u64, String> {
     if !(rest.is_empty() || rest == "b" || rest == "ib") {
         return Err(format!("unknown unit `{suffix}` in `{s}`"));
     }
-    Ok((size * multiplier as f64) as u64)
+    in_int64(size * multiplier as f64)
 }
 
 /// Go's `strconv.ParseFloat(s, 64)` for the texts a size can hold: an
@@ -613,6 +623,29 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn sizes_past_int64_are_malformed() {
+        // 2^63 bytes: go-units' int64 conversion makes it negative.
+        for s in [
+            "8589934592gb",
+            "8589934592g",
+            "8192p",
+            "9223372036854775808",
+            "9223372036854775808b",
+            "1e19",
+            "17179869184gb",
+        ] {
+            match parse_compose_size(s) {
+                SizeValue::Invalid { reason, .. } => {
+                    assert!(reason.contains("2^63"), "{s}: {reason}")
+                }
+                other => panic!("{s}: {other:?}"),
+            }
+        }
+        assert_eq!(bytes("8589934591gb"), 8_589_934_591 * GIB);
+        assert_eq!(bytes("8191p"), 8191 * GIB * MIB);
     }
 
     #[test]

@@ -194,7 +194,15 @@ fn git_quoted_bytes(bytes: &[u8]) -> String {
 fn relative_to_cwd(path: &Path) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
     let absolute = std::path::absolute(path).ok()?;
-    if let Ok(relative) = absolute.strip_prefix(&cwd) {
+    // A `..` is resolved through the file system (git and patch refuse a
+    // header with one, and `a/../a/x` is `a/x` only when `a` is no link).
+    let has_parent = |p: &Path| {
+        p.components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    };
+    if let Ok(relative) = absolute.strip_prefix(&cwd)
+        && !has_parent(relative)
+    {
         return Some(relative.to_path_buf());
     }
     let real = match absolute.parent() {

@@ -187,6 +187,84 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     out
 }
 
+/// The most columns of a source line a frame shows: a longer line is cut
+/// around the span (`…` where it is cut), and so is the underline.
+pub const FRAME_WIDTH: usize = 320;
+/// How many columns before the span a cut line keeps.
+const FRAME_CONTEXT: usize = 60;
+/// How many bytes of a line around the span are read for its frame
+/// (escaping writes a byte as at most 10 columns: enough for FRAME_WIDTH).
+const WINDOW_BYTES: usize = 4 * FRAME_WIDTH;
+/// How far a window's edge moves out of a word to end between words, so
+/// that credential masking sees the word whole.
+const WORD_REACH: usize = 1024;
+
+/// The bytes of a line a frame is made of: around the span, ending
+/// between words where it cuts the line.
+struct Window {
+    start: usize,
+    end: usize,
+    /// The window begins (ends) inside a word longer than [`WORD_REACH`]:
+    /// that part is masked, since it cannot be told a credential or not.
+    cut_word_before: bool,
+    cut_word_after: bool,
+}
+
+impl Window {
+    fn around(text: &str, line_start: usize, line_end: usize, start: usize) -> Window {
+        let bytes = text.as_bytes();
+        let in_word =
+            |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-' | b'=');
+        let mut from = start.saturating_sub(WINDOW_BYTES).max(line_start);
+        let mut to = (start + WINDOW_BYTES).min(line_end);
+        let reach_from = from.saturating_sub(WORD_REACH).max(line_start);
+        while from > reach_from
+            && from < line_end
+            && in_word(bytes[from - 1])
+            && in_word(bytes[from])
+        {
+            from -= 1;
+        }
+        let reach_to = (to + WORD_REACH).min(line_end);
+        while to < reach_to && in_word(bytes[to - 1]) && in_word(bytes[to]) {
+            to += 1;
+        }
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        Window {
+            start: from,
+            end: to,
+            cut_word_before: from > line_start
+                && from < line_end
+                && in_word(bytes[from - 1])
+                && in_word(bytes[from]),
+            cut_word_after: to < line_end
+                && to > from
+                && in_word(bytes[to - 1])
+                && in_word(bytes[to]),
+        }
+    }
+
+    /// `masked` (the window's text) with a word cut at either edge masked.
+    fn mask_cut_words(&self, mut masked: String) -> String {
+        let in_word = |c: char| c.is_ascii_alphanumeric() || "+/_-=".contains(c);
+        if self.cut_word_before {
+            let n = masked.find(|c: char| !in_word(c)).unwrap_or(masked.len());
+            masked.replace_range(..n, &"*".repeat(n));
+        }
+        if self.cut_word_after {
+            let n = masked.len() - masked.rfind(|c: char| !in_word(c)).map_or(0, |i| i + 1);
+            let at = masked.len() - n;
+            masked.replace_range(at.., &"*".repeat(n));
+        }
+        masked
+    }
+}
+
 /// The text a frame is cut from.
 #[derive(Clone, Copy)]
 struct Source<'a> {
@@ -209,25 +287,52 @@ fn frame(
     let line = index.line_of(range.start as usize);
     let line_range = index.line_range(line, text);
     let line_start = line_range.start as usize;
-    let line_text = &text[line_range.as_range()];
-    let bom = if line_text.starts_with('\u{feff}') {
+    let line_end = line_range.end as usize;
+    let bom = if text[line_start..line_end].starts_with('\u{feff}') {
         '\u{feff}'.len_utf8()
     } else {
         0
     };
-    // Tabs are shown as one space (the underline counts one column for
-    // them), credentials are masked, everything else a file holds is
-    // escaped, and the underline is measured on the escaped text.
+    let start = (range.start as usize).clamp(line_start + bom, line_end);
+    let end = (range.end as usize).min(line_end).max(start);
+    let window = Window::around(text, line_start + bom, line_end, start);
+    // A span longer than the window is underlined to its edge.
+    let end = end.min(window.end);
+    // Credentials are masked (in the window, which ends between words),
+    // tabs are shown as one space (the underline counts one column for
+    // them), everything else a file holds is escaped, and the underline is
+    // measured on the escaped text.
+    let masked = crate::redact::mask(&text[window.start..window.end], &Default::default());
+    let masked = window.mask_cut_words(masked.into_owned());
     let shown_part = |from: usize, to: usize| -> String {
-        let part = text.get(from.max(line_start + bom)..to).unwrap_or_default();
-        let part = crate::redact::mask(part, &Default::default());
+        let part = &masked[from - window.start..to - window.start];
         human(&part.replace('\t', " ")).into_owned()
     };
-    let shown = shown_part(line_start, line_range.end as usize);
-    let start = (range.start as usize).clamp(line_start, line_range.end as usize);
-    let end = (range.end as usize).min(line_range.end as usize).max(start);
-    let start_col = shown_part(line_start, start).chars().count();
+    let escaped = shown_part(window.start, window.end);
+    let start_col = shown_part(window.start, start).chars().count();
     let end_col = start_col + shown_part(start, end).chars().count();
+    // At most FRAME_WIDTH columns of it, from a little before the span.
+    let total = escaped.chars().count();
+    let from = if total > FRAME_WIDTH {
+        start_col
+            .saturating_sub(FRAME_CONTEXT)
+            .min(total - FRAME_WIDTH)
+    } else {
+        0
+    };
+    let to = total.min(from + FRAME_WIDTH);
+    let cut_before = from > 0 || window.start > line_start + bom;
+    let cut_after = to < total || window.end < line_end;
+    let mut shown: String = escaped.chars().skip(from).take(to - from).collect();
+    if cut_before {
+        shown.insert(0, '…');
+    }
+    if cut_after {
+        shown.push('…');
+    }
+    let lead = usize::from(cut_before);
+    let start_col = start_col.clamp(from, to) - from + lead;
+    let end_col = end_col.clamp(from, to) - from + lead;
     let width = end_col.saturating_sub(start_col).max(1);
     let bar = style.paint("34", "|");
     let _ = writeln!(

@@ -96,10 +96,13 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
                 }),
                 RefusalKind::Config,
             );
-            continue;
+            break;
         }
+        // Compose stops at the first file it cannot load: one refusal, not
+        // one per file after it (a `COMPOSE_FILE` of thousands of missing
+        // names is one finding).
         let Some(file) = loading.open(path, FileRole::Project, &project_dir, named_at) else {
-            continue;
+            break;
         };
         loading.merge_file(&file, &env, &project_dir, &mut model, &mut Vec::new(), 0);
     }

@@ -321,7 +321,9 @@ fn scalar_snippet(yaml: &Yaml, node: super::yaml::NodeId, text: &str) -> Option<
             }
             Some(snippet)
         }
-        Style::DoubleQuoted | Style::SingleQuoted => {
+        // A plain scalar over several lines is folded as a quoted one is
+        // (`run: docker run --rm` with `--gpus all img` on the next line).
+        Style::Plain | Style::DoubleQuoted | Style::SingleQuoted => {
             let Value::Scalar { text: value, .. } = yaml.value(node) else {
                 return None;
             };
@@ -329,7 +331,6 @@ fn scalar_snippet(yaml: &Yaml, node: super::yaml::NodeId, text: &str) -> Option<
             // Only when every character maps back to where it is written.
             snippet.filter(|s| s.text == *value)
         }
-        _ => None,
     }
 }
 
@@ -338,8 +339,13 @@ fn scalar_snippet(yaml: &Yaml, node: super::yaml::NodeId, text: &str) -> Option<
 /// an escape it does not know.
 fn quoted_snippet(written: &str, base: usize, style: Style) -> Option<Snippet> {
     let double = style == Style::DoubleQuoted;
-    let inner = written.get(1..written.len().checked_sub(1)?)?;
-    let base = base + 1;
+    let single = style == Style::SingleQuoted;
+    // A plain scalar has no quotes and no escapes, only folding.
+    let (inner, base) = if double || single {
+        (written.get(1..written.len().checked_sub(1)?)?, base + 1)
+    } else {
+        (written, base)
+    };
     let mut out = MappedText::default();
     let mut i = 0;
     while i < inner.len() {
@@ -371,7 +377,7 @@ fn quoted_snippet(written: &str, base: usize, style: Style) -> Option<Snippet> {
                 out.push(decoded, base + i, len);
                 i += len;
             }
-            '\'' if !double && rest.starts_with("''") => {
+            '\'' if single && rest.starts_with("''") => {
                 out.push('\'', base + i, 2);
                 i += 2;
             }
@@ -524,6 +530,20 @@ mod tests {
         );
         let word = &commands(&snippets[0])[0].words[3];
         assert_eq!(&text[word.range.as_range()], "all");
+    }
+
+    #[test]
+    fn workflow_run_steps_written_as_plain_multi_line_scalars() {
+        let text = "jobs:\n  gpu:\n    steps:\n      - run: docker run --rm\n          --gpus all img\n\n          next\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let snippets = workflow_runs(&yaml, text);
+        assert_eq!(snippets[0].text, "docker run --rm --gpus all img\nnext");
+        assert_eq!(
+            first_words(&snippets),
+            ["docker run --rm --gpus all img", "next"]
+        );
+        let gpus = &commands(&snippets[0])[0].words[3];
+        assert_eq!(&text[gpus.range.as_range()], "--gpus");
     }
 
     #[test]

@@ -96,11 +96,35 @@ impl Yaml {
         // indentation; saphyr rejects them. For exactly that error we re-parse
         // with a space inserted at the start of the line and map every span
         // back, so the user's text and offsets are untouched.
+        //
+        // It also takes a tab as the separator after a mapping's `:`
+        // (`image:<TAB>x`), which saphyr refuses before a plain scalar. For
+        // that error every `:` + tab is given a space instead (the same
+        // length: no span moves); a tab that turns out to be inside a scalar
+        // (a block scalar's text, a quoted string) is put back.
         let mut patched = std::borrow::Cow::Borrowed(text);
         let mut inserted: Vec<usize> = Vec::new();
+        // The tabs given a space, when they were (offsets in `patched`).
+        let mut tabs: Option<Vec<usize>> = None;
         loop {
             match Builder::new(&patched).run() {
                 Ok(mut yaml) => {
+                    if let Some(replaced) = &mut tabs {
+                        let inside: Vec<usize> = replaced
+                            .iter()
+                            .copied()
+                            .filter(|&at| yaml.offset_in_scalar(at))
+                            .collect();
+                        if !inside.is_empty() {
+                            let mut owned = patched.into_owned();
+                            for &at in &inside {
+                                owned.replace_range(at..=at, "\t");
+                            }
+                            replaced.retain(|at| !inside.contains(at));
+                            patched = std::borrow::Cow::Owned(owned);
+                            continue;
+                        }
+                    }
                     if !inserted.is_empty() {
                         yaml.remap(&inserted);
                     }
@@ -114,6 +138,22 @@ impl Yaml {
                     return Ok(yaml);
                 }
                 Err(mut e) => {
+                    if tabs.is_none()
+                        && e.message
+                            .starts_with("':' must be followed by a valid YAML whitespace")
+                    {
+                        let bytes = patched.as_bytes();
+                        let at: Vec<usize> = (1..bytes.len())
+                            .filter(|&i| bytes[i] == b'\t' && bytes[i - 1] == b':')
+                            .collect();
+                        let mut owned = patched.into_owned();
+                        for &i in &at {
+                            owned.replace_range(i..=i, " ");
+                        }
+                        patched = std::borrow::Cow::Owned(owned);
+                        tabs = Some(at);
+                        continue;
+                    }
                     let repairable = inserted.len() < MAX_INDENT_REPAIRS
                         && e.message.starts_with("invalid indentation")
                         && is_flow_continuation(&patched, e.offset);
@@ -122,7 +162,7 @@ impl Yaml {
                         return Err(e);
                     }
                     let line_start = patched[..e.offset].rfind('\n').map_or(0, |i| i + 1);
-                    for pos in &mut inserted {
+                    for pos in inserted.iter_mut().chain(tabs.iter_mut().flatten()) {
                         if *pos >= line_start {
                             *pos += 1;
                         }
@@ -1143,6 +1183,31 @@ mod tests {
             // f*, x, aliased, then m from the merge (r is reset).
             assert_eq!(yaml.entries(d).len(), filler + 3, "{filler}");
         }
+    }
+
+    #[test]
+    fn a_tab_after_a_colon_separates_as_in_go_yaml() {
+        let text = "services:\n  t:\n    image:\tnvcr.io/x:1\n    run: |\n      a:\tb\n    q: \"c:\td\"\n    f: {k:\tv}\n    # c:\tcomment\n";
+        let yaml = Yaml::parse(text).unwrap();
+        let root = yaml.documents[0].root.unwrap();
+        let service = yaml
+            .get(yaml.get(root, "services").unwrap().value, "t")
+            .unwrap()
+            .value;
+        let str_of = |key: &str| {
+            yaml.str(yaml.get(service, key).unwrap().value)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(str_of("image"), "nvcr.io/x:1");
+        // Tabs inside scalars are the scalars' own.
+        assert_eq!(str_of("run"), "a:\tb\n");
+        assert_eq!(str_of("q"), "c:\td");
+        let flow = yaml.get(service, "f").unwrap().value;
+        assert_eq!(yaml.str(yaml.get(flow, "k").unwrap().value), Some("v"));
+        // Spans are the text's own.
+        let image = yaml.get(service, "image").unwrap().value;
+        assert_eq!(&text[yaml.range(image).as_range()], "nvcr.io/x:1");
     }
 
     #[test]

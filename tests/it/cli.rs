@@ -1388,6 +1388,112 @@ fn git_apply_check(dir: &Path, patch: &str) -> Result<(), String> {
     }
 }
 
+/// `--diff` is a patch `git apply` and `patch -p1` take, and that makes what
+/// `--fix` writes, whatever the file's line endings: LF, CRLF, CR only (one
+/// line to both tools), a lone CR among LFs, mixed, no final line break.
+#[cfg(unix)]
+#[test]
+fn diff_applies_for_every_line_ending_style() {
+    let lines = [
+        "services:",
+        "  trainer:",
+        "    image: nvcr.io/nvidia/pytorch:24.01-py3",
+        "    gpus: all",
+    ];
+    let styles: &[(&str, &[&str])] = &[
+        ("lf", &["\n"]),
+        ("crlf", &["\r\n"]),
+        ("cr", &["\r"]),
+        ("lone-cr", &["\n", "\r", "\n", "\n"]),
+        ("mixed", &["\r", "\r\n", "\n", "\r"]),
+        ("cr-no-final", &["\r", "\r", "\r", ""]),
+        ("lf-no-final", &["\n", "\n", "\n", ""]),
+    ];
+    for (name, ends) in styles {
+        let text: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, line)| format!("{line}{}", ends[i % ends.len()]))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "compose.yaml", &text);
+        let out = gpulint(
+            dir.path(),
+            &["check", "--diff", "--select", "SHM001", "compose.yaml"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", stderr(&out));
+        let patch = stdout(&out);
+        assert!(patch.contains("shm_size"), "{name}: {patch:?}");
+        git_apply_check(dir.path(), &patch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        std::fs::write(dir.path().join("fix.patch"), &patch).unwrap();
+        let patched = Command::new("patch")
+            .args(["-p1", "--dry-run", "-i", "fix.patch"])
+            .current_dir(dir.path())
+            .output()
+            .expect("patch runs");
+        assert!(
+            patched.status.success() && !stdout(&patched).contains("fuzz"),
+            "{name}: {}{}\n{patch:?}",
+            stdout(&patched),
+            stderr(&patched)
+        );
+        let applied = Command::new("git")
+            .args(["apply", "fix.patch"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(applied.status.success(), "{name}: {}", stderr(&applied));
+        let by_patch = std::fs::read(dir.path().join("compose.yaml")).unwrap();
+        write(dir.path(), "compose.yaml", &text);
+        let out = gpulint(
+            dir.path(),
+            &["check", "--fix", "--select", "SHM001", "compose.yaml"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let by_fix = std::fs::read(dir.path().join("compose.yaml")).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&by_patch),
+            String::from_utf8_lossy(&by_fix),
+            "{name}"
+        );
+    }
+}
+
+/// One file named twice is one input: by two spellings of its path, named
+/// and walked, and through a link. It was reported twice, `--diff` printed
+/// its hunk twice (which `git apply` refuses) and `--fix` exited 2.
+#[cfg(unix)]
+#[test]
+fn one_file_named_twice_is_one_input() {
+    let spellings: &[&[&str]] = &[
+        &["a/compose.yaml", "./a/compose.yaml"],
+        &["a/compose.yaml", "a/../a/compose.yaml"],
+        &[".", "a/compose.yaml"],
+        &["link.yaml", "a/compose.yaml"],
+    ];
+    for names in spellings {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+        std::os::unix::fs::symlink("a/compose.yaml", dir.path().join("link.yaml")).unwrap();
+        let args = |first: &[&'static str]| -> Vec<&'static str> { [first, names].concat() };
+        let out = gpulint(dir.path(), &args(&["check", "--output-format", "concise"]));
+        let report = stdout(&out);
+        assert_eq!(report.matches("SHM001").count(), 1, "{names:?}: {report}");
+        let out = gpulint(dir.path(), &args(&["check", "--diff"]));
+        let patch = stdout(&out);
+        assert_eq!(patch.matches("@@ ").count(), 1, "{names:?}: {patch}");
+        git_apply_check(dir.path(), &patch).unwrap();
+        let out = gpulint(dir.path(), &args(&["check", "--fix"]));
+        assert_eq!(out.status.code(), Some(0), "{names:?}: {}", stderr(&out));
+        let fixed = std::fs::read_to_string(dir.path().join("a/compose.yaml")).unwrap();
+        assert_eq!(
+            fixed,
+            format!("{GPU_SERVICE}    shm_size: \"8gb\"\n"),
+            "{names:?}"
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn odd_and_absolute_paths_make_diff_headers_git_applies() {
@@ -2177,4 +2283,53 @@ fn check_memory_does_not_grow_with_the_tree_on_one_thread_or_two() {
             "{threads} thread(s): 1,500 files peaked at {small_kib} KiB, 12,000 at {big_kib} KiB: {per_file:.2} KiB more a file"
         );
     }
+}
+
+/// A size of 2^63 bytes or more becomes negative in Compose (go-units reads
+/// it into an int64), and the engine refuses it: SHM003, and a config error
+/// as `[shm] fix-size`.
+#[test]
+fn sizes_past_int64_are_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a/compose.yaml",
+        format!("{GPU_SERVICE}    shm_size: \"8589934592gb\"\n"),
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise", "a"]);
+    let report = stdout(&out);
+    assert!(
+        report.contains("error[SHM003]") && report.contains("2^63 bytes or more"),
+        "{report}"
+    );
+    write(
+        dir.path(),
+        "b/gpulint.toml",
+        "[shm]\nfix-size = \"17179869184gb\"\n",
+    );
+    write(dir.path(), "b/compose.yaml", GPU_SERVICE);
+    let out = gpulint(dir.path(), &["check", "b"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("[shm] fix-size = \"17179869184gb\" is not a size"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `image:<TAB>x` is YAML Compose (go-yaml) loads: linted, not refused.
+#[test]
+fn a_tab_after_a_key_is_a_separator() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  trainer:\n    image:\tnvcr.io/nvidia/pytorch:24.01-py3\n    gpus:\tall\n",
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise", "."]);
+    let report = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}{}", stderr(&out));
+    assert!(report.contains("warning[SHM001]"), "{report}");
+    let out = gpulint(dir.path(), &["check", "--fix", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

@@ -227,3 +227,24 @@ fn host_requirements_gpu_gives_a_compose_backed_service_every_gpu() {
     let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(doc["containers"][0]["gpus"], Value::Null, "{doc:#}");
 }
+
+/// `--add-noqa` writes each syntax's own comment: `//` in a
+/// `devcontainer.json` (it wrote `#`, which JSON with comments is not).
+#[test]
+fn add_noqa_writes_slash_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "{\n  \"image\": \"nvcr.io/nvidia/pytorch:24.01-py3\",\n  \"runArgs\": [\"--gpus\", \"all\"]\n}\n";
+    write(dir.path(), ".devcontainer/devcontainer.json", text);
+    let out = gpulint(dir.path(), &["check", "--add-noqa", "."]);
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{}{err}", stdout(&out));
+    let added =
+        std::fs::read_to_string(dir.path().join(".devcontainer/devcontainer.json")).unwrap();
+    assert!(
+        added.contains("\n  // gpulint: ignore[SHM001] ") && !added.contains('#'),
+        "{added}"
+    );
+    assert_eq!(codes(&added), []);
+    let again = gpulint(dir.path(), &["check", "."]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+}

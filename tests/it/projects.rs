@@ -817,3 +817,79 @@ fn compose_file_in_a_dotenv_makes_the_walked_yaml_it_names_compose_files() {
     // with b's project, not as a compose file of c.
     assert_eq!(linted, ["a/base.yaml", "b/gpu.yaml"], "{linted:?}");
 }
+
+/// A `COMPOSE_FILE` naming thousands of missing files is one refusal (Compose
+/// stops at the first), and its frame is cut around the span: the report
+/// does not grow with the line (it was one finding per file, each framing
+/// the whole line: quadratic, a 1.1 GB allocation at 6,400 names).
+#[test]
+fn many_missing_compose_files_are_one_bounded_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  t:\n    image: x\n",
+    );
+    let names: Vec<String> = (0..3000).map(|i| format!("missing{i}.yaml")).collect();
+    write(
+        dir.path(),
+        ".env",
+        format!("COMPOSE_FILE={}\n", names.join(":")),
+    );
+    for format in ["text", "json", "github", "junit"] {
+        let out = gpulint(dir.path(), &["check", "--output-format", format, "."]);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{format}: {text}");
+        assert!(
+            !text.contains("missing1.yaml is missing"),
+            "{format}: {text}"
+        );
+        assert!(
+            text.contains("missing0.yaml is missing"),
+            "{format}: {text}"
+        );
+        assert!(text.len() < 4096, "{format}: {} bytes", text.len());
+    }
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 340, "a frame line of {widest} columns:\n{text}");
+    assert!(text.contains("1 | COMPOSE_FILE=missing0.yaml:"), "{text}");
+    let framed = text.lines().find(|l| l.starts_with("1 | ")).expect(&text);
+    assert!(framed.ends_with('…'), "the cut is shown: {text}");
+}
+
+/// A span far along a long line is framed with the text around it, the
+/// underline under it.
+#[test]
+fn a_long_line_is_framed_around_its_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let padding = "word ".repeat(1000);
+    let padding = padding.trim_end();
+    write(
+        dir.path(),
+        "compose.yaml",
+        format!(
+            "services:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    labels: {{a: {padding}, b: \"${{BRO KEN}}\", c: {padding}}}\n"
+        ),
+    );
+    let out = gpulint(dir.path(), &["check", "."]);
+    let text = stdout(&out);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 340, "a frame line of {widest} columns:\n{text}");
+    let framed = text
+        .lines()
+        .position(|l| l.contains(" | ") && l.contains("${BRO KEN}"))
+        .expect(&text);
+    let line = text.lines().nth(framed).unwrap();
+    let underline = text.lines().nth(framed + 1).unwrap();
+    assert!(line.contains("| …") && line.ends_with('…'), "{line}");
+    assert!(line.contains("word, b: "), "{line}");
+    // The span is the quoted scalar.
+    let at = line[..line.find("\"${").unwrap()].chars().count();
+    assert_eq!(
+        underline.chars().position(|c| c == '^'),
+        Some(at),
+        "{line}\n{underline}"
+    );
+}
