@@ -238,14 +238,13 @@ impl Config {
             },
             compose_fragments: match file.compose.fragments.is_empty() {
                 true => None,
-                false => Some(crate::rules::settings::ComposeFragments {
-                    root: root.clone(),
-                    patterns: file.compose.fragments.clone(),
-                    globs: std::sync::Arc::new(glob_set(
-                        &file.compose.fragments,
-                        "[compose] fragments",
-                    )?),
-                }),
+                false => {
+                    glob_set(&file.compose.fragments, "[compose] fragments")?;
+                    Some(crate::rules::settings::ComposeFragments {
+                        root: root.clone(),
+                        patterns: file.compose.fragments.clone(),
+                    })
+                }
             },
         };
         // The size fixes write must satisfy the checks, or a fix would trade

@@ -4,18 +4,18 @@
 use crate::model::shm_need::ShmPolicy;
 use crate::model::size::{GIB, MIB};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// `[compose] fragments`: compose files another tool merges with its own
 /// base (an app store's apps, which name the store's network), so what
 /// they refer to and do not define is the base's, not a mistake.
-#[derive(Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ComposeFragments {
     /// The configuration's directory, which the globs are relative to.
     pub root: PathBuf,
-    /// As written, for equality and hashing (settings key a project's lint).
+    /// As written, checked when the configuration is read. Settings key a
+    /// project's lint, so they hold no compiled matcher (whose cache
+    /// mutates); [`ComposeFragments::contains`] compiles them.
     pub patterns: Vec<String>,
-    pub globs: Arc<globset::GlobSet>,
 }
 
 impl ComposeFragments {
@@ -37,31 +37,23 @@ impl ComposeFragments {
                             .map_err(|_| ())
                     })
             });
-        relative.is_ok_and(|r| self.globs.is_match(r))
-    }
-}
-
-impl std::fmt::Debug for ComposeFragments {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ComposeFragments")
-            .field("root", &self.root)
-            .field("patterns", &self.patterns)
-            .finish()
-    }
-}
-
-impl PartialEq for ComposeFragments {
-    fn eq(&self, other: &Self) -> bool {
-        self.root == other.root && self.patterns == other.patterns
-    }
-}
-
-impl Eq for ComposeFragments {}
-
-impl std::hash::Hash for ComposeFragments {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.root.hash(state);
-        self.patterns.hash(state);
+        let mut builder = globset::GlobSetBuilder::new();
+        for pattern in &self.patterns {
+            if let Ok(glob) = globset::Glob::new(pattern) {
+                builder.add(glob);
+            }
+            // A plain name matches at any depth, as the other globs of
+            // gpulint.toml do.
+            if !pattern.contains('/')
+                && let Ok(glob) = globset::Glob::new(&format!("**/{pattern}"))
+            {
+                builder.add(glob);
+            }
+        }
+        let globs = builder
+            .build()
+            .unwrap_or_else(|_| globset::GlobSet::empty());
+        relative.is_ok_and(|r| globs.is_match(r))
     }
 }
 
