@@ -43,31 +43,25 @@ pub enum Platform {
 const DOCUMENTED_SHM_IMAGES: &[(&str, &str)] = &[
     (
         "vllm/vllm-openai",
-        "vLLM's Docker guide: use `--ipc=host` or `--shm-size` (PyTorch shares memory between processes)",
+        "vLLM's Docker guide: `--ipc=host` or `--shm-size`",
     ),
     (
         "lmsysorg/sglang",
         "SGLang's install guide: `--shm-size 32g`",
     ),
-    (
-        "rapidsai/",
-        "RAPIDS' install guide: `--shm-size=1g --ulimit memlock=-1` (Dask and UCX use shared memory)",
-    ),
+    ("rapidsai/", "RAPIDS' install guide: `--shm-size=1g`"),
     (
         "nvcr.io/nvidia/pytorch",
-        "NGC PyTorch's guide: `--shm-size=1g --ulimit memlock=-1`, and its entrypoint warns of the 64 MB default",
+        "NGC PyTorch's guide: `--shm-size=1g`",
     ),
     (
         "nvcr.io/nvidia/nemo",
         "NeMo's container guide: `--shm-size=16g` or `--ipc=host`",
     ),
-    (
-        "predibase/lorax",
-        "LoRAX's guide: `--shm-size 1g` for NCCL between its shards",
-    ),
+    ("predibase/lorax", "LoRAX's guide: `--shm-size 1g`"),
     (
         "hiyouga/llamafactory",
-        "LLaMA-Factory's Docker guide: `--ipc=host` (its own compose file sets `ipc: host`)",
+        "LLaMA-Factory's Docker guide: `--ipc=host`",
     ),
 ];
 
