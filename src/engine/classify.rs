@@ -210,6 +210,8 @@ pub fn is_manifest_candidate(text: &str) -> bool {
 /// read from; `None` for a workflow that is not YAML; a located error for
 /// a `devcontainer.json` that is not JSON with comments.
 pub(super) fn read_script(
+    session: &super::session::Session,
+    path: &Path,
     text: &str,
     kind: ScriptKind,
 ) -> Result<Option<(Script, Option<Yaml>)>, FileError> {
@@ -219,8 +221,71 @@ pub(super) fn read_script(
             .flatten()
             .map(|yaml| (Script::read(text, kind, Some(&yaml)), Some(yaml)))),
         ScriptKind::DevContainer => Script::devcontainer(text)
-            .map(|script| Some((script, None)))
+            .map(|mut script| {
+                read_devcontainer_build(session, path, &mut script);
+                Some((script, None))
+            })
             .map_err(|e| FileError::at(format!("invalid JSON: {}", e.message), e.offset)),
         _ => Ok(Some((Script::read(text, kind, None), None))),
+    }
+}
+
+/// A dev container that builds its image (`build.dockerfile`, no `image`):
+/// the base image of the Dockerfile's last stage, its `ARG`s set from
+/// `build.args` as the Dev Container CLI passes them, is what the
+/// container is made from (evidence for the rules, as an image would be).
+/// The Dockerfile's path is relative to the `devcontainer.json`;
+/// `${localWorkspaceFolder}` is the folder that holds `.devcontainer`.
+fn read_devcontainer_build(session: &super::session::Session, path: &Path, script: &mut Script) {
+    use crate::syntax::jsonc::Value;
+    let Some(dev) = script.devcontainer.as_deref() else {
+        return;
+    };
+    let root = &dev.json.root;
+    if root.get("image").is_some() {
+        return;
+    }
+    let build = root.get("build");
+    let Some(dockerfile) = build
+        .and_then(|b| b.get("dockerfile").or_else(|| b.get("dockerFile")))
+        .or_else(|| root.get("dockerFile"))
+        .and_then(Value::as_str)
+    else {
+        return;
+    };
+    let dir = crate::project::discover::dir_of(path);
+    let workspace = dir
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == ".devcontainer"))
+        .and_then(Path::parent)
+        .unwrap_or(&dir)
+        .to_path_buf();
+    let file = match dockerfile.strip_prefix("${localWorkspaceFolder}") {
+        Some(rest) => workspace.join(rest.trim_start_matches('/')),
+        None => dir.join(dockerfile),
+    };
+    let file = crate::vfs::normalize(&file);
+    let Ok((text, _)) = session.read(&file) else {
+        return;
+    };
+    let args: foldhash::HashMap<String, String> = build
+        .and_then(|b| b.get("args"))
+        .and_then(Value::as_object)
+        .map(|members| {
+            members
+                .iter()
+                .filter_map(|m| Some((m.key.clone(), m.value.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let model = crate::model::dockerfile::DockerfileModel::parse(&text);
+    let Some(last) = model.stages.len().checked_sub(1) else {
+        return;
+    };
+    let Some(base) = model.base(last, &args).filter(|b| b.complete) else {
+        return;
+    };
+    for site in &mut script.runs {
+        site.run.built_from = Some(base.image.clone());
     }
 }

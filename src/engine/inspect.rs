@@ -79,7 +79,7 @@ fn inspect_yaml(
         // Dockerfiles run nothing by themselves.
         FileKind::Dockerfile => return Ok(inspection),
         FileKind::Script(kind) => {
-            let script = read_script(text, kind)?;
+            let script = read_script(session, path, text, kind)?;
             let found = script
                 .as_ref()
                 .map(|(script, _)| adapters::command_runtimes(script))

@@ -158,7 +158,7 @@ fn lint_with_suppressions(
         }
         FileKind::Script(kind) => {
             // A workflow that is not YAML is GitHub's to report, not ours.
-            let Some((script, yaml)) = read_script(text, kind)? else {
+            let Some((script, yaml)) = read_script(session, path, text, kind)? else {
                 return Ok(Some(Vec::new()));
             };
             let diagnostics = lint_script(text, &script, config, &active);

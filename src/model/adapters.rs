@@ -622,9 +622,16 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
         .map(|(n, site)| {
             let run = &site.run;
             let label = run.invocation();
+            // What the container's own options set wins over what its
+            // steps run with (a workflow job container's `env:`s).
             let env: Vec<(String, Option<String>)> = run
-                .env()
-                .map(|(name, value, _)| (name.to_string(), value.map(str::to_string)))
+                .exec_env
+                .iter()
+                .cloned()
+                .chain(
+                    run.env()
+                        .map(|(name, value, _)| (name.to_string(), value.map(str::to_string))),
+                )
                 .collect();
             let shm = run.shm();
             ContainerRuntime {
@@ -637,7 +644,11 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 },
                 id: format!("{label} #{}", n + 1),
                 name: run.image.as_ref().map_or(label, |i| i.text.clone()),
-                image: run.image.as_ref().map(|i| i.text.clone()),
+                image: run
+                    .image
+                    .as_ref()
+                    .map(|i| i.text.clone())
+                    .or_else(|| run.built_from.clone()),
                 range: run.program_range,
                 scope: run.range,
                 file: 0,

@@ -101,6 +101,14 @@ pub struct DockerRun {
     /// empty, or `--device=/dev/infiniband`), by name, with why: what they
     /// decide is unknown, the rest of the run is read.
     pub varying: Vec<(String, String)>,
+    /// The base image of what the run builds first, when it builds its
+    /// image (a dev container's `build.dockerfile`, its `FROM` resolved with
+    /// `build.args`): what its image is made from.
+    pub built_from: Option<String>,
+    /// Variables the container's processes run with that its own options
+    /// do not set: a workflow job container's job and step `env:`, which
+    /// the runner gives each step it runs inside (`docker exec -e`).
+    pub exec_env: Vec<(String, Option<String>)>,
 }
 
 /// What the script says a word that is one variable (`$FLAG`,
@@ -203,6 +211,8 @@ impl DockerRun {
             program_range: words[program].range.cover(subcommand.range),
             uncertain: None,
             varying: Vec::new(),
+            built_from: None,
+            exec_env: Vec::new(),
         };
         let mut k = sub + 1;
         while let Some(word) = words.get(k) {

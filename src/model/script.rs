@@ -260,7 +260,9 @@ impl Script {
             host.yaml_path = Some(container.yaml_path);
             host.yaml_document = container.yaml_document;
             self.snippets.push(host);
+            let step_env = container.step_env;
             if let Some(mut run) = DockerRun::find(&command) {
+                run.exec_env = step_env;
                 if unmapped {
                     run.uncertain = Some(
                         "`options:` is written in a way gpulint does not map back: what it sets is not read".into(),

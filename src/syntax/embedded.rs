@@ -200,6 +200,10 @@ pub struct WorkflowContainer {
     pub has_options: bool,
     /// `env:`, which the runner passes as `-e` after `options:`.
     pub env: Vec<WorkflowEnv>,
+    /// For the job's own container: the variables its steps run with
+    /// (the job's `env:`, then each step's), names and values as written.
+    /// The runner runs every step in that container (`docker exec -e`).
+    pub step_env: Vec<(String, Option<String>)>,
 }
 
 /// One entry of a workflow container's `env:` mapping.
@@ -247,6 +251,11 @@ pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
             });
             let options_entry = yaml.get(entry.value, "options");
             let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
+            let step_env = if tail_is_job_container(&yaml_path) {
+                steps_env(yaml, job)
+            } else {
+                Vec::new()
+            };
             out.push(WorkflowContainer {
                 yaml_path,
                 yaml_document,
@@ -255,7 +264,40 @@ pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
                 options,
                 has_options: options_entry.is_some(),
                 env: workflow_env(yaml, text, entry.value),
+                step_env,
             });
+        }
+    }
+    out
+}
+
+/// `jobs.<id>.container`, not one of its services.
+fn tail_is_job_container(yaml_path: &[String]) -> bool {
+    yaml_path.last().is_some_and(|k| k == "container") && yaml_path.len() == 3
+}
+
+/// The variables a job's steps run with: the job's `env:`, then each
+/// step's, scalar values as written.
+fn steps_env(yaml: &Yaml, job: NodeId) -> Vec<(String, Option<String>)> {
+    let scalars = |map: NodeId| -> Vec<(String, Option<String>)> {
+        yaml.entries(map)
+            .into_iter()
+            .filter_map(|entry| {
+                let name = yaml.str(entry.key)?;
+                let value = yaml.str(entry.value).map(str::to_string);
+                Some((name.to_string(), value))
+            })
+            .collect()
+    };
+    let mut out = yaml
+        .get(job, "env")
+        .map(|e| scalars(e.value))
+        .unwrap_or_default();
+    if let Some(steps) = yaml.get(job, "steps") {
+        for &step in yaml.items(steps.value).iter() {
+            if let Some(env) = yaml.get(step, "env") {
+                out.extend(scalars(env.value));
+            }
         }
     }
     out
