@@ -18,6 +18,7 @@ use crate::model::compose::ShmMount;
 use crate::model::container::ContainerRuntime;
 use crate::model::container::Gpus;
 use crate::model::container::ShmSetting;
+use crate::model::container::{DEFAULT_SHM_BYTES, ShmKind};
 use crate::model::docker_run::RunOption;
 use crate::model::k8s::{Container, ShmSource, VolumeSource};
 use crate::model::parallel::SizeSetting;
@@ -202,6 +203,42 @@ impl<'a> ContainerSite<'a> {
                 .map_or_else(|| cx.range(container.map), |name| cx.range(name.value))
                 .into(),
         }
+    }
+
+    /// The other containers of the file (or compose project) this one is
+    /// in.
+    fn neighbours(&self) -> impl Iterator<Item = &ContainerRuntime> {
+        let all = match &self.place {
+            Place::Service { cx, .. } => &cx.containers,
+            Place::Run { cx, .. } => &cx.containers,
+            Place::Pod { cx, .. } => &cx.containers,
+        };
+        all.iter().filter(|c| c.id != self.model.id)
+    }
+
+    /// What shows that the container puts more than the default in
+    /// `/dev/shm`: its own config ([`ContainerRuntime::shm_evidence`]), else
+    /// another container of the same file that runs its image with more
+    /// (jetson-inference's `docker/run.sh` gives the image `--shm-size=8g`
+    /// on x86 and nothing on a Jetson): its author knows the image needs it.
+    pub fn shm_evidence(&self) -> Option<String> {
+        if let Some(own) = self.model.shm_evidence() {
+            return Some(own);
+        }
+        let image = self.model.image.as_deref().filter(|i| !i.contains('$'))?;
+        self.neighbours()
+            .find(|other| {
+                other.image.as_deref() == Some(image)
+                    && (matches!(other.shm.kind, ShmKind::Host)
+                        || (other.shm.kind == ShmKind::Sized
+                            && other.shm.bytes.is_some_and(|b| b > DEFAULT_SHM_BYTES)))
+            })
+            .map(|other| {
+                format!(
+                    "another container of this file runs the same image with {}",
+                    other.shm.from
+                )
+            })
     }
 
     /// "the service", "the container": the subject of a label.

@@ -29,7 +29,7 @@ fn check(site: &ContainerSite, out: &mut Reporter) {
     // GPUs alone are no evidence of shared memory (a media server, a
     // single-process inference server, a probe): without evidence the
     // finding only informs.
-    let evidence = model.shm_evidence();
+    let evidence = site.shm_evidence();
     let severity = match &evidence {
         None => Severity::Info,
         Some(_) if model.gpus.is_some() && model.launches_ranks() => Severity::Error,
