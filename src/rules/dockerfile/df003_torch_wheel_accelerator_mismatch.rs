@@ -1,10 +1,12 @@
 //! DF003: a PyTorch build for another accelerator installed into a GPU image
 //! (a CPU-only wheel into a CUDA image, a ROCm wheel into a CUDA image, ...).
 
+use crate::diagnostic::Severity;
 use crate::model::dockerfile_scope::{Scope, walk_stage};
 use crate::model::workload::Accelerator;
 use crate::rules::{Check, DockerfileContext, Reporter};
 use crate::syntax::dockerfile::Args;
+use crate::syntax::shell_script::{BlockKind, ShellScript};
 use crate::text::TextRange;
 use foldhash::{HashMap, HashMapExt};
 
@@ -284,6 +286,23 @@ fn env_build(name: &str, value: &str) -> Option<Build> {
     }
 }
 
+/// Whether `offset` of a shell script is inside an `if`/`else` branch or a
+/// `case` arm: what is there runs only when the branch is taken.
+fn in_branch(shell: &ShellScript, offset: usize) -> bool {
+    let mut at = shell.block_at(offset);
+    while let Some(i) = at {
+        let block = &shell.blocks[i];
+        if matches!(
+            block.kind,
+            BlockKind::Then | BlockKind::Else | BlockKind::CaseArm
+        ) {
+            return true;
+        }
+        at = block.parent;
+    }
+    false
+}
+
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for stage in 0..cx.model.stages.len() {
         let Some(base) = cx.model.base(stage, &HashMap::new()) else {
@@ -294,7 +313,9 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
         };
         // A build named through an `ARG` or `ENV` value comes with the
         // instruction that sets it.
-        let mut found: Vec<(Build, TextRange, Option<usize>)> = Vec::new();
+        // The fourth field: the install runs only in one branch of the
+        // script (`if [ "$framework" = "jax" ]; then ...`).
+        let mut found: Vec<(Build, TextRange, Option<usize>, bool)> = Vec::new();
         walk_stage(cx.model, stage, |index, scope| {
             let instruction = cx.model.instruction(index);
             match instruction.keyword.as_str() {
@@ -302,11 +323,25 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                     match &instruction.args {
                         Args::Shell(_) => {
                             let text = instruction.args_text();
+                            let shell = ShellScript::read(text, 0);
+                            let conditional = |at: usize| in_branch(&shell, at);
                             for m in markers(text) {
-                                found.push((m.build, instruction.args_range(m.start, m.end), None));
+                                let branch = conditional(m.start);
+                                found.push((
+                                    m.build,
+                                    instruction.args_range(m.start, m.end),
+                                    None,
+                                    branch,
+                                ));
                             }
                             for (build, (start, end), source) in expanded_markers(text, scope) {
-                                found.push((build, instruction.args_range(start, end), source));
+                                let branch = conditional(start);
+                                found.push((
+                                    build,
+                                    instruction.args_range(start, end),
+                                    source,
+                                    branch,
+                                ));
                             }
                         }
                         Args::Exec(words) => {
@@ -317,19 +352,32 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                                     .map(|w| w.range)
                                     .reduce(|a, b| a.cover(b))
                                     .unwrap_or(instruction.range);
-                                found.push((m.build, range, None));
+                                found.push((m.build, range, None, false));
                             }
                         }
                     }
                     for heredoc in &instruction.heredocs {
                         let at = heredoc.body.range.start as usize;
+                        let shell = ShellScript::read(&heredoc.body.text, 0);
                         for m in markers(&heredoc.body.text) {
-                            found.push((m.build, TextRange::new(at + m.start, at + m.end), None));
+                            let branch = in_branch(&shell, m.start);
+                            found.push((
+                                m.build,
+                                TextRange::new(at + m.start, at + m.end),
+                                None,
+                                branch,
+                            ));
                         }
                         for (build, (start, end), source) in
                             expanded_markers(&heredoc.body.text, scope)
                         {
-                            found.push((build, TextRange::new(at + start, at + end), source));
+                            let branch = in_branch(&shell, start);
+                            found.push((
+                                build,
+                                TextRange::new(at + start, at + end),
+                                source,
+                                branch,
+                            ));
                         }
                     }
                 }
@@ -337,7 +385,7 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                     for pair in instruction.key_values() {
                         let Some(value) = &pair.value else { continue };
                         if let Some(build) = env_build(&pair.key.text, &value.text) {
-                            found.push((build, pair.range, None));
+                            found.push((build, pair.range, None, false));
                         } else if value.text.contains('$')
                             && let Some(build) =
                                 env_build(&pair.key.text, &scope.expand(&value.text).0)
@@ -346,14 +394,14 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                                 .iter()
                                 .find_map(|(name, _, _)| scope.get(name))
                                 .map(|v| v.instruction);
-                            found.push((build, pair.range, source));
+                            found.push((build, pair.range, source, false));
                         }
                     }
                 }
                 _ => {}
             }
         });
-        for (build, range, source) in found {
+        for (build, range, source, conditional) in found {
             if build.matches(accelerator) {
                 continue;
             }
@@ -391,6 +439,15 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
                         instruction.keyword
                     ),
                 );
+            }
+            // In one branch of the script (a build argument picks the
+            // framework), the other builds may be the GPU ones: it informs.
+            if conditional {
+                finding = finding.severity(Severity::Info).label(format!(
+                    "{} in {}, in one branch of the `RUN` script: the image gets it only when the build takes that branch",
+                    build.describe(),
+                    cx.describe_stage(stage)
+                ));
             }
             finding
                 .note(format!("the GPUs in the container go unused: {consequence}"))
