@@ -155,6 +155,9 @@ pub struct ApptainerRun {
     pub uncertain: Option<String>,
     /// The image, when it is a literal.
     pub image: Option<Word>,
+    /// The program `exec` runs in the container (the word after the image),
+    /// when it is a literal.
+    pub program_in_container: Option<String>,
 }
 
 /// What the script says a lone variable becomes (see [`Expanded`]).
@@ -174,6 +177,7 @@ impl ApptainerRun {
             gpu_option: None,
             uncertain: None,
             image: None,
+            program_in_container: None,
         };
         // Global options, then the action.
         let mut k = at + 1;
@@ -224,6 +228,10 @@ impl ApptainerRun {
             }
             if !word.text.starts_with('-') || word.text == "-" {
                 run.image = Some(word.clone());
+                run.program_in_container = words
+                    .get(k + 1)
+                    .filter(|w| !w.dynamic)
+                    .map(|w| w.text.rsplit('/').next().unwrap_or(&w.text).to_string());
                 return Some(run);
             }
             if word.dynamic {

@@ -76,6 +76,11 @@ pub fn image_accelerator(image: &str) -> Option<Accelerator> {
         part.strip_prefix("cu")
             .is_some_and(|v| (2..=3).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_digit()))
     });
+    // NVIDIA's distroless images hold a static program and no CUDA (the
+    // MIG manager, the device plugin's helpers build on them).
+    if name.starts_with("nvcr.io/nvidia/distroless/") {
+        return None;
+    }
     let cuda = name.starts_with("nvcr.io/nvidia/")
         || name == "nvidia/cuda"
         || name.ends_with("/nvidia/cuda")

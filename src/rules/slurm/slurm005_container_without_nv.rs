@@ -1,7 +1,35 @@
 //! SLURM005: an Apptainer/Singularity container in a GPU job started
 //! without `--nv`, so it sees no GPU.
 
+use crate::diagnostic::Severity;
 use crate::rules::{Check, Reporter, ScriptContext};
+
+/// Programs that move files or packages and use no GPU: a container that
+/// runs one of them in a GPU job needs no `--nv` for it.
+const NO_GPU_PROGRAMS: &[&str] = &[
+    "huggingface-cli",
+    "hf",
+    "wget",
+    "curl",
+    "git",
+    "git-lfs",
+    "pip",
+    "pip3",
+    "tar",
+    "cp",
+    "mv",
+    "rsync",
+    "ls",
+    "cat",
+    "echo",
+    "mkdir",
+    "rm",
+    "unzip",
+    "gsutil",
+    "aws",
+    "rclone",
+    "ln",
+];
 
 pub const CHECK: Check = Check::slurm(check);
 
@@ -18,12 +46,18 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
             continue;
         }
         let program = &run.program.text;
+        // A download or copy in a GPU job needs no GPU: it informs.
+        let uses_no_gpu = run
+            .program_in_container
+            .as_deref()
+            .is_some_and(|p| NO_GPU_PROGRAMS.contains(&p));
         out.report(
             run.range,
             format!("`{program} {}` in a GPU job without `--nv`: the container sees no GPU", run.action),
         )
         .label("no `--nv` before the image")
         .note("Apptainer binds the NVIDIA driver libraries and devices into the container only with `--nv` (or `--nvccli`); without it CUDA finds no device and training falls back to the CPU or fails")
-        .help(format!("add `--nv`: `{program} {} --nv ...`", run.action));
+        .help(format!("add `--nv`: `{program} {} --nv ...`", run.action))
+        .severity(if uses_no_gpu { Severity::Info } else { Severity::Error });
     }
 }
