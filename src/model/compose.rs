@@ -1179,8 +1179,9 @@ fn read_device_requests(map: &Node) -> (Vec<DeviceRequest>, Option<Src>, Option<
 }
 
 /// The device requests `gpus:` makes: one per item of the list, or one for
-/// all GPUs for the string form (compose-go's `transformGpus` reads any
-/// string so; the schema allows only `all`).
+/// all GPUs for `all`. Any other scalar (`1`, `"1"`) is refused by the
+/// schema before compose-go's `transformGpus` would read it as all GPUs:
+/// PROJ001 reports it, and it requests nothing (Compose creates nothing).
 fn gpus_requests(gpus: &Node) -> Vec<DeviceRequest> {
     match &gpus.kind {
         Kind::Sequence(items) => items
@@ -1188,16 +1189,11 @@ fn gpus_requests(gpus: &Node) -> Vec<DeviceRequest> {
             .filter(|i| i.is_mapping())
             .map(|i| read_device_request(i, true))
             .collect(),
-        Kind::Scalar { .. } if !gpus.is_null() => vec![DeviceRequest {
+        Kind::Scalar { .. } if gpus.str() == Some("all") => vec![DeviceRequest {
             node: gpus.src,
             driver: None,
             count: Some(Spanned {
-                // A plain number is refused by the schema (PROJ001 says so);
-                // the model keeps the count it asks for.
-                value: match gpus.str() {
-                    Some(n) if gpus.is_plain() && n.parse::<u64>().is_ok() => n.to_string(),
-                    _ => "all".into(),
-                },
+                value: "all".into(),
                 node: gpus.src,
                 key: None,
             }),

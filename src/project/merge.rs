@@ -722,7 +722,13 @@ pub fn canonical(root: &Arc<Node>) -> Arc<Node> {
             let Some(gpus) = service.value.entry("gpus") else {
                 return service.clone();
             };
-            if !matches!(gpus.value.kind, Kind::Scalar { .. }) || gpus.value.is_null() {
+            // Only the string `all` is a request; any other scalar is one
+            // the schema refuses (`gpus: 1` must be a string, `"1"` must be
+            // `all`), which `validate` reports as written.
+            if !matches!(gpus.value.kind, Kind::Scalar { .. })
+                || gpus.value.is_null()
+                || gpus.value.str() != Some("all")
+            {
                 return service.clone();
             }
             changed = true;

@@ -259,8 +259,27 @@ fn device_requests(
         && gpus.str() != Some("all")
         && !gpus.is_null()
     {
+        // compose-spec.json: `"gpus": {"oneOf": [{"type": "string", "enum":
+        // ["all"]}, {"type": "array", ...}]}`; Compose prints the schema's
+        // words for the branch that fits best.
+        let not_a_string = match &gpus.kind {
+            Kind::Scalar { raw, style, .. } => {
+                matches!(style, crate::syntax::yaml::Style::Plain)
+                    && (raw.parse::<f64>().is_ok()
+                        || matches!(
+                            raw.as_str(),
+                            "true" | "false" | "True" | "False" | "TRUE" | "FALSE"
+                        ))
+            }
+            _ => false,
+        };
+        let message = if not_a_string {
+            format!("services.{name}.gpus must be a string")
+        } else {
+            format!("services.{name}.gpus value must be 'all'")
+        };
         refuse(
-            format!("`gpus` of service `{name}` must be `all` or a list of device requests"),
+            format!("{message} (`gpus` is `all` or a list of device requests)"),
             Place::Node(gpus.src),
             RefusalKind::Config,
         );

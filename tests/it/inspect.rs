@@ -92,7 +92,7 @@ fn compose_mounts_donors_and_overrides() {
     write(
         dir.path(),
         "compose.yaml",
-        "services:\n  donor:\n    ipc: shareable\n    shm_size: 2gb\n  worker:\n    gpus: all\n    ipc: service:donor\n    shm_size: 64m\n  bound:\n    gpus: all\n    tmpfs: /dev/shm\n  sized:\n    gpus: 2\n    tmpfs: [\"/dev/shm:size=4g\"]\n  host:\n    gpus: all\n    volumes: [/dev/shm:/dev/shm]\n  both:\n    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, device_ids: [\"0\"], capabilities: [gpu]}]}}}\n",
+        "services:\n  donor:\n    ipc: shareable\n    shm_size: 2gb\n  worker:\n    gpus: all\n    ipc: service:donor\n    shm_size: 64m\n  bound:\n    gpus: all\n    tmpfs: /dev/shm\n  sized:\n    gpus: [{driver: nvidia, count: 2}]\n    tmpfs: [\"/dev/shm:size=4g\"]\n  host:\n    gpus: all\n    volumes: [/dev/shm:/dev/shm]\n  both:\n    deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, device_ids: [\"0\"], capabilities: [gpu]}]}}}\n",
     );
     write(
         dir.path(),

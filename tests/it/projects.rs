@@ -907,3 +907,60 @@ fn a_long_line_is_framed_around_its_span() {
         "{line}\n{underline}"
     );
 }
+
+/// `gpus:` is `all` or a list of requests (compose-spec.json): Compose
+/// refuses `gpus: 1` (`services.t.gpus must be a string`) and `gpus: "1"`
+/// (`services.t.gpus value must be 'all'`). gpulint says so at the value,
+/// and models no GPU the refused request would have given: no finding
+/// sizes /dev/shm for them.
+#[test]
+fn a_gpus_scalar_other_than_all_is_refused_as_compose_refuses_it() {
+    for (written, words) in [
+        ("1", "services.t.gpus must be a string"),
+        ("\"1\"", "services.t.gpus value must be 'all'"),
+        ("true", "services.t.gpus must be a string"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "compose.yaml",
+            format!("services:\n  t:\n    image: x\n    shm_size: 1gb\n    gpus: {written}\n"),
+        );
+        let out = stdout(&gpulint(
+            dir.path(),
+            &["check", "--output-format", "json", "."],
+        ));
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let findings = report["diagnostics"].as_array().unwrap();
+        let refusal = findings
+            .iter()
+            .find(|d| d["code"] == "PROJ001")
+            .unwrap_or_else(|| panic!("gpus: {written}: no PROJ001 in {out}"));
+        assert!(
+            refusal["message"].as_str().unwrap().contains(words),
+            "{refusal}"
+        );
+        assert_eq!(refusal["start"]["line"], 5, "{refusal}");
+        assert!(
+            findings.iter().all(|d| d["code"] != "SHM002"),
+            "gpus: {written}: {out}"
+        );
+        let inspected = stdout(&gpulint(dir.path(), &["inspect", "--format", "json", "."]));
+        let doc: Value = serde_json::from_str(&inspected).unwrap();
+        assert!(
+            doc["containers"][0]["gpus"].is_null(),
+            "gpus: {written}: {inspected}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  t:\n    image: x\n    gpus: all\n",
+    );
+    let out = stdout(&gpulint(
+        dir.path(),
+        &["check", "--output-format", "json", "."],
+    ));
+    assert!(!out.contains("PROJ001"), "{out}");
+}
