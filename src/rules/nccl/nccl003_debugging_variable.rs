@@ -1,8 +1,8 @@
 //! NCCL003: other NCCL debugging variables left in a compose service or a
-//! container, classified as NCCL's environment documentation does: a
-//! transport switched off is a warning, a tuning override or trace logging
-//! is info, and system configuration (interfaces, HCAs, GPUDirect levels)
-//! is no finding.
+//! container, classified as NCCL's environment documentation does: an
+//! unsafe protocol forced is a warning; a transport switched off (often
+//! deliberate), a tuning override or trace logging is info; and system
+//! configuration (interfaces, HCAs, GPUDirect levels) is no finding.
 
 use crate::diagnostic::Severity;
 use crate::rules::{Check, EnvSetting, EnvSource, Reporter};
@@ -35,6 +35,15 @@ const DEBUGGING: &[&str] = &[
     "NCCL_DMABUF_ENABLE",
 ];
 
+/// `NCCL_PROTO` lists protocols to use, or with a leading `^` ones to
+/// exclude: LL128 is forced only when listed without the `^`.
+fn forces_ll128(value: &str) -> bool {
+    !value.starts_with('^')
+        && value
+            .split(',')
+            .any(|p| p.trim().eq_ignore_ascii_case("LL128"))
+}
+
 /// How a variable set to a value is reported: its severity and label.
 fn classify(name: &str, value: &str) -> Option<(Severity, &'static str)> {
     let value = value.trim();
@@ -52,7 +61,9 @@ fn classify(name: &str, value: &str) -> Option<(Severity, &'static str)> {
             Severity::Info,
             "TRACE logs every NCCL call and slows collectives",
         )),
-        "NCCL_PROTO" if value.to_ascii_uppercase().contains("LL128") => Some((
+        // `^LL128` excludes it (NCCL's `^` negates the list): the safe
+        // setting, and no finding.
+        "NCCL_PROTO" if forces_ll128(value) => Some((
             Severity::Warning,
             "forcing LL128 where it is unsupported can corrupt data",
         )),
@@ -93,6 +104,12 @@ mod tests {
         assert_eq!(severity("NCCL_DEBUG", "INFO"), None);
         assert_eq!(severity("NCCL_ALGO", "Ring"), Some(Severity::Info));
         assert_eq!(severity("NCCL_PROTO", "LL128"), Some(Severity::Warning));
+        assert_eq!(
+            severity("NCCL_PROTO", "Simple,LL128"),
+            Some(Severity::Warning)
+        );
+        // `^` excludes: the safe setting is a tuning override, not a warning.
+        assert_eq!(severity("NCCL_PROTO", "^LL128"), Some(Severity::Info));
         for site in [
             "NCCL_NET_GDR_LEVEL",
             "NCCL_NET_GDR_READ",
