@@ -12,7 +12,7 @@ use crate::engine::config::Config;
 use crate::engine::discover::Target;
 use crate::output::{OutputFormat, Summary};
 use crate::vfs::FileRead;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
 /// Exit codes: 0 clean, 1 findings, 2 usage, configuration or I/O errors.
@@ -49,6 +49,14 @@ enum Command {
         #[arg(long, conflicts_with = "code")]
         all: bool,
     },
+    /// Print a completion script for SHELL on stdout, e.g.
+    /// `gpulint completions bash > ~/.local/share/bash-completion/completions/gpulint`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print gpulint's man page (roff) on stdout: `gpulint man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, clap::Args)]
@@ -192,10 +200,34 @@ pub fn run() -> u8 {
         Command::Check(args) => check::check(args),
         Command::Rule { code, all } => rule::rule(code, all),
         Command::Inspect(args) => inspect::inspect(args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gpulint", &mut script);
+            print_stdout(&script)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+                Ok(()) => print_stdout(&page),
+                Err(e) => usage_error(format!("cannot render the man page: {e}")),
+            }
+        }
         Command::Server => match crate::lsp::run_stdio() {
             Ok(ending) => ending.exit_status(),
             Err(e) => usage_error(format!("language server: {e}")),
         },
+    }
+}
+
+/// Writes a command's whole output to stdout; a closed pipe (`| head`) is
+/// no error.
+fn print_stdout(bytes: &[u8]) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => EXIT_CLEAN,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_CLEAN,
+        Err(e) => usage_error(format!("cannot write output: {e}")),
     }
 }
 

@@ -2333,3 +2333,80 @@ fn a_tab_after_a_key_is_a_separator() {
     let out = gpulint(dir.path(), &["check", "--fix", "."]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `gpulint completions bash` is a script bash parses, and once sourced
+/// it completes `gpulint ch` to `check`, as bash's programmable completion
+/// would call it.
+#[test]
+fn completions_bash_parses_and_completes_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint(dir.path(), &["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = dir.path().join("gpulint.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let parsed = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(parsed.status.success(), "{}", stderr(&parsed));
+    let completed = Command::new("bash")
+        .arg("-c")
+        .arg(
+            r#"source "$1" || exit 9
+COMP_WORDS=(gpulint ch); COMP_CWORD=1; COMP_LINE="gpulint ch"; COMP_POINT=${#COMP_LINE}
+fn=$(complete -p gpulint | sed -n 's/.*-F \([^ ]*\).*/\1/p')
+"$fn" gpulint ch gpulint
+printf '%s\n' "${COMPREPLY[@]}""#,
+        )
+        .arg("bash")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(completed.status.success(), "{}", stderr(&completed));
+    assert_eq!(stdout(&completed).trim(), "check", "{}", stderr(&completed));
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = gpulint(dir.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        assert!(stdout(&out).contains("gpulint"), "{shell}");
+    }
+    let unknown = gpulint(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `gpulint man` prints a roff page that man (or groff) renders, naming
+/// the commands.
+#[test]
+fn man_prints_a_page_that_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint(dir.path(), &["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(page.starts_with(".ie") || page.starts_with(".TH"), "{page}");
+    assert!(page.contains(".TH gpulint 1"), "{page}");
+    let render = |program: &str, args: &[&str]| -> Option<String> {
+        let mut child = Command::new(program)
+            .args(args)
+            .env("MANWIDTH", "80")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(done.status.success(), "{program}: {}", stderr(&done));
+        Some(stdout(&done))
+    };
+    let rendered = render("man", &["-l", "-"]).or_else(|| render("groff", &["-man", "-Tascii"]));
+    if let Some(text) = rendered {
+        for word in ["gpulint", "check", "inspect", "completions"] {
+            assert!(text.contains(word), "{word} missing from\n{text}");
+        }
+    }
+}
