@@ -92,6 +92,15 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         Ok(plan) => plan,
         Err(e) => return usage_error(e),
     };
+    if args.show_settings {
+        return super::show::show_settings(&plan.paths[0], &plan.resolver);
+    }
+    if args.show_files {
+        if plan.reads_stdin {
+            return usage_error("`--show-files` lists files; it cannot read standard input");
+        }
+        return super::show::show_files(&plan.session, &plan.paths, &plan.resolver);
+    }
     // Discovery before anything is written: a report file must not be one
     // of the files the run reads.
     let discovered = (!plan.reads_stdin)

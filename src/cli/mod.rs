@@ -6,6 +6,7 @@ mod inspect;
 mod noqa;
 mod report;
 mod rule;
+mod show;
 mod sinks;
 
 use crate::engine::config::Config;
@@ -112,6 +113,15 @@ struct CheckArgs {
     /// Print how many findings each rule has, instead of the findings.
     #[arg(long)]
     statistics: bool,
+    /// List the files `check` would lint, one per line, and exit: nothing
+    /// is linted.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "add_noqa", "show_settings"])]
+    show_files: bool,
+    /// Print the configuration `check` applies to the first PATH (default
+    /// `.`): its gpulint.toml, the rules enabled and their severities, the
+    /// `[shm]`, `[compose]` and `[scripts]` settings; and exit.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "add_noqa"])]
+    show_settings: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -2410,3 +2410,109 @@ fn man_prints_a_page_that_renders() {
         }
     }
 }
+
+/// `--show-files` lists exactly the files `check` lints (those its JSON
+/// report counts and names), and lints nothing: walked YAML that is no
+/// manifest, ignored files and other files are left out.
+#[test]
+fn show_files_lists_what_check_lints() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+    write(
+        dir.path(),
+        "a/Dockerfile",
+        "FROM nvcr.io/nvidia/pytorch:24.01-py3\nRUN pip install torch\n",
+    );
+    write(
+        dir.path(),
+        "k8s/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: nvcr.io/nvidia/pytorch:24.01-py3\n          command: [torchrun, --nproc_per_node=8, train.py]\n          resources:\n            limits:\n              nvidia.com/gpu: 8\n",
+    );
+    write(dir.path(), "k8s/values.yaml", "replicas: 2\nimage: nginx\n");
+    write(
+        dir.path(),
+        "run.sh",
+        "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n",
+    );
+    write(dir.path(), "vendor/compose.yaml", GPU_SERVICE);
+    write(dir.path(), ".gitignore", "vendor/\n");
+    write(dir.path(), "README.md", "# nothing\n");
+    let out = gpulint(dir.path(), &["check", "--show-files"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(
+        listed,
+        [
+            "./a/Dockerfile",
+            "./a/compose.yaml",
+            "./k8s/job.yaml",
+            "./run.sh"
+        ],
+        "{}",
+        stdout(&out)
+    );
+    let json = gpulint(dir.path(), &["check", "--output-format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["summary"]["files"], listed.len(), "{report}");
+    let mut named: Vec<String> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap().to_string())
+        .collect();
+    named.dedup();
+    assert!(named.len() >= 3, "{report}");
+    assert!(
+        named.iter().all(|p| listed.contains(p)),
+        "{named:?} {listed:?}"
+    );
+    // Named files are listed as named.
+    let named = gpulint(
+        dir.path(),
+        &["check", "--show-files", "k8s/values.yaml", "a"],
+    );
+    assert_eq!(
+        stdout(&named).lines().collect::<Vec<_>>(),
+        ["a/Dockerfile", "a/compose.yaml", "k8s/values.yaml"]
+    );
+}
+
+/// `--show-settings` prints the configuration that applies to a path:
+/// the file it comes from, the rules it enables with their severities,
+/// and its `[shm]` and `[compose]` settings.
+#[test]
+fn show_settings_prints_the_resolved_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "svc/gpulint.toml",
+        "select = [\"SHM\"]\nignore = [\"SHM003\"]\n[severity]\nSHM001 = \"error\"\n[shm]\nfix-size = \"16gb\"\ndataloader-workers = 4\n[compose]\nfragments = [\"parts/*.yaml\"]\nprojects = [[\"compose.yaml\", \"compose.gpu.yaml\"]]\n",
+    );
+    write(dir.path(), "svc/compose.yaml", CLEAN);
+    write(dir.path(), "svc/compose.gpu.yaml", CLEAN);
+    let out = gpulint(dir.path(), &["check", "--show-settings", "svc"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    for expected in [
+        "config file: svc/gpulint.toml",
+        "SHM001    error    default-shm-on-gpu-service  (set by [severity])",
+        "  fix-size = \"16gb\"",
+        "  dataloader-workers = 4",
+        "  project = svc/compose.yaml + svc/compose.gpu.yaml",
+        "  fragments = parts/*.yaml (relative to svc)",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "{expected:?} missing from\n{shown}"
+        );
+    }
+    assert!(!shown.contains("SHM003    "), "{shown}");
+    assert!(!shown.contains("GPU001    "), "{shown}");
+    assert!(shown.contains("disabled rules: "), "{shown}");
+    let defaults = gpulint(dir.path(), &["check", "--show-settings"]);
+    assert!(
+        stdout(&defaults).contains("config file: none"),
+        "{}",
+        stdout(&defaults)
+    );
+}
