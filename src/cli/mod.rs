@@ -44,11 +44,14 @@ enum Command {
     Server,
     /// Explain a rule, or list them all.
     Rule {
-        /// A rule code such as SHM001.
+        /// A rule's code (SHM001) or name (default-shm-on-gpu-service), in any case.
         code: Option<String>,
         /// List every rule.
         #[arg(long, conflicts_with = "code")]
         all: bool,
+        /// `text`, or `json`: the rule's metadata and doc (every rule's with `--all`).
+        #[arg(long, value_enum, default_value = "text")]
+        output_format: ListFormat,
     },
     /// Print a completion script for SHELL on stdout, e.g.
     /// `gpulint completions bash > ~/.local/share/bash-completion/completions/gpulint`.
@@ -136,6 +139,13 @@ struct InspectArgs {
     format: InspectFormat,
 }
 
+/// How `gpulint rule` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ListFormat {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum InspectFormat {
     Text,
@@ -208,7 +218,11 @@ pub fn run() -> u8 {
     };
     match cli.command {
         Command::Check(args) => check::check(args),
-        Command::Rule { code, all } => rule::rule(code, all),
+        Command::Rule {
+            code,
+            all,
+            output_format,
+        } => rule::rule(code, all, output_format),
         Command::Inspect(args) => inspect::inspect(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();

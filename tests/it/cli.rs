@@ -2516,3 +2516,39 @@ fn show_settings_prints_the_resolved_configuration() {
         stdout(&defaults)
     );
 }
+
+/// `gpulint rule` takes a rule's name as well as its code, in any case,
+/// and `--all --output-format json` gives every rule's metadata and doc.
+#[test]
+fn rule_accepts_a_name_and_lists_every_rule_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let by_code = gpulint(dir.path(), &["rule", "SHM001"]);
+    assert_eq!(by_code.status.code(), Some(0));
+    for name in ["default-shm-on-gpu-service", "Default-SHM-On-GPU-Service"] {
+        let by_name = gpulint(dir.path(), &["rule", name]);
+        assert_eq!(by_name.status.code(), Some(0), "{}", stderr(&by_name));
+        assert_eq!(stdout(&by_name), stdout(&by_code));
+    }
+    assert!(stdout(&by_code).starts_with("default-shm-on-gpu-service (SHM001)"));
+    let unknown = gpulint(dir.path(), &["rule", "no-such-rule"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("`no-such-rule`"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let out = gpulint(dir.path(), &["rule", "--all", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = rules.as_array().unwrap();
+    assert_eq!(rules.len(), gpulint::rules::all_meta().len());
+    let shm001 = rules.iter().find(|r| r["code"] == "SHM001").unwrap();
+    assert_eq!(shm001["name"], "default-shm-on-gpu-service");
+    assert_eq!(shm001["fix"], "safe");
+    assert!(!shm001["targets"].as_array().unwrap().is_empty());
+    assert!(shm001["doc"].as_str().unwrap().contains("## What it does"));
+    let one = gpulint(dir.path(), &["rule", "shm001", "--output-format", "json"]);
+    let one: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(&one, shm001);
+}
