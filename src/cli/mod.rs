@@ -160,12 +160,32 @@ struct ReportFile {
     path: PathBuf,
 }
 
-/// `[FORMAT:]PATH`. Only a known format name before the first `:` counts
-/// as one, so `C:\\out.sarif` and `dir:x/out.json` stay paths.
+/// `[FORMAT:]PATH`. A known format name before the first `:` is the
+/// format. A word there that is none (`xml:o.xml`) is refused with the
+/// list of formats, rather than taken as a file name: that was a text
+/// report in a file named `xml:o.xml`. A single letter stays a path
+/// (`C:\\out.sarif`), and so does anything with a separator or a dot
+/// before the colon; `./name:with:colons` names such a file.
 fn parse_report_file(value: &str) -> Result<ReportFile, String> {
     let (format, path) = match value.split_once(':') {
         Some((name, path)) if OutputFormat::parse(name).is_some() => {
             (OutputFormat::parse(name), path)
+        }
+        Some((name, _))
+            if name.len() > 1
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+        {
+            use clap::ValueEnum;
+            let formats: Vec<&str> = OutputFormat::value_variants()
+                .iter()
+                .map(|f| f.name())
+                .collect();
+            return Err(format!(
+                "unknown report format `{name}`: the formats are {} (to name a file with a colon in it, write `./{value}`)",
+                formats.join(", ")
+            ));
         }
         _ => (None, value),
     };

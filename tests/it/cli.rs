@@ -2552,3 +2552,28 @@ fn rule_accepts_a_name_and_lists_every_rule_as_json() {
     let one: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
     assert_eq!(&one, shm001);
 }
+
+/// `--output-file FORMAT:PATH` with a format gpulint does not write is
+/// refused with the list of formats, and writes nothing (it was a text
+/// report in a file named `xml:o.xml`); `./xml:o.xml` names that file.
+#[test]
+fn output_file_with_an_unknown_format_is_refused_with_the_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let out = gpulint(dir.path(), &["check", "--output-file", "xml:o.xml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("unknown report format `xml`"), "{err}");
+    assert!(
+        err.contains("text, concise, json, github, sarif, gitlab, junit"),
+        "{err}"
+    );
+    assert!(!dir.path().join("xml:o.xml").exists());
+    assert!(!dir.path().join("o.xml").exists());
+    let named = gpulint(dir.path(), &["check", "--output-file", "./xml:o.xml"]);
+    assert_eq!(named.status.code(), Some(1), "{}", stderr(&named));
+    assert!(dir.path().join("xml:o.xml").is_file());
+    let known = gpulint(dir.path(), &["check", "--output-file", "sarif:o.sarif"]);
+    assert_eq!(known.status.code(), Some(1), "{}", stderr(&known));
+    assert!(dir.path().join("o.sarif").is_file());
+}
