@@ -432,12 +432,30 @@ fn check_paths(
     (targets, errors): (Vec<Target>, Vec<crate::engine::discover::DiscoveryError>),
 ) {
     emitter.unchecked += errors.len();
+    // A file under a configuration that does not load is reported by
+    // discovery with the configuration's error: that error is said once
+    // for the configuration, not once per file under it.
+    let mut config_errors: Vec<String> = Vec::new();
     let mut errors: Vec<String> = errors
         .into_iter()
-        .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message)))
+        .filter_map(|e| {
+            if let Err(config) = plan.resolver.for_file(&e.path)
+                && config.0 == e.message
+            {
+                config_errors.push(format!("gpulint: error: {}", human(&config.0)));
+                return None;
+            }
+            Some(format!(
+                "{}: error: {}",
+                human_path(&e.path),
+                human(&e.message)
+            ))
+        })
         .collect();
+    config_errors.sort();
+    config_errors.dedup();
     errors.sort();
-    for line in errors {
+    for line in config_errors.into_iter().chain(errors) {
         emitter.problem(line);
     }
     if targets.len() <= 1 {

@@ -2577,3 +2577,48 @@ fn output_file_with_an_unknown_format_is_refused_with_the_formats() {
     assert_eq!(known.status.code(), Some(1), "{}", stderr(&known));
     assert!(dir.path().join("o.sarif").is_file());
 }
+
+/// A configuration that does not load is one error, said once (not once
+/// per file under it and once more for itself), naming the file relative
+/// to the working directory.
+#[test]
+fn a_config_error_is_reported_once_at_a_relative_path() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gpulint.toml", "selectt = [\"SHM\"]\n");
+    write(dir.path(), "a/compose.yaml", CLEAN);
+    write(dir.path(), "b/compose.yaml", CLEAN);
+    write(
+        dir.path(),
+        "svc/gpulint.toml",
+        "[shm]\nmin-size = \"lots\"\n",
+    );
+    write(dir.path(), "svc/compose.yaml", CLEAN);
+    for args in [
+        &["check"][..],
+        &["check", "a", "b/compose.yaml", "svc"],
+        &["check", "--output-format", "json", "."],
+    ] {
+        let out = gpulint(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        let top: Vec<&&str> = lines.iter().filter(|l| l.contains("selectt")).collect();
+        assert_eq!(top.len(), 1, "{args:?}: {err}");
+        assert!(
+            top[0].starts_with("gpulint: error: gpulint.toml:1:1: unknown field `selectt`"),
+            "{args:?}: {err}"
+        );
+        let svc: Vec<&&str> = lines.iter().filter(|l| l.contains("min-size")).collect();
+        assert_eq!(svc.len(), 1, "{args:?}: {err}");
+        assert!(
+            svc[0].starts_with("gpulint: error: svc/gpulint.toml: "),
+            "{args:?}: {err}"
+        );
+        let root = dir.path().canonicalize().unwrap();
+        assert!(!err.contains(&*root.to_string_lossy()), "{args:?}: {err}");
+        assert!(
+            !err.contains(&*dir.path().to_string_lossy()),
+            "{args:?}: {err}"
+        );
+    }
+}
