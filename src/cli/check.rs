@@ -16,7 +16,7 @@ use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, text};
 use crate::vfs::Stamp;
 use rayon::prelude::*;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A file's report plus what fixing it did.
@@ -170,9 +170,7 @@ impl Emitter {
         let color = match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
+            ColorChoice::Auto => super::auto_color(&std::io::stdout()),
         };
         let stdin_fix = plan.reads_stdin && plan.action == FixAction::Apply;
         // Report files without a format of their own take `--output-format`;

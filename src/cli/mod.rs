@@ -263,6 +263,23 @@ pub fn run() -> u8 {
     }
 }
 
+/// Whether `--color auto` colours `stdout`. `NO_COLOR` (set and not
+/// empty) always wins (no-color.org); then `FORCE_COLOR` (set, not empty,
+/// `0` or `false`) forces colour, as Node's and Python's tools read it; the
+/// rest is anstream's reading of the clicolors convention: `CLICOLOR_FORCE`
+/// forces colour, `CLICOLOR=0` turns it off, and otherwise a terminal
+/// that supports colour (`TERM`) gets it.
+fn auto_color(stdout: &std::io::Stdout) -> bool {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("NO_COLOR").is_some() {
+        return false;
+    }
+    if set("FORCE_COLOR").is_some_and(|v| v != "0" && v != "false") {
+        return true;
+    }
+    anstream::AutoStream::choice(stdout) != anstream::ColorChoice::Never
+}
+
 /// Writes a command's whole output to stdout; a closed pipe (`| head`) is
 /// no error.
 fn print_stdout(bytes: &[u8]) -> u8 {

@@ -2622,3 +2622,32 @@ fn a_config_error_is_reported_once_at_a_relative_path() {
         );
     }
 }
+
+/// `--color auto` (the default) follows the conventions: `FORCE_COLOR` and
+/// `CLICOLOR_FORCE` colour a piped report, `NO_COLOR` wins over both, and
+/// `CLICOLOR=0` or a pipe alone gives plain text; `--color` wins over all.
+#[test]
+fn color_follows_force_color_no_color_and_clicolor() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let run = |env: &[(&str, &str)], args: &[&str]| -> bool {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+        command.arg("check").args(args).current_dir(dir.path());
+        for name in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out).contains("\x1b[")
+    };
+    assert!(!run(&[], &[]), "a pipe is not coloured");
+    assert!(run(&[("FORCE_COLOR", "1")], &[]));
+    assert!(run(&[("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "0")], &[]));
+    assert!(!run(&[("NO_COLOR", "1"), ("FORCE_COLOR", "1")], &[]));
+    assert!(!run(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!run(&[("CLICOLOR", "0")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "1")], &["--color", "never"]));
+    assert!(run(&[("NO_COLOR", "1")], &["--color", "always"]));
+}
