@@ -55,8 +55,11 @@ impl Plan {
         if reads_stdin && paths.len() > 1 {
             return Err("`-` (standard input) cannot be combined with other paths".into());
         }
-        if reads_stdin && args.add_noqa {
+        if reads_stdin && args.add_noqa.is_some() {
             return Err("`--add-noqa` edits files; it cannot read standard input".into());
+        }
+        if let Some(reason) = &args.add_noqa {
+            crate::engine::noqa::check_reason(reason).map_err(|e| format!("--add-noqa: {e}"))?;
         }
         let action = if args.fix {
             FixAction::Apply
@@ -110,8 +113,8 @@ pub(super) fn check(args: CheckArgs) -> u8 {
     {
         return usage_error(e);
     }
-    let noqa_errors = if args.add_noqa {
-        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver);
+    let noqa_errors = if let Some(reason) = &args.add_noqa {
+        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver, reason);
         // The files now hold the comments: the check that follows reads
         // them again, in a session of its own.
         plan.session = Session::on_disk();

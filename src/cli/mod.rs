@@ -108,11 +108,18 @@ struct CheckArgs {
     #[arg(long)]
     unsafe_fixes: bool,
     /// Suppress every current finding with a `# gpulint: ignore[CODE]`
-    /// comment whose reason is a TODO, then report what is left (to adopt
-    /// gpulint now and fix the findings later). Each file is verified before
-    /// it is written.
-    #[arg(long, conflicts_with_all = ["fix", "diff"])]
-    add_noqa: bool,
+    /// comment (`//` in a devcontainer.json) giving REASON, by default a
+    /// TODO, then report what is left (to adopt gpulint now and fix the
+    /// findings later). Each file is verified before it is written.
+    #[arg(
+        long,
+        value_name = "REASON",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = crate::engine::noqa::REASON,
+        conflicts_with_all = ["fix", "diff"]
+    )]
+    add_noqa: Option<String>,
     /// Print how many findings each rule has, instead of the findings.
     #[arg(long)]
     statistics: bool,

@@ -2651,3 +2651,79 @@ fn color_follows_force_color_no_color_and_clicolor() {
     assert!(!run(&[("FORCE_COLOR", "1")], &["--color", "never"]));
     assert!(run(&[("NO_COLOR", "1")], &["--color", "always"]));
 }
+
+/// `--add-noqa=REASON` writes that reason after every comment it adds, in
+/// each file's own comment syntax (`#` in YAML, Dockerfiles and scripts,
+/// `//` in a devcontainer.json); a reason that cannot be one comment's
+/// text is refused before anything is written.
+#[test]
+fn add_noqa_with_a_reason_writes_it_in_each_files_comment_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    write(
+        dir.path(),
+        "Dockerfile",
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=0\n",
+    );
+    write(
+        dir.path(),
+        "run.sh",
+        "#!/bin/bash\ndocker run --gpus all img torchrun --nproc_per_node=8 train.py\n",
+    );
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        "{\n  \"image\": \"nvcr.io/nvidia/pytorch:24.01-py3\",\n  \"runArgs\": [\"--gpus\", \"all\"]\n}\n",
+    );
+    let reason = "adopted 2026-12: see ISSUE-42";
+    for bad in [
+        "--add-noqa=",
+        "--add-noqa=two\nlines",
+        "--add-noqa=ends with \\",
+    ] {
+        let refused = gpulint(dir.path(), &["check", bad]);
+        assert_eq!(refused.status.code(), Some(2), "{bad:?}");
+        assert!(
+            stderr(&refused).contains("--add-noqa: "),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let out = gpulint(dir.path(), &["check", &format!("--add-noqa={reason}")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    for (name, marker) in [
+        ("compose.yaml", "#"),
+        ("Dockerfile", "#"),
+        ("run.sh", "#"),
+        (".devcontainer/devcontainer.json", "//"),
+    ] {
+        let text = read(name);
+        let comments: Vec<&str> = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.contains("gpulint: ignore"))
+            .collect();
+        assert!(!comments.is_empty(), "{name}: no comment in\n{text}");
+        for comment in comments {
+            assert!(
+                comment.starts_with(&format!("{marker} gpulint: ignore"))
+                    && comment.ends_with(&format!("] {reason}")),
+                "{name}: {comment}"
+            );
+        }
+        assert!(!text.contains("TODO"), "{name}: {text}");
+    }
+    // Without a reason the comments ask for one, as before; a path after
+    // the flag is still a path.
+    write(dir.path(), "b/compose.yaml", GPU_SERVICE);
+    let default = gpulint(dir.path(), &["check", "--add-noqa", "b"]);
+    assert_eq!(default.status.code(), Some(0), "{}", stderr(&default));
+    assert!(read("b/compose.yaml").contains("] TODO: say why this is safe, or fix it"));
+}
