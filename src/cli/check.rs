@@ -16,7 +16,7 @@ use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, text};
 use crate::vfs::Stamp;
 use rayon::prelude::*;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A file's report plus what fixing it did.
@@ -55,8 +55,11 @@ impl Plan {
         if reads_stdin && paths.len() > 1 {
             return Err("`-` (standard input) cannot be combined with other paths".into());
         }
-        if reads_stdin && args.add_noqa {
+        if reads_stdin && args.add_noqa.is_some() {
             return Err("`--add-noqa` edits files; it cannot read standard input".into());
+        }
+        if let Some(reason) = &args.add_noqa {
+            crate::engine::noqa::check_reason(reason).map_err(|e| format!("--add-noqa: {e}"))?;
         }
         let action = if args.fix {
             FixAction::Apply
@@ -92,6 +95,15 @@ pub(super) fn check(args: CheckArgs) -> u8 {
         Ok(plan) => plan,
         Err(e) => return usage_error(e),
     };
+    if args.show_settings {
+        return super::show::show_settings(&plan.paths[0], &plan.resolver);
+    }
+    if args.show_files {
+        if plan.reads_stdin {
+            return usage_error("`--show-files` lists files; it cannot read standard input");
+        }
+        return super::show::show_files(&plan.session, &plan.paths, &plan.resolver);
+    }
     // Discovery before anything is written: a report file must not be one
     // of the files the run reads.
     let discovered = (!plan.reads_stdin)
@@ -101,8 +113,8 @@ pub(super) fn check(args: CheckArgs) -> u8 {
     {
         return usage_error(e);
     }
-    let noqa_errors = if args.add_noqa {
-        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver);
+    let noqa_errors = if let Some(reason) = &args.add_noqa {
+        let errors = super::noqa::add_noqa(&plan.session, &plan.paths, &plan.resolver, reason);
         // The files now hold the comments: the check that follows reads
         // them again, in a session of its own.
         plan.session = Session::on_disk();
@@ -161,9 +173,7 @@ impl Emitter {
         let color = match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
+            ColorChoice::Auto => super::auto_color(&std::io::stdout()),
         };
         let stdin_fix = plan.reads_stdin && plan.action == FixAction::Apply;
         // Report files without a format of their own take `--output-format`;
@@ -423,12 +433,30 @@ fn check_paths(
     (targets, errors): (Vec<Target>, Vec<crate::engine::discover::DiscoveryError>),
 ) {
     emitter.unchecked += errors.len();
+    // A file under a configuration that does not load is reported by
+    // discovery with the configuration's error: that error is said once
+    // for the configuration, not once per file under it.
+    let mut config_errors: Vec<String> = Vec::new();
     let mut errors: Vec<String> = errors
         .into_iter()
-        .map(|e| format!("{}: error: {}", human_path(&e.path), human(&e.message)))
+        .filter_map(|e| {
+            if let Err(config) = plan.resolver.for_file(&e.path)
+                && config.0 == e.message
+            {
+                config_errors.push(format!("gpulint: error: {}", human(&config.0)));
+                return None;
+            }
+            Some(format!(
+                "{}: error: {}",
+                human_path(&e.path),
+                human(&e.message)
+            ))
+        })
         .collect();
+    config_errors.sort();
+    config_errors.dedup();
     errors.sort();
-    for line in errors {
+    for line in config_errors.into_iter().chain(errors) {
         emitter.problem(line);
     }
     if targets.len() <= 1 {

@@ -6,13 +6,14 @@ mod inspect;
 mod noqa;
 mod report;
 mod rule;
+mod show;
 mod sinks;
 
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
 use crate::output::{OutputFormat, Summary};
 use crate::vfs::FileRead;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
 /// Exit codes: 0 clean, 1 findings, 2 usage, configuration or I/O errors.
@@ -43,12 +44,23 @@ enum Command {
     Server,
     /// Explain a rule, or list them all.
     Rule {
-        /// A rule code such as SHM001.
+        /// A rule's code (SHM001) or name (default-shm-on-gpu-service), in any case.
         code: Option<String>,
         /// List every rule.
         #[arg(long, conflicts_with = "code")]
         all: bool,
+        /// `text`, or `json`: the rule's metadata and doc (every rule's with `--all`).
+        #[arg(long, value_enum, default_value = "text")]
+        output_format: ListFormat,
     },
+    /// Print a completion script for SHELL on stdout, e.g.
+    /// `gpulint completions bash > ~/.local/share/bash-completion/completions/gpulint`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print gpulint's man page (roff) on stdout: `gpulint man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, clap::Args)]
@@ -96,14 +108,30 @@ struct CheckArgs {
     #[arg(long)]
     unsafe_fixes: bool,
     /// Suppress every current finding with a `# gpulint: ignore[CODE]`
-    /// comment whose reason is a TODO, then report what is left (to adopt
-    /// gpulint now and fix the findings later). Each file is verified before
-    /// it is written.
-    #[arg(long, conflicts_with_all = ["fix", "diff"])]
-    add_noqa: bool,
+    /// comment (`//` in a devcontainer.json) giving REASON, by default a
+    /// TODO, then report what is left (to adopt gpulint now and fix the
+    /// findings later). Each file is verified before it is written.
+    #[arg(
+        long,
+        value_name = "REASON",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = crate::engine::noqa::REASON,
+        conflicts_with_all = ["fix", "diff"]
+    )]
+    add_noqa: Option<String>,
     /// Print how many findings each rule has, instead of the findings.
     #[arg(long)]
     statistics: bool,
+    /// List the files `check` would lint, one per line, and exit: nothing
+    /// is linted.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "add_noqa", "show_settings"])]
+    show_files: bool,
+    /// Print the configuration `check` applies to the first PATH (default
+    /// `.`): its gpulint.toml, the rules enabled and their severities, the
+    /// `[shm]`, `[compose]` and `[scripts]` settings; and exit.
+    #[arg(long, conflicts_with_all = ["fix", "diff", "add_noqa"])]
+    show_settings: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -116,6 +144,13 @@ struct InspectArgs {
     /// `text` (a table) or `json` (schema version 1, see README).
     #[arg(long, value_enum, default_value = "text")]
     format: InspectFormat,
+}
+
+/// How `gpulint rule` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ListFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -132,12 +167,32 @@ struct ReportFile {
     path: PathBuf,
 }
 
-/// `[FORMAT:]PATH`. Only a known format name before the first `:` counts
-/// as one, so `C:\\out.sarif` and `dir:x/out.json` stay paths.
+/// `[FORMAT:]PATH`. A known format name before the first `:` is the
+/// format. A word there that is none (`xml:o.xml`) is refused with the
+/// list of formats, rather than taken as a file name: that was a text
+/// report in a file named `xml:o.xml`. A single letter stays a path
+/// (`C:\\out.sarif`), and so does anything with a separator or a dot
+/// before the colon; `./name:with:colons` names such a file.
 fn parse_report_file(value: &str) -> Result<ReportFile, String> {
     let (format, path) = match value.split_once(':') {
         Some((name, path)) if OutputFormat::parse(name).is_some() => {
             (OutputFormat::parse(name), path)
+        }
+        Some((name, _))
+            if name.len() > 1
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+        {
+            use clap::ValueEnum;
+            let formats: Vec<&str> = OutputFormat::value_variants()
+                .iter()
+                .map(|f| f.name())
+                .collect();
+            return Err(format!(
+                "unknown report format `{name}`: the formats are {} (to name a file with a colon in it, write `./{value}`)",
+                formats.join(", ")
+            ));
         }
         _ => (None, value),
     };
@@ -190,12 +245,57 @@ pub fn run() -> u8 {
     };
     match cli.command {
         Command::Check(args) => check::check(args),
-        Command::Rule { code, all } => rule::rule(code, all),
+        Command::Rule {
+            code,
+            all,
+            output_format,
+        } => rule::rule(code, all, output_format),
         Command::Inspect(args) => inspect::inspect(args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gpulint", &mut script);
+            print_stdout(&script)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+                Ok(()) => print_stdout(&page),
+                Err(e) => usage_error(format!("cannot render the man page: {e}")),
+            }
+        }
         Command::Server => match crate::lsp::run_stdio() {
             Ok(ending) => ending.exit_status(),
             Err(e) => usage_error(format!("language server: {e}")),
         },
+    }
+}
+
+/// Whether `--color auto` colours `stdout`. `NO_COLOR` (set and not
+/// empty) always wins (no-color.org); then `FORCE_COLOR` (set, not empty,
+/// `0` or `false`) forces colour, as Node's and Python's tools read it; the
+/// rest is anstream's reading of the clicolors convention: `CLICOLOR_FORCE`
+/// forces colour, `CLICOLOR=0` turns it off, and otherwise a terminal
+/// that supports colour (`TERM`) gets it.
+fn auto_color(stdout: &std::io::Stdout) -> bool {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("NO_COLOR").is_some() {
+        return false;
+    }
+    if set("FORCE_COLOR").is_some_and(|v| v != "0" && v != "false") {
+        return true;
+    }
+    anstream::AutoStream::choice(stdout) != anstream::ColorChoice::Never
+}
+
+/// Writes a command's whole output to stdout; a closed pipe (`| head`) is
+/// no error.
+fn print_stdout(bytes: &[u8]) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => EXIT_CLEAN,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_CLEAN,
+        Err(e) => usage_error(format!("cannot write output: {e}")),
     }
 }
 

@@ -8,13 +8,14 @@ use crate::output::escape::{human, human_path};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
-/// `--add-noqa`: adds suppression comments to every file under `paths`
-/// that has findings, verified (see [`crate::engine::noqa`]), and says how
+/// `--add-noqa[=REASON]`: adds suppression comments giving `reason` to
+/// every file under `paths` that has findings, verified (see [`crate::engine::noqa`]), and says how
 /// many on stderr. Returns the errors, one line each.
 pub(super) fn add_noqa(
     session: &Session,
     paths: &[PathBuf],
     resolver: &ConfigResolver,
+    reason: &str,
 ) -> Vec<String> {
     let (targets, _) = discover(paths, resolver);
     let results: Vec<(PathBuf, Result<Option<crate::engine::noqa::Added>, String>)> = targets
@@ -33,8 +34,8 @@ pub(super) fn add_noqa(
             {
                 return None;
             }
-            let added =
-                crate::engine::noqa::add_noqa(session, &text, &t.path, &config).and_then(|a| {
+            let added = crate::engine::noqa::add_noqa(session, &text, &t.path, &config, reason)
+                .and_then(|a| {
                     if let Some(a) = &a {
                         crate::engine::write::write_fixed(&t.path, &text, &a.text)
                             .map_err(|e| format!("cannot write the comments: {e}"))?;

@@ -1,8 +1,8 @@
 //! `gpulint rule`: one rule's doc, or the table of every rule.
 
-use super::{EXIT_CLEAN, usage_error};
+use super::{ListFormat, usage_error};
 use crate::rules::RuleCode;
-use std::io::Write;
+use crate::rules::RuleMeta;
 
 /// Rows as text columns, each padded to its widest cell in characters (a
 /// `Display` value's own formatting may ignore `{:<8}`); the last is not padded.
@@ -28,22 +28,60 @@ fn aligned_columns<const N: usize>(rows: &[[String; N]]) -> String {
     out
 }
 
-pub(super) fn rule(code: Option<String>, all: bool) -> u8 {
+/// The rule a user names: by its code (`SHM001`) or its name
+/// (`default-shm-on-gpu-service`), in any case.
+fn find(query: &str) -> Option<RuleCode> {
+    let query = query.trim();
+    query.parse::<RuleCode>().ok().or_else(|| {
+        crate::rules::all_meta()
+            .iter()
+            .find(|m| m.name.eq_ignore_ascii_case(query))
+            .map(|m| m.code)
+    })
+}
+
+/// A rule's metadata (its doc's front matter) and its doc, as JSON.
+fn json(meta: &RuleMeta) -> serde_json::Value {
+    serde_json::json!({
+        "code": meta.code,
+        "name": meta.name,
+        "summary": meta.summary,
+        "severity": meta.severity.as_str(),
+        "fix": meta.fix.as_str(),
+        "opt_in": meta.opt_in,
+        "targets": meta.targets.iter().map(|t| t.as_str()).collect::<Vec<_>>(),
+        "sources": meta.sources,
+        "doc": meta.body,
+    })
+}
+
+pub(super) fn rule(code: Option<String>, all: bool, format: ListFormat) -> u8 {
     let mut out = String::new();
     match code {
-        Some(code) if !all => {
-            let Ok(code) = code.parse::<RuleCode>() else {
-                return usage_error(format!("unknown rule `{code}` (see `gpulint rule --all`)"));
+        Some(query) if !all => {
+            let Some(code) = find(&query) else {
+                return usage_error(format!(
+                    "unknown rule `{query}`: name a rule by its code (SHM001) or its name (default-shm-on-gpu-service); `gpulint rule --all` lists them"
+                ));
             };
             let meta = crate::rules::meta(code);
-            out.push_str(&format!(
-                "{} ({}) — {} by default, fix: {}\n\n{}",
-                meta.name,
-                meta.code,
-                meta.severity,
-                meta.fix.as_str(),
-                meta.body
-            ));
+            match format {
+                ListFormat::Json => {
+                    out = serde_json::to_string_pretty(&json(meta)).expect("JSON") + "\n";
+                }
+                ListFormat::Text => out.push_str(&format!(
+                    "{} ({}) — {} by default, fix: {}\n\n{}",
+                    meta.name,
+                    meta.code,
+                    meta.severity,
+                    meta.fix.as_str(),
+                    meta.body
+                )),
+            }
+        }
+        _ if format == ListFormat::Json => {
+            let rules: Vec<serde_json::Value> = crate::rules::all_meta().iter().map(json).collect();
+            out = serde_json::to_string_pretty(&rules).expect("JSON") + "\n";
         }
         _ => {
             let rows: Vec<[String; 4]> = crate::rules::all_meta()
@@ -60,6 +98,5 @@ pub(super) fn rule(code: Option<String>, all: bool) -> u8 {
             out.push_str(&aligned_columns(&rows));
         }
     }
-    let _ = std::io::stdout().lock().write_all(out.as_bytes());
-    EXIT_CLEAN
+    super::print_stdout(out.as_bytes())
 }

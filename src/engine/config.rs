@@ -157,6 +157,24 @@ impl Default for Config {
     }
 }
 
+/// A config file's path as its errors name it: relative to the working
+/// directory when it lies under it. Configurations are found by absolute
+/// path (each directory's ancestors), which made every error name
+/// `/home/me/project/gpulint.toml` for the `gpulint.toml` beside the user.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            let cwd = crate::vfs::normalize(&cwd);
+            crate::vfs::normalize(path)
+                .strip_prefix(&cwd)
+                .ok()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| p.display().to_string())
+        })
+        .unwrap_or_else(|| path.display().to_string())
+}
+
 impl Config {
     /// Reads and validates a config file from disk.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -172,7 +190,7 @@ impl Config {
         // The disk's reader refuses a FIFO instead of waiting on it forever.
         let (text, _) = system
             .read(path)
-            .map_err(|(e, _)| ConfigError(format!("{}: {}", path.display(), e.message)))?;
+            .map_err(|(e, _)| ConfigError(format!("{}: {}", shown(path), e.message)))?;
         let file: ConfigFile = toml::from_str(&text).map_err(|e| {
             let location = e
                 .span()
@@ -182,14 +200,14 @@ impl Config {
                     format!(":{}:{}", lc.line, lc.column)
                 })
                 .unwrap_or_default();
-            ConfigError(format!("{}{location}: {}", path.display(), e.message()))
+            ConfigError(format!("{}{location}: {}", shown(path), e.message()))
         })?;
         let root = path
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let root = system.canonicalize(&root).unwrap_or(root);
         Config::from_file(file, Some(path.to_path_buf()), root)
-            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))
+            .map_err(|e| ConfigError(format!("{}: {e}", shown(path))))
     }
 
     fn from_file(file: ConfigFile, path: Option<PathBuf>, root: PathBuf) -> Result<Config, String> {

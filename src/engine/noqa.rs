@@ -28,8 +28,28 @@ use crate::text::LineIndex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The reason every added comment gives, for a person to replace.
+/// The reason every added comment gives unless `--add-noqa=REASON` says
+/// one, for a person to replace.
 pub const REASON: &str = "TODO: say why this is safe, or fix it";
+
+/// Why `reason` cannot follow a suppression comment, if it cannot: it
+/// must be one line of text (a line break would end the comment and put
+/// the rest in the file as content), and must not end with `\`, which
+/// continues a comment onto the next line in a Makefile.
+pub fn check_reason(reason: &str) -> Result<(), String> {
+    if reason.trim().is_empty() {
+        return Err("the reason is empty: every suppression needs one".into());
+    }
+    if reason.chars().any(char::is_control) {
+        return Err(
+            "the reason must be one line of text, without line breaks or control characters".into(),
+        );
+    }
+    if reason.trim_end().ends_with('\\') {
+        return Err("the reason must not end with `\\` (a line continuation)".into());
+    }
+    Ok(())
+}
 
 /// What adding suppressions did to one text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,14 +61,19 @@ pub struct Added {
     pub findings: usize,
 }
 
-/// The text with a suppression for each finding, `Ok(None)` when there is
-/// nothing to suppress, or why it could not be done safely.
+/// The text with a suppression for each finding, giving `reason` (see
+/// [`check_reason`]; [`REASON`] by default) after each comment in the
+/// file's own comment syntax, `Ok(None)` when there is nothing to
+/// suppress, or why it could not be done safely.
 pub fn add_noqa(
     session: &Session,
     text: &str,
     path: &Path,
     config: &Config,
+    reason: &str,
 ) -> Result<Option<Added>, String> {
+    check_reason(reason)?;
+    let reason = reason.trim();
     let before = session
         .lint_text(text, path, config)
         .map_err(|e| e.message)?;
@@ -101,12 +126,20 @@ pub fn add_noqa(
     }
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
 
-    let per_line = insert(text, &index, &by_line, &whole_file, newline, marker);
+    let per_line = insert(text, &index, &by_line, &whole_file, newline, marker, reason);
     let (candidate, comments) = match verify(&per_line.0) {
         Ok(()) => per_line,
         Err(_) => {
             let all: BTreeSet<RuleCode> = targets.iter().map(|d| d.code).collect();
-            let fallback = insert(text, &index, &BTreeMap::new(), &all, newline, marker);
+            let fallback = insert(
+                text,
+                &index,
+                &BTreeMap::new(),
+                &all,
+                newline,
+                marker,
+                reason,
+            );
             verify(&fallback.0).map_err(|e| format!("cannot add suppression comments: {e}"))?;
             fallback
         }
@@ -140,6 +173,7 @@ fn insert(
     whole_file: &BTreeSet<RuleCode>,
     newline: &str,
     marker: &str,
+    reason: &str,
 ) -> (String, usize) {
     let list = |codes: &BTreeSet<RuleCode>| {
         codes
@@ -158,7 +192,7 @@ fn insert(
     for line in 0..index.line_count() {
         if line == header_end && !whole_file.is_empty() {
             out.push_str(&format!(
-                "{marker} gpulint: ignore-file[{}] {REASON}{newline}",
+                "{marker} gpulint: ignore-file[{}] {reason}{newline}",
                 list(whole_file)
             ));
             comments += 1;
@@ -168,7 +202,7 @@ fn insert(
         if let Some(codes) = by_line.get(&line) {
             let indent = &own[..own.len() - own.trim_start().len()];
             out.push_str(&format!(
-                "{indent}{marker} gpulint: ignore[{}] {REASON}{newline}",
+                "{indent}{marker} gpulint: ignore[{}] {reason}{newline}",
                 list(codes)
             ));
             comments += 1;
@@ -185,7 +219,7 @@ fn insert(
             out.push_str(newline);
         }
         out.push_str(&format!(
-            "{marker} gpulint: ignore-file[{}] {REASON}{newline}",
+            "{marker} gpulint: ignore-file[{}] {reason}{newline}",
             list(whole_file)
         ));
         comments += 1;

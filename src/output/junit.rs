@@ -5,7 +5,7 @@
 
 use super::escape::{human, human_path};
 use super::{human_explanation, shown_path};
-use crate::engine::FileReport;
+use crate::engine::{FileReport, Skip};
 use std::fmt::Write;
 
 pub fn render(reports: &[FileReport]) -> String {
@@ -27,24 +27,39 @@ fn part(report: &FileReport) -> super::document::Part {
     let path = shown_path(&report.path);
     let mut cases = String::new();
     let (mut failures, mut errors, mut skipped) = (0, 0, 0);
-    if let Some(error) = &report.error {
-        let at = error.offset.map(|o| report.index.line_col(o, &report.text));
-        let inner = if report.skipped.is_some() {
-            skipped += 1;
-            format!("<skipped message=\"{}\"/>", attr(&error.message))
-        } else {
-            errors += 1;
-            let place = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
-            format!(
-                "<error message=\"{}\">{}</error>",
-                attr(&error.message),
-                body(&format!(
-                    "{}{place}: {}",
-                    human_path(std::path::Path::new(&path)),
-                    human(&error.message)
-                ))
-            )
+    if let Some(skip) = &report.skipped {
+        // A file passed over is neither a pass nor a failure: a CI test
+        // report shows it as skipped, saying how to lint what it renders to.
+        // (A skipped file's report holds no error: `FileReport::failed`.)
+        skipped += 1;
+        let (message, line) = match skip {
+            Skip::HelmTemplate { offset } => (
+                "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead (`helm template CHART | gpulint check -`)".to_string(),
+                (!report.text.is_empty()).then(|| report.index.line_col(*offset, &report.text).line),
+            ),
+            Skip::Kustomize { kustomization } => (
+                format!(
+                    "part of the kustomize overlay of {}: patches are partial manifests; lint the built output instead (`kubectl kustomize DIR | gpulint check -`)",
+                    human_path(std::path::Path::new(&shown_path(kustomization)))
+                ),
+                None,
+            ),
         };
+        let inner = format!("<skipped message=\"{}\"/>", attr(&message));
+        case(&mut cases, "lint", &path, line, Some(&inner));
+    } else if let Some(error) = &report.error {
+        errors += 1;
+        let at = error.offset.map(|o| report.index.line_col(o, &report.text));
+        let place = at.map_or(String::new(), |at| format!(":{}:{}", at.line, at.column));
+        let inner = format!(
+            "<error message=\"{}\">{}</error>",
+            attr(&error.message),
+            body(&format!(
+                "{}{place}: {}",
+                human_path(std::path::Path::new(&path)),
+                human(&error.message)
+            ))
+        );
         case(
             &mut cases,
             "lint",

@@ -2333,3 +2333,397 @@ fn a_tab_after_a_key_is_a_separator() {
     let out = gpulint(dir.path(), &["check", "--fix", "."]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `gpulint completions bash` is a script bash parses, and once sourced
+/// it completes `gpulint ch` to `check`, as bash's programmable completion
+/// would call it.
+#[test]
+fn completions_bash_parses_and_completes_subcommands() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint(dir.path(), &["completions", "bash"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = dir.path().join("gpulint.bash");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let parsed = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(parsed.status.success(), "{}", stderr(&parsed));
+    let completed = Command::new("bash")
+        .arg("-c")
+        .arg(
+            r#"source "$1" || exit 9
+COMP_WORDS=(gpulint ch); COMP_CWORD=1; COMP_LINE="gpulint ch"; COMP_POINT=${#COMP_LINE}
+fn=$(complete -p gpulint | sed -n 's/.*-F \([^ ]*\).*/\1/p')
+"$fn" gpulint ch gpulint
+printf '%s\n' "${COMPREPLY[@]}""#,
+        )
+        .arg("bash")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(completed.status.success(), "{}", stderr(&completed));
+    assert_eq!(stdout(&completed).trim(), "check", "{}", stderr(&completed));
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = gpulint(dir.path(), &["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        assert!(stdout(&out).contains("gpulint"), "{shell}");
+    }
+    let unknown = gpulint(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+/// `gpulint man` prints a roff page that man (or groff) renders, naming
+/// the commands.
+#[test]
+fn man_prints_a_page_that_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpulint(dir.path(), &["man"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(page.starts_with(".ie") || page.starts_with(".TH"), "{page}");
+    assert!(page.contains(".TH gpulint 1"), "{page}");
+    let render = |program: &str, args: &[&str]| -> Option<String> {
+        let mut child = Command::new(program)
+            .args(args)
+            .env("MANWIDTH", "80")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .ok()?;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(page.as_bytes())
+            .unwrap();
+        let done = child.wait_with_output().unwrap();
+        assert!(done.status.success(), "{program}: {}", stderr(&done));
+        Some(stdout(&done))
+    };
+    let rendered = render("man", &["-l", "-"]).or_else(|| render("groff", &["-man", "-Tascii"]));
+    if let Some(text) = rendered {
+        for word in ["gpulint", "check", "inspect", "completions"] {
+            assert!(text.contains(word), "{word} missing from\n{text}");
+        }
+    }
+}
+
+/// `--show-files` lists exactly the files `check` lints (those its JSON
+/// report counts and names), and lints nothing: walked YAML that is no
+/// manifest, ignored files and other files are left out.
+#[test]
+fn show_files_lists_what_check_lints() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a/compose.yaml", GPU_SERVICE);
+    write(
+        dir.path(),
+        "a/Dockerfile",
+        "FROM nvcr.io/nvidia/pytorch:24.01-py3\nRUN pip install torch\n",
+    );
+    write(
+        dir.path(),
+        "k8s/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: nvcr.io/nvidia/pytorch:24.01-py3\n          command: [torchrun, --nproc_per_node=8, train.py]\n          resources:\n            limits:\n              nvidia.com/gpu: 8\n",
+    );
+    write(dir.path(), "k8s/values.yaml", "replicas: 2\nimage: nginx\n");
+    write(
+        dir.path(),
+        "run.sh",
+        "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 train.py\n",
+    );
+    write(dir.path(), "vendor/compose.yaml", GPU_SERVICE);
+    write(dir.path(), ".gitignore", "vendor/\n");
+    write(dir.path(), "README.md", "# nothing\n");
+    let out = gpulint(dir.path(), &["check", "--show-files"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+    assert_eq!(
+        listed,
+        [
+            "./a/Dockerfile",
+            "./a/compose.yaml",
+            "./k8s/job.yaml",
+            "./run.sh"
+        ],
+        "{}",
+        stdout(&out)
+    );
+    let json = gpulint(dir.path(), &["check", "--output-format", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["summary"]["files"], listed.len(), "{report}");
+    let mut named: Vec<String> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap().to_string())
+        .collect();
+    named.dedup();
+    assert!(named.len() >= 3, "{report}");
+    assert!(
+        named.iter().all(|p| listed.contains(p)),
+        "{named:?} {listed:?}"
+    );
+    // Named files are listed as named.
+    let named = gpulint(
+        dir.path(),
+        &["check", "--show-files", "k8s/values.yaml", "a"],
+    );
+    assert_eq!(
+        stdout(&named).lines().collect::<Vec<_>>(),
+        ["a/Dockerfile", "a/compose.yaml", "k8s/values.yaml"]
+    );
+}
+
+/// `--show-settings` prints the configuration that applies to a path:
+/// the file it comes from, the rules it enables with their severities,
+/// and its `[shm]` and `[compose]` settings.
+#[test]
+fn show_settings_prints_the_resolved_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "svc/gpulint.toml",
+        "select = [\"SHM\"]\nignore = [\"SHM003\"]\n[severity]\nSHM001 = \"error\"\n[shm]\nfix-size = \"16gb\"\ndataloader-workers = 4\n[compose]\nfragments = [\"parts/*.yaml\"]\nprojects = [[\"compose.yaml\", \"compose.gpu.yaml\"]]\n",
+    );
+    write(dir.path(), "svc/compose.yaml", CLEAN);
+    write(dir.path(), "svc/compose.gpu.yaml", CLEAN);
+    let out = gpulint(dir.path(), &["check", "--show-settings", "svc"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    for expected in [
+        "config file: svc/gpulint.toml",
+        "SHM001    error    default-shm-on-gpu-service  (set by [severity])",
+        "  fix-size = \"16gb\"",
+        "  dataloader-workers = 4",
+        "  project = svc/compose.yaml + svc/compose.gpu.yaml",
+        "  fragments = parts/*.yaml (relative to svc)",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "{expected:?} missing from\n{shown}"
+        );
+    }
+    assert!(!shown.contains("SHM003    "), "{shown}");
+    assert!(!shown.contains("GPU001    "), "{shown}");
+    assert!(shown.contains("disabled rules: "), "{shown}");
+    let defaults = gpulint(dir.path(), &["check", "--show-settings"]);
+    assert!(
+        stdout(&defaults).contains("config file: none"),
+        "{}",
+        stdout(&defaults)
+    );
+}
+
+/// `gpulint rule` takes a rule's name as well as its code, in any case,
+/// and `--all --output-format json` gives every rule's metadata and doc.
+#[test]
+fn rule_accepts_a_name_and_lists_every_rule_as_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let by_code = gpulint(dir.path(), &["rule", "SHM001"]);
+    assert_eq!(by_code.status.code(), Some(0));
+    for name in ["default-shm-on-gpu-service", "Default-SHM-On-GPU-Service"] {
+        let by_name = gpulint(dir.path(), &["rule", name]);
+        assert_eq!(by_name.status.code(), Some(0), "{}", stderr(&by_name));
+        assert_eq!(stdout(&by_name), stdout(&by_code));
+    }
+    assert!(stdout(&by_code).starts_with("default-shm-on-gpu-service (SHM001)"));
+    let unknown = gpulint(dir.path(), &["rule", "no-such-rule"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("`no-such-rule`"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let out = gpulint(dir.path(), &["rule", "--all", "--output-format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rules = rules.as_array().unwrap();
+    assert_eq!(rules.len(), gpulint::rules::all_meta().len());
+    let shm001 = rules.iter().find(|r| r["code"] == "SHM001").unwrap();
+    assert_eq!(shm001["name"], "default-shm-on-gpu-service");
+    assert_eq!(shm001["fix"], "safe");
+    assert!(!shm001["targets"].as_array().unwrap().is_empty());
+    assert!(shm001["doc"].as_str().unwrap().contains("## What it does"));
+    let one = gpulint(dir.path(), &["rule", "shm001", "--output-format", "json"]);
+    let one: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(&one, shm001);
+}
+
+/// `--output-file FORMAT:PATH` with a format gpulint does not write is
+/// refused with the list of formats, and writes nothing (it was a text
+/// report in a file named `xml:o.xml`); `./xml:o.xml` names that file.
+#[test]
+fn output_file_with_an_unknown_format_is_refused_with_the_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let out = gpulint(dir.path(), &["check", "--output-file", "xml:o.xml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("unknown report format `xml`"), "{err}");
+    assert!(
+        err.contains("text, concise, json, github, sarif, gitlab, junit"),
+        "{err}"
+    );
+    assert!(!dir.path().join("xml:o.xml").exists());
+    assert!(!dir.path().join("o.xml").exists());
+    let named = gpulint(dir.path(), &["check", "--output-file", "./xml:o.xml"]);
+    assert_eq!(named.status.code(), Some(1), "{}", stderr(&named));
+    assert!(dir.path().join("xml:o.xml").is_file());
+    let known = gpulint(dir.path(), &["check", "--output-file", "sarif:o.sarif"]);
+    assert_eq!(known.status.code(), Some(1), "{}", stderr(&known));
+    assert!(dir.path().join("o.sarif").is_file());
+}
+
+/// A configuration that does not load is one error, said once (not once
+/// per file under it and once more for itself), naming the file relative
+/// to the working directory.
+#[test]
+fn a_config_error_is_reported_once_at_a_relative_path() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gpulint.toml", "selectt = [\"SHM\"]\n");
+    write(dir.path(), "a/compose.yaml", CLEAN);
+    write(dir.path(), "b/compose.yaml", CLEAN);
+    write(
+        dir.path(),
+        "svc/gpulint.toml",
+        "[shm]\nmin-size = \"lots\"\n",
+    );
+    write(dir.path(), "svc/compose.yaml", CLEAN);
+    for args in [
+        &["check"][..],
+        &["check", "a", "b/compose.yaml", "svc"],
+        &["check", "--output-format", "json", "."],
+    ] {
+        let out = gpulint(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        let top: Vec<&&str> = lines.iter().filter(|l| l.contains("selectt")).collect();
+        assert_eq!(top.len(), 1, "{args:?}: {err}");
+        assert!(
+            top[0].starts_with("gpulint: error: gpulint.toml:1:1: unknown field `selectt`"),
+            "{args:?}: {err}"
+        );
+        let svc: Vec<&&str> = lines.iter().filter(|l| l.contains("min-size")).collect();
+        assert_eq!(svc.len(), 1, "{args:?}: {err}");
+        assert!(
+            svc[0].starts_with("gpulint: error: svc/gpulint.toml: "),
+            "{args:?}: {err}"
+        );
+        let root = dir.path().canonicalize().unwrap();
+        assert!(!err.contains(&*root.to_string_lossy()), "{args:?}: {err}");
+        assert!(
+            !err.contains(&*dir.path().to_string_lossy()),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// `--color auto` (the default) follows the conventions: `FORCE_COLOR` and
+/// `CLICOLOR_FORCE` colour a piped report, `NO_COLOR` wins over both, and
+/// `CLICOLOR=0` or a pipe alone gives plain text; `--color` wins over all.
+#[test]
+fn color_follows_force_color_no_color_and_clicolor() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    let run = |env: &[(&str, &str)], args: &[&str]| -> bool {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+        command.arg("check").args(args).current_dir(dir.path());
+        for name in ["NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"] {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        let out = command.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        stdout(&out).contains("\x1b[")
+    };
+    assert!(!run(&[], &[]), "a pipe is not coloured");
+    assert!(run(&[("FORCE_COLOR", "1")], &[]));
+    assert!(run(&[("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "0")], &[]));
+    assert!(!run(&[("NO_COLOR", "1"), ("FORCE_COLOR", "1")], &[]));
+    assert!(!run(&[("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!run(&[("CLICOLOR", "0")], &[]));
+    assert!(!run(&[("FORCE_COLOR", "1")], &["--color", "never"]));
+    assert!(run(&[("NO_COLOR", "1")], &["--color", "always"]));
+}
+
+/// `--add-noqa=REASON` writes that reason after every comment it adds, in
+/// each file's own comment syntax (`#` in YAML, Dockerfiles and scripts,
+/// `//` in a devcontainer.json); a reason that cannot be one comment's
+/// text is refused before anything is written.
+#[test]
+fn add_noqa_with_a_reason_writes_it_in_each_files_comment_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", GPU_SERVICE);
+    write(
+        dir.path(),
+        "Dockerfile",
+        "FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04\nENV CUDA_VISIBLE_DEVICES=0\n",
+    );
+    write(
+        dir.path(),
+        "run.sh",
+        "#!/bin/bash\ndocker run --gpus all img torchrun --nproc_per_node=8 train.py\n",
+    );
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        "{\n  \"image\": \"nvcr.io/nvidia/pytorch:24.01-py3\",\n  \"runArgs\": [\"--gpus\", \"all\"]\n}\n",
+    );
+    let reason = "adopted 2026-12: see ISSUE-42";
+    for bad in [
+        "--add-noqa=",
+        "--add-noqa=two\nlines",
+        "--add-noqa=ends with \\",
+    ] {
+        let refused = gpulint(dir.path(), &["check", bad]);
+        assert_eq!(refused.status.code(), Some(2), "{bad:?}");
+        assert!(
+            stderr(&refused).contains("--add-noqa: "),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let out = gpulint(dir.path(), &["check", &format!("--add-noqa={reason}")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+    for (name, marker) in [
+        ("compose.yaml", "#"),
+        ("Dockerfile", "#"),
+        ("run.sh", "#"),
+        (".devcontainer/devcontainer.json", "//"),
+    ] {
+        let text = read(name);
+        let comments: Vec<&str> = text
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.contains("gpulint: ignore"))
+            .collect();
+        assert!(!comments.is_empty(), "{name}: no comment in\n{text}");
+        for comment in comments {
+            assert!(
+                comment.starts_with(&format!("{marker} gpulint: ignore"))
+                    && comment.ends_with(&format!("] {reason}")),
+                "{name}: {comment}"
+            );
+        }
+        assert!(!text.contains("TODO"), "{name}: {text}");
+    }
+    // Without a reason the comments ask for one, as before; a path after
+    // the flag is still a path.
+    write(dir.path(), "b/compose.yaml", GPU_SERVICE);
+    let default = gpulint(dir.path(), &["check", "--add-noqa", "b"]);
+    assert_eq!(default.status.code(), Some(0), "{}", stderr(&default));
+    assert!(read("b/compose.yaml").contains("] TODO: say why this is safe, or fix it"));
+}

@@ -1022,3 +1022,54 @@ proptest! {
         }
     }
 }
+
+/// A file gpulint passes over (a Helm template) is a skipped test case in
+/// JUnit, saying how to lint what it renders to, not a passing one.
+#[test]
+fn junit_reports_a_skipped_template_as_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "chart/templates/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n          image: {{ .Values.image }}\n",
+    );
+    write(
+        dir.path(),
+        "compose.yaml",
+        "services:\n  web:\n    image: nginx\n",
+    );
+    let out = gpulint(dir.path(), &["check", "--output-format", "junit", "."]);
+    let xml = stdout(&out);
+    let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+    let suite = doc
+        .descendants()
+        .find(|n| {
+            n.has_tag_name("testsuite")
+                && n.attribute("name")
+                    .is_some_and(|name| name.ends_with("chart/templates/job.yaml"))
+        })
+        .unwrap_or_else(|| panic!("no suite for the template in\n{xml}"));
+    assert_eq!(suite.attribute("skipped"), Some("1"), "{xml}");
+    assert_eq!(suite.attribute("failures"), Some("0"), "{xml}");
+    assert_eq!(suite.attribute("errors"), Some("0"), "{xml}");
+    let case = suite
+        .children()
+        .find(|n| n.has_tag_name("testcase"))
+        .unwrap();
+    let skipped = case
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .unwrap_or_else(|| panic!("the template's case is not skipped:\n{xml}"));
+    assert!(
+        skipped
+            .attribute("message")
+            .is_some_and(|m| m.contains("Helm") && m.contains("helm template")),
+        "{xml}"
+    );
+    assert_eq!(case.attribute("line"), Some("4"), "{xml}");
+    let clean = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite") && n.attribute("name") == Some("compose.yaml"))
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert_eq!(clean.attribute("skipped"), Some("0"), "{xml}");
+}

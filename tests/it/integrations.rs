@@ -67,9 +67,9 @@ fn persistent_scratch(name: &str) -> PathBuf {
     std::path::absolute(dir).unwrap()
 }
 
-/// Release-profile settings for the builds these tests make from source:
-/// no optimisation, no LTO and cargo's default codegen units instead of
-/// `[profile.release]`'s. They prove that the hooks and the action build and
+/// Release-profile settings for the builds these tests make from source
+/// (`cargo install`, which builds `[profile.release]`): no optimisation,
+/// no LTO and many codegen units. They prove that the hooks and the action build and
 /// run gpulint, not how well the build optimises; optimising the crate and
 /// its dependencies is most of what such a build costs, and CI makes it
 /// beside the engine tier on two cores.
@@ -1122,4 +1122,73 @@ fn nothing_a_checked_file_holds_becomes_a_workflow_command_in_the_log() {
         }
         assert!(!others.is_empty(), "{mode}: {}", run.log);
     }
+}
+
+/// `cargo build --release` is what a new user builds first (the README's
+/// quick start), so it keeps cargo's quick defaults; what ships (wheels,
+/// archives, the image) and what is benchmarked builds `[profile.dist]`,
+/// the whole-program-LTO profile, and takes its binary from `dist/`.
+#[test]
+fn release_builds_quickly_and_what_ships_or_is_benchmarked_builds_dist() {
+    let root = common::root();
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    let manifest: toml::Table = read("Cargo.toml").parse().unwrap();
+    let profiles = manifest["profile"].as_table().unwrap();
+    let release = profiles["release"].as_table().unwrap();
+    assert!(
+        !matches!(release.get("lto"), Some(toml::Value::String(s)) if s == "fat")
+            && release.get("lto") != Some(&toml::Value::Boolean(true)),
+        "the release profile builds with whole-program LTO: {release:?}"
+    );
+    assert_ne!(
+        release.get("codegen-units"),
+        Some(&toml::Value::Integer(1)),
+        "the release profile builds one codegen unit"
+    );
+    let dist = profiles["dist"].as_table().expect("a [profile.dist]");
+    assert_eq!(dist["inherits"].as_str(), Some("release"));
+    assert_eq!(dist["lto"].as_str(), Some("fat"));
+    assert_eq!(dist["codegen-units"].as_integer(), Some(1));
+
+    // Every build for distribution or benchmarks, and where it takes the
+    // binary from.
+    for name in [
+        ".ci/wheel",
+        ".ci/image",
+        ".ci/bench-guard",
+        ".ci/run",
+        "Dockerfile",
+        ".github/workflows/release.yml",
+        "benches/compare.py",
+    ] {
+        let text = read(name);
+        assert!(
+            text.contains("--profile dist") || text.contains("\"--profile\", \"dist\""),
+            "{name} does not build --profile dist"
+        );
+        for release in ["--release", "\"--release\"", "/release/gpulint"] {
+            assert!(!text.contains(release), "{name} still uses {release}");
+        }
+    }
+    for name in ["Dockerfile", ".dockerignore", ".ci/image"] {
+        assert!(
+            read(name).contains("x86_64-unknown-linux-gnu/dist/gpulint")
+                || read(name).contains("$target/dist/gpulint"),
+            "{name} does not take the dist binary"
+        );
+    }
+    let pyproject: toml::Table = read("pyproject.toml").parse().unwrap();
+    assert_eq!(
+        pyproject["tool"]["maturin"]["profile"].as_str(),
+        Some("dist"),
+        "the wheel (and a source build of the sdist) builds the dist profile"
+    );
+    let readme = read("README.md");
+    assert!(readme.contains("cargo run --release -- check fixtures/_examples"));
+    let performance = &readme[readme.find("## Performance").unwrap()..];
+    let performance = &performance[..performance[3..].find("\n## ").unwrap()];
+    assert!(
+        performance.contains("`--profile dist`"),
+        "the README's figures do not say which profile they used"
+    );
 }
