@@ -1975,6 +1975,73 @@ fn standard_input_has_the_file_size_limit() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
+/// A walked file whose name is not UTF-8 (Latin-1 `compose-\xe9.yaml`,
+/// `run-\xe9.sh`, a Dockerfile in a directory `d\xe9`) is linted as it is
+/// when named on the command line: the walk matched names as UTF-8 and
+/// read such a compose file as "not named", so it was left out ("0 files
+/// checked"). The text report writes the bytes as `\xe9`; JSON, which must
+/// stay UTF-8, writes them lossily.
+#[cfg(unix)]
+#[test]
+fn walking_finds_files_whose_names_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let name = |bytes: &[u8]| root.join(std::ffi::OsStr::from_bytes(bytes));
+    std::fs::write(name(b"compose-\xe9.yaml"), GPU_SERVICE).unwrap();
+    std::fs::create_dir(name(b"d\xe9")).unwrap();
+    std::fs::write(
+        name(b"d\xe9/Dockerfile"),
+        "FROM nvcr.io/nvidia/pytorch:24.01-py3\nENV CUDA_VISIBLE_DEVICES=0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        name(b"run-\xe9.sh"),
+        "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=4 train.py\n",
+    )
+    .unwrap();
+    let out = gpulint(root, &["check", "--output-format", "concise", "."]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for (file, code) in [
+        ("compose-\\xe9.yaml", "SHM001"),
+        ("d\\xe9/Dockerfile", "DF005"),
+        ("run-\\xe9.sh", "SHM001"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("./{file}:")) && l.contains(code)),
+            "{file} {code}: {text}"
+        );
+    }
+    let out = gpulint(root, &["check", "."]);
+    assert!(
+        stdout(&out).contains("in 3 files of 3 checked"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint(root, &["check", "--output-format", "json", "."]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["summary"]["files"], 3, "{report}");
+    let paths: std::collections::BTreeSet<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "./compose-\u{fffd}.yaml",
+            "./d\u{fffd}/Dockerfile",
+            "./run-\u{fffd}.sh"
+        ]
+        .into_iter()
+        .collect(),
+        "{report}"
+    );
+}
+
 /// A file name that is not UTF-8 was written lossily (U+FFFD) in `--diff`
 /// headers, so neither `git apply` nor `patch` found the file. Both are
 /// the judges here.
