@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 ROOT="$(cd .. && pwd)"
 SHARED="${GPULINT_SHARED_CORPUS:-$ROOT/../shared/corpus}"
 CORPUS="${FUZZ_CORPUS:-$PWD/corpus}"
-TARGETS=(yaml_lint dockerfile shell fix lsp lsp_lifecycle)
+TARGETS=(yaml_lint dockerfile shell fix lsp lsp_lifecycle reports)
 for t in "${TARGETS[@]}"; do mkdir -p "$CORPUS/$t"; done
 
 # put TARGET PREFIX FILE: FILE's bytes after PREFIX (a kind byte, or none).
@@ -79,6 +79,15 @@ done
 lifecycle_seed() { printf "$1" >"$CORPUS/lsp_lifecycle/$(printf "$1" | sha1sum | cut -c1-40)"; }
 lifecycle_seed '\x00\x02\x05\x08\x09\x06\x08\x07\x03\x04'
 lifecycle_seed '\x00\x03\x02\x05\x03\x04'
+
+# The reports target (fuzz_targets/report_checks.rs): path NUL .env NUL
+# service names (0x01 between) NUL service lines; hostile names and values.
+reports_seed() { printf "$1" >"$CORPUS/reports/$(printf "$1" | sha1sum | cut -c1-40)"; }
+reports_seed 'compose.yaml\0S=8g\nN=4\nHF_TOKEN=hf_0123456789abcdefghijklmn\n\0trainer'
+reports_seed '::error::x/compose.yaml\0IFACE="eth0\\n::add-mask::secret value"\nDEBUG=ghp_0123456789abcdefABCDEF0123\n\0a\n::warning::b\001\342\200\256rtl\001 ::x'
+reports_seed 'd\351/compose-\351.yaml\0S="8 gb"\nIMAGE=registry.example.com/team/private-image:2024\n\0t\0image: ${IMAGE}\ngpus: all\nshm_size: ${S}\ncommand: torchrun --nproc_per_node=8 train.py'
+reports_seed ' ::notice::odd.yml\0export MEMLOCK=not-a-number-at-all\nIPC=service:other thing\n\0%%0A::error::x\0gpus: all\nipc: ${IPC}\nulimits:\n  memlock: ${MEMLOCK}'
+reports_seed 'compose.yaml\0COMPOSE_PROFILES=gpu,::x\nS=${T:-eight gigabytes}\n\0t\0profiles: [gpu]\ngpus: all\nshm_size: ${S}'
 
 for t in "${TARGETS[@]}"; do
   echo "seeded $t: $(find "$CORPUS/$t" -type f | wc -l) inputs"

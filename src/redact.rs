@@ -54,6 +54,10 @@ impl Hidden {
         let mut merged: Vec<(String, String)> = Vec::with_capacity(values.len());
         for (name, value) in values {
             match merged.iter_mut().find(|(_, v)| *v == value) {
+                // A value with no name (a `.env` line without `=`) is shown
+                // by the name another variable gives it, if any.
+                Some(_) if name.is_empty() => {}
+                Some((names, _)) if names.is_empty() => *names = name,
                 Some((names, _)) => {
                     // In name order: the variables come from a map, and a
                     // report says the same thing on every run.
@@ -91,8 +95,9 @@ impl Hidden {
                 replaced.push_str(&rest[..at]);
                 if word_before || word_after {
                     replaced.push_str(value);
-                } else if replaced.ends_with(&format!("{name}=")) {
-                    // `NAME=value`: the name is already there.
+                } else if name.is_empty() || replaced.ends_with(&format!("{name}=")) {
+                    // No name to show it by (a `.env` line without `=`),
+                    // or `NAME=value`: the name is already there.
                     replaced.push('…');
                 } else {
                     // What the file itself says.
@@ -546,6 +551,22 @@ mod tests {
             hidden.apply("undefined volume `<your_path>`"),
             "undefined volume `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
         );
+    }
+
+    /// A `.env` line without `=` has no variable to be shown by: it is
+    /// `…`, never a placeholder named after itself; another variable that
+    /// holds the same value names it.
+    #[test]
+    fn a_value_without_a_name_is_left_out() {
+        let hidden = Hidden::values_not_in([("", "2<f"), ("", "tok<en x")], "");
+        assert_eq!(
+            hidden.apply("variable name \"2<f\" or `tok<en x`"),
+            "variable name \"…\" or `…`"
+        );
+        let hidden = Hidden::values_not_in([("", "2<f"), ("B", "2<f")], "");
+        assert_eq!(hidden.apply("`2<f`"), "`${B}`");
+        let hidden = Hidden::values_not_in([("B", "2<f"), ("", "2<f")], "");
+        assert_eq!(hidden.apply("`2<f`"), "`${B}`");
     }
 
     #[test]

@@ -18,8 +18,7 @@ pub enum FileKind {
 
 impl FileKind {
     pub fn of(path: &Path) -> FileKind {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if discover::is_dockerfile_name(name) {
+        if discover::is_dockerfile_name(&crate::vfs::file_name_text(path)) {
             FileKind::Dockerfile
         } else if let Some(kind) = discover::script_kind(path) {
             FileKind::Script(kind)

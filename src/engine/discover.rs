@@ -246,7 +246,11 @@ pub fn is_yaml_file_name(path: &Path) -> bool {
 /// Files that run commands, by name: shell and batch scripts, Makefiles,
 /// Markdown, and GitHub Actions workflows (`.github/workflows/*.yml`).
 pub fn script_kind(path: &Path) -> Option<ScriptKind> {
-    let name = path.file_name()?.to_str()?;
+    let name = crate::vfs::file_name_text(path);
+    let name = name.as_ref();
+    if name.is_empty() {
+        return None;
+    }
     if crate::model::devcontainer::is_devcontainer_name(name) {
         return Some(ScriptKind::DevContainer);
     }
@@ -399,7 +403,8 @@ pub fn discover_with(
                     Ok(entry) => {
                         if entry.file_type().is_some_and(|t| t.is_file()) {
                             let file = entry.into_path();
-                            let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                            let name = crate::vfs::file_name_text(&file);
+                            let name = name.as_ref();
                             if kustomize::KUSTOMIZATION_NAMES.contains(&name) {
                                 let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
                                 kustomized.lock().expect("kustomized").insert(dir);
@@ -500,10 +505,7 @@ fn not_walked(file: PathBuf) -> DiscoveryError {
 fn may_be_kustomized(path: &Path) -> bool {
     use crate::engine::FileKind;
     use crate::model::script::ScriptKind;
-    let compose_named = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(is_compose_file_name);
+    let compose_named = is_compose_file_name(&crate::vfs::file_name_text(path));
     !compose_named
         && !matches!(
             FileKind::of(path),

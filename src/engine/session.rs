@@ -445,6 +445,10 @@ impl System for Layered {
         self.is_buffer(path) || self.under.files.is_file(path)
     }
 
+    fn is_dir(&self, path: &Path) -> bool {
+        !self.is_buffer(path) && self.under.files.is_dir(path)
+    }
+
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
         self.under
             .files

@@ -543,14 +543,10 @@ fn document_path(uri: &Uri) -> PathBuf {
 /// it is worth reporting: a Dockerfile, a compose file, a Kubernetes
 /// manifest. Other YAML (CI workflows, Helm values) only gets findings.
 fn lints_as_gpulint_file(document: &Document) -> bool {
-    let name = document
-        .path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
+    let name = crate::vfs::file_name_text(&document.path);
     FileKind::of_text(&document.path, &document.text) == FileKind::Dockerfile
         || matches!(document.language.as_str(), "dockerfile" | "dockercompose")
-        || crate::engine::discover::is_compose_file_name(name)
+        || crate::engine::discover::is_compose_file_name(&name)
         || (document.text.contains("apiVersion") && document.text.contains("kind"))
 }
 

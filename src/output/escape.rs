@@ -28,12 +28,15 @@ pub fn human(text: &str) -> Cow<'_, str> {
     escape(text)
 }
 
-/// A path for people: [`human`], and a path that starts with `::` or
-/// with white space (which the runner trims before looking for `::`) is
-/// written with a leading `./`, so that a line starting with the path (the
-/// concise format, `inspect`'s table) cannot be a workflow command.
+/// A path for people: [`human`], each byte that is not UTF-8 written as
+/// `\xe9` (a Latin-1 `compose-\xe9.yaml` is named as its bytes, where a
+/// lossy U+FFFD would make two such names one), and a path that starts
+/// with `::` or with white space (which the runner trims before looking
+/// for `::`) is written with a leading `./`, so that a line starting with
+/// the path (the concise format, `inspect`'s table) cannot be a workflow
+/// command.
 pub fn human_path(path: &Path) -> String {
-    let shown = path.to_string_lossy();
+    let shown = utf8_or_hex_escaped(path.as_os_str().as_encoded_bytes());
     let shown = human(&shown);
     let needs_prefix = shown.starts_with("::") || shown.starts_with(char::is_whitespace);
     if needs_prefix {
@@ -41,6 +44,21 @@ pub fn human_path(path: &Path) -> String {
     } else {
         shown.into_owned()
     }
+}
+
+/// `bytes` as text, each byte of an invalid UTF-8 sequence written `\xNN`.
+fn utf8_or_hex_escaped(bytes: &[u8]) -> Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Whether `c` is written as an escape.
@@ -118,5 +136,17 @@ mod tests {
             "dir/compose.yaml"
         );
         assert_eq!(human_path(Path::new("/abs:/x")), "/abs:/x");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn bytes_that_are_not_utf8_are_written_as_hex() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(OsStr::from_bytes(b"d\xe9/compose-\xff\xfe.yaml"));
+        assert_eq!(human_path(path), "d\\xe9/compose-\\xff\\xfe.yaml");
+        let path = Path::new(OsStr::from_bytes(b"::\xe9\n"));
+        assert_eq!(human_path(path), "./::\\xe9\\n");
+        assert_eq!(human_path(Path::new("caf\u{e9}")), "caf\u{e9}");
     }
 }

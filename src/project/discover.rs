@@ -354,10 +354,7 @@ fn is_overlay(ws: &Workspace, path: &Path, project: &super::Project) -> bool {
             && s.value.get("build").is_none()
             && shared(&s.key)
     });
-    let named = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(is_overlay_name);
+    let named = is_overlay_name(&crate::vfs::file_name_text(path));
     completes || (named && entries.iter().any(|s| shared(&s.key)))
 }
 

@@ -438,7 +438,8 @@ pub fn raw_values(text: &str) -> Vec<(String, String)> {
             .filter(|rest| rest.starts_with(char::is_whitespace))
             .map_or(statement, str::trim_start);
         let Some(sep) = statement.find(['=', ':']) else {
-            push(statement.trim(), statement);
+            // No name: the line itself must not name its placeholder.
+            push("", statement);
             continue;
         };
         let name = statement[..sep].trim();
@@ -586,7 +587,8 @@ mod tests {
             has("C", "next line\"") && has("C", "next line"),
             "{values:?}"
         );
-        assert!(has("LONE", "LONE") && has("E", "yaml"), "{values:?}");
+        // A line without a separator is all value, and names nothing.
+        assert!(has("", "LONE") && has("E", "yaml"), "{values:?}");
         assert!(
             !values.iter().any(|(_, v)| v.contains("skip")),
             "{values:?}"

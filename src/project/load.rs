@@ -51,6 +51,9 @@ struct Loading<'w> {
     refusals: Vec<Refusal>,
     /// Included projects already loaded, by what decides them.
     included: HashMap<String, Model>,
+    /// Refusals of a file no entry names (the project's `.env`, which
+    /// Compose cannot read): placed at the project's first compose file.
+    unplaced: Vec<String>,
 }
 
 pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
@@ -60,6 +63,7 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         by_path: HashMap::new(),
         refusals: Vec::new(),
         included: HashMap::new(),
+        unplaced: Vec::new(),
     };
     // The directory of the first file (Compose's working directory); an
     // empty `COMPOSE_FILE` entry is the run directory itself.
@@ -105,6 +109,29 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
             break;
         };
         loading.merge_file(&file, &env, &project_dir, &mut model, &mut Vec::new(), 0);
+    }
+    // A `.env` Compose cannot read refuses the project before any compose
+    // file is read: said at the first one's first line, as a `.env` it
+    // cannot parse is.
+    let first_compose_file = loading
+        .files
+        .iter()
+        .position(|f| f.role == FileRole::Project);
+    if let Some(index) = first_compose_file {
+        let text = &loading.files[index].source.text;
+        let first_line = TextRange::new(0, text.find('\n').unwrap_or(text.len()));
+        let refusals = std::mem::take(&mut loading.unplaced)
+            .into_iter()
+            .map(|message| Refusal {
+                message,
+                at: Place::Text {
+                    file: index as u32,
+                    range: first_line,
+                },
+                kind: RefusalKind::Config,
+                service: None,
+            });
+        loading.refusals.splice(0..0, refusals);
     }
     let profiles: Vec<String> = env
         .value("COMPOSE_PROFILES")
@@ -181,33 +208,13 @@ impl Loading<'_> {
         let text = match self.ws.files.read(path) {
             Ok(text) => text,
             Err(failure) => {
-                let (error, _) = &*failure;
-                let missing =
-                    !self.ws.files.is_file(path) && self.ws.files.canonicalize(path).is_none();
-                let shown = path.display();
-                // A file `include:`, `-f` or `COMPOSE_FILE` names is part
-                // of the config; an env file or an extended file left out of
-                // a checkout is not a mistake in it.
-                let named_by_config = matches!(role, FileRole::Included | FileRole::Project);
-                let (message, kind) = if missing {
-                    (
-                        format!("{shown} is missing"),
-                        if named_by_config {
-                            RefusalKind::Config
-                        } else {
-                            RefusalKind::MissingFile
-                        },
-                    )
-                } else if named_by_config && !self.ws.files.is_file(path) {
-                    (format!("{shown} is not a file"), RefusalKind::Config)
-                } else {
-                    (
-                        format!("cannot read {shown} ({})", error.message),
-                        RefusalKind::MissingFile,
-                    )
-                };
-                if let Some(at) = named_at {
-                    self.refuse(message, at, kind);
+                let (message, kind) = self.why_unread(path, role, &failure.0);
+                match named_at {
+                    Some(at) => self.refuse(message, at, kind),
+                    // The project's `.env`: placed once the project's
+                    // first compose file is read.
+                    None if kind == RefusalKind::Config => self.unplaced.push(message),
+                    None => {}
                 }
                 return None;
             }
@@ -239,6 +246,57 @@ impl Loading<'_> {
             base_dir: base_dir.to_path_buf(),
             role,
         })
+    }
+
+    /// Why the file at `path` could not be read, as the refusal says it.
+    /// A file that is not there is missing from this checkout (a gitignored
+    /// `.env`, a base not copied with the file), which the config may be
+    /// right about; one that is there and cannot be read (permission
+    /// denied, a directory) makes Compose refuse the project here, in its
+    /// words (Go's `open PATH: permission denied`, `read PATH: is a
+    /// directory`).
+    fn why_unread(
+        &self,
+        path: &Path,
+        role: FileRole,
+        error: &crate::vfs::ReadError,
+    ) -> (String, RefusalKind) {
+        use crate::vfs::ReadErrorKind;
+        let missing = !self.ws.files.is_file(path) && self.ws.files.canonicalize(path).is_none();
+        let shown = path.display();
+        // A file `include:`, `-f` or `COMPOSE_FILE` names is part of the
+        // config; an env file or an extended file left out of a checkout
+        // is not a mistake in it.
+        let named_by_config = matches!(role, FileRole::Included | FileRole::Project);
+        if missing {
+            let kind = if named_by_config {
+                RefusalKind::Config
+            } else {
+                RefusalKind::MissingFile
+            };
+            return (format!("{shown} is missing"), kind);
+        }
+        match error.kind {
+            ReadErrorKind::Unreadable => (
+                format!("open {shown}: {}", error.reason()),
+                RefusalKind::Config,
+            ),
+            ReadErrorKind::Directory if named_by_config => {
+                (format!("{shown} is not a file"), RefusalKind::Config)
+            }
+            ReadErrorKind::Directory => {
+                (format!("read {shown}: is a directory"), RefusalKind::Config)
+            }
+            _ if named_by_config && !self.ws.files.is_file(path) => {
+                (format!("{shown} is not a file"), RefusalKind::Config)
+            }
+            // A FIFO or device (not read: it could wait forever), or a file
+            // too large or not text for gpulint: Compose may read it.
+            _ => (
+                format!("cannot read {shown} ({})", error.message),
+                RefusalKind::MissingFile,
+            ),
+        }
     }
 
     /// The project's variables: the `.env` where Compose runs, then the
@@ -1145,15 +1203,25 @@ impl Loading<'_> {
                 if required {
                     // Something that is there but is no file (a device, a
                     // FIFO) is refused without being read or waited on.
-                    let why = if self.ws.files.canonicalize(&full).is_some() {
-                        "cannot be read here (not a regular file)"
+                    // A directory is a mistake in the config wherever it
+                    // is checked out: Compose cannot read it.
+                    let (why, kind) = if self.ws.files.is_dir(&full) {
+                        (
+                            format!("read {}: is a directory", full.display()),
+                            RefusalKind::Config,
+                        )
+                    } else if self.ws.files.canonicalize(&full).is_some() {
+                        (
+                            format!("{path} cannot be read here (not a regular file)"),
+                            RefusalKind::MissingFile,
+                        )
                     } else {
-                        "is missing"
+                        (format!("{path} is missing"), RefusalKind::MissingFile)
                     };
                     self.refusals.push(Refusal {
-                        message: format!("`env_file`: {path} {why} (Compose refuses the project)"),
+                        message: format!("`env_file`: {why} (Compose refuses the project)"),
                         at: Place::Node(item.src),
-                        kind: RefusalKind::MissingFile,
+                        kind,
                         service: Some(name.to_string()),
                     });
                 }
@@ -1161,6 +1229,13 @@ impl Loading<'_> {
             }
             let Some(file) = self.open(&full, FileRole::Env, &base, Some(Place::Node(item.src)))
             else {
+                // There and unreadable (required or not, Compose refuses):
+                // the service's container is refused.
+                if let Some(last) = self.refusals.last_mut()
+                    && last.at == Place::Node(item.src)
+                {
+                    last.service.get_or_insert_with(|| name.to_string());
+                }
                 continue;
             };
             // Each env file is read on its own, its `${VAR}` looked up in
@@ -1367,4 +1442,138 @@ fn file_name(path: &Path) -> String {
 /// A file's source, for tests and callers that need it by index.
 pub fn source_of(project: &Project, index: u32) -> &Arc<SourceFile> {
     &project.files[index as usize].source
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vfs::{Files, MemoryFs};
+
+    /// The default project of `/p`, its files read from memory, with
+    /// `unreadable` there but refused to every read (a mode-000 file).
+    fn project(files: &[(&str, &str)], unreadable: &[&str]) -> Arc<Project> {
+        let fs = MemoryFs::new(files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())));
+        for path in unreadable {
+            fs.make_unreadable(Path::new(path));
+        }
+        let ws = Workspace::new(Files::snapshot(fs));
+        let spec = ws.default_project(Path::new("/p")).expect("a project");
+        ws.project(&spec)
+    }
+
+    /// The text each refusal is placed at, with its message and kind.
+    fn refusals(project: &Project) -> Vec<(String, String, RefusalKind)> {
+        project
+            .refusals
+            .iter()
+            .map(|r| {
+                let (file, range) = match r.at {
+                    Place::Node(src) => (src.file, project.range(src)),
+                    Place::Text { file, range } => (file, range),
+                };
+                let text = &source_of(project, file).text[range.start as usize..range.end as usize];
+                (text.to_string(), r.message.clone(), r.kind)
+            })
+            .collect()
+    }
+
+    const SIZED: &str = "services:\n  t:\n    image: x\n    shm_size: ${S:-1g}\n";
+
+    #[test]
+    fn an_unreadable_dotenv_refuses_the_project_at_its_first_compose_file() {
+        let files = [("/p/compose.yaml", SIZED), ("/p/.env", "S=8g\n")];
+        let project = project(&files, &["/p/.env"]);
+        assert_eq!(
+            refusals(&project),
+            [(
+                "services:".to_string(),
+                "open /p/.env: permission denied".to_string(),
+                RefusalKind::Config
+            )]
+        );
+        // A `.env` that is not there is no mistake (a gitignored one).
+        let project = self::project(&files[..1], &[]);
+        assert_eq!(refusals(&project), []);
+    }
+
+    #[test]
+    fn an_unreadable_file_a_reference_names_is_refused_at_the_reference() {
+        let files = [
+            (
+                "/p/compose.yaml",
+                "include:\n  - inc.yaml\nservices:\n  t:\n    image: x\n    extends:\n      file: base.yaml\n      service: b\n    env_file: vars.env\n",
+            ),
+            ("/p/inc.yaml", "services:\n  i:\n    image: x\n"),
+            ("/p/base.yaml", "services:\n  b:\n    shm_size: 8g\n"),
+            ("/p/vars.env", "A=1\n"),
+        ];
+        let project = project(&files, &["/p/inc.yaml", "/p/base.yaml", "/p/vars.env"]);
+        let mut found = refusals(&project);
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            found,
+            [
+                (
+                    "extends".to_string(),
+                    "open /p/base.yaml: permission denied".to_string(),
+                    RefusalKind::Config
+                ),
+                (
+                    "inc.yaml".to_string(),
+                    "open /p/inc.yaml: permission denied".to_string(),
+                    RefusalKind::Config
+                ),
+                (
+                    "vars.env".to_string(),
+                    "open /p/vars.env: permission denied".to_string(),
+                    RefusalKind::Config
+                ),
+            ]
+        );
+        let t = project.service("t").expect("t");
+        assert!(t.refused.is_some(), "its container is refused");
+        // Missing, the extended file and the env file are only not in this
+        // checkout; an `include` is refused either way.
+        let project = self::project(&files[..1], &[]);
+        let kinds: Vec<_> = refusals(&project)
+            .into_iter()
+            .map(|(at, _, kind)| (at, kind))
+            .collect();
+        assert!(
+            kinds.contains(&("inc.yaml".to_string(), RefusalKind::Config))
+                && kinds.contains(&("extends".to_string(), RefusalKind::MissingFile))
+                && kinds.contains(&("vars.env".to_string(), RefusalKind::MissingFile)),
+            "{kinds:?}"
+        );
+    }
+
+    #[test]
+    fn a_directory_named_as_a_file_is_refused() {
+        let files = [
+            (
+                "/p/compose.yaml",
+                "services:\n  t:\n    image: x\n    extends:\n      file: base\n      service: b\n    env_file: vars\n",
+            ),
+            ("/p/base/compose.yaml", "services: {}\n"),
+            ("/p/vars/a.env", "A=1\n"),
+        ];
+        let mut found = refusals(&project(&files, &[]));
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            found,
+            [
+                (
+                    "extends".to_string(),
+                    "read /p/base: is a directory".to_string(),
+                    RefusalKind::Config
+                ),
+                (
+                    "vars".to_string(),
+                    "`env_file`: read /p/vars: is a directory (Compose refuses the project)"
+                        .to_string(),
+                    RefusalKind::Config
+                ),
+            ]
+        );
+    }
 }

@@ -189,7 +189,7 @@ impl Files {
             .get(key)
             .and_then(|slot| match slot.get()? {
                 Ok(_) => Some(true),
-                Err(failure) if failure.0.missing => Some(false),
+                Err(failure) if failure.0.is_missing() => Some(false),
                 Err(_) => None,
             });
         if let Some(answer) = known {
@@ -209,6 +209,12 @@ impl Files {
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.to_os_string(), answer);
         answer
+    }
+
+    /// Whether `path` is a directory, asked of the [`System`] (rarely: for
+    /// a file a project names that is not a file).
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.system.is_dir(path)
     }
 
     /// The canonical path, asked of the [`System`] once per path.
@@ -253,6 +259,10 @@ impl System for Files {
 
     fn is_file(&self, path: &Path) -> bool {
         Files::is_file(self, path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        Files::is_dir(self, path)
     }
 
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
@@ -306,6 +316,9 @@ mod tests {
         fn is_file(&self, path: &Path) -> bool {
             self.asked.fetch_add(1, Ordering::Relaxed);
             self.files.is_file(path)
+        }
+        fn is_dir(&self, path: &Path) -> bool {
+            self.files.is_dir(path)
         }
         fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
             self.files.canonicalize(path)

@@ -2,6 +2,19 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// A path's file name as text to match names against (`compose.yaml`,
+/// `Dockerfile.gpu`, `run.sh`), `""` when it has none. A name that is not
+/// UTF-8 (a Latin-1 `compose-\xe9.yaml`) is read lossily: each byte that is
+/// not UTF-8 becomes U+FFFD, which no name gpulint looks for holds, so the
+/// ASCII names and suffixes it matches are matched on the name's bytes and
+/// such a file is recognised as it is when named on the command line.
+/// (The path itself stays bytes; only its name is matched as text.)
+pub fn file_name_text(path: &Path) -> std::borrow::Cow<'_, str> {
+    path.file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default()
+}
+
 /// `a/./b/../c` → `a/c`, lexically (symlinks are not resolved, so the path
 /// stays the one users see).
 pub fn normalize(path: &Path) -> PathBuf {

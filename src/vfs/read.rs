@@ -7,39 +7,81 @@ use std::path::Path;
 /// Files larger than this are refused rather than parsed.
 pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
 
+/// What kind of failure a read was: callers tell "nothing is there" (a
+/// gitignored `.env`, a base not in the checkout) from "it is there and
+/// cannot be read" (permission denied, a directory), which Compose refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    /// Nothing is there.
+    Missing,
+    /// It is there, but opening or reading it failed: permission denied,
+    /// an I/O error.
+    Unreadable,
+    /// A directory where a file was asked for.
+    Directory,
+    /// A FIFO, socket or device: not read, since that could wait forever.
+    NotRegular,
+    /// Read, but not text gpulint reads: too large, binary, not UTF-8.
+    NotText,
+}
+
 /// Why a file cannot be read as text, and where, when the problem has a place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadError {
     pub message: String,
     /// Byte offset of the problem, when it has one.
     pub offset: Option<usize>,
-    /// Nothing is there: a cache may answer "not a file" from this read
-    /// instead of asking the file system again.
-    pub missing: bool,
+    pub kind: ReadErrorKind,
 }
 
 impl ReadError {
-    pub fn new(message: impl Into<String>) -> Self {
+    pub fn new(kind: ReadErrorKind, message: impl Into<String>) -> Self {
         ReadError {
             message: message.into(),
             offset: None,
-            missing: false,
+            kind,
         }
     }
 
     /// The error of a read of a path where nothing is.
     pub fn missing() -> Self {
-        ReadError {
-            missing: true,
-            ..ReadError::new("cannot read: no such file or directory")
+        ReadError::new(
+            ReadErrorKind::Missing,
+            "cannot read: no such file or directory",
+        )
+    }
+
+    /// The error of an open or read that failed with `e`.
+    pub fn from_io(e: &std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ReadError::missing()
+        } else {
+            ReadError::new(
+                ReadErrorKind::Unreadable,
+                format!("cannot read: {}", io_reason(e)),
+            )
         }
+    }
+
+    /// Nothing is there: a cache may answer "not a file" from this read
+    /// instead of asking the file system again.
+    pub fn is_missing(&self) -> bool {
+        self.kind == ReadErrorKind::Missing
+    }
+
+    /// The reason without the `cannot read: ` it is shown with
+    /// (`permission denied`).
+    pub fn reason(&self) -> &str {
+        self.message
+            .strip_prefix("cannot read: ")
+            .unwrap_or(&self.message)
     }
 
     fn at(message: impl Into<String>, offset: usize) -> Self {
         ReadError {
             message: message.into(),
             offset: Some(offset),
-            missing: false,
+            kind: ReadErrorKind::NotText,
         }
     }
 }
@@ -54,24 +96,23 @@ pub fn read_source(path: &Path) -> Result<String, (ReadError, String)> {
 /// open file.
 pub fn read_source_stamped(path: &Path) -> Result<(String, Stamp), (ReadError, String)> {
     use std::io::Read;
-    let cannot_read = |e: std::io::Error| {
-        let error = if e.kind() == std::io::ErrorKind::NotFound {
-            ReadError::missing()
-        } else {
-            ReadError::new(format!("cannot read: {}", io_reason(&e)))
-        };
-        (error, String::new())
-    };
+    let cannot_read = |e: std::io::Error| (ReadError::from_io(&e), String::new());
     // One open and one fstat: the size check and the read see the same file.
     let file = open_nonblocking(path).map_err(cannot_read)?;
     let metadata = file.metadata().map_err(cannot_read)?;
     if metadata.is_dir() {
-        return Err((ReadError::new("is a directory"), String::new()));
+        return Err((
+            ReadError::new(ReadErrorKind::Directory, "is a directory"),
+            String::new(),
+        ));
     }
     if !metadata.is_file() {
         // A FIFO, socket or device: reading it could wait forever or never end.
         return Err((
-            ReadError::new("not a regular file (a FIFO, socket or device)"),
+            ReadError::new(
+                ReadErrorKind::NotRegular,
+                "not a regular file (a FIFO, socket or device)",
+            ),
             String::new(),
         ));
     }
@@ -109,9 +150,10 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
 
 fn too_large(size: u64) -> (ReadError, String) {
     (
-        ReadError::new(format!(
-            "file is too large ({size} bytes; gpulint reads at most {MAX_FILE_SIZE})"
-        )),
+        ReadError::new(
+            ReadErrorKind::NotText,
+            format!("file is too large ({size} bytes; gpulint reads at most {MAX_FILE_SIZE})"),
+        ),
         String::new(),
     )
 }

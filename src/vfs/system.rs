@@ -22,6 +22,10 @@ pub trait System: Send + Sync {
     /// Whether `path` names a file that [`System::read`] may read.
     fn is_file(&self, path: &Path) -> bool;
 
+    /// Whether `path` names a directory (a file name that names one is
+    /// refused by Compose, where a missing one may be left out on purpose).
+    fn is_dir(&self, path: &Path) -> bool;
+
     /// The absolute path with symlinks resolved, as `std::fs::canonicalize`.
     fn canonicalize(&self, path: &Path) -> Option<PathBuf>;
 
@@ -44,6 +48,10 @@ impl System for Disk {
 
     fn is_file(&self, path: &Path) -> bool {
         path.is_file()
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
     }
 
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {
@@ -115,6 +123,10 @@ impl System for Overlay {
 
     fn is_file(&self, path: &Path) -> bool {
         self.buffer(path).is_some() || Disk.is_file(path)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.buffer(path).is_none() && Disk.is_dir(path)
     }
 
     fn canonicalize(&self, path: &Path) -> Option<PathBuf> {

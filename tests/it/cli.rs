@@ -738,6 +738,76 @@ fn fix_leaves_a_read_only_file_alone() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// A project file that is there but cannot be read (mode 000: the `.env`,
+/// an `include`d file, an `extends.file`, an `env_file`) makes Compose
+/// refuse the project ("open ...: permission denied"); gpulint filed it
+/// as a file missing from the checkout, said nothing, and judged
+/// `${S:-1g}` as 1 GiB though the `.env` sets 8g. Each is PROJ001 at what
+/// names the file (the `.env` at the compose file's first line). Run as
+/// `nobody` when the tests run as root, whom mode 000 does not stop.
+#[cfg(target_os = "linux")]
+#[test]
+fn unreadable_project_files_refuse_the_project() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: no arguments, no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "compose.yaml",
+        "include:\n  - inc.yaml\nservices:\n  t:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    gpus: all\n    command: torchrun --nproc_per_node=8 train.py\n    shm_size: ${S:-1g}\n    extends:\n      file: base.yaml\n      service: b\n    env_file: vars.env\n",
+    );
+    write(dir.path(), ".env", "S=8g\n");
+    write(dir.path(), "inc.yaml", "services:\n  i:\n    image: x\n");
+    write(
+        dir.path(),
+        "base.yaml",
+        "services:\n  b:\n    ipc: private\n",
+    );
+    write(dir.path(), "vars.env", "NCCL_DEBUG=INFO\n");
+    for name in [".env", "inc.yaml", "base.yaml", "vars.env"] {
+        let path = dir.path().join(name);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    command
+        .args([
+            "check",
+            "--output-format",
+            "concise",
+            "--select",
+            "PROJ001",
+            ".",
+        ])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1");
+    if root {
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            std::os::unix::fs::chown(entry.unwrap().path(), Some(65534), Some(65534)).unwrap();
+        }
+        command.uid(65534).gid(65534);
+    }
+    let out = command.output().unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for (at, file) in [
+        ("1:1", ".env"),
+        ("2:5", "inc.yaml"),
+        ("9:5", "base.yaml"),
+        ("12:15", "vars.env"),
+    ] {
+        let expected = format!(
+            "compose.yaml:{at}: error[PROJ001] Compose cannot load this project: open ./{file}: permission denied"
+        );
+        assert!(
+            text.lines().any(|l| l.ends_with(&expected)),
+            "{expected}\n{text}"
+        );
+    }
+}
+
 /// A GPU service whose file is `len` bytes long, padded with a comment: its
 /// SHM001 fix adds a `shm_size` line.
 #[cfg(target_os = "linux")]
@@ -1973,6 +2043,73 @@ fn standard_input_has_the_file_size_limit() {
         &input,
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A walked file whose name is not UTF-8 (Latin-1 `compose-\xe9.yaml`,
+/// `run-\xe9.sh`, a Dockerfile in a directory `d\xe9`) is linted as it is
+/// when named on the command line: the walk matched names as UTF-8 and
+/// read such a compose file as "not named", so it was left out ("0 files
+/// checked"). The text report writes the bytes as `\xe9`; JSON, which must
+/// stay UTF-8, writes them lossily.
+#[cfg(unix)]
+#[test]
+fn walking_finds_files_whose_names_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let name = |bytes: &[u8]| root.join(std::ffi::OsStr::from_bytes(bytes));
+    std::fs::write(name(b"compose-\xe9.yaml"), GPU_SERVICE).unwrap();
+    std::fs::create_dir(name(b"d\xe9")).unwrap();
+    std::fs::write(
+        name(b"d\xe9/Dockerfile"),
+        "FROM nvcr.io/nvidia/pytorch:24.01-py3\nENV CUDA_VISIBLE_DEVICES=0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        name(b"run-\xe9.sh"),
+        "#!/bin/sh\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=4 train.py\n",
+    )
+    .unwrap();
+    let out = gpulint(root, &["check", "--output-format", "concise", "."]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for (file, code) in [
+        ("compose-\\xe9.yaml", "SHM001"),
+        ("d\\xe9/Dockerfile", "DF005"),
+        ("run-\\xe9.sh", "SHM001"),
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("./{file}:")) && l.contains(code)),
+            "{file} {code}: {text}"
+        );
+    }
+    let out = gpulint(root, &["check", "."]);
+    assert!(
+        stdout(&out).contains("in 3 files of 3 checked"),
+        "{}",
+        stdout(&out)
+    );
+    let out = gpulint(root, &["check", "--output-format", "json", "."]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["summary"]["files"], 3, "{report}");
+    let paths: std::collections::BTreeSet<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "./compose-\u{fffd}.yaml",
+            "./d\u{fffd}/Dockerfile",
+            "./run-\u{fffd}.sh"
+        ]
+        .into_iter()
+        .collect(),
+        "{report}"
+    );
 }
 
 /// A file name that is not UTF-8 was written lossily (U+FFFD) in `--diff`

@@ -16,6 +16,9 @@ mod lifecycle;
 // still see.
 #[path = "../../fuzz/fuzz_targets/common.rs"]
 mod fuzz_common;
+// The reports target's checks, exactly as it runs them.
+#[path = "../../fuzz/fuzz_targets/report_checks.rs"]
+mod report_checks;
 
 use fuzz_common::{kind_name, path};
 use gpulint::engine::config::Config;
@@ -204,6 +207,12 @@ fn lsp_lifecycle(data: &[u8]) {
     lifecycle::run(data);
 }
 
+/// fuzz/fuzz_targets/reports.rs: a project with hostile names and `.env`
+/// in every report format (`report_checks.rs`).
+fn reports(data: &[u8]) {
+    report_checks::run(data, &every_rule());
+}
+
 /// Every stored case is run by a test below.
 #[test]
 fn every_case_has_a_test() {
@@ -259,6 +268,9 @@ fn checks_pass_on_ordinary_input() {
     }
     lsp(&framed);
     lsp(&raw);
+    reports(b"compose.yaml\0S=8g\nN=4\nHF_TOKEN=hf_0123456789abcdefghijklmn\n\0trainer");
+    reports(b"::error::x/compose.yaml\0IFACE=\"eth0\\n::add-mask::secret value\"\nDEBUG=ghp_0123456789abcdefABCDEF0123\n\0a\n::warning::b\x01\xe2\x80\xaertl\x01 ::x");
+    reports(b"d\xe9/compose-\xe9.yaml\0S=\"8 gb\"\nIMAGE=registry.example.com/team/private-image:2024\n\0t\0image: ${IMAGE}\ngpus: all\nshm_size: ${S}\ncommand: torchrun --nproc_per_node=8 train.py");
 }
 
 /// DF003 sliced a RUN line's text at a byte inside a non-ASCII character
@@ -583,4 +595,13 @@ fn fix_ulim001_memlock_extended_from_a_base() {
     // The service extending the base overrides the value in its own mapping.
     let trainer = &fixed[fixed.find("  trainer:").unwrap()..];
     assert!(trainer.contains("ulimits:\n      memlock: -1"), "{fixed}");
+}
+
+/// A `.env` line without `=` (`2<f`), which Compose refuses, is quoted in
+/// the refusal; the redaction hid it behind a placeholder named after the
+/// variable, whose name was the line itself (`${2<f}`). Found by the
+/// reports target.
+#[test]
+fn reports_dotenv_line_without_a_name() {
+    reports(&input("reports/dotenv_line_without_a_name"));
 }

@@ -2,8 +2,10 @@
 //! causes it: an `extends` it cannot resolve, an `include` it cannot
 //! import, a `.env` it cannot parse, a reference to an undefined volume,
 //! network, secret, config or service, two mounts at one target, a device
-//! request it cannot read, a value it cannot interpolate. A file that is
-//! only missing from this checkout (a gitignored `.env`) is not reported
+//! request it cannot read, a value it cannot interpolate, a file it names
+//! that is there but cannot be read (permission denied, a directory). A
+//! file that is only missing from this checkout (a gitignored `.env`) is
+//! not reported
 //! (`inspect` says Compose refuses the project here). What only the shell
 //! can settle (`${VAR?}`, a size left empty, a service in a profile that
 //! is not enabled) is a warning that says so.
