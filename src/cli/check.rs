@@ -470,24 +470,49 @@ fn check_paths(
     }
 }
 
-/// Refuses an `--output-file` that is one of the run's inputs (a path
-/// named or walked, the `--config` file): creating the report would
-/// truncate it before it is read. Compared by what the paths are (device
-/// and inode, through links), then by their canonical paths.
+/// Refuses an `--output-file` that is one of the files the run reads (a
+/// path named or walked, the `--config` file, and every file of the compose
+/// projects the run's compose files are judged in: `.env`, `env_file`s,
+/// `include`d and `extends` files): creating the report would truncate it
+/// before it is read. Compared by what the paths are (device and inode,
+/// through links), then by their canonical paths.
 fn refuse_inputs_as_reports(
     args: &CheckArgs,
     plan: &Plan,
     targets: &[Target],
 ) -> Result<(), String> {
-    if args.output_file.is_empty() {
+    // Only an existing file can be an input: nothing to load otherwise.
+    if !args.output_file.iter().any(|f| f.path.exists()) {
         return Ok(());
     }
+    // The projects are loaded here once, and the session keeps them for
+    // the check itself.
+    let project_files: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| !t.manifest_only && FileKind::of(&t.path) == FileKind::Yaml)
+        .filter_map(|t| Some((t, plan.resolver.for_file(&t.path).ok()?)))
+        .flat_map(|(t, config)| {
+            plan.session
+                .projects_of(&t.path, &config)
+                .into_iter()
+                .flat_map(|spec| {
+                    let lint = plan.session.project_lint(&spec, &config);
+                    lint.project
+                        .files
+                        .iter()
+                        .map(|f| f.source.path.clone())
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
     let inputs = || {
         targets
             .iter()
             .map(|t| t.path.as_path())
             .chain(plan.paths.iter().map(PathBuf::as_path))
             .chain(args.config.as_deref())
+            .chain(project_files.iter().map(PathBuf::as_path))
     };
     for file in &args.output_file {
         let Ok(report) = std::fs::metadata(&file.path) else {

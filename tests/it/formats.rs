@@ -843,6 +843,43 @@ fn an_output_file_that_is_an_input_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
 }
 
+/// Files a compose project reads while it loads (its `.env`, an
+/// `env_file`, an `extends` base) are inputs too: a report written over one
+/// would change what the project sets, and the user's file would be lost.
+#[test]
+fn an_output_file_that_a_project_reads_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let compose = "services:\n  t:\n    extends: {file: base.yaml, service: b}\n    env_file: [train.env]\n    shm_size: ${S:-1g}\n    gpus: all\n";
+    write(dir.path(), "compose.yaml", compose);
+    write(dir.path(), "base.yaml", "services:\n  b:\n    image: x\n");
+    write(dir.path(), ".env", "S=8g\n");
+    write(dir.path(), "train.env", "A=1\n");
+    for (report, kept) in [
+        ("json:.env", "S=8g\n"),
+        ("sarif:train.env", "A=1\n"),
+        ("json:base.yaml", "services:\n  b:\n    image: x\n"),
+    ] {
+        let file = report.split_once(':').unwrap().1;
+        for args in [
+            &["check", "--output-file", report, "."][..],
+            &["check", "--output-file", report, "compose.yaml"][..],
+        ] {
+            let out = gpulint(dir.path(), args);
+            let stderr = common::stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains("which this run reads"),
+                "{args:?}: {stderr}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(dir.path().join(file)).unwrap(),
+                kept,
+                "{args:?}"
+            );
+        }
+    }
+}
+
 /// A `.env` or `env_file` line Compose cannot parse is refused, and its
 /// value is no more shown than a parsed one's: not in the message, not in
 /// the frame of the line, in no format.
