@@ -6,7 +6,8 @@
 use crate::diagnostic::Severity;
 use crate::model::size::{SizeValue, parse_compose_size};
 use crate::rules::{RULES, RuleCode, RuleSettings, all_meta};
-use globset::{Glob, GlobSet, GlobSetBuilder};
+use crate::vfs::glob_set;
+use globset::GlobSet;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -109,19 +110,6 @@ pub fn validate_selector(selector: &str) -> Result<(), String> {
             "`{selector}` matches no rule code or prefix (see `gpulint rule --all`)"
         ))
     }
-}
-
-fn glob_set(patterns: &[String], origin: &str) -> Result<GlobSet, String> {
-    let mut builder = GlobSetBuilder::new();
-    for p in patterns {
-        let glob = Glob::new(p).map_err(|e| format!("{origin}: bad glob `{p}`: {e}"))?;
-        builder.add(glob);
-        // `dir/**` should also match `dir` itself and plain names match at any depth.
-        if !p.contains('/') {
-            builder.add(Glob::new(&format!("**/{p}")).map_err(|e| e.to_string())?);
-        }
-    }
-    builder.build().map_err(|e| e.to_string())
 }
 
 /// `exclude` patterns read as `.gitignore` lines relative to the config's
@@ -355,18 +343,7 @@ impl Config {
     /// root is canonical; the path is made absolute lexically first and only
     /// canonicalized (a syscall) when that does not reach the root.
     fn relative(&self, path: &Path) -> PathBuf {
-        // Collecting the components drops `.` segments (`./a` walks from `.`).
-        let absolute: PathBuf = std::path::absolute(path)
-            .unwrap_or_else(|_| path.to_path_buf())
-            .components()
-            .collect();
-        if let Ok(rel) = absolute.strip_prefix(&self.root) {
-            return rel.to_path_buf();
-        }
-        std::fs::canonicalize(&absolute)
-            .ok()
-            .and_then(|c| c.strip_prefix(&self.root).ok().map(Path::to_path_buf))
-            .unwrap_or(absolute)
+        crate::vfs::relative_to(&self.root, path)
     }
 
     /// Whether a discovered (not explicitly named) file is excluded.

@@ -19,41 +19,11 @@ pub struct ComposeFragments {
 }
 
 impl ComposeFragments {
-    /// Whether `path` is one of the declared fragments.
+    /// Whether `path` is one of the declared fragments. The patterns were
+    /// checked when the configuration was read.
     pub fn contains(&self, path: &Path) -> bool {
-        let absolute: PathBuf = std::path::absolute(path)
-            .unwrap_or_else(|_| path.to_path_buf())
-            .components()
-            .collect();
-        let relative = absolute
-            .strip_prefix(&self.root)
-            .map(Path::to_path_buf)
-            .or_else(|_| {
-                std::fs::canonicalize(&absolute)
-                    .map_err(|_| ())
-                    .and_then(|c| {
-                        c.strip_prefix(&self.root)
-                            .map(Path::to_path_buf)
-                            .map_err(|_| ())
-                    })
-            });
-        let mut builder = globset::GlobSetBuilder::new();
-        for pattern in &self.patterns {
-            if let Ok(glob) = globset::Glob::new(pattern) {
-                builder.add(glob);
-            }
-            // A plain name matches at any depth, as the other globs of
-            // gpulint.toml do.
-            if !pattern.contains('/')
-                && let Ok(glob) = globset::Glob::new(&format!("**/{pattern}"))
-            {
-                builder.add(glob);
-            }
-        }
-        let globs = builder
-            .build()
-            .unwrap_or_else(|_| globset::GlobSet::empty());
-        relative.is_ok_and(|r| globs.is_match(r))
+        crate::vfs::glob_set(&self.patterns, "[compose] fragments")
+            .is_ok_and(|globs| globs.is_match(crate::vfs::relative_to(&self.root, path)))
     }
 }
 

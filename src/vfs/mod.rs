@@ -16,7 +16,7 @@ mod system;
 
 pub use cache::{Files, Forgotten, Text};
 pub use memory::MemoryFs;
-pub use path::{file_name_text, normalize, normalized};
+pub use path::{file_name_text, glob_set, normalize, normalized, relative_to};
 pub use read::{MAX_FILE_SIZE, ReadError, ReadErrorKind, decode, read_source, read_source_stamped};
 pub use stamp::Stamp;
 pub use system::{Disk, FileRead, Overlay, System, buffer_stamp};

@@ -66,6 +66,40 @@ fn is_normal(path: &Path) -> bool {
     true
 }
 
+/// `path` relative to `root` (an absolute, normalised directory: a
+/// configuration's), as gpulint.toml's globs match it: made absolute with
+/// its `.` segments dropped, else through its canonical form (a path that
+/// reaches `root` through a link); as it is when it is outside `root`.
+pub fn relative_to(root: &Path, path: &Path) -> PathBuf {
+    // Collecting the components drops `.` segments (`./a` walks from `.`).
+    let absolute: PathBuf = std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .components()
+        .collect();
+    if let Ok(rel) = absolute.strip_prefix(root) {
+        return rel.to_path_buf();
+    }
+    std::fs::canonicalize(&absolute)
+        .ok()
+        .and_then(|c| c.strip_prefix(root).ok().map(Path::to_path_buf))
+        .unwrap_or(absolute)
+}
+
+/// gpulint.toml's globs (`include`, `per-file-ignores`, `[compose]
+/// fragments`) as one matcher: a plain name (no `/`) matches at any depth.
+/// `origin` names the setting in the error.
+pub fn glob_set(patterns: &[String], origin: &str) -> Result<globset::GlobSet, String> {
+    let mut builder = globset::GlobSetBuilder::new();
+    for p in patterns {
+        let glob = globset::Glob::new(p).map_err(|e| format!("{origin}: bad glob `{p}`: {e}"))?;
+        builder.add(glob);
+        if !p.contains('/') {
+            builder.add(globset::Glob::new(&format!("**/{p}")).map_err(|e| e.to_string())?);
+        }
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::normalize;
