@@ -313,6 +313,26 @@ fn training_need(ranks: u64, workers: u64, assumed: &str, policy: &ShmPolicy) ->
     (bytes, what)
 }
 
+/// The ranks a command sets, else one per GPU it is given (all of them is
+/// a full node, said so), else one; with what was assumed, for messages.
+fn ranks_per_gpu(ranks: Option<u64>, gpus: Option<Gpus>) -> (u64, &'static str) {
+    match (ranks, gpus) {
+        (Some(n), _) => (n, ""),
+        (None, Some(Gpus::Count(n))) => (n, ""),
+        (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
+        _ => (1, ""),
+    }
+}
+
+/// A need's reason, saying so when the floor decided it.
+fn floored(what: String, bytes: u64, policy: &ShmPolicy) -> String {
+    if bytes == policy.min {
+        format!("{what}, and {FLOOR}")
+    } else {
+        what
+    }
+}
+
 /// The GPUs a container is given, as ranks of one node: all of them (no
 /// count) is a full node.
 fn gpu_ranks(gpus: Option<Gpus>) -> Option<(u64, &'static str)> {
@@ -372,11 +392,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
         let (bytes, what) = training_need(ranks, workers, &assumed, policy);
         return ShmNeed {
             bytes,
-            reason: if bytes == policy.min {
-                format!("{what}, and {FLOOR}")
-            } else {
-                what
-            },
+            reason: floored(what, bytes, policy),
             key: if bytes == policy.min {
                 Some("min-size")
             } else if workers_assumed {
@@ -390,12 +406,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
 
     if workload.kind == WorkloadKind::NcclTests {
         // One rank per GPU; NCCL's segments are all it keeps there.
-        let (ranks, assumed) = match (workload.ranks.or(container.ranks), container.gpus) {
-            (Some(n), _) => (n, ""),
-            (None, Some(Gpus::Count(n))) => (n, ""),
-            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, " (all GPUs, assumed a full node)"),
-            _ => (1, ""),
-        };
+        let (ranks, assumed) = ranks_per_gpu(workload.ranks.or(container.ranks), container.gpus);
         let exact = nccl_bytes(ranks);
         let bytes = round_up(exact).max(policy.min);
         let what = format!(
@@ -405,11 +416,7 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
         );
         return ShmNeed {
             bytes,
-            reason: if bytes == policy.min {
-                format!("{what}, and {FLOOR}")
-            } else {
-                what
-            },
+            reason: floored(what, bytes, policy),
             key: (bytes == policy.min).then_some("min-size"),
             assumed: !assumed.is_empty(),
         };
@@ -420,13 +427,10 @@ pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
         // LoRAX) shards over every GPU it sees, vLLM, SGLang and Triton run
         // one tensor-parallel rank.
         let shards_over_gpus = workload.kind == WorkloadKind::Tgi;
-        let (ranks, assumed) = match (workload.ranks, container.gpus) {
-            (Some(n), _) => (n, ""),
-            (None, Some(Gpus::Count(n))) if shards_over_gpus => (n, ""),
-            (None, Some(Gpus::All)) if shards_over_gpus => {
-                (FULL_NODE_GPUS, " (all GPUs, assumed a full node)")
-            }
-            _ => (1, ""),
+        let (ranks, assumed) = if shards_over_gpus {
+            ranks_per_gpu(workload.ranks, container.gpus)
+        } else {
+            (workload.ranks.unwrap_or(1), "")
         };
         let exact = engine_bytes(workload.kind, ranks).saturating_add(nccl_bytes(ranks));
         let bytes = round_up(exact).max(policy.min);
