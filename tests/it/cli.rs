@@ -696,6 +696,26 @@ fn fix_by_another_user_keeps_the_owner() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
+/// gpulint with `args` in `dir`, run as an unprivileged user: `nobody` when
+/// the tests run as root (whom no file mode stops, in the shell too), with
+/// `dir` and its files made nobody's own as a user's are; else the user
+/// running the tests.
+#[cfg(target_os = "linux")]
+fn gpulint_unprivileged(dir: &Path, args: &[&str]) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
+    command.args(args).current_dir(dir).env("NO_COLOR", "1");
+    // SAFETY: no arguments, no memory.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(dir, Some(65534), Some(65534)).unwrap();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            std::os::unix::fs::chown(entry.unwrap().path(), Some(65534), Some(65534)).unwrap();
+        }
+        command.uid(65534).gid(65534);
+    }
+    command
+}
+
 /// `--fix` honours the file's write permission as the user meets it: their
 /// own mode-444 file is not replaced (renaming over it needs only the
 /// directory's permission), the run says so at the file and exits 2. Run
@@ -705,25 +725,11 @@ fn fix_by_another_user_keeps_the_owner() {
 #[test]
 fn fix_leaves_a_read_only_file_alone() {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    use std::os::unix::process::CommandExt;
-    // SAFETY: no arguments, no memory.
-    let root = unsafe { libc::geteuid() } == 0;
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "compose.yaml", GPU_SERVICE.as_bytes());
     let path = dir.path().join("compose.yaml");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
-    command
-        .args(["check", "--fix", "compose.yaml"])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1");
-    if root {
-        // The directory and the file are nobody's own, as a user's are.
-        for p in [dir.path(), &path] {
-            std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
-        }
-        command.uid(65534).gid(65534);
-    }
+    let mut command = gpulint_unprivileged(dir.path(), &["check", "--fix", "compose.yaml"]);
     let before = std::fs::metadata(&path).unwrap();
     let out = command.output().unwrap();
     let err = stderr(&out);
@@ -749,9 +755,6 @@ fn fix_leaves_a_read_only_file_alone() {
 #[test]
 fn unreadable_project_files_refuse_the_project() {
     use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::process::CommandExt;
-    // SAFETY: no arguments, no memory.
-    let root = unsafe { libc::geteuid() } == 0;
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -770,26 +773,19 @@ fn unreadable_project_files_refuse_the_project() {
         let path = dir.path().join(name);
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
     }
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gpulint"));
-    command
-        .args([
+    let out = gpulint_unprivileged(
+        dir.path(),
+        &[
             "check",
             "--output-format",
             "concise",
             "--select",
             "PROJ001",
             ".",
-        ])
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1");
-    if root {
-        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
-        for entry in std::fs::read_dir(dir.path()).unwrap() {
-            std::os::unix::fs::chown(entry.unwrap().path(), Some(65534), Some(65534)).unwrap();
-        }
-        command.uid(65534).gid(65534);
-    }
-    let out = command.output().unwrap();
+        ],
+    )
+    .output()
+    .unwrap();
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     for (at, file) in [

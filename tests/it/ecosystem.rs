@@ -71,6 +71,14 @@ fn the_ecosystem_check_fails_on_every_change_to_the_reviewed_findings() {
     small_ecosystem(dir.path());
     let baseline = dir.path().join("baseline.tsv");
     let errors = dir.path().join("errors.tsv");
+    // The check against the baseline as it stands: its exit code, then what
+    // it printed.
+    let check = |expected: i32| {
+        let output = ecosystem_check(dir.path(), &baseline, &errors, false);
+        let out = common::stdout(&output);
+        assert_eq!(output.status.code(), Some(expected), "{out}");
+        out
+    };
 
     // A new baseline has unjudged lines: the check fails until they are read.
     let first = ecosystem_check(dir.path(), &baseline, &errors, true);
@@ -83,9 +91,7 @@ fn the_ecosystem_check_fails_on_every_change_to_the_reviewed_findings() {
     );
 
     judge(&baseline, &errors);
-    let clean = ecosystem_check(dir.path(), &baseline, &errors, false);
-    let out = common::stdout(&clean);
-    assert_eq!(clean.status.code(), Some(0), "{out}");
+    let out = check(0);
     assert!(
         out.contains("the findings match the reviewed baseline"),
         "{out}"
@@ -103,9 +109,7 @@ fn the_ecosystem_check_fails_on_every_change_to_the_reviewed_findings() {
         format!("{healthy}  second:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node=2 t.py\n    gpus: all\n"),
     )
     .unwrap();
-    let added = ecosystem_check(dir.path(), &baseline, &errors, false);
-    let out = common::stdout(&added);
-    assert_eq!(added.status.code(), Some(1), "{out}");
+    let out = check(1);
     // SHM001 and ULIM001 (memlock) on the new service.
     assert!(out.contains("### acme__trainer (+2 -0)"), "{out}");
     assert!(out.contains("+ ./compose.yaml:6 SHM001 error:"), "{out}");
@@ -117,9 +121,7 @@ fn the_ecosystem_check_fails_on_every_change_to_the_reviewed_findings() {
         healthy.replace("gpus: all\n", "gpus: all\n    ipc: host\n"),
     )
     .unwrap();
-    let removed = ecosystem_check(dir.path(), &baseline, &errors, false);
-    let out = common::stdout(&removed);
-    assert_eq!(removed.status.code(), Some(1), "{out}");
+    let out = check(1);
     assert!(
         out.contains("- ./compose.yaml:2 SHM001 error (TRUE:"),
         "{out}"
@@ -136,9 +138,7 @@ fn the_ecosystem_check_fails_on_every_change_to_the_reviewed_findings() {
         "apiVersion: v1\nkind: Pod\nspec: [\n",
     )
     .unwrap();
-    let unrecorded = ecosystem_check(dir.path(), &baseline, &errors, false);
-    let out = common::stdout(&unrecorded);
-    assert_eq!(unrecorded.status.code(), Some(1), "{out}");
+    let out = check(1);
     assert!(
         out.contains("! file error not recorded: ./other.yaml"),
         "{out}"

@@ -852,18 +852,21 @@ fn many_missing_compose_files_are_one_bounded_finding() {
     }
     let out = gpulint(dir.path(), &["check", "."]);
     let text = stdout(&out);
-    // The code frame's lines (notes and help are prose, wrapped by the
-    // terminal).
-    let widest = text
-        .lines()
-        .filter(|l| l.contains(" | ") || l.trim_end().ends_with(" |"))
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap();
+    let widest = widest_frame_line(&text);
     assert!(widest <= 340, "a frame line of {widest} columns:\n{text}");
     assert!(text.contains("1 | COMPOSE_FILE=missing0.yaml:"), "{text}");
     let framed = text.lines().find(|l| l.starts_with("1 | ")).expect(&text);
     assert!(framed.ends_with('…'), "the cut is shown: {text}");
+}
+
+/// The width of the report's widest code-frame line (notes and help are
+/// prose, wrapped by the terminal).
+fn widest_frame_line(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.contains(" | ") || l.trim_end().ends_with(" |"))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap()
 }
 
 /// A span far along a long line is framed with the text around it, the
@@ -882,14 +885,7 @@ fn a_long_line_is_framed_around_its_span() {
     );
     let out = gpulint(dir.path(), &["check", "."]);
     let text = stdout(&out);
-    // The code frame's lines (notes and help are prose, wrapped by the
-    // terminal).
-    let widest = text
-        .lines()
-        .filter(|l| l.contains(" | ") || l.trim_end().ends_with(" |"))
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap();
+    let widest = widest_frame_line(&text);
     assert!(widest <= 340, "a frame line of {widest} columns:\n{text}");
     let framed = text
         .lines()
