@@ -277,11 +277,9 @@ fn read_devcontainer_build(session: &super::session::Session, path: &Path, scrip
                 .collect()
         })
         .unwrap_or_default();
-    let model = crate::model::dockerfile::DockerfileModel::parse(&text);
-    let Some(last) = model.stages.len().checked_sub(1) else {
-        return;
-    };
-    let Some(base) = model.base(last, &args).filter(|b| b.complete) else {
+    // What Compose's `build:` is read with: the last stage's base.
+    let built = crate::model::dockerfile::BuiltImage::from_dockerfile(None, &text, None, &args);
+    let Some(base) = built.map(|b| b.base).filter(|b| b.complete) else {
         return;
     };
     for site in &mut script.runs {

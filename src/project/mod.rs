@@ -111,6 +111,15 @@ pub struct Refusal {
     pub service: Option<String>,
 }
 
+impl Refusal {
+    /// It names a volume, network, secret, config or service the project
+    /// does not define (Compose's words: "refers to undefined", "depends on
+    /// undefined"): what a file merged with another's base may leave to it.
+    pub fn names_undefined(&self) -> bool {
+        self.message.contains("undefined")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefusalKind {
     /// A mistake in the config: Compose refuses it anywhere.

@@ -60,7 +60,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
     // missing definitions are elsewhere, not a mistake in it.
     if is_lone_fragment(project) {
         for refusal in &mut found {
-            if refusal.message.contains("undefined") {
+            if refusal.names_undefined() {
                 refusal.kind = RefusalKind::MissingFile;
             }
         }

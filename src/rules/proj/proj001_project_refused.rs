@@ -35,7 +35,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 .any(|file| fragments.contains(file))
         });
     for refusal in &cx.project.refusals {
-        let undefined_reference = refusal.message.contains("undefined");
+        let undefined_reference = refusal.names_undefined();
         if fragment && undefined_reference {
             continue;
         }
