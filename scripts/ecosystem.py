@@ -272,8 +272,8 @@ def main(argv: list) -> int:
         problems.append(f"{len(changed)} findings changed severity")
     if unjudged:
         problems.append(f"{len(unjudged)} baseline findings without a TRUE or NOISE verdict")
-    stale_errors = [k for k in recorded_errors if not any(
-        (r.repo, p, d) == k for r in runs for p, d, _ in r.errors)]
+    reported_errors = {(r.repo, p, d) for r in runs for p, d, _ in r.errors}
+    stale_errors = [k for k in recorded_errors if k not in reported_errors]
     if stale_errors:
         problems.append(f"{len(stale_errors)} recorded file errors no longer reported")
         for repo, file, _ in stale_errors:
