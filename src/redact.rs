@@ -78,24 +78,33 @@ impl Hidden {
         self.values.is_empty()
     }
 
-    /// `text` with each hidden value, where it stands as a whole word,
-    /// replaced by a placeholder that names its variable.
+    /// `text` with each hidden value replaced by a placeholder that names
+    /// its variable: inside a quoted (`` `…` ``) value wherever it stands,
+    /// since a value interpolated into a longer setting (`${S}rest`) is
+    /// quoted run into the text around it; elsewhere (the rule's own
+    /// words: `64 mb` holds the value `64 m`) only as a whole word.
     fn apply<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let mut out = Cow::Borrowed(text);
         for (name, value) in &self.values {
             if !out.contains(value.as_str()) {
                 continue;
             }
+            let quoted = quoted_ranges(&out);
             let mut replaced = String::with_capacity(out.len());
-            let mut rest: &str = &out;
-            while let Some(at) = rest.find(value.as_str()) {
+            let mut from = 0;
+            for (at, _) in out.match_indices(value.as_str()) {
+                if at < from {
+                    continue;
+                }
                 let end = at + value.len();
-                let word_before = rest[..at].chars().next_back().is_some_and(is_word_char);
-                let word_after = rest[end..].chars().next().is_some_and(is_word_char);
-                replaced.push_str(&rest[..at]);
-                if word_before || word_after {
-                    replaced.push_str(value);
-                } else if name.is_empty() || replaced.ends_with(&format!("{name}=")) {
+                let in_quotes = quoted.iter().any(|q| q.start <= at && end <= q.end);
+                let word_before = out[..at].chars().next_back().is_some_and(is_word_char);
+                let word_after = out[end..].chars().next().is_some_and(is_word_char);
+                if !in_quotes && (word_before || word_after) {
+                    continue;
+                }
+                replaced.push_str(&out[from..at]);
+                if name.is_empty() || replaced.ends_with(&format!("{name}=")) {
                     // No name to show it by (a `.env` line without `=`),
                     // or `NAME=value`: the name is already there.
                     replaced.push('…');
@@ -103,13 +112,29 @@ impl Hidden {
                     // What the file itself says.
                     replaced.push_str(&format!("${{{name}}}"));
                 }
-                rest = &rest[end..];
+                from = end;
             }
-            replaced.push_str(rest);
+            if from == 0 {
+                continue;
+            }
+            replaced.push_str(&out[from..]);
             out = Cow::Owned(replaced);
         }
         out
     }
+}
+
+/// The insides of the backtick-quoted spans of `text`.
+fn quoted_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let ticks: Vec<usize> = text.match_indices('`').map(|(at, _)| at).collect();
+    ticks
+        .chunks_exact(2)
+        .map(|pair| pair[0] + 1..pair[1])
+        .collect()
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
 }
 
 /// A value a setting commonly takes and a secret cannot hide in: under 12
@@ -122,10 +147,6 @@ pub fn is_short_plain_word(value: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._:/@+-".contains(c))
         && !looks_like_credential(value)
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
 }
 
 /// Redacts every text of a finding: message, label, note, help, related
@@ -586,6 +607,11 @@ mod tests {
                 &hidden
             ),
             "`${SHM}` is too small for `trainer-with-a-long-name`; 64 mb; ipc: host"
+        );
+        // Run into other text inside a quoted value, it is still hidden.
+        assert_eq!(
+            redact("`64 mrest` is not a size; `x64 m` either", &hidden),
+            "`${SHM}rest` is not a size; `x${SHM}` either"
         );
         assert_eq!(
             redact("`SHM=64 m` in the project's .env", &hidden),

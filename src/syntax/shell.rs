@@ -295,6 +295,10 @@ impl Lexer<'_> {
             }
         }
         self.end_command();
+        // A here-document opened on the last line (or inside a command
+        // substitution, which has no newline of its own) has an empty,
+        // unterminated body at the end, not the placeholder at offset 0.
+        self.skip_heredoc_bodies();
         // A here-document whose command never ended (cannot happen: the
         // operator is a word of it) would keep its placeholder.
         let last = self.commands.len().saturating_sub(1);

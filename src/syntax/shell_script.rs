@@ -118,7 +118,11 @@ impl ShellScript {
         for (n, heredoc) in script.lexed.heredocs.iter().enumerate() {
             let feeds = script.feeds(heredoc);
             let body = heredoc.body.as_range();
-            let Some(body_text) = text.get(body.start - offset..body.end - offset) else {
+            let inside = body
+                .start
+                .checked_sub(offset)
+                .zip(body.end.checked_sub(offset));
+            let Some(body_text) = inside.and_then(|(start, end)| text.get(start..end)) else {
                 continue;
             };
             // Data is read as a script only when it is a batch script.
@@ -679,6 +683,30 @@ mod tests {
             .map(|w| &text[w.range.as_range()])
             .collect();
         words.join(" ")
+    }
+
+    #[test]
+    fn a_heredoc_opened_in_a_substitution_of_a_nested_body_has_a_body_in_it() {
+        // Found by the `shell` fuzz target: a here-document opened inside
+        // `` `…` `` never reaches a newline of its own, and its body once
+        // kept the placeholder range at offset 0, before the nested body.
+        let text = "sbatch <<EOF\n#SBATCH --nodes=2\nsrun x `sbatch <<EOF` y\nEOF\n";
+        let script = ShellScript::read(text, 7);
+        let nested = &script.nested[0].script;
+        for heredoc in &nested.lexed.heredocs {
+            assert!(heredoc.body.start >= nested.lexed.heredocs[0].operator.start);
+            assert!(!heredoc.terminated);
+        }
+        // The same at the top level, and at the end of a file.
+        for text in ["echo `cat <<EOF`", "cat <<EOF"] {
+            let script = ShellScript::read(text, 3);
+            let heredoc = &script.lexed.heredocs[0];
+            // Empty, after its operator and within the text.
+            assert!(heredoc.body.is_empty(), "{text:?}");
+            assert!(heredoc.body.start >= heredoc.operator.end, "{text:?}");
+            assert!(heredoc.body.end as usize <= 3 + text.len(), "{text:?}");
+            assert!(!heredoc.terminated);
+        }
     }
 
     #[test]

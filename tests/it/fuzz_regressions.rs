@@ -605,3 +605,19 @@ fn fix_ulim001_memlock_extended_from_a_base() {
 fn reports_dotenv_line_without_a_name() {
     reports(&input("reports/dotenv_line_without_a_name"));
 }
+
+/// A here-document opened inside `` `…` `` in the body of a batch
+/// script's here-document kept the placeholder body at offset 0, before
+/// the nested script it was read from; found by the shell target.
+#[test]
+fn shell_heredoc_in_a_substitution_of_a_batch_body() {
+    shell(&input("shell/heredoc_in_a_substitution_of_a_batch_body"));
+}
+
+/// `shm_size: ${S}rest` with `S="8 gb"` in `.env`: the message quoted the
+/// setting with the hidden value run into the text after it, which the
+/// whole-word redaction kept; found by the reports target.
+#[test]
+fn reports_hidden_value_run_into_a_quoted_setting() {
+    reports(&input("reports/hidden_value_run_into_a_quoted_setting"));
+}
