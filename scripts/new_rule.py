@@ -6,9 +6,9 @@
 
 writes, and registers:
 
-- src/rules/<family>/<code>_<name>.rs, the rule (its `CHECK` and a check
+- crates/gpulint-rules/src/<family>/<code>_<name>.rs, the rule (its `CHECK` and a check
   function that reports nothing yet), declared in the family's `mod.rs`;
-- one line in `for_each_rule!` (src/codes.rs), which gives it a `RuleCode`
+- one line in `for_each_rule!` (crates/gpulint-base/src/codes.rs), which gives it a `RuleCode`
   and puts it in `RULES`;
 - rules/<CODE>.md, its doc, whose front matter is its metadata;
 - fixtures/<CODE>/, an `invalid` and a `valid` case for its target.
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The code's prefix names the family directory under src/rules/.
+# The code's prefix names the family directory under crates/gpulint-rules/src/.
 FAMILIES = {
     "SHM": "shm",
     "GPU": "gpu",
@@ -51,7 +51,7 @@ TARGETS = {
     "compose": {
         "check": "Check::compose(check)",
         "signature": "cx: &ComposeContext, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, ComposeContext, Reporter};",
+        "imports": "use crate::{Check, ComposeContext, Reporter};",
         "body": "    for service in cx.services() {\n"
         "        let container = cx.container(service);\n"
         "        // Read the container model (`container.shm`, `.gpus`, `.env`, ...)\n"
@@ -68,7 +68,7 @@ TARGETS = {
     "kubernetes": {
         "check": "Check::kubernetes(check)",
         "signature": "cx: &KubeContext, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, KubeContext, Reporter};",
+        "imports": "use crate::{Check, KubeContext, Reporter};",
         "body": "    for (pod, container) in cx.containers() {\n"
         "        // `cx.container(container)` is the container model;\n"
         "        // report with `out.report(cx.range(container.map), ...)`.\n"
@@ -84,7 +84,7 @@ TARGETS = {
     "dockerfile": {
         "check": "Check::dockerfile(check)",
         "signature": "cx: &DockerfileContext, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, DockerfileContext, Reporter};",
+        "imports": "use crate::{Check, DockerfileContext, Reporter};",
         "body": "    for stage in &cx.model.stages {\n"
         "        // Report with `out.report(range, ...)`.\n"
         "        let _ = (stage, &out);\n"
@@ -99,7 +99,7 @@ TARGETS = {
     "commands": {
         "check": "Check::commands(check)",
         "signature": "cx: &ScriptContext, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, Reporter, ScriptContext};",
+        "imports": "use crate::{Check, Reporter, ScriptContext};",
         "body": "    for site in &cx.script.runs {\n"
         "        // `cx.container(site)` is the container model of this `docker run`;\n"
         "        // report with `out.report(site.run.program_range, ...)`.\n"
@@ -115,7 +115,7 @@ TARGETS = {
     "slurm": {
         "check": "Check::slurm(check)",
         "signature": "cx: &ScriptContext, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, Reporter, ScriptContext};",
+        "imports": "use crate::{Check, Reporter, ScriptContext};",
         "body": "    // The file's batch script, then each here-document fed to sbatch.\n"
         "    for batch in &cx.script.batches {\n"
         "        // Report with `out.report(range, ...)`.\n"
@@ -131,7 +131,7 @@ TARGETS = {
     "containers": {
         "check": "Check::containers(check)",
         "signature": "site: &ContainerSite, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, ContainerSite, Reporter};",
+        "imports": "use crate::{Check, ContainerSite, Reporter};",
         "body": "    // Every container of a compose project, a Kubernetes pod or a command\n"
         "    // line (docker and podman run, dev containers, workflow containers,\n"
         "    // Quadlet units):\n"
@@ -150,7 +150,7 @@ TARGETS = {
     "env": {
         "check": "Check::env(check)",
         "signature": "var: &EnvSetting, out: &mut Reporter",
-        "imports": "use crate::rules::{Check, EnvSetting, Reporter};",
+        "imports": "use crate::{Check, EnvSetting, Reporter};",
         "body": "    // Every variable of every platform: a compose service, a Kubernetes\n"
         "    // container or ConfigMap, a Dockerfile `ENV`, a script, a `docker run -e`.\n"
         "    // Report with `var.report(out, format!(\"{} sets ...\", var.owner))`:\n"
@@ -181,7 +181,7 @@ def family_of(code: str) -> tuple[str, str]:
         fail(
             f"`{code}` is not a code of a known family: a prefix of "
             f"{', '.join(FAMILIES)} and three digits (a new family needs its "
-            "directory under src/rules/, its `pub mod` in src/rules/mod.rs, "
+            "directory under crates/gpulint-rules/src/, its `pub mod` in src/rules/mod.rs, "
             "its block in for_each_rule! and an entry in FAMILIES here)"
         )
     return match.group(1), FAMILIES[match.group(1)]
@@ -255,7 +255,7 @@ def register(codes_rs: Path, family: str, prefix: str, code: str, module: str) -
     text = codes_rs.read_text()
     block = re.search(rf"\n( +){family} \{{\n(.*?)\n +\}}", text, re.S)
     if block is None:
-        fail(f"src/codes.rs has no `{family} {{ ... }}` block in for_each_rule!")
+        fail(f"crates/gpulint-base/src/codes.rs has no `{family} {{ ... }}` block in for_each_rule!")
     entries = block.group(2).split("\n")
     indent = re.match(r" *", entries[0]).group(0)
     number = int(code[len(prefix):])
@@ -289,18 +289,18 @@ def main() -> None:
     target = TARGETS[args.target]
     root = args.root
 
-    rule_file = root / "src" / "rules" / family / f"{module}.rs"
+    rule_file = root / "crates" / "gpulint-rules" / "src" / family / f"{module}.rs"
     doc = root / "rules" / f"{code}.md"
     fixtures = root / "fixtures" / code
-    codes_rs = root / "src" / "codes.rs"
+    codes_rs = root / "crates" / "gpulint-base" / "src" / "codes.rs"
     if re.search(rf"\b{code} =>", codes_rs.read_text()):
-        fail(f"{code} is already registered in src/codes.rs")
+        fail(f"{code} is already registered in crates/gpulint-base/src/codes.rs")
     for existing in (rule_file, doc, fixtures):
         if existing.exists():
             fail(f"{existing.relative_to(root)} exists already")
 
     rule_file.write_text(rule_source(code, args.name, target, summary))
-    insert_mod_line(root / "src" / "rules" / family / "mod.rs", module)
+    insert_mod_line(root / "crates" / "gpulint-rules" / "src" / family / "mod.rs", module)
     register(codes_rs, family, prefix, code, module)
     doc.write_text(rule_doc(code, args.name, target, args.severity, summary))
     fixtures.mkdir(parents=True)
@@ -308,7 +308,7 @@ def main() -> None:
         (fixtures / name).write_text(text)
 
     print(f"created {rule_file.relative_to(root)}, {doc.relative_to(root)} and {fixtures.relative_to(root)}/;")
-    print(f"registered {code} in src/codes.rs and src/rules/{family}/mod.rs. Next:")
+    print(f"registered {code} in crates/gpulint-base/src/codes.rs and crates/gpulint-rules/src/{family}/mod.rs. Next:")
     print(f"  1. write the check in {rule_file.relative_to(root)}")
     print(f"  2. write the doc {doc.relative_to(root)} (its bad/good examples are linted)")
     print(f"  3. make {fixtures.relative_to(root)}/invalid* fire and valid* stay quiet")

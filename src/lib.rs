@@ -1,19 +1,21 @@
 //! gpulint: a linter and autofixer for GPU and distributed-training container configs.
 //!
-//! Modules depend one way: the base (`text`, `vfs`, `fix`, `diagnostic`) ←
-//! `syntax` ← `model` ← `project` ← `rules` ← `engine` ← `output` / `cli` / `lsp`.
+//! This crate holds the layers at the top, `output`, `lsp` and `cli` (and
+//! the binary); those below are crates of their own, each depending only on
+//! the ones below it: `gpulint-base` (`text`, `fix`, `diagnostic`, `codes`,
+//! `redact`) ← `gpulint-vfs` ← `gpulint-syntax` ← `gpulint-model` ←
+//! `gpulint-project` ← `gpulint-rules` ← `gpulint-engine`. They are
+//! re-exported here under their layer's name (`gpulint::engine`), the paths
+//! the integration tests, benches and fuzz targets use.
 
 pub mod cli;
-pub mod codes;
-pub mod diagnostic;
-pub mod engine;
-pub mod fix;
 pub mod lsp;
-pub mod model;
 pub mod output;
-pub mod project;
-pub mod redact;
-pub mod rules;
-pub mod syntax;
-pub mod text;
-pub mod vfs;
+
+pub use gpulint_base::{codes, diagnostic, fix, for_each_rule, redact, text};
+pub use gpulint_engine as engine;
+pub use gpulint_model as model;
+pub use gpulint_project as project;
+pub use gpulint_rules as rules;
+pub use gpulint_syntax as syntax;
+pub use gpulint_vfs as vfs;

@@ -56,7 +56,7 @@ sha256() {
 source_key() {
   (
     cd "$action_path"
-    find Cargo.toml Cargo.lock src rules -type f -print0 | LC_ALL=C sort -z | xargs -0 cat | sha256 | cut -c1-16
+    find Cargo.toml Cargo.lock src crates rules -type f -print0 | LC_ALL=C sort -z | xargs -0 cat | sha256 | cut -c1-16
   )
 }
 

@@ -1,7 +1,8 @@
-//! The module map CONTRIBUTING.md draws, checked on the source: layers
-//! depend one way (`syntax` ← `model` ← `rules` ← `engine` ← `output`,
-//! `cli`, `lsp`), and the modules of `src/model` form no cycle, so each
-//! one can be read (and tested) with only what it builds on.
+//! The module map CONTRIBUTING.md draws: the workspace's crates depend
+//! one way (`cargo metadata` shows it; Cargo refuses the rest), so do the
+//! layers inside the top crate (`output` ← `lsp` ← `cli`), and the files
+//! of a crate form no import cycle, so each one can be read (and tested)
+//! with only what it builds on.
 
 use crate::common;
 
@@ -74,51 +75,97 @@ fn segments_after(text: &str, prefix: &str) -> Vec<String> {
     out
 }
 
-const EVERY_LAYER: &[&str] = &[
-    "vfs", "syntax", "model", "project", "rules", "engine", "output", "cli", "lsp",
+/// The workspace's crates, lowest first: each may depend only on crates
+/// before it, so Cargo itself refuses an import against the layers.
+const CRATE_LAYERS: &[&str] = &[
+    "gpulint-base",
+    "gpulint-vfs",
+    "gpulint-syntax",
+    "gpulint-model",
+    "gpulint-project",
+    "gpulint-rules",
+    "gpulint-engine",
+    "gpulint",
 ];
 
+/// `cargo metadata`'s packages of this workspace and the workspace
+/// packages each depends on (normal dependencies; dev-dependencies are
+/// the integration tests' and may reach any layer).
+fn workspace_dependencies() -> BTreeMap<String, Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let names: BTreeSet<&str> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    packages
+        .iter()
+        .map(|package| {
+            let dependencies = package["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| d["kind"].is_null() && names.contains(d["name"].as_str().unwrap()))
+                .map(|d| d["name"].as_str().unwrap().to_string())
+                .collect();
+            (package["name"].as_str().unwrap().to_string(), dependencies)
+        })
+        .collect()
+}
+
 #[test]
-fn layers_depend_one_way() {
-    // Each layer and the layers it must not name. The base (`text`, `vfs`,
-    // `fix`, `diagnostic`) is under all of them; `vfs` only knows `text`.
-    let forbidden: &[(&str, &[&str])] = &[
-        (
-            "vfs",
-            &[
-                "syntax", "model", "project", "rules", "engine", "output", "cli", "lsp",
-            ],
-        ),
-        (
-            "syntax",
-            &[
-                "vfs", "model", "project", "rules", "engine", "output", "cli", "lsp",
-            ],
-        ),
-        (
-            "model",
-            &["vfs", "project", "rules", "engine", "output", "cli", "lsp"],
-        ),
-        ("project", &["rules", "engine", "output", "cli", "lsp"]),
-        ("rules", &["engine", "output", "cli", "lsp"]),
-        ("engine", &["output", "cli", "lsp"]),
-        // The base: one file each, under every layer.
-        ("codes", EVERY_LAYER),
-        ("text", EVERY_LAYER),
-        ("fix", EVERY_LAYER),
-        ("diagnostic", EVERY_LAYER),
-        ("redact", EVERY_LAYER),
-    ];
+fn crates_depend_one_way() {
+    let graph = workspace_dependencies();
+    let members: Vec<&str> = graph.keys().map(String::as_str).collect();
+    let mut expected = CRATE_LAYERS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(
+        members, expected,
+        "a crate added to the workspace needs its place in CRATE_LAYERS"
+    );
+    let mut violations = Vec::new();
+    for (package, dependencies) in &graph {
+        let layer = CRATE_LAYERS.iter().position(|c| c == package).unwrap();
+        for dependency in dependencies {
+            let below = CRATE_LAYERS.iter().position(|c| c == dependency).unwrap();
+            if below >= layer {
+                violations.push(format!(
+                    "{package} depends on {dependency}, a layer at or above it"
+                ));
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    // The engine is the only way in from the top: gpulint builds on it.
+    assert!(graph["gpulint"].contains(&"gpulint-engine".to_string()));
+}
+
+/// Inside the top crate: `output` ← `lsp` ← `cli`.
+#[test]
+fn the_top_crate_layers_depend_one_way() {
+    let forbidden: &[(&str, &[&str])] = &[("output", &["lsp", "cli"]), ("lsp", &["cli"])];
     let mut violations = Vec::new();
     for (layer, above) in forbidden {
         let mut files = Vec::new();
-        let dir = root().join("src").join(layer);
-        if dir.is_dir() {
-            rust_files(&dir, &mut files);
-        } else {
-            files.push(dir.with_extension("rs"));
-        }
-        assert!(files.iter().all(|f| f.exists()), "no src/{layer}");
+        rust_files(&root().join("src").join(layer), &mut files);
+        assert!(!files.is_empty(), "no src/{layer}");
         for file in files {
             let text = source_without_tests(&file);
             for name in segments_after(&text, "crate::") {
@@ -136,24 +183,24 @@ fn layers_depend_one_way() {
 
 #[test]
 fn the_model_modules_form_no_cycle() {
-    let dir = root().join("src/model");
+    let dir = root().join("crates/gpulint-model/src");
     let mut files = Vec::new();
     rust_files(&dir, &mut files);
     let modules: BTreeSet<String> = files
         .iter()
         .map(|f| f.file_stem().unwrap().to_string_lossy().to_string())
-        .filter(|m| m != "mod")
+        .filter(|m| m != "mod" && m != "lib")
         .collect();
     let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let module = file.file_stem().unwrap().to_string_lossy().to_string();
-        if module == "mod" {
+        if module == "mod" || module == "lib" {
             continue;
         }
         let text = source_without_tests(file);
         let names = segments_after(&text, "super::")
             .into_iter()
-            .chain(segments_after(&text, "crate::model::"));
+            .chain(segments_after(&text, "crate::"));
         let edges = uses.entry(module.clone()).or_default();
         edges.extend(names.filter(|n| *n != module && modules.contains(n)));
     }
@@ -185,7 +232,7 @@ fn the_model_modules_form_no_cycle() {
     let mut done = BTreeSet::new();
     for module in &modules {
         if let Some(cycle) = visit(module, &uses, &mut Vec::new(), &mut done) {
-            panic!("src/model has an import cycle: {}", cycle.join(" → "));
+            panic!("gpulint-model has an import cycle: {}", cycle.join(" → "));
         }
     }
 }
@@ -209,17 +256,17 @@ fn the_cycle_check_sees_both_kinds_of_path() {
     );
 }
 
-/// Every source file as a module path (`engine::lint`; `engine` for
-/// `engine/mod.rs`).
-fn module_files() -> BTreeMap<String, std::path::PathBuf> {
-    let src = root().join("src");
+/// Every source file of the crate whose sources are `src` as a module
+/// path (`session` for `session.rs`, `shm` for `shm/mod.rs`, and the
+/// empty path for `lib.rs`).
+fn module_files(src: &Path) -> BTreeMap<String, std::path::PathBuf> {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    rust_files(src, &mut files);
     files
         .into_iter()
         .filter(|f| !f.ends_with("main.rs"))
         .map(|f| {
-            let relative = f.strip_prefix(&src).unwrap().with_extension("");
+            let relative = f.strip_prefix(src).unwrap().with_extension("");
             let mut parts: Vec<String> = relative
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().to_string())
@@ -236,7 +283,7 @@ fn module_files() -> BTreeMap<String, std::path::PathBuf> {
 /// resolved to the longest module path that is a file.
 fn file_edges(module: &str, path: &Path, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let text = source_without_tests(path);
-    let is_dir_module = path.ends_with("mod.rs");
+    let is_dir_module = path.ends_with("mod.rs") || path.ends_with("lib.rs");
     let parent: Vec<&str> = {
         let mut p: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
         if !is_dir_module {
@@ -337,7 +384,19 @@ fn file_edges(module: &str, path: &Path, modules: &BTreeSet<String>) -> BTreeSet
 /// read knowing only the files under it.
 #[test]
 fn no_file_imports_form_a_cycle() {
-    let files = module_files();
+    // Within each crate: Cargo refuses cycles between crates.
+    let mut sources = vec![root().join("src")];
+    for crate_name in CRATE_LAYERS.iter().filter(|c| **c != "gpulint") {
+        sources.push(root().join("crates").join(crate_name).join("src"));
+    }
+    for src in sources {
+        assert!(src.is_dir(), "{}", src.display());
+        no_cycle_among_files_of(&src);
+    }
+}
+
+fn no_cycle_among_files_of(src: &Path) {
+    let files = module_files(src);
     let modules: BTreeSet<String> = files.keys().cloned().collect();
     let uses: BTreeMap<String, BTreeSet<String>> = files
         .iter()
@@ -373,7 +432,8 @@ fn no_file_imports_form_a_cycle() {
     }
     assert!(
         cycles.is_empty(),
-        "import cycles between files:\n{}",
+        "import cycles between files of {}:\n{}",
+        src.display(),
         cycles.join("\n")
     );
 }

@@ -24,7 +24,7 @@ fn every_rule_has_a_doc_and_every_doc_a_rule() {
         .collect();
     assert_eq!(
         registered, docs,
-        "rules/*.md and the registry in src/rules/mod.rs differ"
+        "rules/*.md and the registry in crates/gpulint-rules/src/lib.rs differ"
     );
     for (rule, meta) in RULES.iter().zip(all_meta()) {
         if !meta.applies_to(Target::Suppression) {
@@ -101,7 +101,7 @@ fn every_rule_has_fixtures_and_every_fixture_folder_a_rule() {
 #[test]
 fn every_rule_module_is_registered() {
     let mut modules = 0;
-    for target in std::fs::read_dir(root().join("src/rules")).unwrap() {
+    for target in std::fs::read_dir(root().join("crates/gpulint-rules/src")).unwrap() {
         let target = target.unwrap().path();
         if !target.is_dir() {
             continue;
@@ -115,7 +115,7 @@ fn every_rule_module_is_registered() {
             let code = module.split('_').next().unwrap().to_ascii_uppercase();
             assert!(
                 RULES.iter().any(|r| r.code.as_str() == code),
-                "{}/{name} is not registered in for_each_rule! (src/codes.rs)",
+                "{}/{name} is not registered in for_each_rule! (crates/gpulint-base/src/codes.rs)",
                 target.display()
             );
             // A rule lives in its code's family: `SHM` in `shm/`, `DF` in
@@ -127,7 +127,10 @@ fn every_rule_module_is_registered() {
                 "SUP" => "suppression",
                 other => &other.to_ascii_lowercase(),
             };
-            assert_eq!(family, expected, "{name} belongs in src/rules/{expected}/");
+            assert_eq!(
+                family, expected,
+                "{name} belongs in crates/gpulint-rules/src/{expected}/"
+            );
         }
     }
     assert_eq!(modules, RULES.len(), "one module per registered rule");
@@ -406,6 +409,7 @@ fn new_rule_scaffolds_a_rule_that_builds() {
             "Cargo.toml",
             "Cargo.lock",
             "src",
+            "crates",
             "rules",
             "fixtures",
             "benches",
@@ -448,11 +452,14 @@ fn new_rule_scaffolds_a_rule_that_builds() {
             _ => "nccl",
         };
         let module = format!("{}_scaffolded_{target}", code.to_lowercase());
-        let mod_rs =
-            std::fs::read_to_string(copy.path().join(format!("src/rules/{family}/mod.rs")))
-                .unwrap();
+        let mod_rs = std::fs::read_to_string(
+            copy.path()
+                .join(format!("crates/gpulint-rules/src/{family}/mod.rs")),
+        )
+        .unwrap();
         assert!(mod_rs.contains(&format!("pub mod {module};")), "{mod_rs}");
-        let codes = std::fs::read_to_string(copy.path().join("src/codes.rs")).unwrap();
+        let codes =
+            std::fs::read_to_string(copy.path().join("crates/gpulint-base/src/codes.rs")).unwrap();
         assert!(codes.contains(&format!("{code} => {module},")), "{codes}");
         assert!(copy.path().join(format!("rules/{code}.md")).is_file());
         assert!(copy.path().join(format!("fixtures/{code}")).is_dir());
@@ -475,7 +482,15 @@ fn new_rule_scaffolds_a_rule_that_builds() {
     // (its docs and fixture tests would then ask for their real examples).
     let target_dir = root().join("target").join("scaffold-check");
     let clippy = std::process::Command::new(env!("CARGO"))
-        .args(["clippy", "--locked", "--lib", "--", "-D", "warnings"])
+        .args([
+            "clippy",
+            "--locked",
+            "--workspace",
+            "--lib",
+            "--",
+            "-D",
+            "warnings",
+        ])
         .env("CARGO_TARGET_DIR", &target_dir)
         .current_dir(copy.path())
         .output()

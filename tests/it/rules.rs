@@ -115,7 +115,7 @@ fn missing_tests(
         Ok(())
     } else {
         Err(format!(
-            "no fixture test for {untested:?}: register the rule in for_each_rule! (src/codes.rs) or remove the folder"
+            "no fixture test for {untested:?}: register the rule in for_each_rule! (crates/gpulint-base/src/codes.rs) or remove the folder"
         ))
     }
 }

@@ -12,7 +12,7 @@ pub fn root() -> PathBuf {
 }
 
 /// Calls the macro `$callback` with every rule, from the crate's own
-/// registry (`for_each_rule!` in src/codes.rs), as `family { CODE =>
+/// registry (`for_each_rule!` in crates/gpulint-base/src/codes.rs), as `family { CODE =>
 /// module, ... } ...`: the per-rule fixture tests (`rules::SHM001`,
 /// `fixes::SHM001`) are generated from it, so `cargo test --test it SHM001`
 /// runs one rule's fixtures, and a new rule gets its tests without a

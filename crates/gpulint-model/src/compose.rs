@@ -1,0 +1,1434 @@
+//! Compose services as Compose runs them, with their effective `/dev/shm`
+//! and GPU intent.
+//!
+//! A service is read from its merged model (see `crate::project`): every
+//! file of the project, the services it `extends` and what `include:`
+//! brings already merged as Compose merges them, each value with the
+//! [`Src`] (file and node) that wrote it. The semantics follow Docker
+//! Engine and Docker Compose (see `shared/notes/domain.md` §1–3): a
+//! `/dev/shm` mount wins over everything, then the `ipc` mode decides
+//! whether `shm_size` applies at all, and `shm_size: 0` or no `shm_size`
+//! means the daemon default of 64 MiB.
+
+use super::container::Gpus;
+use super::dockerfile::BuiltImage;
+use super::size::{SizeValue, parse_tmpfs_size_option, tmpfs_size_option};
+pub use super::workload::detect_launcher;
+use super::workload::selects_rdma;
+pub use crate::syntax::tree::Src;
+use crate::syntax::tree::{Interpolated, Kind, Node};
+use crate::text::TextRange;
+use foldhash::HashMap;
+use std::sync::Arc;
+
+/// A value as written, with where: its node, and the key of its entry
+/// where it has one.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    pub value: T,
+    pub node: Src,
+    pub key: Option<Src>,
+}
+
+/// How a definition of a service came into the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// In one of the project's own files (`-f`, `COMPOSE_FILE`, an override).
+    Project,
+    /// A service it `extends` (in the same file or another).
+    Extended,
+    /// In a file `include:` brings in.
+    Included,
+}
+
+/// One definition of a service, in merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The service's key there.
+    pub key: Src,
+    /// Its mapping there.
+    pub map: Src,
+    pub role: Role,
+}
+
+#[derive(Debug, Clone)]
+pub struct Service {
+    pub name: String,
+    /// The service's key in its home definition: where findings about a
+    /// setting it lacks are reported (see `crate::project`).
+    pub key: Src,
+    /// The home definition's mapping: where fixes add what it lacks.
+    pub map: Src,
+    /// Every definition merged into it, in Compose's merge order.
+    pub definitions: Vec<Definition>,
+    pub image: Option<Spanned<String>>,
+    pub shm_size: Option<Spanned<SizeValue>>,
+    pub build_shm_size: Option<Spanned<SizeValue>>,
+    pub ipc: Option<Spanned<IpcMode>>,
+    pub shm_mounts: Vec<Spanned<ShmMount>>,
+    /// The container's environment: its `env_file`s, then `environment`
+    /// (which wins), as Compose resolves them.
+    pub environment: Vec<ComposeEnv>,
+    /// `entrypoint` and `command` joined, as the container would run them.
+    pub command_line: String,
+    pub command_node: Option<Src>,
+    /// `command` and `entrypoint` as merged, each with its value's node
+    /// (`command` first: it is where parallel sizes are usually written).
+    pub command_parts: Vec<(String, Src)>,
+    pub device_requests: Vec<DeviceRequest>,
+    /// The `deploy.resources.reservations.devices` entry's key, if written.
+    pub devices_key: Option<Src>,
+    /// What under `devices` is not a device request (the list written as
+    /// a mapping, an item that is not a mapping): Compose refuses it.
+    pub malformed_devices: Option<Src>,
+    /// `gpus:` as Compose reads it (the GPUs its requests add up to).
+    pub gpus: Option<Spanned<Gpus>>,
+    pub runtime: Option<Spanned<String>>,
+    pub devices: Vec<Spanned<String>>,
+    pub ulimits: Ulimits,
+    /// Keys such as `nvidia.com/gpu` written under `deploy.resources.{reservations,limits}`.
+    pub misplaced_gpu_resources: Vec<Spanned<String>>,
+    pub cap_add: Vec<String>,
+    /// What the service's settings decide about `/dev/shm` (the container
+    /// model's `Shm` is what the container gets, donors followed).
+    pub shm_decision: ShmDecision,
+    pub gpu: GpuIntent,
+    /// `build:` as merged.
+    pub build: Option<BuildSpec>,
+    /// The image `build:` produces, when its Dockerfile could be read
+    /// (attached by the project loader, which reads files).
+    pub built_image: Option<Arc<BuiltImage>>,
+    /// The image it builds makes it a GPU service (see [`settle_build_evidence`]).
+    pub gpu_from_build: bool,
+    /// `env_file:` entries (interpolated).
+    pub env_files: Vec<EnvFileEntry>,
+    /// `profiles:`: the service runs only with one of them enabled.
+    pub profiles: Vec<String>,
+    /// Settings a later definition removed or replaced (`!reset`,
+    /// `!override`), by dotted path, with where that is written: a fix
+    /// that adds the setting before it would be undone.
+    pub resets: Vec<(String, Src)>,
+    /// Why Compose or the engine would not create it (set by the loader
+    /// for what the project decides: an `extends` it cannot resolve).
+    pub refused: Option<String>,
+}
+
+/// One variable of a service's environment.
+#[derive(Debug, Clone)]
+pub struct ComposeEnv {
+    pub name: String,
+    /// The value after interpolation; `None` when unset or unknown.
+    pub value: Option<String>,
+    /// Where a finding about it goes: its `environment` item or entry, or,
+    /// for a variable an `env_file` sets, the `env_file` entry naming it.
+    pub at: Src,
+    /// The key of a `KEY: value` entry, when `at` is its value.
+    pub key: Option<Src>,
+    /// For a variable from an `env_file`: the file (a project file index)
+    /// and the line that sets it.
+    pub from_file: Option<(u32, TextRange)>,
+}
+
+/// An `env_file:` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvFileEntry {
+    pub path: String,
+    pub required: bool,
+    pub node: Src,
+}
+
+/// A service's `build:` (the short form is a context path).
+#[derive(Debug, Clone, Default)]
+pub struct BuildSpec {
+    pub context: Option<Spanned<String>>,
+    pub dockerfile: Option<String>,
+    pub dockerfile_inline: Option<Spanned<String>>,
+    pub target: Option<String>,
+    /// Build arguments whose values are known (interpolated with defaults).
+    pub args: HashMap<String, String>,
+    /// The `build` key.
+    pub key: Option<Src>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IpcMode {
+    Private,
+    Shareable,
+    Host,
+    None,
+    Service(String),
+    Container(String),
+    Unknown(String),
+    Invalid(String),
+}
+
+impl IpcMode {
+    fn read(node: &Node) -> IpcMode {
+        let text = match node.interpolated() {
+            Some(Interpolated::Text(t)) => t.as_str(),
+            Some(Interpolated::Unknown(v)) => return IpcMode::Unknown(v.clone()),
+            _ => return IpcMode::Invalid(node.raw().unwrap_or_default().to_string()),
+        };
+        match text {
+            "" | "private" => IpcMode::Private,
+            "shareable" => IpcMode::Shareable,
+            "host" => IpcMode::Host,
+            "none" => IpcMode::None,
+            other => {
+                // A donor needs a name: `service:` alone is refused too.
+                if let Some(name) = other.strip_prefix("service:").filter(|n| !n.is_empty()) {
+                    IpcMode::Service(name.to_string())
+                } else if let Some(name) =
+                    other.strip_prefix("container:").filter(|n| !n.is_empty())
+                {
+                    IpcMode::Container(name.to_string())
+                } else {
+                    IpcMode::Invalid(other.to_string())
+                }
+            }
+        }
+    }
+
+    /// Whether the engine uses `shm_size` in this mode.
+    pub fn honours_shm_size(&self) -> bool {
+        matches!(self, IpcMode::Private | IpcMode::Shareable)
+    }
+
+    /// The mode as `inspect` prints it.
+    pub fn shown(&self) -> String {
+        match self {
+            IpcMode::Private => "private".to_string(),
+            IpcMode::Shareable => "shareable".to_string(),
+            IpcMode::Host => "host".to_string(),
+            IpcMode::None => "none".to_string(),
+            IpcMode::Service(s) => format!("service:{s}"),
+            IpcMode::Container(s) => format!("container:{s}"),
+            IpcMode::Unknown(v) => format!("${{{v}}}"),
+            IpcMode::Invalid(v) => v.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShmMount {
+    /// `/dev/shm:/dev/shm`: the host's shared memory, without sharing the IPC namespace.
+    HostBind,
+    /// A named or anonymous volume, or a host directory other than `/dev/shm`.
+    Volume,
+    /// A tmpfs at `/dev/shm`; `None` size means unbounded (half the host RAM).
+    Tmpfs(Option<SizeValue>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    Nvidia,
+    Amd,
+    Other,
+}
+
+/// One `deploy.resources.reservations.devices` (or `gpus`) item.
+#[derive(Debug, Clone)]
+pub struct DeviceRequest {
+    pub node: Src,
+    pub driver: Option<Spanned<String>>,
+    pub count: Option<Spanned<String>>,
+    pub device_ids: Option<Spanned<Vec<String>>>,
+    pub capabilities: Option<Spanned<Vec<String>>>,
+    pub from_gpus_field: bool,
+}
+
+/// Capabilities the Docker Engine's NVIDIA device driver answers to.
+pub const NVIDIA_CAPABILITIES: &[&str] = &[
+    "gpu", "nvidia", "compute", "compat32", "graphics", "utility", "video", "display",
+];
+
+impl DeviceRequest {
+    pub fn vendor(&self) -> Vendor {
+        let driver = self.driver.as_ref().map(|d| d.value.to_ascii_lowercase());
+        let ids = self.device_ids.as_ref().map_or(&[][..], |d| &d.value[..]);
+        if ids.iter().any(|id| id.starts_with("nvidia.com/")) {
+            return Vendor::Nvidia;
+        }
+        if ids.iter().any(|id| id.starts_with("amd.com/")) {
+            return Vendor::Amd;
+        }
+        match driver.as_deref() {
+            Some("nvidia") => Vendor::Nvidia,
+            Some("amd") => Vendor::Amd,
+            Some(_) => Vendor::Other,
+            None => {
+                // Without a driver, the engine picks the driver whose
+                // capabilities match; for GPU capabilities that is NVIDIA's.
+                let caps = self.capabilities.as_ref().map_or(&[][..], |c| &c.value[..]);
+                if caps.is_empty()
+                    || caps
+                        .iter()
+                        .any(|c| NVIDIA_CAPABILITIES.contains(&c.to_ascii_lowercase().as_str()))
+                {
+                    Vendor::Nvidia
+                } else {
+                    Vendor::Other
+                }
+            }
+        }
+    }
+
+    /// The capabilities of a request for NVIDIA's driver (named, or picked
+    /// by capability) that the driver does not answer to: the engine matches
+    /// a request's capability set as a whole (moby daemon/devices.go), so one
+    /// unknown capability makes the container fail to start. `None` when the
+    /// set matches, or when the request is for another driver.
+    pub fn unmatched_capabilities(&self) -> Option<Vec<String>> {
+        let caps = &self.capabilities.as_ref()?.value;
+        let nvidia = match self.driver.as_ref().map(|d| d.value.to_ascii_lowercase()) {
+            Some(driver) => driver == "nvidia",
+            None => true,
+        };
+        let unknown: Vec<String> = caps
+            .iter()
+            .filter(|c| !NVIDIA_CAPABILITIES.contains(&c.as_str()))
+            .cloned()
+            .collect();
+        (nvidia && !caps.is_empty() && !unknown.is_empty()).then_some(caps.clone())
+    }
+
+    pub fn gpu_count(&self) -> Gpus {
+        if let Some(ids) = &self.device_ids {
+            // The engine joins the ids with commas for the runtime
+            // (`NVIDIA_VISIBLE_DEVICES=0,1`), which splits them again: one
+            // `'0,1,2,3'` is four GPUs, as `['0', '1', '2', '3']` is.
+            let mut split: Vec<&str> = ids
+                .value
+                .iter()
+                .flat_map(|id| id.split(','))
+                .map(str::trim)
+                .filter(|id| !id.is_empty())
+                .collect();
+            if split.iter().any(|id| *id == "all" || id.ends_with("=all")) {
+                return Gpus::All;
+            }
+            if split.iter().any(|id| id.contains('$')) {
+                return Gpus::Unknown;
+            }
+            split.sort_unstable();
+            split.dedup();
+            return Gpus::Count(split.len() as u64);
+        }
+        match self
+            .count
+            .as_ref()
+            .map(|c| c.value.trim().to_ascii_lowercase())
+        {
+            // Compose reserves every GPU when neither count nor device_ids is given.
+            None => Gpus::All,
+            Some(c) if c == "all" || c == "-1" => Gpus::All,
+            Some(c) => c.parse().map_or(Gpus::Unknown, Gpus::Count),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Ulimits {
+    pub node: Option<Src>,
+    pub memlock: Option<Ulimit>,
+    pub stack: Option<Ulimit>,
+    /// Every other ulimit (`nofile`, `nproc`, ...), by name: the engine
+    /// gets them all.
+    pub others: Vec<(String, Ulimit)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Ulimit {
+    pub key: Src,
+    pub value_node: Src,
+    /// Soft limit; `-1` is unlimited. `None` when not a number.
+    pub soft: Option<i64>,
+    pub hard: Option<i64>,
+}
+
+impl Ulimit {
+    pub fn is_unlimited(&self) -> bool {
+        self.soft == Some(-1) && self.hard.is_none_or(|h| h == -1)
+    }
+}
+
+/// Which of the service's settings decides `/dev/shm`, and what it says:
+/// the input of the container model's [`super::container::Shm`], which
+/// `runtime` builds from it once `ipc: service:` donors are followed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShmDecision {
+    /// The daemon default (64 MiB): no usable `shm_size`, or `shm_size: 0`.
+    Default,
+    Sized {
+        bytes: u64,
+        node: Src,
+    },
+    /// Depends on an unset variable or an unreadable value.
+    Unknown {
+        node: Src,
+    },
+    /// `ipc: host`: the host's `/dev/shm`.
+    Host {
+        node: Src,
+    },
+    /// `ipc: service:X` or `container:X`: the donor's `/dev/shm`.
+    Donor {
+        donor: String,
+        node: Src,
+    },
+    /// `ipc: none`: no `/dev/shm` at all.
+    Missing {
+        node: Src,
+    },
+    /// A mount at `/dev/shm` replaces the engine's.
+    Mount {
+        mount: ShmMount,
+        node: Src,
+    },
+}
+
+/// Why gpulint thinks a service runs on GPUs, and how many.
+#[derive(Debug, Clone, Default)]
+pub struct GpuIntent {
+    pub vendor: Option<Vendor>,
+    /// Hard evidence that the container gets GPUs: what, in words.
+    pub reserved: Option<String>,
+    /// Where that evidence is written.
+    pub evidence: Option<Src>,
+    pub count: Option<Gpus>,
+    /// A distributed launcher (`torchrun`, `deepspeed`, ...) in the command.
+    pub launcher: Option<&'static str>,
+    /// Processes or tensor-parallel ranks per container, from the command line.
+    pub parallelism: Option<u64>,
+    pub nccl_env: bool,
+    pub rdma: bool,
+}
+
+impl GpuIntent {
+    pub fn is_reserved(&self) -> bool {
+        self.reserved.is_some()
+    }
+
+    /// Uses several GPUs in one container (so NCCL talks through `/dev/shm`).
+    pub fn is_multi_gpu(&self) -> bool {
+        self.count.is_some_and(Gpus::is_multi) || self.parallelism.is_some_and(|p| p >= 2)
+    }
+
+    pub fn is_distributed(&self) -> bool {
+        self.launcher.is_some() || self.nccl_env
+    }
+
+    /// A short reason for messages: "reserves all GPUs", "runs torchrun".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match self.count {
+            Some(Gpus::All) if self.reserved.is_some() => {
+                parts.push("reserves all GPUs".to_string())
+            }
+            Some(Gpus::Count(n)) if self.reserved.is_some() => {
+                parts.push(format!("reserves {n} GPU{}", if n == 1 { "" } else { "s" }))
+            }
+            _ if self.reserved.is_some() => parts.push("reserves GPUs".to_string()),
+            _ => {}
+        }
+        if let Some(launcher) = self.launcher {
+            match self.parallelism {
+                Some(n) => parts.push(format!("launches {n} ranks with `{launcher}`")),
+                None => parts.push(format!("launches with `{launcher}`")),
+            }
+        } else if let Some(n) = self.parallelism.filter(|&n| n >= 2) {
+            parts.push(format!("runs {n}-way tensor parallel"))
+        }
+        if self.nccl_env && self.launcher.is_none() {
+            parts.push("sets NCCL variables".to_string());
+        }
+        parts.join(" and ")
+    }
+}
+
+/// Decides which services building on a CUDA or ROCm image count as GPU
+/// services: all of them when no service of the project reserves GPUs
+/// (the project relies on the daemon's default runtime), none when some
+/// do. A project that reserves GPUs for its model worker and not for the
+/// controller built from the same image runs the controller without GPUs
+/// (FastChat's compose file).
+pub fn settle_build_evidence(services: &mut [Service]) {
+    let any_reserved = services.iter().any(|s| s.gpu.is_reserved());
+    for service in services {
+        service.gpu_from_build = !any_reserved
+            && service
+                .built_image
+                .as_ref()
+                .is_some_and(|b| b.base.accelerator().is_some());
+    }
+}
+
+/// What reading a service needs besides its model: the project's
+/// variables, for `KEY` written without a value.
+pub struct Reading<'a> {
+    /// The value the project's environment gives a variable.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    /// The variables the service's `env_file`s set (already read), each
+    /// reported at its `env_file` entry.
+    pub from_env_files: Vec<ComposeEnv>,
+}
+
+/// A scalar's text: interpolated when its value is known, else as written.
+fn text_of(node: &Node) -> Option<String> {
+    match &node.kind {
+        Kind::Scalar { raw, value, .. } => Some(match value {
+            Interpolated::Text(t) => t.clone(),
+            _ => raw.clone(),
+        }),
+        _ => None,
+    }
+}
+
+fn scalar(map: &Node, key: &str) -> Option<Spanned<String>> {
+    let entry = map.entry(key)?;
+    if entry.value.is_null() {
+        return None;
+    }
+    Some(Spanned {
+        value: text_of(&entry.value)?,
+        node: entry.value.src,
+        key: Some(entry.key_src),
+    })
+}
+
+/// A list of strings (or one string), each interpolated as Compose does;
+/// a value that depends on an unknown variable stays as written.
+fn string_list(node: &Node) -> Vec<String> {
+    match &node.kind {
+        Kind::Sequence(items) => items.iter().filter_map(|i| text_of(i)).collect(),
+        Kind::Scalar { .. } if node.is_null() => Vec::new(),
+        Kind::Scalar { .. } => text_of(node).into_iter().collect(),
+        Kind::Mapping(_) => Vec::new(),
+    }
+}
+
+impl Service {
+    /// Reads a service from its merged model. `definitions` are its
+    /// definitions in merge order, `home` the one findings about what it
+    /// lacks are reported at.
+    pub fn read(
+        name: &str,
+        map: &Node,
+        definitions: Vec<Definition>,
+        home: usize,
+        reading: Reading,
+    ) -> Service {
+        let home_definition = definitions.get(home).cloned().unwrap_or(Definition {
+            key: map.src,
+            map: map.src,
+            role: Role::Project,
+        });
+        let shm_size = size_entry(map, "shm_size");
+        let build_shm_size = map
+            .get("build")
+            .filter(|b| b.is_mapping())
+            .and_then(|b| size_entry(b, "shm_size"));
+        let ipc = map
+            .entry("ipc")
+            .filter(|e| !e.value.is_null())
+            .map(|e| Spanned {
+                value: IpcMode::read(&e.value),
+                node: e.value.src,
+                key: Some(e.key_src),
+            });
+        let mut environment = reading.from_env_files;
+        let own = read_environment(map, reading.env);
+        // `environment` wins over every `env_file`.
+        environment.retain(|v| !own.iter().any(|o| o.name == v.name));
+        environment.extend(own);
+        let (command_line, command_node) = read_command(map);
+        let command_parts = ["command", "entrypoint"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_string(), map.get(key).filter(|v| !v.is_null())?.src)))
+            .collect();
+        let (device_requests, devices_key, malformed_devices) = read_device_requests(map);
+        let gpus = map
+            .entry("gpus")
+            .filter(|e| !e.value.is_null())
+            .map(|e| Spanned {
+                value: gpus_requests(&e.value)
+                    .iter()
+                    .map(DeviceRequest::gpu_count)
+                    .fold(Gpus::Count(0), Gpus::combine),
+                node: e.value.src,
+                key: Some(e.key_src),
+            });
+        let devices = map
+            .get("devices")
+            .map(|devices| {
+                devices
+                    .items()
+                    .iter()
+                    .filter_map(|item| {
+                        // Long syntax: {source: /dev/nvidia0, target: ...}
+                        let text = text_of(item).or_else(|| {
+                            item.is_mapping()
+                                .then(|| item.get("source").and_then(|s| text_of(s)))
+                                .flatten()
+                        })?;
+                        Some(Spanned {
+                            value: text,
+                            node: item.src,
+                            key: None,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut service = Service {
+            name: name.to_string(),
+            key: home_definition.key,
+            map: home_definition.map,
+            definitions,
+            image: scalar(map, "image"),
+            shm_size,
+            build_shm_size,
+            ipc,
+            shm_mounts: read_shm_mounts(map),
+            environment,
+            command_line,
+            command_node,
+            command_parts,
+            device_requests,
+            devices_key,
+            malformed_devices,
+            gpus,
+            runtime: scalar(map, "runtime"),
+            devices,
+            ulimits: read_ulimits(map),
+            misplaced_gpu_resources: read_misplaced_resources(map),
+            cap_add: map
+                .get("cap_add")
+                .map(|c| string_list(c))
+                .unwrap_or_default(),
+            shm_decision: ShmDecision::Default,
+            gpu: GpuIntent::default(),
+            build: read_build(map),
+            built_image: None,
+            gpu_from_build: false,
+            env_files: read_env_files(map),
+            profiles: map
+                .get("profiles")
+                .map(|p| string_list(p))
+                .unwrap_or_default(),
+            resets: Vec::new(),
+            refused: None,
+        };
+        service.shm_decision = service.compute_shm_decision();
+        service.gpu = service.compute_gpu_intent();
+        service
+    }
+
+    /// Evidence in the service's settings that it runs on GPUs: a
+    /// reservation, a GPU resource written in the wrong place, a
+    /// distributed launcher, NCCL settings, or an image built on a CUDA or
+    /// ROCm base. A pulled CUDA image alone is not enough (`-gpu` tags also
+    /// run TensorBoard and CPU tools); building on one is what GPU projects do.
+    pub fn is_gpu_workload(&self) -> bool {
+        self.gpu.is_reserved()
+            || !self.misplaced_gpu_resources.is_empty()
+            || self.gpu.is_distributed()
+            || self.builds_gpu_image()
+    }
+
+    /// The service builds its image on a CUDA or ROCm base, and that makes
+    /// it a GPU service.
+    pub fn builds_gpu_image(&self) -> bool {
+        self.gpu_from_build
+    }
+
+    /// The image the service builds, when that makes it a GPU service.
+    pub fn gpu_build(&self) -> Option<&BuiltImage> {
+        self.built_image.as_deref().filter(|_| self.gpu_from_build)
+    }
+
+    /// The definition findings about what the service lacks go to.
+    pub fn home(&self) -> Option<&Definition> {
+        self.definitions.iter().find(|d| d.key == self.key)
+    }
+
+    /// A later definition removes or replaces `path` (`shm_size`,
+    /// `deploy.resources`): where.
+    pub fn reset_of(&self, path: &str) -> Option<Src> {
+        self.resets
+            .iter()
+            .find(|(p, _)| p == path || path.starts_with(&format!("{p}.")))
+            .map(|(_, at)| *at)
+    }
+
+    /// Every ulimit the service sets, by name.
+    pub fn all_ulimits(&self) -> Vec<(String, super::container::Ulimit)> {
+        let named = [
+            ("memlock", self.ulimits.memlock.as_ref()),
+            ("stack", self.ulimits.stack.as_ref()),
+        ];
+        let others = self
+            .ulimits
+            .others
+            .iter()
+            .map(|(name, limit)| (name.as_str(), Some(limit)));
+        named
+            .into_iter()
+            .chain(others)
+            .filter_map(|(name, limit)| {
+                let limit = limit?;
+                Some((
+                    name.to_string(),
+                    super::container::Ulimit {
+                        soft: limit.soft,
+                        hard: limit.hard,
+                    },
+                ))
+            })
+            .collect()
+    }
+
+    /// The ulimit the container gets for `name`.
+    pub fn ulimit(&self, name: &str) -> Option<&Ulimit> {
+        match name {
+            "memlock" => self.ulimits.memlock.as_ref(),
+            "stack" => self.ulimits.stack.as_ref(),
+            _ => self
+                .ulimits
+                .others
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, l)| l),
+        }
+    }
+
+    /// The IPC mode Compose gives the container.
+    pub fn ipc_mode(&self) -> Option<&IpcMode> {
+        self.ipc.as_ref().map(|i| &i.value)
+    }
+
+    pub fn env(&self, name: &str) -> Option<&ComposeEnv> {
+        self.environment.iter().rev().find(|e| e.name == name)
+    }
+
+    fn compute_shm_decision(&self) -> ShmDecision {
+        if let Some(mount) = self.shm_mounts.last() {
+            return ShmDecision::Mount {
+                mount: mount.value.clone(),
+                node: mount.node,
+            };
+        }
+        if let Some(ipc) = &self.ipc {
+            match &ipc.value {
+                IpcMode::Host => return ShmDecision::Host { node: ipc.node },
+                IpcMode::None => return ShmDecision::Missing { node: ipc.node },
+                IpcMode::Service(d) | IpcMode::Container(d) => {
+                    return ShmDecision::Donor {
+                        donor: d.clone(),
+                        node: ipc.node,
+                    };
+                }
+                IpcMode::Unknown(_) | IpcMode::Invalid(_) => {
+                    return ShmDecision::Unknown { node: ipc.node };
+                }
+                IpcMode::Private | IpcMode::Shareable => {}
+            }
+        }
+        self.size_decision()
+    }
+
+    /// What `shm_size` alone gives (the default without one).
+    pub fn size_decision(&self) -> ShmDecision {
+        match &self.shm_size {
+            None => ShmDecision::Default,
+            Some(s) => match s.value {
+                SizeValue::Bytes { bytes: 0, .. } | SizeValue::Dropped { .. } => {
+                    ShmDecision::Default
+                }
+                SizeValue::Bytes { bytes, .. } => ShmDecision::Sized {
+                    bytes,
+                    node: s.node,
+                },
+                _ => ShmDecision::Unknown { node: s.node },
+            },
+        }
+    }
+
+    pub(crate) fn compute_gpu_intent(&self) -> GpuIntent {
+        let mut gpu = GpuIntent::default();
+        let mut count: Option<Gpus> = None;
+        let mut reserve = |gpu: &mut GpuIntent, vendor: Vendor, what: String, at: Src, c: Gpus| {
+            if gpu.reserved.is_none() {
+                gpu.reserved = Some(what);
+                gpu.evidence = Some(at);
+            }
+            if gpu.vendor.is_none() || vendor == Vendor::Nvidia {
+                gpu.vendor = Some(vendor);
+            }
+            count = Some(count.map_or(c, |old| old.combine(c)));
+        };
+
+        for request in &self.device_requests {
+            let vendor = request.vendor();
+            if vendor == Vendor::Other && request.driver.as_ref().is_some_and(|d| d.value != "cdi")
+            {
+                continue;
+            }
+            let what = if request.from_gpus_field {
+                "`gpus:`".to_string()
+            } else {
+                "a device reservation".to_string()
+            };
+            reserve(&mut gpu, vendor, what, request.node, request.gpu_count());
+        }
+        for device in &self.devices {
+            let d = device.value.as_str();
+            let host = d.split(':').next().unwrap_or(d);
+            if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
+                let c = if rest == "all" {
+                    Gpus::All
+                } else {
+                    Gpus::Count(1)
+                };
+                reserve(
+                    &mut gpu,
+                    Vendor::Nvidia,
+                    format!("the CDI device `{d}`"),
+                    device.node,
+                    c,
+                );
+            } else if d.starts_with("amd.com/gpu=") {
+                reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    format!("the CDI device `{d}`"),
+                    device.node,
+                    Gpus::Unknown,
+                );
+            } else if host.starts_with("/dev/nvidia")
+                && host["/dev/nvidia".len()..]
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+                && host.len() > "/dev/nvidia".len()
+            {
+                reserve(
+                    &mut gpu,
+                    Vendor::Nvidia,
+                    format!("the device `{host}`"),
+                    device.node,
+                    Gpus::Count(1),
+                );
+            } else if host == "/dev/kfd" {
+                reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    "the ROCm device `/dev/kfd`".into(),
+                    device.node,
+                    Gpus::Unknown,
+                );
+            } else if host.starts_with("/dev/infiniband") {
+                gpu.rdma = true;
+            }
+        }
+        if let Some(runtime) = &self.runtime {
+            let visible = self.env("NVIDIA_VISIBLE_DEVICES").map(|e| e.value.clone());
+            match runtime.value.as_str() {
+                "nvidia" => {
+                    let disabled = matches!(&visible, Some(Some(v)) if matches!(v.as_str(), "void" | "none" | ""));
+                    if !disabled {
+                        let c = match &visible {
+                            Some(Some(v)) if v == "all" => Gpus::All,
+                            Some(Some(v)) => Gpus::Count(v.split(',').count() as u64),
+                            _ => Gpus::Unknown,
+                        };
+                        reserve(
+                            &mut gpu,
+                            Vendor::Nvidia,
+                            "`runtime: nvidia`".into(),
+                            runtime.node,
+                            c,
+                        );
+                    }
+                }
+                "amd" => reserve(
+                    &mut gpu,
+                    Vendor::Amd,
+                    "`runtime: amd`".into(),
+                    runtime.node,
+                    Gpus::Unknown,
+                ),
+                _ => {}
+            }
+        }
+        gpu.count = count;
+
+        for env in &self.environment {
+            let name = env.name.as_str();
+            if name.starts_with("NCCL_") || name.starts_with("TORCH_NCCL_") {
+                gpu.nccl_env = true;
+            }
+            if selects_rdma(name, env.value.as_deref()) {
+                gpu.rdma = true;
+            }
+        }
+        let (launcher, parallelism) = detect_launcher(&self.command_line);
+        gpu.launcher = launcher;
+        gpu.parallelism = parallelism;
+        gpu
+    }
+}
+
+/// `env_file: a.env`, `[a.env, b.env]` or `[{path: a.env, required: false}]`.
+fn read_env_files(map: &Node) -> Vec<EnvFileEntry> {
+    let Some(entry) = map.get("env_file") else {
+        return Vec::new();
+    };
+    let items: Vec<&Arc<Node>> = match &entry.kind {
+        Kind::Sequence(items) => items.iter().collect(),
+        _ if entry.is_null() => Vec::new(),
+        _ => vec![entry],
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            if let Some(path) = text_of(item) {
+                return Some(EnvFileEntry {
+                    path,
+                    required: true,
+                    node: item.src,
+                });
+            }
+            let path = scalar(item, "path")?;
+            let required = scalar(item, "required").is_none_or(|r| r.value != "false");
+            Some(EnvFileEntry {
+                path: path.value,
+                required,
+                node: item.src,
+            })
+        })
+        .collect()
+}
+
+fn read_build(map: &Node) -> Option<BuildSpec> {
+    let entry = map.entry("build")?;
+    let build = &entry.value;
+    let known = |node: &Node| node.str().map(str::to_string);
+    let mut spec = BuildSpec {
+        key: Some(entry.key_src),
+        ..BuildSpec::default()
+    };
+    if build.is_mapping() {
+        let field = |key: &str| build.get(key).and_then(|n| known(n));
+        spec.context = build.entry("context").and_then(|e| {
+            Some(Spanned {
+                value: known(&e.value)?,
+                node: e.value.src,
+                key: Some(e.key_src),
+            })
+        });
+        spec.dockerfile = field("dockerfile");
+        spec.target = field("target");
+        spec.dockerfile_inline = scalar(build, "dockerfile_inline");
+        if let Some(args) = build.get("args") {
+            match &args.kind {
+                Kind::Mapping(entries) => {
+                    for e in entries {
+                        if let Some(v) = known(&e.value) {
+                            spec.args.insert(e.key.clone(), v);
+                        }
+                    }
+                }
+                Kind::Sequence(items) => {
+                    for item in items {
+                        if let Some((k, v)) = known(item).as_deref().and_then(|t| t.split_once('='))
+                        {
+                            spec.args.insert(k.to_string(), v.to_string());
+                        }
+                    }
+                }
+                Kind::Scalar { .. } => {}
+            }
+        }
+    } else if !build.is_null() {
+        spec.context = known(build).map(|value| Spanned {
+            value,
+            node: build.src,
+            key: Some(entry.key_src),
+        });
+    }
+    Some(spec)
+}
+
+fn size_entry(map: &Node, key: &str) -> Option<Spanned<SizeValue>> {
+    let entry = map.entry(key)?;
+    if entry.value.is_null() {
+        return None;
+    }
+    let value = match &entry.value.kind {
+        Kind::Scalar { raw, value, .. } => super::size::parse_compose_yaml_size(
+            raw,
+            entry.value.is_plain(),
+            entry.value.tag(),
+            value,
+        ),
+        _ => SizeValue::Invalid {
+            text: String::new(),
+            reason: "expected a size such as \"8gb\", not a list or mapping".into(),
+        },
+    };
+    Some(Spanned {
+        value,
+        node: entry.value.src,
+        key: Some(entry.key_src),
+    })
+}
+
+fn is_dev_shm(target: &str) -> bool {
+    let t = target.trim_end_matches('/');
+    t == "/dev/shm"
+}
+
+fn read_shm_mounts(map: &Node) -> Vec<Spanned<ShmMount>> {
+    let mut mounts = Vec::new();
+    if let Some(volumes) = map.get("volumes") {
+        for item in volumes.items() {
+            if let Some(text) = text_of(item) {
+                let parts: Vec<&str> = text.split(':').collect();
+                // `/dev/shm` alone is an anonymous volume there: disk, like a named one.
+                let mount = if parts.len() == 1 && is_dev_shm(parts[0]) {
+                    Some(ShmMount::Volume)
+                } else if parts.len() >= 2 && is_dev_shm(parts[1]) {
+                    Some(if is_dev_shm(parts[0]) {
+                        ShmMount::HostBind
+                    } else {
+                        ShmMount::Volume
+                    })
+                } else {
+                    None
+                };
+                if let Some(mount) = mount {
+                    mounts.push(Spanned {
+                        value: mount,
+                        node: item.src,
+                        key: None,
+                    });
+                }
+            } else if item.is_mapping() {
+                let target = item.get("target").and_then(|t| text_of(t));
+                if !target.as_deref().is_some_and(is_dev_shm) {
+                    continue;
+                }
+                let kind = item.get("type").and_then(|t| text_of(t));
+                let mount = match kind.as_deref() {
+                    Some("tmpfs") => {
+                        let size = item.get_path(&["tmpfs", "size"]).and_then(|size| {
+                            Some(match &size.kind {
+                                Kind::Scalar { raw, value, .. } => match value {
+                                    Interpolated::Text(t) => super::size::parse_compose_size(t),
+                                    _ => super::size::parse_compose_yaml_size(
+                                        raw, false, None, value,
+                                    ),
+                                },
+                                _ => return None,
+                            })
+                        });
+                        ShmMount::Tmpfs(size)
+                    }
+                    _ => {
+                        let source = item.get("source").and_then(|s| text_of(s));
+                        if source.as_deref().is_some_and(is_dev_shm) {
+                            ShmMount::HostBind
+                        } else {
+                            ShmMount::Volume
+                        }
+                    }
+                };
+                mounts.push(Spanned {
+                    value: mount,
+                    node: item.src,
+                    key: None,
+                });
+            }
+        }
+    }
+    if let Some(tmpfs) = map.get("tmpfs") {
+        let items: Vec<&Arc<Node>> = match &tmpfs.kind {
+            Kind::Sequence(items) => items.iter().collect(),
+            _ => vec![tmpfs],
+        };
+        for item in items {
+            let Some(text) = text_of(item) else { continue };
+            let (target, options) = text.split_once(':').unwrap_or((&text, ""));
+            if !is_dev_shm(target) {
+                continue;
+            }
+            let size = tmpfs_size_option(options).map(parse_tmpfs_size_option);
+            mounts.push(Spanned {
+                value: ShmMount::Tmpfs(size),
+                node: item.src,
+                key: None,
+            });
+        }
+    }
+    mounts
+}
+
+/// `environment:` as a mapping (one file) or as the `KEY=value` list
+/// Compose makes of it when it merges; a variable written without a
+/// value takes the project environment's.
+fn read_environment(map: &Node, env: &dyn Fn(&str) -> Option<String>) -> Vec<ComposeEnv> {
+    let Some(environment) = map.get("environment") else {
+        return Vec::new();
+    };
+    let mut vars = Vec::new();
+    match &environment.kind {
+        Kind::Sequence(items) => {
+            for item in items {
+                let Some(raw) = item.raw() else { continue };
+                let (name, value) = match raw.split_once('=') {
+                    Some((name, _)) => (
+                        name,
+                        item.str()
+                            .and_then(|t| t.split_once('='))
+                            .map(|(_, v)| v.to_string()),
+                    ),
+                    // `- NAME` takes the value from the project's environment.
+                    None => (raw, env(raw.trim())),
+                };
+                vars.push(ComposeEnv {
+                    name: name.trim().to_string(),
+                    value,
+                    at: item.src,
+                    key: item.entry_key,
+                    from_file: None,
+                });
+            }
+        }
+        Kind::Mapping(entries) => {
+            for e in entries {
+                let value = if e.value.is_null() {
+                    env(&e.key)
+                } else {
+                    e.value.str().map(str::to_string)
+                };
+                vars.push(ComposeEnv {
+                    name: e.key.clone(),
+                    value,
+                    at: if e.value.is_null() {
+                        e.key_src
+                    } else {
+                        e.value.src
+                    },
+                    key: Some(e.key_src),
+                    from_file: None,
+                });
+            }
+        }
+        Kind::Scalar { .. } => {}
+    }
+    vars
+}
+
+fn read_command(map: &Node) -> (String, Option<Src>) {
+    let mut line = String::new();
+    let mut node = None;
+    for key in ["entrypoint", "command"] {
+        if let Some(value) = map.get(key) {
+            let parts = string_list(value);
+            if !parts.is_empty() {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&parts.join(" "));
+                node = Some(value.src);
+            }
+        }
+    }
+    (line, node)
+}
+
+/// The device requests of `devices` and `gpus`, the `devices` key, and
+/// what under `devices` is not a request: compose-spec.json wants an array
+/// of objects, and Compose 2.40 refuses anything else there (a mapping, a
+/// null, a string even once interpolated, an item that is not a mapping);
+/// `!reset` removes the key.
+fn read_device_requests(map: &Node) -> (Vec<DeviceRequest>, Option<Src>, Option<Src>) {
+    let mut requests = Vec::new();
+    let mut malformed = None;
+    let reservations = map.get_path(&["deploy", "resources", "reservations"]);
+    let devices = reservations.and_then(|r| r.entry("devices"));
+    if let Some(devices) = devices {
+        match &devices.value.kind {
+            _ if devices.value.tag.as_deref() == Some("!reset") => {}
+            Kind::Sequence(items) => {
+                for item in items {
+                    if item.is_mapping() {
+                        requests.push(read_device_request(item, false));
+                    } else if malformed.is_none() {
+                        malformed = Some(item.src);
+                    }
+                }
+            }
+            _ => malformed = Some(devices.value.src),
+        }
+    }
+    if let Some(gpus) = map.get("gpus") {
+        requests.extend(gpus_requests(gpus));
+    }
+    (requests, devices.map(|d| d.key_src), malformed)
+}
+
+/// The device requests `gpus:` makes: one per item of the list, or one for
+/// all GPUs for `all`. Any other scalar (`1`, `"1"`) is refused by the
+/// schema before compose-go's `transformGpus` would read it as all GPUs:
+/// PROJ001 reports it, and it requests nothing (Compose creates nothing).
+fn gpus_requests(gpus: &Node) -> Vec<DeviceRequest> {
+    match &gpus.kind {
+        Kind::Sequence(items) => items
+            .iter()
+            .filter(|i| i.is_mapping())
+            .map(|i| read_device_request(i, true))
+            .collect(),
+        Kind::Scalar { .. } if gpus.str() == Some("all") => vec![DeviceRequest {
+            node: gpus.src,
+            driver: None,
+            count: Some(Spanned {
+                value: "all".into(),
+                node: gpus.src,
+                key: None,
+            }),
+            device_ids: None,
+            capabilities: None,
+            from_gpus_field: true,
+        }],
+        _ => Vec::new(),
+    }
+}
+
+fn read_device_request(item: &Node, from_gpus_field: bool) -> DeviceRequest {
+    let list = |key: &str| {
+        item.entry(key).map(|e| Spanned {
+            value: string_list(&e.value),
+            node: e.value.src,
+            key: Some(e.key_src),
+        })
+    };
+    DeviceRequest {
+        node: item.src,
+        driver: scalar(item, "driver"),
+        count: scalar(item, "count"),
+        device_ids: list("device_ids"),
+        capabilities: list("capabilities"),
+        from_gpus_field,
+    }
+}
+
+fn read_ulimits(map: &Node) -> Ulimits {
+    let Some(entry) = map.entry("ulimits") else {
+        return Ulimits::default();
+    };
+    let ulimits = &entry.value;
+    let int = |node: &Node| node.str().and_then(|s| s.trim().parse::<i64>().ok());
+    let read = |e: &crate::syntax::tree::Entry| {
+        let (soft, hard) = if e.value.is_mapping() {
+            (
+                e.value.get("soft").and_then(|s| int(s)),
+                e.value.get("hard").and_then(|h| int(h)),
+            )
+        } else {
+            let v = int(&e.value);
+            (v, v)
+        };
+        Ulimit {
+            key: e.key_src,
+            value_node: e.value.src,
+            soft,
+            hard,
+        }
+    };
+    let find = |name: &str| ulimits.entry(name).map(read);
+    let others = ulimits
+        .entries()
+        .iter()
+        .filter(|e| !matches!(e.key.as_str(), "memlock" | "stack"))
+        .map(|e| (e.key.clone(), read(e)))
+        .collect();
+    Ulimits {
+        node: Some(entry.key_src),
+        memlock: find("memlock"),
+        stack: find("stack"),
+        others,
+    }
+}
+
+fn read_misplaced_resources(map: &Node) -> Vec<Spanned<String>> {
+    let mut found = Vec::new();
+    for section in ["reservations", "limits"] {
+        let Some(resources) = map.get_path(&["deploy", "resources", section]) else {
+            continue;
+        };
+        for entry in resources.entries() {
+            let lower = entry.key.to_ascii_lowercase();
+            if lower.contains('/')
+                || lower == "gpu"
+                || lower == "gpus"
+                || lower.starts_with("nvidia")
+            {
+                found.push(Spanned {
+                    value: entry.key.clone(),
+                    node: entry.value.src,
+                    key: Some(entry.key_src),
+                });
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::tree::{Budget, Builder};
+    use crate::syntax::yaml::Yaml;
+
+    fn service(src: &str, name: &str) -> Service {
+        let yaml = Yaml::parse(src).unwrap();
+        let root = yaml.documents[0].root.unwrap();
+        let keep = |t: &str| crate::variables::interpolate_alone(t);
+        let tree = Builder::new(&yaml, 0, Budget::default(), &keep)
+            .build(root)
+            .unwrap();
+        let map = tree.get_path(&["services", name]).unwrap();
+        Service::read(
+            name,
+            map,
+            Vec::new(),
+            0,
+            Reading {
+                env: &|_| None,
+                from_env_files: Vec::new(),
+            },
+        )
+    }
+
+    #[test]
+    fn device_ids_count_as_the_runtime_splits_them() {
+        let count = |ids: &str| {
+            let src = format!(
+                "services:\n  s:\n    image: x\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [gpu]\n              device_ids: {ids}\n"
+            );
+            service(&src, "s").gpu.count
+        };
+        assert_eq!(count("['0', '1']"), Some(Gpus::Count(2)));
+        // One string the engine passes on and the runtime splits.
+        assert_eq!(count("['0,1,2,3']"), Some(Gpus::Count(4)));
+        assert_eq!(count("['0,1', '1']"), Some(Gpus::Count(2)));
+        assert_eq!(count("['GPU-6f1c']"), Some(Gpus::Count(1)));
+        assert_eq!(count("['nvidia.com/gpu=all']"), Some(Gpus::All));
+        assert_eq!(count("['${GPUS}']"), Some(Gpus::Unknown));
+    }
+
+    #[test]
+    fn shm_decision_follows_engine_precedence() {
+        let s = service("services:\n  a:\n    shm_size: 8g\n    ipc: host\n", "a");
+        assert!(matches!(s.shm_decision, ShmDecision::Host { .. }));
+        let s = service("services:\n  a:\n    shm_size: 0\n", "a");
+        assert_eq!(s.shm_decision, ShmDecision::Default);
+        let s = service(
+            "services:\n  a:\n    ipc: shareable\n    tmpfs: /dev/shm:size=2g\n",
+            "a",
+        );
+        assert!(matches!(
+            s.shm_decision,
+            ShmDecision::Mount { mount: ShmMount::Tmpfs(Some(SizeValue::Bytes { bytes, .. })), .. } if bytes == 2 * super::super::size::GIB
+        ));
+        let s = service(
+            "services:\n  a:\n    volumes: [\"/dev/shm:/dev/shm\"]\n",
+            "a",
+        );
+        assert!(matches!(
+            s.shm_decision,
+            ShmDecision::Mount {
+                mount: ShmMount::HostBind,
+                ..
+            }
+        ));
+        // An anonymous volume, short or long form, is disk at /dev/shm.
+        for volumes in [
+            "[\"/dev/shm\"]",
+            "[\"/dev/shm/\"]",
+            "[{type: volume, target: /dev/shm}]",
+        ] {
+            let s = service(
+                &format!("services:\n  a:\n    shm_size: 8g\n    volumes: {volumes}\n"),
+                "a",
+            );
+            assert!(
+                matches!(
+                    s.shm_decision,
+                    ShmDecision::Mount {
+                        mount: ShmMount::Volume,
+                        ..
+                    }
+                ),
+                "{volumes}: {:?}",
+                s.shm_decision
+            );
+        }
+        let s = service(
+            "services:\n  a:\n    build:\n      context: .\n      shm_size: 8g\n",
+            "a",
+        );
+        assert_eq!(s.shm_decision, ShmDecision::Default);
+        assert!(s.build_shm_size.is_some());
+        let s = service("services:\n  a:\n    shm_size: ${SHM}\n", "a");
+        assert!(matches!(s.shm_decision, ShmDecision::Unknown { .. }));
+    }
+
+    #[test]
+    fn gpu_intent_from_every_source() {
+        let s = service(
+            "services:\n  a:\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - capabilities: [compute, utility]\n",
+            "a",
+        );
+        assert_eq!(s.gpu.vendor, Some(Vendor::Nvidia));
+        assert_eq!(s.gpu.count, Some(Gpus::All));
+        let s = service("services:\n  a:\n    gpus: all\n", "a");
+        assert!(s.gpu.is_reserved() && s.gpu.is_multi_gpu());
+        let s = service(
+            "services:\n  a:\n    devices: [\"nvidia.com/gpu=0\"]\n",
+            "a",
+        );
+        assert_eq!(s.gpu.count, Some(Gpus::Count(1)));
+        let s = service("services:\n  a:\n    devices: [/dev/kfd, /dev/dri]\n", "a");
+        assert_eq!(s.gpu.vendor, Some(Vendor::Amd));
+        let s = service(
+            "services:\n  a:\n    runtime: nvidia\n    environment:\n      NVIDIA_VISIBLE_DEVICES: void\n",
+            "a",
+        );
+        assert!(!s.gpu.is_reserved());
+        let s = service(
+            "services:\n  a:\n    command: torchrun --nproc_per_node=8 train.py\n",
+            "a",
+        );
+        assert_eq!(
+            (s.gpu.launcher, s.gpu.parallelism),
+            (Some("torchrun"), Some(8))
+        );
+        let s = service(
+            "services:\n  a:\n    command: [accelerate, launch, --num_processes, '4', t.py]\n",
+            "a",
+        );
+        assert_eq!(
+            (s.gpu.launcher, s.gpu.parallelism),
+            (Some("accelerate launch"), Some(4))
+        );
+    }
+
+    #[test]
+    fn merges_and_overrides() {
+        let src = "x-gpu: &gpu\n  deploy:\n    resources:\n      reservations:\n        devices:\n          - driver: nvidia\n            count: 2\n            capabilities: [gpu]\nservices:\n  a:\n    <<: *gpu\n  b:\n    <<: *gpu\n    deploy: {}\n";
+        assert_eq!(service(src, "a").gpu.count, Some(Gpus::Count(2)));
+        assert!(!service(src, "b").gpu.is_reserved());
+    }
+}

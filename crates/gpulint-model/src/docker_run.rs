@@ -1,0 +1,903 @@
+//! `docker run` / `docker create` / `nvidia-docker run` / `podman run` command
+//! lines read as the container they start: its GPUs, its `/dev/shm`, its
+//! environment and what it launches, in the terms the compose rules use.
+
+use crate::container::{Gpus, Shm, ShmKind, ShmSetting};
+use crate::gpu_request::{DeviceRequest, parse_gpus};
+use crate::script_vars::Expanded;
+use crate::size::{SizeValue, parse_compose_size, parse_tmpfs_size_option, tmpfs_size_option};
+
+/// Podman's /dev/shm when nothing sets it: containers.conf's `65536k`,
+/// which Podman 4.3 records as 65,536,000 bytes (`podman inspect`'s
+/// `HostConfig.ShmSize`, checked by `tests/it/podman.rs`).
+pub const PODMAN_DEFAULT_SHM_BYTES: u64 = 65_536_000;
+use crate::syntax::shell::{Command, Word};
+use crate::text::TextRange;
+use crate::workload::detect_launcher;
+
+/// Words that may come before `docker` in the same simple command.
+const PREFIXES: &[&str] = &[
+    "sudo", "exec", "time", "nohup", "command", "env", "then", "do", "else", "!", "srun",
+    "timeout", "xargs", "stdbuf", "nice",
+];
+
+/// Boolean flags of `docker run` (and podman's common ones): they take no value.
+const BOOLEAN_LONG: &[&str] = &[
+    "--detach",
+    "--interactive",
+    "--tty",
+    "--rm",
+    "--privileged",
+    "--init",
+    "--publish-all",
+    "--read-only",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--quiet",
+    "--disable-content-trust",
+    "--help",
+    "--sig-proxy",
+    "--replace",
+    "--http-proxy",
+    "--tls-verify",
+    "--use-all-gpus",
+];
+const BOOLEAN_SHORT: &[u8] = b"dit PqR";
+/// Short flags that take a value, and the long flag each stands for.
+const VALUE_SHORT: &[(u8, &str)] = &[
+    (b'a', "--attach"),
+    (b'c', "--cpu-shares"),
+    (b'e', "--env"),
+    (b'h', "--hostname"),
+    (b'l', "--label"),
+    (b'm', "--memory"),
+    (b'p', "--publish"),
+    (b'u', "--user"),
+    (b'v', "--volume"),
+    (b'w', "--workdir"),
+];
+
+/// One option as written: `--shm-size=8g`, `--shm-size 8g`, `-e A=1`, `-eA=1`.
+#[derive(Debug, Clone)]
+pub struct RunOption {
+    /// The long name (`--env` for `-e`).
+    pub name: String,
+    pub value: Option<String>,
+    /// The value's range; the whole option's for a value attached to a short flag.
+    pub value_range: Option<TextRange>,
+    /// The value holds an expansion: it is only known at run time.
+    pub dynamic: bool,
+    /// From the flag to the end of its value.
+    pub range: TextRange,
+    /// The script variable it comes from (`$FLAG` holding `--gpus all`, or
+    /// `--gpus $GPUS`), whose value the script's own assignments give: it
+    /// is read, but a fix cannot edit it where the run is written.
+    pub via: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DockerRun {
+    /// `docker`, `podman` or `nvidia-docker`, as written (a path's last part).
+    pub program: String,
+    /// The `run` / `create` word: where a new option goes.
+    pub subcommand: Word,
+    pub options: Vec<RunOption>,
+    /// The image, when it is a literal.
+    pub image: Option<Word>,
+    /// The command after the image, words joined by spaces.
+    pub command: String,
+    /// The whole invocation, from the program to the last word.
+    pub range: TextRange,
+    /// `docker run`, `podman container create`: where findings about the
+    /// whole container point.
+    pub program_range: TextRange,
+    /// Why the model cannot read every option: an unknown flag form, a
+    /// dynamic word where an option was expected, or a variable that may
+    /// take the next word as its value.
+    pub uncertain: Option<String>,
+    /// Options a variable holds on some of its values only (`$RDMA_FLAGS`
+    /// empty, or `--device=/dev/infiniband`), by name, with why: what they
+    /// decide is unknown, the rest of the run is read.
+    pub varying: Vec<(String, String)>,
+    /// The base image of what the run builds first, when it builds its
+    /// image (a dev container's `build.dockerfile`, its `FROM` resolved with
+    /// `build.args`): what its image is made from.
+    pub built_from: Option<String>,
+    /// Variables the container's processes run with that its own options
+    /// do not set: a workflow job container's job and step `env:`, which
+    /// the runner gives each step it runs inside (`docker exec -e`).
+    pub exec_env: Vec<(String, Option<String>)>,
+}
+
+/// What the script says a word that is one variable (`$FLAG`,
+/// `"${ARGS[@]}"`) becomes at the command being read: the words of every
+/// value it can take, or `None` when the script does not say.
+pub type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
+
+/// Whether an expansion where the image would be may hold options instead:
+/// an array (`"${ARGS[@]}"`) or a variable named as an option list
+/// (`$EXTRA_FLAGS`, `${DOCKER_OPTS}`, `$RUN_ARGS`), which by convention is
+/// put in front of the image. A plain `$IMAGE` is taken as the image.
+fn holds_options(word: &str) -> bool {
+    let Some(name) = word.strip_prefix('$') else {
+        return false;
+    };
+    let name = name.trim_start_matches('{');
+    let name = &name[..name
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(name.len())];
+    let upper = name.to_ascii_uppercase();
+    word.contains("[@]")
+        || word.contains("[*]")
+        || ["ARGS", "FLAGS", "OPTS", "OPTIONS"]
+            .iter()
+            .any(|suffix| upper.ends_with(suffix))
+}
+
+fn base(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+impl DockerRun {
+    /// The `docker run` in a simple command, if it is one, reading no
+    /// script variable.
+    pub fn find(command: &Command) -> Option<DockerRun> {
+        DockerRun::find_in(command, &|_: &Word| None)
+    }
+
+    /// The `docker run` in a simple command, if it is one; `$NAME` words
+    /// among its options are read with the values `resolve` gives.
+    pub fn find_in(command: &Command, resolve: Resolve) -> Option<DockerRun> {
+        let words = &command.words;
+        // Skip assignments and wrappers with their options (`sudo -E`,
+        // `srun -N 2`, `timeout 10m`, `env A=1`), nothing else: `echo docker
+        // run` is not a run.
+        let mut wrapped = false;
+        let mut program = None;
+        for (i, word) in words.iter().enumerate() {
+            let name = base(&word.text);
+            if !word.dynamic && matches!(name, "docker" | "podman" | "nvidia-docker") {
+                program = Some(i);
+                break;
+            }
+            let assignment = word.assigned_name().is_some();
+            let wrapper_argument = wrapped
+                && (word.text.starts_with('-')
+                    || words[i - 1].text.starts_with('-')
+                    || word.text.starts_with(|c: char| c.is_ascii_digit()));
+            if PREFIXES.contains(&name) {
+                wrapped = true;
+            } else if !(assignment || wrapper_argument) {
+                return None;
+            }
+        }
+        let program = program?;
+        // Global options of the CLI (`docker --context x run`) come first.
+        let mut j = program + 1;
+        while let Some(word) = words.get(j) {
+            if !word.text.starts_with('-') {
+                break;
+            }
+            let takes_value = !word.text.contains('=')
+                && matches!(
+                    word.text.as_str(),
+                    "-H" | "--host"
+                        | "--context"
+                        | "-c"
+                        | "--config"
+                        | "-l"
+                        | "--log-level"
+                        | "--url"
+                        | "--connection"
+                );
+            j += if takes_value { 2 } else { 1 };
+        }
+        let mut sub = j;
+        if words.get(sub).is_some_and(|w| w.text == "container") {
+            sub += 1;
+        }
+        let subcommand = words
+            .get(sub)
+            .filter(|w| matches!(w.text.as_str(), "run" | "create"))?;
+        let mut run = DockerRun {
+            program: base(&words[program].text).to_string(),
+            subcommand: subcommand.clone(),
+            options: Vec::new(),
+            image: None,
+            command: String::new(),
+            range: words[program].range.cover(words.last()?.range),
+            program_range: words[program].range.cover(subcommand.range),
+            uncertain: None,
+            varying: Vec::new(),
+            built_from: None,
+            exec_env: Vec::new(),
+        };
+        let mut k = sub + 1;
+        while let Some(word) = words.get(k) {
+            let text = word.text.as_str();
+            if text == "--" {
+                k += 1;
+                break;
+            }
+            if let Some(expanded) = resolve(word) {
+                match run.read_variable(word, &expanded) {
+                    Ok(()) => {
+                        k += 1;
+                        continue;
+                    }
+                    // What follows may be a value, the image or an option:
+                    // nothing after it is read.
+                    Err(why) => {
+                        run.uncertain = Some(why);
+                        return Some(run);
+                    }
+                }
+            }
+            if !text.starts_with('-') || text == "-" {
+                break;
+            }
+            if word.dynamic && !text.starts_with("--") {
+                run.uncertain = Some(format!("`{text}` is only known at run time"));
+            }
+            k += run.read_option(words, k, resolve);
+        }
+        if let Some(image) = words.get(k) {
+            if image.dynamic && holds_options(&image.text) {
+                run.uncertain = Some(format!(
+                    "`{}` may hold options, which are only known at run time",
+                    image.text
+                ));
+            }
+            run.image = (!image.dynamic).then(|| image.clone());
+            run.command = words[k + 1..]
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        Some(run)
+    }
+
+    /// Reads `$name` (the word `at`) where an option may be, with every
+    /// value the script gives it. Its options are the run's when every
+    /// value holds the same ones (switches such as `-it` aside); values
+    /// that differ leave the run uncertain, and the options after it are
+    /// still read. `Err` says why nothing after it can be read: a value
+    /// that ends with an option taking the next word as its value, or one
+    /// that holds the image.
+    fn read_variable(&mut self, at: &Word, expanded: &Expanded) -> Result<(), String> {
+        let name = &expanded.name;
+        let mut read: Vec<Vec<RunOption>> = Vec::new();
+        for value in &expanded.values {
+            let words: Vec<Word> = value
+                .iter()
+                .map(|text| Word {
+                    text: text.clone(),
+                    range: at.range,
+                    dynamic: false,
+                })
+                .collect();
+            let value = value.join(" ");
+            let mut scratch = DockerRun {
+                options: Vec::new(),
+                uncertain: None,
+                varying: Vec::new(),
+                ..self.clone()
+            };
+            let mut k = 0;
+            while let Some(word) = words.get(k) {
+                if !word.text.starts_with('-') || word.text == "-" {
+                    return Err(format!(
+                        "`${name}` may be `{value}`, which holds the image: the options after it are not read"
+                    ));
+                }
+                k += scratch.read_option(&words, k, &|_: &Word| None);
+                if k > words.len() {
+                    return Err(format!(
+                        "`${name}` may be `{value}`, which takes the next word as its value: the options after it are not read"
+                    ));
+                }
+            }
+            if let Some(why) = scratch.uncertain {
+                return Err(format!("`${name}` may be `{value}`: {why}"));
+            }
+            for option in &mut scratch.options {
+                option.value_range = None;
+                option.via = Some(name.to_string());
+            }
+            read.push(scratch.options);
+        }
+        // Switches (`-it`) decide nothing gpulint reads; an option with a
+        // value that every value holds is the run's, and one that only
+        // some hold leaves what it decides unknown.
+        let setting = |o: &RunOption| (o.name.clone(), o.value.clone());
+        let mut options = read.first().cloned().unwrap_or_default();
+        options.retain(|o| {
+            o.value.is_some()
+                && read
+                    .iter()
+                    .all(|r| r.iter().any(|x| setting(x) == setting(o)))
+        });
+        let written: Vec<String> = expanded
+            .values
+            .iter()
+            .map(|v| format!("`{}`", v.join(" ")))
+            .collect();
+        for option in read.iter().flatten().filter(|o| o.value.is_some()) {
+            let common = options.iter().any(|c| setting(c) == setting(option));
+            if !common && !self.varying.iter().any(|(n, _)| *n == option.name) {
+                self.varying.push((
+                    option.name.clone(),
+                    format!(
+                        "`${name}` may be {}: `{}` is only known at run time",
+                        written.join(" or "),
+                        option.name
+                    ),
+                ));
+            }
+        }
+        self.options.extend(options);
+        Ok(())
+    }
+
+    /// Why what `names` decide is only known at run time, when a
+    /// variable holds one of them on some of its values only.
+    pub fn varies(&self, names: &[&str]) -> Option<&str> {
+        self.varying
+            .iter()
+            .find(|(name, _)| names.contains(&name.as_str()))
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Reads the option at `words[k]`; returns how many words it took.
+    fn read_option(&mut self, words: &[Word], k: usize, resolve: Resolve) -> usize {
+        let word = &words[k];
+        let text = word.text.as_str();
+        let option = |name: &str, value: Option<&Word>, inline: Option<(String, TextRange)>| {
+            // A value that is one variable with one value in the script
+            // (`--gpus $GPUS`) is read as that value.
+            let resolved = value.and_then(|v| {
+                let expanded = resolve(v)?;
+                match expanded.values.as_slice() {
+                    [one] => match one.as_slice() {
+                        [word] => Some((word.clone(), expanded.name.clone())),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            });
+            let (value, value_range, dynamic, end, via) = match (inline, value, resolved) {
+                (Some((v, r)), _, _) => (Some(v), Some(r), word.dynamic, word.range, None),
+                (None, Some(v), Some((resolved, variable))) => {
+                    (Some(resolved), None, false, v.range, Some(variable))
+                }
+                (None, Some(v), None) => (
+                    Some(v.text.clone()),
+                    Some(v.range),
+                    v.dynamic,
+                    v.range,
+                    None,
+                ),
+                (None, None, _) => (None, None, false, word.range, None),
+            };
+            RunOption {
+                name: name.to_string(),
+                value,
+                value_range,
+                dynamic,
+                range: word.range.cover(end),
+                via,
+            }
+        };
+        if let Some(long) = text.strip_prefix("--") {
+            // Every flag of docker and podman is lowercase letters, digits
+            // and dashes: anything else (`--shm_size`, `--shm-size%8g`) is
+            // refused by the CLI, and whether it would take the next word
+            // is unknown.
+            let name = long.split_once('=').map_or(long, |(name, _)| name);
+            if !word.dynamic
+                && !name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                self.uncertain = Some(format!("`--{name}` is a flag gpulint does not know"));
+            }
+            if let Some((name, value)) = long.split_once('=') {
+                // The value's range, when the word is written without quotes
+                // before it; otherwise the word's.
+                let range = if word.range.len() == text.len() {
+                    TextRange::new(
+                        word.range.start as usize + name.len() + 3,
+                        word.range.end as usize,
+                    )
+                } else {
+                    word.range
+                };
+                self.options.push(option(
+                    &format!("--{name}"),
+                    None,
+                    Some((value.to_string(), range)),
+                ));
+                return 1;
+            }
+            if BOOLEAN_LONG.contains(&text) {
+                self.options.push(option(text, None, None));
+                return 1;
+            }
+            self.options.push(option(text, words.get(k + 1), None));
+            return 2;
+        }
+        // Short flags, possibly grouped (`-it`, `-itd`) and with a value
+        // attached to the last one (`-eA=1`, `-v/a:/b`).
+        let bytes = &text.as_bytes()[1..];
+        for (n, &flag) in bytes.iter().enumerate() {
+            if let Some((_, long)) = VALUE_SHORT.iter().find(|(s, _)| *s == flag) {
+                let rest = &text[n + 2..];
+                if rest.is_empty() {
+                    self.options.push(option(long, words.get(k + 1), None));
+                    return 2;
+                }
+                self.options
+                    .push(option(long, None, Some((rest.to_string(), word.range))));
+                return 1;
+            }
+            if !BOOLEAN_SHORT.contains(&flag) {
+                self.uncertain = Some(format!("`{text}` is a flag gpulint does not know"));
+            }
+        }
+        self.options.push(option(text, None, None));
+        1
+    }
+
+    /// Options named `name` (long form).
+    pub fn options_named<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> impl Iterator<Item = (usize, &'a RunOption)> + 'a {
+        self.options
+            .iter()
+            .enumerate()
+            .filter(move |(_, o)| o.name == name)
+    }
+
+    /// The last option named `name`: Docker takes the last of repeated ones.
+    pub fn option(&self, name: &str) -> Option<(usize, &RunOption)> {
+        self.options
+            .iter()
+            .enumerate()
+            .rfind(|(_, o)| o.name == name)
+    }
+
+    /// `docker run`, `podman create`, …: the invocation, for messages and ids.
+    pub fn invocation(&self) -> String {
+        format!("{} {}", self.program, self.subcommand.text)
+    }
+
+    /// The `--env` settings: `NAME=value` (value `None` when it comes from
+    /// the caller's environment or is only known at run time).
+    pub fn env(&self) -> impl Iterator<Item = (&str, Option<&str>, &RunOption)> {
+        self.options_named("--env").filter_map(|(_, o)| {
+            let value = o.value.as_deref()?;
+            Some(match value.split_once('=') {
+                Some((name, v)) => (name, (!o.dynamic).then_some(v), o),
+                None => (value, None, o),
+            })
+        })
+    }
+
+    /// The `-e NAME[=value]` that decides `name` (the last one wins), as
+    /// [`Self::env`] yields it.
+    pub fn last_env(&self, name: &str) -> Option<(&str, Option<&str>, &RunOption)> {
+        self.env().filter(|(n, _, _)| *n == name).last()
+    }
+
+    /// How the container gets GPUs, if it does, for messages.
+    pub fn gpu_request(&self) -> Option<String> {
+        if self.program == "nvidia-docker" {
+            return Some("runs under `nvidia-docker`".into());
+        }
+        if let Some((_, gpus)) = self.option("--gpus") {
+            return Some(format!(
+                "asks for GPUs with `--gpus {}`",
+                gpus.value.as_deref().unwrap_or("")
+            ));
+        }
+        if let Some((_, runtime)) = self.option("--runtime")
+            && runtime.value.as_deref() == Some("nvidia")
+        {
+            return Some("runs under `--runtime=nvidia`".into());
+        }
+        self.options_named("--device").find_map(|(_, d)| {
+            let v = d.value.as_deref()?;
+            (v.starts_with("nvidia.com/gpu") || v.starts_with("/dev/nvidia"))
+                .then(|| format!("is given `--device {v}`"))
+        })
+    }
+
+    /// Each `--gpus` option as the Docker CLI reads it (a device request,
+    /// or why the CLI refuses the value); `None` for a value only known
+    /// at run time.
+    pub fn device_requests(&self) -> Vec<Option<Result<DeviceRequest, String>>> {
+        self.options_named("--gpus")
+            .map(|(_, o)| {
+                let value = o.value.as_deref().filter(|_| !o.dynamic)?;
+                Some(parse_gpus(value))
+            })
+            .collect()
+    }
+
+    /// The GPUs it asks for: every `--gpus` is a device request of its own
+    /// (all wins, counts add); a request for another driver, or a value
+    /// only known at run time, adds nothing known.
+    pub fn gpus(&self) -> Gpus {
+        if self.varies(&["--gpus"]).is_some() {
+            return Gpus::Unknown;
+        }
+        let requests = self.device_requests();
+        if requests.is_empty() {
+            return self.device_gpus();
+        }
+        requests
+            .into_iter()
+            .fold(None, |total: Option<Gpus>, request| {
+                let gpus = match request {
+                    Some(Ok(r)) if r.is_nvidia() => r.gpus(),
+                    _ => Gpus::Unknown,
+                };
+                Some(total.map_or(gpus, |t| t.combine(gpus)))
+            })
+            .unwrap_or(Gpus::Unknown)
+    }
+
+    /// `podman run`, or a Quadlet unit's: Podman's defaults apply.
+    pub fn is_podman(&self) -> bool {
+        self.program == "podman"
+    }
+
+    /// The NVIDIA GPUs `--device` gives, as a compose service's `devices:`
+    /// are counted: a CDI `nvidia.com/gpu=all` is every GPU, any other
+    /// CDI name or `/dev/nvidiaN` one each (Podman's and Docker 25's CDI
+    /// devices; `AddDevice=` of a Quadlet unit).
+    fn device_gpus(&self) -> Gpus {
+        let mut total: Option<Gpus> = None;
+        for (_, option) in self.options_named("--device") {
+            let Some(value) = option.value.as_deref().filter(|_| !option.dynamic) else {
+                continue;
+            };
+            let host = value.split(':').next().unwrap_or(value);
+            let gpus = match value.strip_prefix("nvidia.com/gpu=") {
+                Some("all") => Gpus::All,
+                Some(_) => Gpus::Count(1),
+                None => match host.strip_prefix("/dev/nvidia") {
+                    Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                        Gpus::Count(1)
+                    }
+                    _ => continue,
+                },
+            };
+            total = Some(total.map_or(gpus, |t| t.combine(gpus)));
+        }
+        total.unwrap_or(Gpus::Unknown)
+    }
+
+    /// Why the container never starts, for what gpulint reads: the Docker
+    /// CLI refuses a `--gpus` value, or the daemon a device request (both a
+    /// count and device ids: `--gpus device=0,1` without the inner quotes).
+    pub fn refusal(&self) -> Option<String> {
+        self.options_named("--gpus")
+            .zip(self.device_requests())
+            .find_map(|((_, option), request)| match request? {
+                Err(why) => Some(format!(
+                    "the Docker CLI refuses `--gpus {}`: {why}",
+                    option.value.as_deref().unwrap_or("")
+                )),
+                Ok(r) => r.start_refusal(),
+            })
+    }
+
+    /// The launcher it starts (`torchrun`, `deepspeed`, …), if any.
+    pub fn launcher(&self) -> Option<&'static str> {
+        detect_launcher(&self.command).0
+    }
+
+    /// All GPUs (`--gpus all`) or at least two.
+    pub fn multi_gpu(&self) -> bool {
+        match self.gpus() {
+            Gpus::All => true,
+            Gpus::Count(n) => n >= 2,
+            Gpus::Unknown => false,
+        }
+    }
+
+    /// Uses InfiniBand/RDMA: NCCL or UCX pointed at RDMA devices, or an
+    /// `/dev/infiniband` device passed in.
+    pub fn uses_rdma(&self) -> bool {
+        self.env()
+            .any(|(name, value, _)| crate::workload::selects_rdma(name, value))
+            || self.options_named("--device").any(|(_, d)| {
+                d.value
+                    .as_deref()
+                    .is_some_and(|v| v.starts_with("/dev/infiniband"))
+            })
+    }
+
+    /// The `-v`, `--tmpfs` or `--mount` option that mounts something at
+    /// `/dev/shm`, if one does.
+    pub fn dev_shm_mount(&self) -> Option<&RunOption> {
+        let at_dev_shm = |target: &str| target.trim_end_matches('/') == "/dev/shm";
+        self.options.iter().find(|o| {
+            let Some(value) = o.value.as_deref() else {
+                return false;
+            };
+            match o.name.as_str() {
+                // `-v /dev/shm` alone is an anonymous volume mounted there.
+                "--volume" => match value.split_once(':') {
+                    Some((_, rest)) => rest.split(':').next().is_some_and(at_dev_shm),
+                    None => at_dev_shm(value),
+                },
+                "--tmpfs" => at_dev_shm(value.split(':').next().unwrap_or("")),
+                "--mount" => value.split(',').any(|part| {
+                    part.split_once('=').is_some_and(|(k, v)| {
+                        matches!(k, "target" | "destination" | "dst") && at_dev_shm(v)
+                    })
+                }),
+                _ => false,
+            }
+        })
+    }
+
+    /// The container's `/dev/shm`, and the option that decided it.
+    pub fn shm(&self) -> Shm {
+        // A variable that holds one of them on some values only.
+        if let Some(why) = self.varies(&["--ipc", "--volume", "--tmpfs", "--mount", "--shm-size"]) {
+            return Shm::new(ShmKind::Unknown, None, why).decided_by(ShmSetting::Unresolved, None);
+        }
+        let shm_size = self
+            .option("--shm-size")
+            .map(|(_, o)| o)
+            .filter(|o| !o.dynamic && o.value.is_some());
+        // A size the CLI cannot read refuses the container whatever else
+        // decides /dev/shm (the Docker CLI's `--shm-size` flag, Podman's
+        // "unable to translate --shm-size").
+        if let Some(o) = shm_size {
+            let shm = Shm::of_size(
+                &parse_compose_size(o.value.as_deref().unwrap_or("")),
+                "--shm-size",
+            );
+            if shm.kind == ShmKind::Refused {
+                return shm.decided_by(ShmSetting::Size, Some(o.range));
+            }
+        }
+        let ipc = self.option("--ipc").map(|(_, o)| o);
+        if let Some(o) = ipc {
+            let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
+            // Podman refuses any size with the host's or no IPC namespace:
+            // "cannot set shmsize when running in the {host } IPC
+            // Namespace" (Docker ignores it).
+            if let (Some(mode @ ("host" | "none")), Some(size)) = (o.value.as_deref(), shm_size)
+                && self.is_podman()
+            {
+                return Shm::new(
+                    ShmKind::Refused,
+                    None,
+                    format!("Podman refuses `--shm-size` with `--ipc {mode}`: it cannot set a size for that IPC namespace"),
+                )
+                .decided_by(ShmSetting::Size, Some(size.range));
+            }
+            match o.value.as_deref() {
+                Some("host") => {
+                    return decided(Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc);
+                }
+                Some("none") => {
+                    return decided(
+                        Shm::new(ShmKind::Missing, None, "--ipc none"),
+                        ShmSetting::Ipc,
+                    );
+                }
+                Some(other) if other.starts_with("container:") => {
+                    return decided(
+                        Shm::new(
+                            ShmKind::Unknown,
+                            None,
+                            format!("the IPC namespace of {other}"),
+                        ),
+                        ShmSetting::Donor,
+                    );
+                }
+                _ => {}
+            }
+        }
+        if let Some(mount) = self.dev_shm_mount() {
+            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
+        }
+        // Decided by an option (or, at `None`, words) only known at run time.
+        let run_time = |at: Option<&RunOption>| {
+            Shm::new(ShmKind::Unknown, None, "options only known at run time")
+                .decided_by(ShmSetting::Unresolved, at.map(|o| o.range))
+        };
+        if let Some(o) = ipc {
+            match o.value.as_deref() {
+                Some("private" | "shareable" | "") | None if !o.dynamic => {}
+                _ => return run_time(Some(o)),
+            }
+        }
+        match self.option("--shm-size") {
+            Some((_, o)) if o.dynamic || o.value.is_none() => run_time(Some(o)),
+            // `--shm-size=0` is written, so a fix must not add another.
+            Some((_, o)) => {
+                let size = parse_compose_size(o.value.as_deref().unwrap_or(""));
+                let shm = match size {
+                    // Podman: "When size is 0, there is no limit"
+                    // (podman-run(1)), where Docker means its default.
+                    SizeValue::Bytes { bytes: 0, .. } if self.is_podman() => Shm::new(
+                        ShmKind::Unbounded,
+                        None,
+                        "--shm-size 0: no limit, as Podman reads it",
+                    ),
+                    size => Shm::of_size(&size, "--shm-size"),
+                };
+                shm.decided_by(ShmSetting::Size, Some(o.range))
+            }
+            None => match &self.uncertain {
+                Some(why) => Shm::new(ShmKind::Unknown, None, why.clone())
+                    .decided_by(ShmSetting::Unresolved, None),
+                // containers.conf's `shm_size = "65536k"`, which Podman
+                // 4.3 reads as 65,536,000 bytes (its judge's HostConfig).
+                None if self.is_podman() => Shm::new(
+                    ShmKind::Default,
+                    Some(PODMAN_DEFAULT_SHM_BYTES),
+                    "Podman's default",
+                ),
+                None => Shm::default_of("Docker"),
+            },
+        }
+    }
+}
+
+/// The `/dev/shm` a `--volume`, `--tmpfs` or `--mount` at `/dev/shm` gives.
+fn mount_shm(mount: &RunOption) -> Shm {
+    let value = mount.value.as_deref().unwrap_or("");
+    match mount.name.as_str() {
+        "--volume" if value.starts_with("/dev/shm:") => {
+            Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
+        }
+        "--volume" => Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm"),
+        "--tmpfs" => match value
+            .split_once(':')
+            .and_then(|(_, options)| tmpfs_size_option(options))
+        {
+            Some(size) => Shm::of_tmpfs_size(&parse_tmpfs_size_option(size), "--tmpfs size"),
+            None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
+        },
+        _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {
+            Some(size) => Shm::of_size(&parse_compose_size(size), "--mount tmpfs-size"),
+            None if value.contains("type=tmpfs") => {
+                Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+            }
+            None => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::shell::{Snippet, commands};
+
+    fn run(text: &str) -> Option<DockerRun> {
+        commands(&Snippet::verbatim(text, 0))
+            .iter()
+            .find_map(DockerRun::find)
+    }
+
+    #[test]
+    fn finds_runs_behind_wrappers_and_reads_options() {
+        let r = run("sudo -E docker run --gpus all -it --rm -e NCCL_DEBUG=INFO -v /d:/d --shm-size 8g nvcr.io/nvidia/pytorch:24.01-py3 torchrun --nproc_per_node=8 t.py").unwrap();
+        assert_eq!(
+            r.image.as_ref().unwrap().text,
+            "nvcr.io/nvidia/pytorch:24.01-py3"
+        );
+        assert_eq!(r.gpu_request().unwrap(), "asks for GPUs with `--gpus all`");
+        assert_eq!(r.launcher(), Some("torchrun"));
+        let shm = r.shm();
+        assert_eq!(
+            (shm.kind, shm.bytes, shm.decided_by),
+            (ShmKind::Sized, Some(8 << 30), ShmSetting::Size)
+        );
+        assert_eq!(r.env().map(|e| e.0).collect::<Vec<_>>(), ["NCCL_DEBUG"]);
+    }
+
+    #[test]
+    fn not_every_mention_of_docker_is_a_run() {
+        assert!(run("echo docker run --gpus all x").is_none());
+        assert!(run("docker build -t x .").is_none());
+        assert!(run("docker ps").is_none());
+        assert!(run("podman container create --gpus all x").is_some());
+        assert!(run("FOO=1 srun -N 2 docker run --gpus all x").is_some());
+    }
+
+    #[test]
+    fn shm_from_ipc_mounts_and_unknowns() {
+        use ShmKind::*;
+        use ShmSetting::{Default as Nothing, Ipc, Mount, Unresolved};
+        let shm = |t: &str| {
+            let shm = run(t).unwrap().shm();
+            (shm.kind, shm.decided_by)
+        };
+        assert_eq!(shm("docker run --gpus all x"), (Default, Nothing));
+        assert_eq!(shm("docker run --ipc=host --gpus all x"), (Host, Ipc));
+        assert_eq!(
+            shm("docker run --ipc private --gpus all x"),
+            (Default, Nothing)
+        );
+        assert_eq!(shm("docker run -v /dev/shm:/dev/shm x"), (Host, Mount));
+        // An anonymous volume at /dev/shm.
+        assert_eq!(shm("docker run -v /dev/shm --gpus all x"), (Disk, Mount));
+        assert_eq!(
+            shm("docker run --tmpfs /dev/shm:rw,size=8g x"),
+            (Sized, Mount)
+        );
+        assert_eq!(
+            shm("docker run --mount type=tmpfs,target=/dev/shm x"),
+            (Unbounded, Mount)
+        );
+        assert_eq!(shm("docker run --shm-size=$SHM x"), (Unknown, Unresolved));
+        assert_eq!(shm("docker run \"${ARGS[@]}\" x"), (Unknown, Unresolved));
+        // A variable named as an option list, where the image would be.
+        for options in [
+            "$EXTRA_FLAGS",
+            "${DOCKER_OPTS}",
+            "$run_args",
+            "\"$OPTIONS\"",
+        ] {
+            let line = format!("docker run --gpus all {options} x");
+            assert_eq!(shm(&line), (Unknown, Unresolved), "{line}");
+        }
+        // A long flag no CLI has: whether it takes the next word (here a
+        // `--shm-size`) is unknown, and the CLI refuses the line anyway.
+        for flag in ["--shm_size=8g", "--shm-size%8g", "--Shm-Size=8g"] {
+            let line = format!("docker run --gpus all {flag} --shm-size=8g x");
+            let parsed = run(&line).unwrap();
+            assert!(
+                parsed.uncertain.unwrap().contains("does not know"),
+                "{line}"
+            );
+            assert_eq!(shm(&format!("docker run {flag} x")), (Unknown, Unresolved));
+        }
+        // The image from a variable: the run is still checked.
+        for image in ["$IMAGE", "${IMAGE}:latest", "\"$IMG\""] {
+            let line = format!("docker run --gpus all {image} python train.py");
+            assert_eq!(shm(&line), (Default, Nothing), "{line}");
+        }
+    }
+
+    /// What Podman 4.3 records (tests/it/podman.rs): its own default size, 0
+    /// as no limit, a size refused with the host's or no IPC namespace, and
+    /// an unreadable size refused whatever else sets /dev/shm.
+    #[test]
+    fn podman_reads_shm_options_as_podman_does() {
+        let shm = |line: &str| run(line).unwrap().shm();
+        let default = shm("podman run --device nvidia.com/gpu=all img");
+        assert_eq!(
+            (default.kind, default.bytes),
+            (ShmKind::Default, Some(PODMAN_DEFAULT_SHM_BYTES))
+        );
+        assert_eq!(shm("docker run --gpus all img").bytes, Some(64 << 20));
+        assert_eq!(shm("podman run --shm-size=0 img").kind, ShmKind::Unbounded);
+        assert_eq!(shm("docker run --shm-size=0 img").kind, ShmKind::Default);
+        for ipc in ["host", "none"] {
+            let line = format!("podman run --shm-size=1g --ipc={ipc} img");
+            assert_eq!(shm(&line).kind, ShmKind::Refused, "{line}");
+        }
+        assert_eq!(
+            shm("docker run --shm-size=1g --ipc=host img").kind,
+            ShmKind::Host
+        );
+        for program in ["docker", "podman"] {
+            let line = format!("{program} run --shm-size=abc --tmpfs /dev/shm:size=1g img");
+            assert_eq!(shm(&line).kind, ShmKind::Refused, "{line}");
+        }
+        let run = run("podman run --device nvidia.com/gpu=0 --device /dev/nvidia1 img").unwrap();
+        assert_eq!(run.gpus(), Gpus::Count(2));
+    }
+}

@@ -1,0 +1,284 @@
+//! Podman Quadlet `.container` units read as the `podman run` the Quadlet
+//! generator writes into the service's `ExecStart=`: each `[Container]` key
+//! becomes the arguments its row of `KEYS` says, in the order the
+//! generator adds them, then `PodmanArgs=`, the image and `Exec=`. The
+//! table follows podman-container.unit(5) (podman-systemd.unit(5) before
+//! Podman 5.5) and podman `pkg/systemd/quadlet/quadlet.go`
+//! `ConvertContainer` (commit c6580b4a). A key the table does not list
+//! decides nothing gpulint reads.
+
+use crate::syntax::shell::{Command, Snippet, Word, commands};
+use crate::text::TextRange;
+
+/// How a key's values become arguments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// The last value, one argument after the flag (`lookupAndAddString`).
+    Last,
+    /// Every value, one argument each (`lookupAndAddAllStrings`).
+    All,
+    /// Every whitespace-separated word of every value (`LookupAllStrv`).
+    Words,
+    /// Every word, split and unquoted as systemd does (`LookupAllArgs`).
+    Args,
+}
+
+/// `[Container]` keys that decide what gpulint reads, with the `podman
+/// run` flag each gives and how, in the generator's order. Each row cites
+/// podman-container.unit(5):
+const KEYS: &[(&str, &str, Form)] = &[
+    // "ShmSize=100m | --shm-size=100m" (Podman 4.7 and later).
+    ("ShmSize", "--shm-size", Form::Last),
+    // "Memory=20g | --memory 20g".
+    ("Memory", "--memory", Form::Last),
+    // "Ulimit=nofile=1000:10000 | --ulimit nofile=1000:10000" (4.7).
+    ("Ulimit", "--ulimit", Form::All),
+    // "Tmpfs=/work | --tmpfs /work".
+    ("Tmpfs", "--tmpfs", Form::All),
+    // "AddDevice=/dev/foo | --device /dev/foo"; a leading `-` adds it only
+    // when it exists.
+    ("AddDevice", "--device", Form::Words),
+    // "Volume=/source:/dest | --volume /source:/dest".
+    ("Volume", "--volume", Form::All),
+    // "Environment=foo=bar | --env foo=bar".
+    ("Environment", "--env", Form::Words),
+    // "Mount=type=... | --mount type=...".
+    ("Mount", "--mount", Form::Args),
+];
+
+/// A `.container` unit: its `[Container]` settings, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quadlet {
+    /// Each `Key=value` of `[Container]`: the key's range, the value and
+    /// its range (a value continued with `\` is not read).
+    pub settings: Vec<Setting>,
+    /// The end of the `[Container]` header line: where a fix adds a line.
+    pub header_end: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub key: String,
+    pub key_range: TextRange,
+    pub value: String,
+    pub value_range: TextRange,
+    /// The whole line, with its line break.
+    pub line: TextRange,
+}
+
+impl Quadlet {
+    /// The `[Container]` section of a unit file: systemd's syntax, `#` and
+    /// `;` comment lines, sections in brackets, a value continued on the
+    /// next line by a final `\`.
+    pub fn parse(text: &str) -> Quadlet {
+        let mut settings: Vec<Setting> = Vec::new();
+        let mut header_end = None;
+        let mut in_container = false;
+        let mut offset = 0;
+        let mut continuing = false;
+        for raw in text.split_inclusive('\n') {
+            let start = offset;
+            offset += raw.len();
+            let line = raw.trim_end_matches(['\n', '\r']);
+            let trimmed = line.trim();
+            if continuing {
+                if trimmed.starts_with(['#', ';']) {
+                    continue;
+                }
+                continuing = line.ends_with('\\');
+                // Comment lines inside a continued value are skipped, as
+                // systemd skips them.
+                if let Some(last) = settings.last_mut().filter(|_| in_container) {
+                    last.value_range = TextRange::new(
+                        last.value_range.start as usize,
+                        start + line.trim_end().len(),
+                    );
+                    last.line = TextRange::new(last.line.start as usize, offset);
+                }
+                continue;
+            }
+            if trimmed.is_empty() || trimmed.starts_with(['#', ';']) {
+                continue;
+            }
+            if trimmed.starts_with('[') {
+                in_container = trimmed == "[Container]";
+                if in_container && header_end.is_none() {
+                    header_end = Some(start + line.len());
+                }
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            continuing = line.ends_with('\\');
+            if !in_container {
+                continue;
+            }
+            let key_start = start + (key.len() - key.trim_start().len());
+            let value_start = start + key.len() + 1 + (value.len() - value.trim_start().len());
+            settings.push(Setting {
+                key: key.trim().to_string(),
+                key_range: TextRange::new(key_start, key_start + key.trim().len()),
+                value: String::new(),
+                value_range: TextRange::new(value_start, value_start + value.trim().len()),
+                line: TextRange::new(start, offset),
+            });
+        }
+        for setting in &mut settings {
+            let written = &text[setting.value_range.as_range()];
+            // systemd joins continued lines with a space.
+            setting.value = written
+                .split('\n')
+                .map(|l| l.trim_end_matches('\r').trim_end_matches('\\').trim())
+                .filter(|l| !l.is_empty() && !l.starts_with(['#', ';']))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        Quadlet {
+            settings,
+            header_end,
+        }
+    }
+
+    /// The `podman run` the generator writes, as words in the file: flags
+    /// on their key, values on their text; `None` without an `Image=`.
+    pub fn command(&self, text: &str) -> Option<Command> {
+        let image = self.settings.iter().rfind(|s| s.key == "Image")?;
+        let mut words = vec![
+            word("podman", image.key_range, false),
+            word("run", image.key_range, false),
+        ];
+        for (key, flag, form) in KEYS {
+            let values: Vec<&Setting> = self.settings.iter().filter(|s| s.key == *key).collect();
+            let values = match form {
+                Form::Last => values.last().copied().into_iter().collect(),
+                _ => values,
+            };
+            for setting in values {
+                if setting.value.is_empty() {
+                    continue;
+                }
+                match form {
+                    Form::Last | Form::All => {
+                        words.push(word(flag, setting.key_range, false));
+                        words.push(value_word(setting));
+                    }
+                    Form::Words | Form::Args => {
+                        for mut part in split(text, setting) {
+                            if *key == "AddDevice" && part.text.starts_with('-') {
+                                part.text.remove(0);
+                            }
+                            words.push(Word {
+                                text: flag.to_string(),
+                                ..part.clone()
+                            });
+                            words.push(part);
+                        }
+                    }
+                }
+            }
+        }
+        for setting in self.settings.iter().filter(|s| s.key == "PodmanArgs") {
+            words.extend(split(text, setting));
+        }
+        words.push(value_word(image));
+        if let Some(exec) = self.settings.iter().rfind(|s| s.key == "Exec") {
+            words.extend(split(text, exec));
+        }
+        Some(Command { words })
+    }
+
+    /// The setting whose value holds `range`.
+    pub fn setting_at(&self, range: TextRange) -> Option<&Setting> {
+        self.settings
+            .iter()
+            .find(|s| s.value_range.start <= range.start && range.end <= s.value_range.end)
+    }
+}
+
+fn word(text: &str, range: TextRange, dynamic: bool) -> Word {
+    Word {
+        text: text.to_string(),
+        range,
+        dynamic,
+    }
+}
+
+/// `%h`, `%n`, ... are systemd specifiers, only known when the unit runs.
+fn value_word(setting: &Setting) -> Word {
+    let dynamic = setting.value.contains('%') || setting.value.contains('\\');
+    word(&setting.value, setting.value_range, dynamic)
+}
+
+/// A value's words, quotes removed as systemd removes them (close to the
+/// shell's: double and single quotes, backslash escapes).
+fn split(text: &str, setting: &Setting) -> Vec<Word> {
+    // The shell reads a final `\` as systemd does: the line goes on.
+    let written = &text[setting.value_range.as_range()];
+    let snippet = Snippet::verbatim(written, setting.value_range.start as usize);
+    commands(&snippet)
+        .into_iter()
+        .flat_map(|c| c.words)
+        .map(|mut w| {
+            w.dynamic |= w.text.contains('%');
+            w
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::{Gpus, ShmKind};
+    use crate::docker_run::DockerRun;
+
+    fn run(text: &str) -> DockerRun {
+        DockerRun::find(&Quadlet::parse(text).command(text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn keys_become_podman_run_options() {
+        let text = "[Unit]\nDescription=vLLM\n\n[Container]\nImage=docker.io/vllm/vllm-openai:latest\nAddDevice=nvidia.com/gpu=all\nEnvironment=NCCL_DEBUG=INFO \"HF_HOME=/data hub\"\nShmSize=2g\nShmSize=16g\n# PodmanArgs=--ipc=host\nExec=--model m --tensor-parallel-size 2\n\n[Service]\nRestart=always\n";
+        let run = run(text);
+        assert_eq!(run.program, "podman");
+        assert_eq!(run.gpus(), Gpus::All);
+        let shm = run.shm();
+        assert_eq!((shm.kind, shm.bytes), (ShmKind::Sized, Some(16 << 30)));
+        let env: Vec<_> = run.env().map(|(n, v, _)| (n, v)).collect();
+        assert_eq!(
+            env,
+            [("NCCL_DEBUG", Some("INFO")), ("HF_HOME", Some("/data hub"))]
+        );
+        assert_eq!(run.image.unwrap().text, "docker.io/vllm/vllm-openai:latest");
+        assert_eq!(run.command, "--model m --tensor-parallel-size 2");
+    }
+
+    #[test]
+    fn podman_args_come_after_the_keys_and_win() {
+        let sized = run("[Container]\nImage=x\nPodmanArgs=--ipc=private --gpus all\nShmSize=1g\n");
+        assert_eq!(sized.shm().kind, ShmKind::Sized);
+        assert_eq!(sized.gpus(), Gpus::All);
+        let host = run("[Container]\nImage=x\nPodmanArgs=--ipc=host\n");
+        assert_eq!(host.shm().kind, ShmKind::Host);
+        // Podman refuses a size with the host's IPC namespace.
+        let both = run("[Container]\nImage=x\nPodmanArgs=--ipc=host\nShmSize=1g\n");
+        assert_eq!(both.shm().kind, ShmKind::Refused);
+    }
+
+    #[test]
+    fn other_sections_are_not_read_and_continued_values_are_joined() {
+        let text = "[Service]\nShmSize=1g\n[Container]\nImage=x\nPodmanArgs=--pids-limit=1 \\\n  # a comment\n  --ipc=host\nExec=/usr/sbin/llama-server \\\n    --port 8082\n";
+        let quadlet = Quadlet::parse(text);
+        let keys: Vec<_> = quadlet.settings.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(keys, ["Image", "PodmanArgs", "Exec"]);
+        assert_eq!(quadlet.settings[1].value, "--pids-limit=1 --ipc=host");
+        let run = DockerRun::find(&quadlet.command(text).unwrap()).unwrap();
+        assert_eq!(run.shm().kind, ShmKind::Host);
+        assert_eq!(run.command, "/usr/sbin/llama-server --port 8082");
+        assert!(
+            Quadlet::parse("[Container]\nExec=x\n")
+                .command("")
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,1084 @@
+//! A container as a rule sees it, whatever platform starts it: the
+//! container model (`ContainerRuntime`, what `gpulint inspect` prints)
+//! plus a [`ContainerSite`] that knows where the container's settings are
+//! written and how to change them in that file's syntax: a compose
+//! service, a Kubernetes pod's container, or a container command line
+//! (`docker run`, `podman run`, a dev container, a workflow container, a
+//! Quadlet unit).
+//!
+//! A container rule is one function over a `ContainerSite`
+//! (`Check::containers`): it judges the model and asks the site for spans
+//! and edits, so adding a platform means one more site, not an adapter in
+//! every rule.
+
+use crate::diagnostic::At;
+use crate::fix::{Applicability, Edit, Fix, ModelPath};
+use crate::helpers::{
+    add_shm_help, gpu_reason, service_shm_need, set_shm_size_fix, set_ulimit_edits,
+};
+use crate::kube_context::{Pod, container_path};
+use crate::model::compose::Service;
+use crate::model::compose::ShmMount;
+use crate::model::container::ContainerRuntime;
+use crate::model::container::Gpus;
+use crate::model::container::ShmSetting;
+use crate::model::container::{DEFAULT_SHM_BYTES, ShmKind};
+use crate::model::docker_run::RunOption;
+use crate::model::k8s::{Container, ShmSource, VolumeSource};
+use crate::model::parallel::SizeSetting;
+use crate::model::quantity::{QuantityValue, bytes_to_quantity};
+use crate::model::script::RunSite;
+use crate::model::shm_need::{ShmNeed, shm_need};
+use crate::model::size::{
+    MIB, SizeValue, parse_compose_size, tmpfs_size_spelling, with_tmpfs_size,
+};
+use crate::syntax::yaml_edit::NewNode;
+use crate::text::TextRange;
+use crate::{ComposeContext, DiagnosticBuilder, KubeContext, RuleSettings, ScriptContext};
+
+/// One container and where it is configured.
+pub struct ContainerSite<'a> {
+    /// What it gets at run time.
+    pub model: &'a ContainerRuntime,
+    place: Place<'a>,
+}
+
+enum Place<'a> {
+    Service {
+        cx: &'a ComposeContext<'a>,
+        service: &'a Service,
+    },
+    Run {
+        cx: &'a ScriptContext<'a>,
+        site: &'a RunSite,
+    },
+    /// A Kubernetes pod's container. Its /dev/shm is a volume of the pod,
+    /// which several containers may mount; a KServe runtime's container
+    /// gets its GPUs from the InferenceService merged into it (`model`
+    /// holds them).
+    Pod {
+        cx: &'a KubeContext<'a>,
+        pod: Pod<'a>,
+        container: &'a Container,
+    },
+}
+
+/// The setting that sizes a container's `/dev/shm` (a size or a tmpfs
+/// mount), as a rule that would raise it sees it.
+pub struct SizedShm {
+    pub at: At,
+    /// The size it writes (a `sizeLimit` even where the pod's memory limit
+    /// caps the emptyDir lower: raising it is still needed).
+    pub bytes: u64,
+    /// The raised size as this syntax writes it, for help texts:
+    /// `"8gb"`, `` `8gb` ``, `` `size=8g` ``.
+    pub suggested: String,
+    /// What the setting is, for the finding's label.
+    pub label: String,
+    /// The setting rewritten to the raised size, where a plain edit can.
+    pub raise: Option<Fix>,
+}
+
+/// Where a command-line setting of the container's workload is written
+/// (`--tensor-parallel-size 4`, or `-e TP_SIZE=4`), and how a display-only
+/// fix that rewrites its value is built in this syntax.
+pub struct WrittenSetting<'a> {
+    /// The option (or variable) and its value.
+    pub whole: At,
+    /// Its value, in the same file.
+    pub value: TextRange,
+    place: &'a Place<'a>,
+    /// What a compose fix changes.
+    path: Option<ModelPath>,
+}
+
+impl WrittenSetting<'_> {
+    /// A fix to show (not apply) that writes `content` as the value.
+    pub fn display_fix(&self, title: String, content: String) -> Fix {
+        let edit = Edit {
+            range: self.value,
+            content,
+        };
+        match (self.place, &self.path) {
+            (Place::Run { cx, site }, _) => {
+                cx.run_fix(site, title, Applicability::DisplayOnly, vec![edit])
+            }
+            (Place::Service { .. }, path) => Fix::new(
+                title,
+                Applicability::DisplayOnly,
+                vec![edit],
+                path.iter().cloned().collect(),
+            ),
+            (Place::Pod { cx, .. }, path) => Fix::new(
+                title,
+                Applicability::DisplayOnly,
+                vec![edit],
+                path.iter().cloned().collect(),
+            )
+            .in_document(cx.document),
+        }
+    }
+}
+
+/// The last place in `text` (which starts at byte `base` of the file)
+/// where `setting` is written as `NAME VALUE`, `NAME=VALUE` or, in a YAML
+/// list, `"NAME", "VALUE"`: the whole and the value.
+pub fn locate_setting(
+    text: &str,
+    base: usize,
+    setting: &SizeSetting,
+) -> Option<(TextRange, TextRange)> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut found = None;
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&setting.name) {
+        let start = from + i;
+        let after = start + setting.name.len();
+        from = after;
+        if text[..start].chars().next_back().is_some_and(is_word) {
+            continue;
+        }
+        let rest = &text[after..];
+        let gap = rest.len()
+            - rest
+                .trim_start_matches([' ', '\t', '\n', '\r', '=', ':', '"', '\'', ',', '\\', '-'])
+                .len();
+        // `-` only as part of a continued list item (`- "4"`), never the
+        // value's own sign: a value starts right after the gap.
+        let value_start = after + gap;
+        if gap == 0 || !text[value_start..].starts_with(&setting.written) {
+            continue;
+        }
+        let value_end = value_start + setting.written.len();
+        if text[value_end..].chars().next().is_some_and(is_word) {
+            continue;
+        }
+        found = Some((
+            TextRange::new(base + start, base + value_end),
+            TextRange::new(base + value_start, base + value_end),
+        ));
+    }
+    found
+}
+
+/// A `/dev/shm` size written as 0, which gives the runtime's default:
+/// `shm_size: 0`, `--shm-size=0`.
+pub struct ZeroShmSize {
+    pub at: At,
+    /// How it is written, for messages: "`shm_size: 0`".
+    pub written: String,
+}
+
+/// A ulimit as the container's config writes it.
+pub struct UlimitSetting {
+    /// The setting (`memlock: 8192`, `--ulimit memlock=8192`).
+    pub at: At,
+    /// Unlimited (`-1`, soft and hard).
+    pub unlimited: bool,
+    /// The soft limit, the one a process starts with, is unlimited.
+    pub soft_unlimited: bool,
+    /// Only known at run time (`--ulimit "$LIMIT"`): not judged.
+    pub dynamic: bool,
+}
+
+impl<'a> ContainerSite<'a> {
+    /// "service `train`", "the container started by `docker run`".
+    pub fn describe(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => format!("service `{}`", service.name),
+            Place::Run { site, .. } => ScriptContext::describe_run(site),
+            Place::Pod { pod, container, .. } => pod.describe_container(container),
+        }
+    }
+
+    /// Where a finding about the container as a whole goes: the service's
+    /// key, the run's program word, a pod container's name.
+    pub fn at(&self) -> At {
+        match &self.place {
+            Place::Service { cx, service } => cx.range(service.key),
+            Place::Run { site, .. } => site.run.program_range.into(),
+            Place::Pod { cx, container, .. } => cx
+                .yaml()
+                .get(container.map, "name")
+                .map_or_else(|| cx.range(container.map), |name| cx.range(name.value))
+                .into(),
+        }
+    }
+
+    /// The other containers of the file (or compose project) this one is
+    /// in.
+    fn neighbours(&self) -> impl Iterator<Item = &ContainerRuntime> {
+        let all = match &self.place {
+            Place::Service { cx, .. } => &cx.containers,
+            Place::Run { cx, .. } => &cx.containers,
+            Place::Pod { cx, .. } => &cx.containers,
+        };
+        all.iter().filter(|c| c.id != self.model.id)
+    }
+
+    /// What shows that the container puts more than the default in
+    /// `/dev/shm`: its own config ([`ContainerRuntime::shm_evidence`]), else
+    /// another container of the same file that runs its image with more
+    /// (jetson-inference's `docker/run.sh` gives the image `--shm-size=8g`
+    /// on x86 and nothing on a Jetson): its author knows the image needs it.
+    pub fn shm_evidence(&self) -> Option<String> {
+        if let Some(own) = self.model.shm_evidence() {
+            return Some(own);
+        }
+        let image = self.model.image.as_deref().filter(|i| !i.contains('$'))?;
+        self.neighbours()
+            .find(|other| {
+                other.image.as_deref() == Some(image)
+                    && (matches!(other.shm.kind, ShmKind::Host)
+                        || (other.shm.kind == ShmKind::Sized
+                            && other.shm.bytes.is_some_and(|b| b > DEFAULT_SHM_BYTES)))
+            })
+            .map(|other| {
+                format!(
+                    "another container of this file runs the same image with {}",
+                    other.shm.from
+                )
+            })
+    }
+
+    /// "the service", "the container": the subject of a label.
+    pub fn noun(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "the service",
+            Place::Run { .. } | Place::Pod { .. } => "the container",
+        }
+    }
+
+    /// "GPU service `train`", "GPU container started by `docker run`".
+    pub fn describe_gpu(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => format!("GPU service `{}`", service.name),
+            Place::Run { site, .. } => {
+                format!("GPU container started by `{}`", site.run.invocation())
+            }
+            Place::Pod { pod, container, .. } => {
+                format!("GPU {}", pod.describe_container(container))
+            }
+        }
+    }
+
+    /// "Docker's default", "the default": the runtime whose default
+    /// /dev/shm a container gets.
+    pub fn default_shm_owner(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "Docker's default",
+            Place::Run { .. } => "the default",
+            Place::Pod { .. } => "the container runtime's",
+        }
+    }
+
+    /// Why the container counts as a GPU workload, for labels ("reserves
+    /// all GPUs", "asks for GPUs with `--gpus all`"; a pod's container has
+    /// a GPU resource, or a KServe runtime's the InferenceService's).
+    pub fn gpu_reason(&self) -> String {
+        match &self.place {
+            Place::Service { service, .. } => gpu_reason(service),
+            Place::Run { site, .. } => site.run.gpu_request().unwrap_or_default(),
+            Place::Pod { container, .. } => match container.gpu() {
+                Some(gpu) => format!("asks for `{}`", gpu.resource.name),
+                None => "gets GPUs from the InferenceService KServe merges into it".to_string(),
+            },
+        }
+    }
+
+    /// The rule settings of the file's configuration.
+    pub fn settings(&self) -> &'a RuleSettings {
+        match &self.place {
+            Place::Service { cx, .. } => cx.settings,
+            Place::Run { cx, .. } => cx.settings,
+            Place::Pod { cx, .. } => cx.settings,
+        }
+    }
+
+    /// Adds what shows the container uses GPUs when it is written in
+    /// another place (the compose file that reserves them, the Dockerfile
+    /// whose base image is a GPU image, the InferenceService whose GPU
+    /// limit KServe merges into a runtime's container).
+    pub fn gpu_evidence<'r>(&self, finding: DiagnosticBuilder<'r>) -> DiagnosticBuilder<'r> {
+        match &self.place {
+            Place::Service { cx, service } => finding.gpu_evidence(cx, service),
+            Place::Run { .. } => finding,
+            Place::Pod { cx, pod, container } => match cx.gpu_predictor(pod, container) {
+                Some((service, Some(limit))) if container.gpu().is_none() => finding.related(
+                    limit,
+                    format!("the GPU limit of {service}, which KServe merges into this runtime"),
+                ),
+                _ => finding,
+            },
+        }
+    }
+
+    /// Other definitions merged into this container (compose files of the
+    /// project defining the same service), with what they do not set.
+    pub fn merged_definitions(&self) -> Vec<At> {
+        match &self.place {
+            Place::Service { cx, service } => service
+                .definitions
+                .iter()
+                .filter(|d| d.key != service.key)
+                .map(|d| cx.range(d.key))
+                .collect(),
+            Place::Run { .. } | Place::Pod { .. } => Vec::new(),
+        }
+    }
+
+    /// The settings that decide /dev/shm, by name, for messages: "`shm_size`,
+    /// `ipc` or /dev/shm mount".
+    pub fn shm_settings(&self) -> &'static str {
+        match &self.place {
+            Place::Service { .. } => "`shm_size`, `ipc` or /dev/shm mount",
+            Place::Run { .. } => "`--shm-size`, `--ipc` or /dev/shm mount",
+            Place::Pod { .. } => "/dev/shm mount or `hostIPC`",
+        }
+    }
+
+    /// How to give the container a /dev/shm of the configured fix size.
+    pub fn add_shm_help(&self) -> String {
+        match &self.place {
+            Place::Service { cx, .. } => add_shm_help(cx.settings),
+            Place::Run { cx, .. } => format!(
+                "add `--shm-size={}` (or `--ipc=host`); `fix-size` in gpulint.toml's [shm] sets the size the fix adds",
+                cx.settings.fix_shm_size
+            ),
+            Place::Pod { cx, .. } => format!(
+                "add a volume `{{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {}}}}}` to the pod and mount it at /dev/shm in this container",
+                cx.settings.fix_shm_quantity()
+            ),
+        }
+    }
+
+    /// Where the setting that decided the container's /dev/shm is written
+    /// (`ipc: none`, `--ipc none`, a size, a mount); `None` for the
+    /// runtime's default.
+    pub fn shm_decided_at(&self) -> Option<At> {
+        let shm = &self.model.shm;
+        match &self.place {
+            Place::Service { cx, .. } => cx.decided_at(shm),
+            // The linted file itself.
+            Place::Run { .. } | Place::Pod { .. } => shm.at.map(At::from),
+        }
+    }
+
+    /// A size of 0 written for /dev/shm, which leaves the default.
+    pub fn zero_shm_size(&self) -> Option<ZeroShmSize> {
+        match &self.place {
+            Place::Service { cx, service } => zero_shm_size_node(service).map(|node| ZeroShmSize {
+                at: cx.range(node),
+                written: "`shm_size: 0`".to_string(),
+            }),
+            // Not reported on a command line: adding another option is no
+            // fix, and rewriting a shell word is left to its author. A pod
+            // writes no size.
+            Place::Run { .. } | Place::Pod { .. } => None,
+        }
+    }
+
+    /// Writes /dev/shm's size where none is: `shm_size` on the service,
+    /// `--shm-size` on the command line, at the configured fix size; a
+    /// written size of 0 is set to what the workload needs.
+    pub fn add_shm_fix(&self) -> Option<Fix> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let size = &cx.settings.fix_shm_size;
+                match zero_shm_size_node(service) {
+                    Some(node) => set_shm_size_fix(
+                        cx,
+                        service,
+                        node,
+                        &cx.settings
+                            .shm_size_for(service_shm_need(cx, service).bytes),
+                        "Set",
+                        Applicability::Safe,
+                    ),
+                    None => cx.insert_fix(
+                        service,
+                        &["shm_size"],
+                        NewNode::scalar(cx.editor(service.map.file).quoted(size)),
+                        format!("Add `shm_size: \"{size}\"`"),
+                        Applicability::Safe,
+                    ),
+                }
+            }
+            Place::Run { cx, site } => {
+                let option = format!("--shm-size={}", cx.settings.fix_shm_size);
+                cx.insert_option(site, &option).map(|edit| {
+                    cx.run_fix(
+                        site,
+                        format!("Add `{option}`"),
+                        Applicability::Safe,
+                        vec![edit],
+                    )
+                })
+            }
+            // One volume serves the pod: K8S004's fix adds it, and a mount
+            // in each container that needs it, at once.
+            Place::Pod { .. } => None,
+        }
+    }
+
+    /// A /dev/shm size written as a bare number under a mebibyte
+    /// (`shm_size: 512`, `--shm-size 512`): a unit mistake SHM003 reports.
+    pub fn shm_size_is_bare_bytes(&self) -> bool {
+        let written = match &self.place {
+            Place::Service { service, .. } => service.shm_size.as_ref().map(|s| s.value.clone()),
+            Place::Run { site, .. } => site
+                .run
+                .option("--shm-size")
+                .map(|(_, o)| parse_compose_size(o.value.as_deref().unwrap_or(""))),
+            // A quantity always has its unit read (K8S008 reports `512m`).
+            Place::Pod { .. } => None,
+        };
+        matches!(
+            written,
+            Some(SizeValue::Bytes {
+                bare_number: true,
+                bytes,
+            }) if bytes < MIB
+        )
+    }
+
+    /// The setting that sized this container's /dev/shm (its `decided_by`
+    /// is a size or a mount), with its raise to what the workload needs in
+    /// this syntax. `None` when gpulint cannot point at it, and for a pod
+    /// volume, in every container but the one whose need decides.
+    pub fn sized_shm(&self, need: &ShmNeed) -> Option<SizedShm> {
+        let shm = &self.model.shm;
+        let size = &need.size();
+        let bytes = shm.bytes?;
+        match &self.place {
+            Place::Service { cx, service } => {
+                let at = cx.decided_at(shm)?;
+                // A plain `shm_size` or tmpfs size is rewritten; an
+                // interpolated one (its default) is left to the user.
+                let raise = match service.shm_size.as_ref().filter(|s| cx.range(s.node) == at) {
+                    Some(s) if cx.source(s.node).contains('$') => None,
+                    Some(s) if cx.is_extended_from_base(service, s.node) => cx.insert_fix(
+                        service,
+                        &["shm_size"],
+                        NewNode::scalar(cx.editor(service.map.file).quoted(size)),
+                        format!(
+                            "Set `shm_size` to \"{size}\", over the value `{}` extends",
+                            service.name
+                        ),
+                        Applicability::Unsafe,
+                    ),
+                    Some(s) => {
+                        set_shm_size_fix(cx, service, s.node, size, "Raise", Applicability::Unsafe)
+                    }
+                    None => compose_tmpfs_raise(cx, service, &at, size),
+                };
+                Some(SizedShm {
+                    at,
+                    bytes,
+                    suggested: format!("\"{size}\""),
+                    label: format!("the service {}", gpu_reason(service)),
+                    raise,
+                })
+            }
+            Place::Run { cx, site } => match shm.decided_by {
+                ShmSetting::Size => {
+                    let (_, option) = site.run.option("--shm-size")?;
+                    option.value_range?;
+                    Some(SizedShm {
+                        at: option.range.into(),
+                        bytes,
+                        suggested: format!("`{size}`"),
+                        label: "`--shm-size` caps /dev/shm".to_string(),
+                        raise: cx.set_option_value(
+                            site,
+                            option,
+                            size,
+                            format!("Raise `--shm-size` to {size}"),
+                            Applicability::Unsafe,
+                        ),
+                    })
+                }
+                ShmSetting::Mount => run_tmpfs_raise(cx, site, size, bytes),
+                _ => None,
+            },
+            Place::Pod { cx, pod, container } => pod_size_limit_raise(cx, pod, container, need),
+        }
+    }
+
+    /// The GPUs the container is given, when gpulint knows them: `Some(Some(n))`
+    /// for `n` of them, `Some(None)` for all the host has; `None` when
+    /// unknown (no request, an id or device list from a variable).
+    pub fn given_gpus(&self) -> Option<Option<u64>> {
+        match &self.place {
+            Place::Service { service, .. } => {
+                let given = match service.gpu.count {
+                    Some(Gpus::Count(n)) => Some(n),
+                    Some(Gpus::All) => None,
+                    _ => return None,
+                };
+                // An id from an unset variable: another request's count is
+                // then only part of what the service gets.
+                let unknown_ids = service.device_requests.iter().any(|r| {
+                    r.device_ids
+                        .as_ref()
+                        .is_some_and(|ids| ids.value.iter().any(|id| id.contains('$')))
+                });
+                (!unknown_ids).then_some(given)
+            }
+            Place::Run { site, .. } => {
+                let run = &site.run;
+                let given = match run.gpus() {
+                    Gpus::Count(n) => Some(n),
+                    Gpus::All => None,
+                    Gpus::Unknown => return None,
+                };
+                // `--gpus '"device='$GPU'"'`: only known at run time.
+                let dynamic = run.option("--gpus").is_some_and(|(_, o)| o.dynamic);
+                (!dynamic).then_some(given)
+            }
+            // A whole number of GPUs (a limit, or a KServe runtime's from
+            // its InferenceService).
+            Place::Pod { .. } => match self.model.gpus {
+                Some(Gpus::Count(n)) => Some(Some(n)),
+                _ => None,
+            },
+        }
+    }
+
+    /// The container runs in each pod of a group that may pool the GPUs of
+    /// several pods (a LeaderWorkerSet, a Ray cluster, a PyTorchJob).
+    pub fn in_distributed_group(&self) -> bool {
+        match &self.place {
+            Place::Pod { pod, .. } => pod.spec.distributed,
+            Place::Service { .. } | Place::Run { .. } => false,
+        }
+    }
+
+    /// The value the container's environment gives `name` (the last
+    /// setting wins), when it is known.
+    pub fn env_value(&self, name: &str) -> Option<String> {
+        match &self.place {
+            Place::Service { service, .. } => service.env(name).and_then(|v| v.value.clone()),
+            Place::Run { site, .. } => site
+                .run
+                .last_env(name)
+                .and_then(|(_, v, _)| v.map(str::to_string)),
+            Place::Pod { container, .. } => container.env(name).and_then(|v| v.value.clone()),
+        }
+    }
+
+    /// The command the container runs, as one line.
+    pub fn command_line(&self) -> &'a str {
+        match &self.place {
+            Place::Service { service, .. } => &service.command_line,
+            Place::Run { site, .. } => &site.run.command,
+            Place::Pod { container, .. } => &container.command_line,
+        }
+    }
+
+    /// The image it runs, as written.
+    pub fn image(&self) -> Option<&'a str> {
+        match &self.place {
+            Place::Service { service, .. } => service.image.as_ref().map(|i| i.value.as_str()),
+            Place::Run { site, .. } => site.run.image.as_ref().map(|w| w.text.as_str()),
+            Place::Pod { container, .. } => container.image.as_deref(),
+        }
+    }
+
+    /// Where the workload setting `setting` is written: in the command
+    /// (`command:`/`entrypoint:`, a container's `args`/`command`, the
+    /// words after a run's image), or, for one read from a variable, at the
+    /// variable (an `environment` entry, an `env` item's `value`, a `-e`;
+    /// not one an `env_file` sets, which gpulint does not edit).
+    pub fn written_setting(&self, setting: &SizeSetting) -> Option<WrittenSetting<'_>> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                if setting.from_env {
+                    let var = service
+                        .env(&setting.name)
+                        .filter(|v| v.from_file.is_none())?;
+                    let whole = cx.env_range(var);
+                    let text = &whole.file.as_ref()?.text[whole.range.as_range()];
+                    let at = text.rfind(&setting.written)?;
+                    let start = whole.range.start as usize + at;
+                    Some(WrittenSetting {
+                        value: TextRange::new(start, start + setting.written.len()),
+                        whole,
+                        place: &self.place,
+                        path: Some(cx.service_path(service, &["environment"])),
+                    })
+                } else {
+                    service.command_parts.iter().find_map(|(key, node)| {
+                        let range = cx.range(*node);
+                        let (whole, value) =
+                            locate_setting(cx.source(*node), range.range.start as usize, setting)?;
+                        Some(WrittenSetting {
+                            whole: At {
+                                range: whole,
+                                file: range.file,
+                            },
+                            value,
+                            place: &self.place,
+                            path: Some(cx.service_path(service, &[key.as_str()])),
+                        })
+                    })
+                }
+            }
+            Place::Run { cx, site } => {
+                let run = &site.run;
+                let (whole, value) = if setting.from_env {
+                    let (_, _, option) = run.last_env(&setting.name)?;
+                    // A range past the text (a command cut off at the end)
+                    // is skipped.
+                    let text = cx.text.get(option.range.as_range())?;
+                    let at = text.rfind(&setting.written)?;
+                    let start = option.range.start as usize + at;
+                    (
+                        option.range,
+                        TextRange::new(start, start + setting.written.len()),
+                    )
+                } else {
+                    // The engine's options come before the image.
+                    let after_image = run.image.as_ref().map_or(run.range.start, |w| w.range.end);
+                    let span = TextRange::new(after_image as usize, run.range.end as usize);
+                    let text = cx.text.get(span.as_range())?;
+                    locate_setting(text, span.start as usize, setting)?
+                };
+                Some(WrittenSetting {
+                    whole: whole.into(),
+                    value,
+                    place: &self.place,
+                    path: None,
+                })
+            }
+            Place::Pod { cx, container, .. } => {
+                if setting.from_env {
+                    let var = container.env(&setting.name)?;
+                    let value = cx.yaml().get(cx.yaml().resolve(var.node), "value")?;
+                    Some(WrittenSetting {
+                        whole: var.range.into(),
+                        value: cx.range(value.value),
+                        place: &self.place,
+                        path: Some(container_path(container).child("env")),
+                    })
+                } else {
+                    ["args", "command"].iter().find_map(|key| {
+                        let node = cx.yaml().get(container.map, key)?.value;
+                        let range = cx.range(node);
+                        let (whole, value) =
+                            locate_setting(cx.source(node), range.start as usize, setting)?;
+                        Some(WrittenSetting {
+                            whole: whole.into(),
+                            value,
+                            place: &self.place,
+                            path: Some(container_path(container).child(*key)),
+                        })
+                    })
+                }
+            }
+        }
+    }
+
+    /// A command line that writes a /dev/shm size which leaves the
+    /// default (`--shm-size=0`): a rule that would add a size has no fix to
+    /// offer there. (A compose `shm_size: 0` is [`Self::zero_shm_size`].)
+    pub fn leaves_default_shm_as_written(&self) -> bool {
+        match &self.place {
+            Place::Service { .. } | Place::Pod { .. } => false,
+            Place::Run { .. } => self.model.shm.at.is_some(),
+        }
+    }
+
+    /// A compose service with only `build.shm_size`, which the user may
+    /// think applies at run time (SHM009 reports it).
+    pub fn build_shm_size_only(&self) -> bool {
+        match &self.place {
+            Place::Service { service, .. } => {
+                service.build_shm_size.is_some() && service.shm_size.is_none()
+            }
+            Place::Run { .. } | Place::Pod { .. } => false,
+        }
+    }
+
+    /// Whether gpulint reads all of the container's settings: a command
+    /// line with options only known at run time (`docker run $OPTS`) is
+    /// not judged on what it lacks.
+    pub fn fully_known(&self) -> bool {
+        match &self.place {
+            Place::Service { .. } | Place::Pod { .. } => true,
+            Place::Run { site, .. } => site.run.uncertain.is_none(),
+        }
+    }
+
+    /// The ulimit `name` as written, the one that applies.
+    pub fn ulimit(&self, name: &str) -> Option<UlimitSetting> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let limit = service_ulimit(service, name)?;
+                Some(UlimitSetting {
+                    at: cx.entry_range(limit.key, limit.value_node),
+                    unlimited: limit.is_unlimited(),
+                    soft_unlimited: limit.soft == Some(-1),
+                    dynamic: false,
+                })
+            }
+            Place::Run { site, .. } => {
+                let option = run_ulimit(site, name)?;
+                let value = option.value.as_deref().unwrap_or("");
+                let limit = value.strip_prefix(name).and_then(|v| v.strip_prefix('='));
+                Some(UlimitSetting {
+                    at: option.range.into(),
+                    unlimited: matches!(limit, Some("-1" | "-1:-1")),
+                    // `soft[:hard]`, as the Docker CLI reads it.
+                    soft_unlimited: limit.is_some_and(|l| l.split(':').next() == Some("-1")),
+                    dynamic: option.dynamic,
+                })
+            }
+            // A pod spec has no ulimits: the container runtime's service
+            // limits decide.
+            Place::Pod { .. } => None,
+        }
+    }
+
+    /// How the ulimit `name` is set to `value` in this container's syntax,
+    /// for help texts: "add `ulimits: {memlock: -1}` (or `memlock: {soft:
+    /// -1, hard: -1}`)", "add `--ulimit memlock=-1`".
+    pub fn ulimit_help(&self, name: &str, value: &str) -> String {
+        match &self.place {
+            Place::Service { .. } => format!(
+                "add `ulimits: {{{name}: {value}}}` (or `{name}: {{soft: {value}, hard: {value}}}`)"
+            ),
+            Place::Run { .. } => format!("add `--ulimit {name}={value}`"),
+            Place::Pod { .. } => format!(
+                "a pod spec sets no ulimits: set `{name}` to {value} in the container runtime's service limits"
+            ),
+        }
+    }
+
+    /// The ulimit `name` set to `value` as this syntax writes it, for
+    /// labels and help texts: "`stack: -1`", "`--ulimit stack=-1`".
+    pub fn ulimit_written(&self, name: &str, value: &str) -> String {
+        match &self.place {
+            Place::Service { .. } => format!("`{name}: {value}`"),
+            Place::Run { .. } | Place::Pod { .. } => format!("`--ulimit {name}={value}`"),
+        }
+    }
+
+    /// A fix that sets the ulimit `name` to `value` (which `means`, in
+    /// words, for the title: "unlimited", "64 MiB"): the written setting
+    /// rewritten (both `soft` and `hard` of a long form), or a new one
+    /// added. `None` where no plain edit can (a value written with
+    /// variables, or a later compose file that resets `ulimits`).
+    pub fn set_ulimit_fix(&self, name: &str, value: &str, means: &str) -> Option<Fix> {
+        match &self.place {
+            Place::Service { cx, service } => {
+                let title = format!("Set `ulimits.{name}` to {value} ({means})");
+                match service_ulimit(service, name) {
+                    None => cx.insert_fix(
+                        service,
+                        &["ulimits", name],
+                        NewNode::scalar(value),
+                        title,
+                        Applicability::Safe,
+                    ),
+                    Some(limit) if cx.is_extended_from_base(service, limit.key) => cx.insert_fix(
+                        service,
+                        &["ulimits", name],
+                        NewNode::scalar(value),
+                        format!("{title}, over the value `{}` extends", service.name),
+                        Applicability::Safe,
+                    ),
+                    Some(limit) => set_ulimit_edits(cx, limit, value).and_then(|edits| {
+                        cx.edit_fix(
+                            service,
+                            limit.key,
+                            &["ulimits", name],
+                            edits,
+                            &[&["ulimits", name]],
+                            title,
+                            Applicability::Safe,
+                        )
+                    }),
+                }
+            }
+            Place::Run { cx, site } => {
+                let option_text = format!("{name}={value}");
+                match run_ulimit(site, name) {
+                    None => cx
+                        .insert_option(site, &format!("--ulimit {option_text}"))
+                        .map(|edit| {
+                            cx.run_fix(
+                                site,
+                                format!("Add `--ulimit {option_text}`"),
+                                Applicability::Safe,
+                                vec![edit],
+                            )
+                        }),
+                    // Replaced when written plainly.
+                    Some(option) => option
+                        .value_range
+                        .filter(|r| cx.text.get(r.as_range()) == option.value.as_deref())
+                        .map(|range| {
+                            cx.run_fix(
+                                site,
+                                format!("Set `--ulimit {option_text}`"),
+                                Applicability::Safe,
+                                vec![Edit {
+                                    range,
+                                    content: option_text.clone(),
+                                }],
+                            )
+                        }),
+                }
+            }
+            Place::Pod { .. } => None,
+        }
+    }
+
+    /// Where a later compose file removes the setting at `path`
+    /// (`ulimits: !reset`), which a fix adding it would not survive.
+    pub fn reset_of(&self, path: &str) -> Option<At> {
+        match &self.place {
+            Place::Service { cx, service } => service.reset_of(path).map(|at| cx.range(at)),
+            Place::Run { .. } | Place::Pod { .. } => None,
+        }
+    }
+}
+
+/// Raises the size of the /dev/shm tmpfs written at `at` to `size` (the
+/// fix size): the `size=` option of a `tmpfs:` entry, or `tmpfs.size` of a
+/// long-form volume. Written in the spelling the kernel's tmpfs reads for
+/// the option (`size=8g`: the engine hands it to mount(2), which refuses
+/// `8gb`).
+fn compose_tmpfs_raise(cx: &ComposeContext, service: &Service, at: &At, size: &str) -> Option<Fix> {
+    let SizeValue::Bytes { bytes, .. } = parse_compose_size(size) else {
+        return None;
+    };
+    let size = tmpfs_size_spelling(bytes);
+    let mount = service
+        .shm_mounts
+        .iter()
+        .find(|m| matches!(m.value, ShmMount::Tmpfs(Some(_))) && &cx.range(m.node) == at)?;
+    if cx.source(mount.node).contains('$') {
+        return None;
+    }
+    let title = format!("Raise the /dev/shm tmpfs to {size}");
+    let yaml = cx.yaml(mount.node.file);
+    let editor = cx.editor(mount.node.file);
+    if let Some(text) = yaml.str(mount.node.node) {
+        let raised = with_tmpfs_size(text, &size)?;
+        let edit = editor.replace(
+            mount.node.node,
+            editor.scalar_like(mount.node.node, &raised),
+        );
+        cx.edit_fix(
+            service,
+            mount.node,
+            &["tmpfs"],
+            vec![edit],
+            &[&["tmpfs"]],
+            title,
+            Applicability::Unsafe,
+        )
+    } else {
+        let entry = yaml.get_path(mount.node.node, &["tmpfs", "size"])?;
+        let edit = editor.replace(entry.value, editor.scalar_like(entry.value, &size));
+        cx.edit_fix(
+            service,
+            mount.node,
+            &["volumes"],
+            vec![edit],
+            &[&["volumes"]],
+            title,
+            Applicability::Unsafe,
+        )
+    }
+}
+
+/// A tmpfs at /dev/shm on a command line (`--tmpfs /dev/shm:size=1g`,
+/// `--mount type=tmpfs,...,tmpfs-size=...`) raised to `size`. A `--tmpfs`
+/// size in the spelling the kernel reads (`size=8g`, not `8gb`); a
+/// `--mount` one in the fix size's own spelling, since the Docker CLI reads
+/// `tmpfs-size` with go-units, as it reads `--shm-size`.
+fn run_tmpfs_raise(cx: &ScriptContext, site: &RunSite, size: &str, bytes: u64) -> Option<SizedShm> {
+    let mount = site.run.dev_shm_mount()?;
+    let SizeValue::Bytes { bytes: raised, .. } = parse_compose_size(size) else {
+        return None;
+    };
+    let raised = tmpfs_size_spelling(raised);
+    let suggested = match mount.name.as_str() {
+        "--tmpfs" => format!("`size={raised}`"),
+        _ => format!("`tmpfs-size={size}`"),
+    };
+    let raise = mount.value.as_deref().and_then(|value| {
+        let (new_value, title) = match mount.name.as_str() {
+            "--tmpfs" => (with_tmpfs_size(value, &raised)?, raised.as_str()),
+            _ => (with_mount_tmpfs_size(value, size)?, size),
+        };
+        cx.set_option_value(
+            site,
+            mount,
+            &new_value,
+            format!("Raise the /dev/shm tmpfs to {title}"),
+            Applicability::Unsafe,
+        )
+    });
+    Some(SizedShm {
+        at: mount.range.into(),
+        bytes,
+        suggested,
+        label: format!("`{}` caps /dev/shm", mount.name),
+        raise,
+    })
+}
+
+/// The `sizeLimit` of the memory emptyDir a pod's container mounts at
+/// /dev/shm, raised to `need`. The volume serves every container that
+/// mounts it, so the largest need among its GPU containers decides: only
+/// that container (the last of equals) answers, and the finding is made
+/// once. A milli quantity (`512m`) is K8S008's finding.
+fn pod_size_limit_raise(
+    cx: &KubeContext,
+    pod: &Pod,
+    container: &Container,
+    need: &ShmNeed,
+) -> Option<SizedShm> {
+    let ShmSource::Mounted {
+        volume: Some(volume),
+        ..
+    } = pod.spec.shm_of(container)
+    else {
+        return None;
+    };
+    let VolumeSource::EmptyDir {
+        memory: true,
+        size_limit: Some((_, value, QuantityValue::Parsed(quantity))),
+        ..
+    } = &volume.source
+    else {
+        return None;
+    };
+    if quantity.suffix.is_milli() {
+        return None;
+    }
+    let policy = cx.settings.shm_policy();
+    let (decides, _) = pod
+        .spec
+        .shm_mounters(volume)
+        .filter_map(|c| {
+            let model = cx.container(c).filter(|m| m.gpu_workload)?;
+            Some((c, shm_need(model, &policy)))
+        })
+        .max_by_key(|(_, need)| need.bytes)?;
+    if !std::ptr::eq(decides, container) {
+        return None;
+    }
+    let index = pod
+        .spec
+        .volumes
+        .iter()
+        .position(|v| std::ptr::eq(v, volume))?;
+    let size = bytes_to_quantity(need.bytes);
+    let path = pod.volume_path(index).child("emptyDir").child("sizeLimit");
+    Some(SizedShm {
+        at: cx.range(*value).into(),
+        bytes: quantity.bytes_ceil(),
+        suggested: format!("`{size}`"),
+        label: "the emptyDir's `sizeLimit` caps /dev/shm".to_string(),
+        raise: cx.fix(
+            format!("Raise `sizeLimit` to {size}"),
+            Applicability::Unsafe,
+            [Some(cx.replace(*value, path, &size))],
+        ),
+    })
+}
+
+/// A `--mount` value with its `tmpfs-size=` set to `size`; `None` without one.
+fn with_mount_tmpfs_size(value: &str, size: &str) -> Option<String> {
+    let mut found = false;
+    let parts: Vec<String> = value
+        .split(',')
+        .map(|part| match part.strip_prefix("tmpfs-size=") {
+            Some(_) => {
+                found = true;
+                format!("tmpfs-size={size}")
+            }
+            None => part.to_string(),
+        })
+        .collect();
+    found.then(|| parts.join(","))
+}
+
+/// A service's `shm_size` written as 0 (which leaves the default).
+fn zero_shm_size_node(service: &Service) -> Option<crate::model::compose::Src> {
+    service
+        .shm_size
+        .as_ref()
+        .filter(|s| matches!(s.value, SizeValue::Bytes { bytes: 0, .. }))
+        .map(|s| s.node)
+}
+
+fn service_ulimit<'s>(
+    service: &'s Service,
+    name: &str,
+) -> Option<&'s crate::model::compose::Ulimit> {
+    match name {
+        "memlock" => service.ulimits.memlock.as_ref(),
+        "stack" => service.ulimits.stack.as_ref(),
+        _ => service
+            .ulimits
+            .others
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, limit)| limit),
+    }
+}
+
+/// The last `--ulimit name=…` of a run: the one the engine applies.
+fn run_ulimit<'s>(site: &'s RunSite, name: &str) -> Option<&'s RunOption> {
+    site.run
+        .options_named("--ulimit")
+        .filter(|(_, o)| {
+            o.value
+                .as_deref()
+                .and_then(|v| v.strip_prefix(name))
+                .is_some_and(|rest| rest.starts_with('='))
+        })
+        .map(|(_, o)| o)
+        .last()
+}
+
+/// The containers of a compose project's services.
+pub fn compose<'a>(cx: &'a ComposeContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for service in cx.services() {
+        each(&ContainerSite {
+            model: cx.container(service),
+            place: Place::Service { cx, service },
+        });
+    }
+}
+
+/// The containers of a Kubernetes document's pods (the model leaves init
+/// containers out).
+pub fn kubernetes<'a>(cx: &'a KubeContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for pod in cx.pods() {
+        for container in pod.spec.app_containers() {
+            if let Some(model) = cx.container(container) {
+                each(&ContainerSite {
+                    model,
+                    place: Place::Pod { cx, pod, container },
+                });
+            }
+        }
+    }
+}
+
+/// The containers a file's command lines start.
+pub fn commands<'a>(cx: &'a ScriptContext<'a>, each: &mut dyn FnMut(&ContainerSite<'_>)) {
+    for site in &cx.script.runs {
+        each(&ContainerSite {
+            model: cx.container(site),
+            place: Place::Run { cx, site },
+        });
+    }
+}
