@@ -282,8 +282,17 @@ pub fn run(data: &[u8], config: &Config) {
     if hidden.is_empty() {
         return;
     }
-    // What the reports say without the `.env` is no value of it.
-    let without = reports(&case, config, false).rendered;
+    // What the reports say without the `.env` is no value of it; nor is
+    // the placeholder a value is shown by (`${S}` holds the value `{S}`).
+    let without: Vec<(&str, String)> = reports(&case, config, false)
+        .rendered
+        .into_iter()
+        .map(|(format, out)| (format, without_placeholders(&out)))
+        .collect();
+    let rendered: Vec<(&str, String)> = rendered
+        .iter()
+        .map(|(format, out)| (*format, without_placeholders(out)))
+        .collect();
     for value in &hidden {
         if without.iter().any(|(_, out)| out.contains(value.as_str())) {
             continue;
@@ -302,4 +311,23 @@ pub fn run(data: &[u8], config: &Config) {
             );
         }
     }
+}
+
+/// `text` without the placeholders redaction names hidden values by
+/// (`${NAME}`), each replaced by `${}`.
+fn without_placeholders(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at + 2]);
+        rest = &rest[at + 2..];
+        let name = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if name > 0 && rest[name..].starts_with('}') {
+            rest = &rest[name..];
+        }
+    }
+    out.push_str(rest);
+    out
 }

@@ -621,3 +621,19 @@ fn shell_heredoc_in_a_substitution_of_a_batch_body() {
 fn reports_hidden_value_run_into_a_quoted_setting() {
     reports(&input("reports/hidden_value_run_into_a_quoted_setting"));
 }
+
+/// `-e NCCL_ALGO=…d`…` with the backtick never closed: the word ran to the
+/// end of the script, and NCCL003's removal took the rest of it with it
+/// (verification refused the fix); found by the fix target.
+#[test]
+fn fix_nccl003_option_with_an_open_backtick() {
+    fix(&input("fix/nccl003_option_with_an_open_backtick"));
+}
+
+/// `S={S}` in `.env`: the report shows the setting as `${S}`, its
+/// placeholder, which holds the value's text but is no value; the check
+/// had read it as one; found by the reports target.
+#[test]
+fn reports_hidden_value_inside_its_placeholder() {
+    reports(&input("reports/hidden_value_inside_its_placeholder"));
+}

@@ -11,7 +11,7 @@ use crate::model::docker_run::RunOption;
 use crate::model::script::{OptionsAt, RunSite, Script};
 use crate::model::script_env::{ScriptEnv, SetBy};
 use crate::model::workload::EnvView;
-use crate::syntax::jsonc;
+use crate::syntax::{jsonc, shell};
 use crate::text::TextRange;
 
 pub struct ScriptContext<'a> {
@@ -198,6 +198,11 @@ impl<'a> ScriptContext<'a> {
             ));
         }
         let (start, end) = (option.range.start as usize, option.range.end as usize);
+        // A quote the option leaves open runs past it: removing the option
+        // would take, or re-join, the text after it.
+        if !shell::quotes_close(self.text.get(start..end)?) {
+            return None;
+        }
         let after = &self.text[end..];
         let blanks = after.len() - after.trim_start_matches([' ', '\t']).len();
         let line_start = self.text[..start].rfind('\n').map_or(0, |n| n + 1);

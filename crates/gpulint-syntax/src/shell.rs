@@ -214,6 +214,53 @@ pub struct Lexed {
     pub tokens: Vec<Token>,
 }
 
+/// Whether every quote, `` `…` `` and `$(…)` that `text` (a word or an
+/// option as written) opens is closed in it. One left open runs to the end
+/// of the host text (or to the next such quote), so deleting the word
+/// would delete, or re-join, what follows it.
+pub fn quotes_close(text: &str) -> bool {
+    #[derive(PartialEq)]
+    enum Open {
+        Single,
+        Double,
+        Backtick,
+        Paren,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if open.last() == Some(&Open::Single) {
+            if c == '\'' {
+                open.pop();
+            }
+            continue;
+        }
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' if open.last() != Some(&Open::Double) => open.push(Open::Single),
+            '"' if open.last() == Some(&Open::Double) => {
+                open.pop();
+            }
+            '"' => open.push(Open::Double),
+            '`' if open.last() == Some(&Open::Backtick) => {
+                open.pop();
+            }
+            '`' => open.push(Open::Backtick),
+            '$' if chars.peek() == Some(&'(') => {
+                chars.next();
+                open.push(Open::Paren);
+            }
+            ')' if open.last() == Some(&Open::Paren) => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    open.is_empty()
+}
+
 /// The simple commands of a snippet, in order.
 pub fn commands(snippet: &Snippet) -> Vec<Command> {
     lex(snippet).commands
@@ -623,6 +670,29 @@ mod tests {
                 vec!["true"],
             ]
         );
+    }
+
+    #[test]
+    fn quotes_close_as_the_shell_pairs_them() {
+        for closed in [
+            "-e A=1",
+            "-e 'A=it\"s'",
+            "-e \"A=$(date \"+%s\")\"",
+            "-e A=`x`",
+            "-e A=\\`",
+            "-e \"A='\"",
+        ] {
+            assert!(quotes_close(closed), "{closed:?}");
+        }
+        for open in [
+            "-e A=d`x",
+            "-e 'A",
+            "-e \"A=\\\"",
+            "-e A=$(x",
+            "-e \"A=`x\"",
+        ] {
+            assert!(!quotes_close(open), "{open:?}");
+        }
     }
 
     #[test]
