@@ -10,7 +10,7 @@ writes, and registers:
   function that reports nothing yet), declared in the family's `mod.rs`;
 - one line in `for_each_rule!` (crates/gpulint-base/src/codes.rs), which gives it a `RuleCode`
   and puts it in `RULES`;
-- rules/<CODE>.md, its doc, whose front matter is its metadata;
+- rules/<CODE>.md, its doc (its metadata is the rule's `declare_rule!`);
 - fixtures/<CODE>/, an `invalid` and a `valid` case for its target.
 
 The family is the code's prefix (`SHM` -> `shm/`). Then edit the rule, its
@@ -45,7 +45,7 @@ FAMILIES = {
 }
 
 # What each kind of check is written against: its `Check` constructor, the
-# context the function gets, the front matter's targets and the fixture
+# context the function gets, the targets its doc lists and the fixture
 # files for it.
 TARGETS = {
     "compose": {
@@ -181,17 +181,30 @@ def family_of(code: str) -> tuple[str, str]:
         fail(
             f"`{code}` is not a code of a known family: a prefix of "
             f"{', '.join(FAMILIES)} and three digits (a new family needs its "
-            "directory under crates/gpulint-rules/src/, its `pub mod` in src/rules/mod.rs, "
+            "directory under crates/gpulint-rules/src/, its `pub mod` in crates/gpulint-rules/src/lib.rs, "
             "its block in for_each_rule! and an entry in FAMILIES here)"
         )
     return match.group(1), FAMILIES[match.group(1)]
 
 
-def rule_source(code: str, name: str, target: dict, summary: str) -> str:
+def rust_string(text: str) -> str:
+    """`text` as a Rust string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def rule_source(code: str, name: str, target: dict, severity: str, summary: str) -> str:
     return (
         f"//! {code}: {summary}.\n"
         "\n"
         f"{target['imports']}\n"
+        "\n"
+        "crate::declare_rule! {\n"
+        f"    name: {rust_string(name)},\n"
+        f"    severity: {severity.capitalize()},\n"
+        "    fix: None,\n"
+        f"    summary: {rust_string(summary)},\n"
+        "    sources: [],\n"
+        "}\n"
         "\n"
         f"pub const CHECK: Check = {target['check']};\n"
         "\n"
@@ -201,19 +214,9 @@ def rule_source(code: str, name: str, target: dict, summary: str) -> str:
     )
 
 
-def rule_doc(code: str, name: str, target: dict, severity: str, summary: str) -> str:
-    targets = ", ".join(f'"{t}"' for t in target["targets"])
+def rule_doc(code: str, name: str, target: dict) -> str:
     language, example = target["example"]
     return (
-        "+++\n"
-        f'code = "{code}"\n'
-        f'name = "{name}"\n'
-        f"targets = [{targets}]\n"
-        f'severity = "{severity}"\n'
-        'fix = "none"\n'
-        f'summary = "{summary}"\n'
-        "sources = []\n"
-        "+++\n"
         f"# {name} ({code})\n"
         "\n"
         "## What it does\n"
@@ -299,10 +302,10 @@ def main() -> None:
         if existing.exists():
             fail(f"{existing.relative_to(root)} exists already")
 
-    rule_file.write_text(rule_source(code, args.name, target, summary))
+    rule_file.write_text(rule_source(code, args.name, target, args.severity, summary))
     insert_mod_line(root / "crates" / "gpulint-rules" / "src" / family / "mod.rs", module)
     register(codes_rs, family, prefix, code, module)
-    doc.write_text(rule_doc(code, args.name, target, args.severity, summary))
+    doc.write_text(rule_doc(code, args.name, target))
     fixtures.mkdir(parents=True)
     for name, text in target["fixtures"].items():
         (fixtures / name).write_text(text)

@@ -90,8 +90,8 @@ pub(super) fn rule(code: Option<String>, all: bool, format: ListFormat) -> u8 {
                     [
                         m.code.to_string(),
                         m.severity.to_string(),
-                        m.name.clone(),
-                        m.summary.clone(),
+                        m.name.to_string(),
+                        m.summary.to_string(),
                     ]
                 })
                 .collect();

@@ -115,7 +115,7 @@ fn diagnostic<'a>(report: &'a FileReport, d: &'a Diagnostic) -> JsonDiagnostic<'
     let path = report.path.display().to_string();
     JsonDiagnostic {
         code: d.code,
-        name: &crate::rules::meta(d.code).name,
+        name: crate::rules::meta(d.code).name,
         severity: d.severity.as_str(),
         message: &d.message,
         label: d.label.as_deref(),

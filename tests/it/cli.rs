@@ -403,8 +403,8 @@ fn rule_command_prints_docs() {
         starts
     };
     assert_eq!(starts(&|m| m.severity.to_string()).len(), 1, "{all}");
-    assert_eq!(starts(&|m| m.name.clone()).len(), 1, "{all}");
-    assert_eq!(starts(&|m| m.summary.clone()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.name.to_string()).len(), 1, "{all}");
+    assert_eq!(starts(&|m| m.summary.to_string()).len(), 1, "{all}");
     assert_eq!(
         gpulint(dir.path(), &["rule", "XYZ999"]).status.code(),
         Some(2)

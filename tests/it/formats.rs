@@ -92,7 +92,7 @@ fn sarif_carries_rules_regions_related_locations_and_fixes() {
         assert_eq!(rule["id"], meta.code.as_str());
         let help = rule["help"]["markdown"].as_str().unwrap();
         assert!(
-            help.contains(&meta.body),
+            help.contains(meta.body),
             "{}: help is the rule doc",
             meta.code
         );

@@ -34,12 +34,13 @@ pub mod slurm;
 pub mod suppression;
 pub mod ulim;
 
+pub use crate::diagnostic::Severity;
 pub use compose_context::ComposeContext;
 pub use container_context::ContainerSite;
 pub use dockerfile_context::DockerfileContext;
 pub use env_context::{EnvSetting, EnvSource};
 pub use kube_context::KubeContext;
-pub use meta::{FixKind, RuleMeta, Target};
+pub use meta::{FixKind, RuleDecl, RuleMeta, Target};
 pub use reporter::{DiagnosticBuilder, Reporter};
 pub use script_context::ScriptContext;
 pub use settings::RuleSettings;
@@ -285,6 +286,7 @@ pub struct RuleInfo {
     pub code: RuleCode,
     pub doc: &'static str,
     pub check: Check,
+    pub declared: RuleDecl,
 }
 
 pub use crate::codes::{RuleCode, UnknownRuleCode};
@@ -297,6 +299,7 @@ macro_rules! declare_rules {
                 code: RuleCode::$code,
                 doc: include_str!(concat!("../rules/", stringify!($code), ".md")),
                 check: $target::$module::CHECK,
+                declared: $target::$module::META,
             }, )* )*
         ];
     };
@@ -304,15 +307,31 @@ macro_rules! declare_rules {
 
 crate::codes::for_each_rule!(declare_rules);
 
-/// Metadata of every rule, parsed once from the docs.
+/// Metadata of every rule: its declaration, with the targets its check
+/// runs on (a rule the engine reports itself checks suppressions) and its
+/// doc, built once.
 pub fn all_meta() -> &'static [RuleMeta] {
     static META: OnceLock<Vec<RuleMeta>> = OnceLock::new();
     META.get_or_init(|| {
         RULES
             .iter()
             .map(|r| {
-                RuleMeta::parse(r.doc)
-                    .unwrap_or_else(|e| panic!("rules/{}.md has bad front matter: {e}", r.code))
+                let mut targets = r.check.targets();
+                if targets.is_empty() {
+                    targets.push(Target::Suppression);
+                }
+                let declared = r.declared;
+                RuleMeta {
+                    code: r.code,
+                    name: declared.name,
+                    targets,
+                    severity: declared.severity,
+                    fix: declared.fix,
+                    opt_in: declared.opt_in,
+                    summary: declared.summary,
+                    sources: declared.sources,
+                    body: r.doc,
+                }
             })
             .collect()
     })

@@ -2,6 +2,17 @@
 
 use crate::{Check, DockerfileContext, Reporter};
 
+crate::declare_rule! {
+    name: "dockerfile-syntax-error",
+    severity: Error,
+    fix: None,
+    summary: "Dockerfile that BuildKit cannot parse",
+    sources: [
+        "Dockerfile reference",
+        "BuildKit frontend/dockerfile/parser",
+    ],
+}
+
 pub const CHECK: Check = Check::dockerfile(check);
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {

@@ -5,6 +5,17 @@ use crate::model::workload::split_image;
 use crate::{Check, DockerfileContext, Reporter};
 use foldhash::{HashMap, HashMapExt};
 
+crate::declare_rule! {
+    name: "gpu-base-image-unpinned",
+    severity: Info,
+    fix: None,
+    summary: "CUDA, NGC or GPU-framework base image without a tag or with a floating one",
+    sources: [
+        "nvidia/cuda image README and support policy",
+        "NVIDIA/nvidia-docker #1454, #1735, #1768",
+    ],
+}
+
 pub const CHECK: Check = Check::dockerfile(check);
 
 /// `nvidia/cuda` under any registry prefix (Docker Hub, NGC, mirrors).

@@ -10,6 +10,18 @@ use crate::text::TextRange;
 use crate::{Check, DockerfileContext, Reporter};
 use foldhash::{HashMap, HashMapExt};
 
+crate::declare_rule! {
+    name: "torch-wheel-accelerator-mismatch",
+    severity: Warning,
+    fix: None,
+    summary: "PyTorch build for another accelerator installed into a CUDA or ROCm image",
+    sources: [
+        "PyTorch installation matrix (download.pytorch.org/whl/<variant>)",
+        "uv docs, --torch-backend",
+        "Dockerfile reference: ARG scope, using ARG variables, ENV overriding ARG (https://docs.docker.com/reference/dockerfile/#arg)",
+    ],
+}
+
 pub const CHECK: Check = Check::dockerfile(check);
 
 /// What a PyTorch build targets.

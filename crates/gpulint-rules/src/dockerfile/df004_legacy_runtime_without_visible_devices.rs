@@ -4,6 +4,17 @@
 
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "legacy-runtime-without-visible-devices",
+    severity: Warning,
+    fix: None,
+    summary: "runtime: nvidia on an image built from a non-CUDA base that does not set NVIDIA_VISIBLE_DEVICES",
+    sources: [
+        "NVIDIA Container Toolkit, specialized configurations with Docker (NVIDIA_VISIBLE_DEVICES)",
+        "NVIDIA/nvidia-container-toolkit internal/config/image",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -3,6 +3,17 @@
 use crate::fix::Applicability;
 use crate::{Check, DockerfileContext, Reporter};
 
+crate::declare_rule! {
+    name: "cuda-visible-devices-in-image",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "ENV CUDA_VISIBLE_DEVICES baked into an image",
+    sources: [
+        "CUDA C Programming Guide, CUDA_VISIBLE_DEVICES",
+        "NVIDIA Container Toolkit, GPU enumeration",
+    ],
+}
+
 pub const CHECK: Check = Check::dockerfile(check);
 
 fn check(cx: &DockerfileContext, out: &mut Reporter) {

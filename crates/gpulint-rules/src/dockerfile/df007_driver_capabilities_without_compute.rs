@@ -4,6 +4,16 @@ use crate::diagnostic::Severity;
 use crate::fix::{Applicability, Edit, Fix};
 use crate::{Check, DockerfileContext, Reporter};
 
+crate::declare_rule! {
+    name: "driver-capabilities-without-compute",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "NVIDIA_DRIVER_CAPABILITIES narrowed so that CUDA is not exposed",
+    sources: [
+        "NVIDIA Container Toolkit, specialized configurations with Docker (driver capabilities)",
+    ],
+}
+
 pub const CHECK: Check = Check::dockerfile(check);
 
 const NAME: &str = "NVIDIA_DRIVER_CAPABILITIES";

@@ -7,6 +7,20 @@ use crate::helpers::device_request_site;
 use crate::model::gpu_request::parse_gpus;
 use crate::{Check, ComposeContext, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "count-and-device-ids",
+    severity: Error,
+    fix: Safe,
+    summary: "GPU request with both count and device_ids",
+    sources: [
+        "compose-go `types/device.go` validation",
+        "Docker docs, Compose GPU support",
+        "docker/cli `opts/gpus.go` (`GpuOpts.Set`: one CSV record)",
+        "moby `daemon/devices_nvidia_linux.go` (`errConflictCountDeviceIDs`)",
+        "Docker docs, `docker run --gpus '\"device=1,2\"'`",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

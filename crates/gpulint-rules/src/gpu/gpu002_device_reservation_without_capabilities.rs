@@ -5,6 +5,17 @@ use crate::helpers::device_request_site;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "device-reservation-without-capabilities",
+    severity: Error,
+    fix: Safe,
+    summary: "device reservation without capabilities",
+    sources: [
+        "compose-spec schema (`devices` items require `capabilities`)",
+        "Docker docs, Compose GPU support",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -5,6 +5,16 @@ use crate::helpers::device_request_site;
 use crate::model::compose::NVIDIA_CAPABILITIES;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "capabilities-without-gpu",
+    severity: Warning,
+    fix: Safe,
+    summary: "device capabilities that select no NVIDIA GPU",
+    sources: [
+        "moby `daemon/devices_nvidia_linux.go` (capability set)",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

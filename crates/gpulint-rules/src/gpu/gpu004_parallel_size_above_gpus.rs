@@ -11,6 +11,22 @@ use crate::model::parallel::{ParallelSize, Server, SizeSetting, parallel_size};
 use crate::text::TextRange;
 use crate::{Check, ContainerSite, DiagnosticBuilder, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "parallel-size-above-gpus",
+    severity: Error,
+    fix: DisplayOnly,
+    summary: "a server or launcher starts more GPU workers than its container gets",
+    sources: [
+        "CUDA C Programming Guide, CUDA Environment Variables (`CUDA_VISIBLE_DEVICES`)",
+        "vLLM `vllm/executor/mp_distributed_executor.py` `_check_cuda`",
+        "TGI `server/text_generation_server/utils/dist.py` `initialize_torch_distributed`",
+        "NCCL `src/init.cc` (`Duplicate GPU detected`)",
+        "PyTorch torchrun docs (`--nproc-per-node`)",
+        "DeepSpeed launcher docs (`--num_gpus`)",
+        "SGLang server arguments (`--tp-size`)",
+    ],
+}
+
 pub const CHECK: Check = Check::containers(container).and_slurm(slurm);
 
 /// Where a setting is written: the option (or variable) and its value.

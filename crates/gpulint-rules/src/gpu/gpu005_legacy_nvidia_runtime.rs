@@ -6,6 +6,17 @@ use crate::helpers::nvidia_reservation;
 use crate::syntax::yaml_edit::KeyOrder;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "legacy-nvidia-runtime",
+    severity: Info,
+    fix: Unsafe,
+    summary: "GPUs requested through the legacy runtime: nvidia",
+    sources: [
+        "NVIDIA Container Toolkit, specialized configurations with Docker",
+        "Docker docs, Compose GPU support",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -4,6 +4,16 @@ use crate::fix::Applicability;
 use crate::helpers::{gpu_reason, nvidia_reservation};
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "training-without-gpu-reservation",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "distributed training workload with no GPU reservation",
+    sources: [
+        "Docker docs, Compose GPU support",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -2,6 +2,16 @@
 
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "gpu-resource-in-deploy-resources",
+    severity: Error,
+    fix: None,
+    summary: "nvidia.com/gpu written under Compose's deploy.resources",
+    sources: [
+        "compose-spec schema, `deploy.resources`",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -8,6 +8,17 @@ use crate::model::quantity::QuantityValue;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "gpu-request-without-limit",
+    severity: Error,
+    fix: Safe,
+    summary: "GPU in `resources.requests` without a limit, which the API server rejects",
+    sources: [
+        "Kubernetes, Schedule GPUs: GPUs are only supposed to be specified in the limits section",
+        "kubernetes `pkg/apis/core/validation`: \"Limit must be set for non overcommitable resources\"",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

@@ -5,6 +5,17 @@ use crate::kube_context::container_path;
 use crate::model::k8s::is_gpu_resource;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "gpu-request-limit-mismatch",
+    severity: Error,
+    fix: Unsafe,
+    summary: "GPU request different from the GPU limit, which the API server rejects",
+    sources: [
+        "Kubernetes, Schedule GPUs: you can specify GPU limits without requests, or both, but they must be equal",
+        "kubernetes `pkg/apis/core/validation`: \"must be equal to nvidia.com/gpu limit\"",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

@@ -5,6 +5,17 @@ use crate::model::k8s::is_gpu_resource;
 use crate::model::quantity::QuantityValue;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "non-integer-gpu-count",
+    severity: Error,
+    fix: None,
+    summary: "GPU quantity that is not a whole number (`0.5`, `500m`) or not a quantity",
+    sources: [
+        "kubernetes `pkg/apis/core/validation`: extended resources \"must be an integer\"",
+        "NVIDIA k8s-device-plugin: time-slicing, MPS and MIG for sharing GPUs",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

@@ -8,6 +8,22 @@ use crate::model::k8s::Container;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "gpu-pod-without-shm-volume",
+    severity: Warning,
+    fix: Safe,
+    summary: "GPU container left on the container runtime's 64 MiB /dev/shm",
+    sources: [
+        "kserve/kserve `pkg/controller/v1beta1/inferenceservice/utils/utils.go` (`MergeServingRuntimeAndInferenceServiceSpecs`, `MergePodSpec`) and `pkg/apis/serving/v1beta1/predictor_model.go` (`GetSupportingRuntimes`)",
+        "kserve/kserve `config/runtimes` (built-in ClusterServingRuntimes; `/dev/shm` in kserve-huggingfaceserver since #3910, v0.14)",
+        "ray-project/kuberay `ray-operator/controllers/ray/common/pod.go` (`addEmptyDir` of `/dev/shm`)",
+        "kubernetes/kubernetes#28272: no pod shm-size field; the memory-backed emptyDir workaround",
+        "containerd CRI: 64 MiB default /dev/shm, replaced by a mount at /dev/shm; host /dev/shm with hostIPC",
+        "NCCL troubleshooting: Docker needs `--shm-size=1g`",
+        "PyTorch README, Docker section: the default shared memory segment is not enough",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 /// GPU containers with the default `/dev/shm` and no shm volume to mount

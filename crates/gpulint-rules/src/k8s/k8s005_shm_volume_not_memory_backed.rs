@@ -5,6 +5,16 @@ use crate::model::k8s::VolumeSource;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "shm-volume-not-memory-backed",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "emptyDir mounted at /dev/shm without `medium: Memory`",
+    sources: [
+        "Kubernetes API reference, EmptyDirVolumeSource: medium \"\" uses the node's default storage, \"Memory\" a tmpfs",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

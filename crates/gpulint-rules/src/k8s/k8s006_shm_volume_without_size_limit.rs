@@ -6,6 +6,18 @@ use crate::model::k8s::VolumeSource;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "shm-volume-without-size-limit",
+    severity: Warning,
+    fix: Unsafe,
+    opt_in: true,
+    summary: "memory-backed /dev/shm emptyDir without a `sizeLimit` (opt-in)",
+    sources: [
+        "Kubernetes API reference, EmptyDirVolumeSource.sizeLimit: a memory medium is limited by the minimum of sizeLimit and the pod's memory limits",
+        "Kubernetes docs, volumes: memory-backed emptyDir without a size limit counts toward container memory and may use all node memory",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

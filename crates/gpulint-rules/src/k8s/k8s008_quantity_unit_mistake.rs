@@ -9,6 +9,17 @@ use crate::syntax::yaml::NodeId;
 use crate::text::TextRange;
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "quantity-unit-mistake",
+    severity: Error,
+    fix: Unsafe,
+    summary: "memory or sizeLimit with a milli `m` suffix (`512m` is half a byte) or a Docker spelling (`1g`, `2GB`)",
+    sources: [
+        "Kubernetes, resource units: `m` is milli; memory uses `Ki Mi Gi` or `k M G`",
+        "apimachinery `resource.Quantity` grammar",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 /// Resources measured in bytes.

@@ -2,6 +2,17 @@
 
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "host-ipc-on-gpu-pod",
+    severity: Warning,
+    fix: None,
+    summary: "`hostIPC: true` on a GPU pod: the host's /dev/shm at a security cost",
+    sources: [
+        "containerd CRI: with host IPC the sandbox's /dev/shm is the host's",
+        "Kubernetes Pod Security Standards, baseline: host namespaces must be disallowed",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

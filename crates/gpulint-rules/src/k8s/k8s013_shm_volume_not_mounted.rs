@@ -7,6 +7,16 @@ use crate::helpers::SHM_FAILURES;
 use crate::kube_context::{container_path, shm_mount};
 use crate::{Check, KubeContext, Reporter};
 
+crate::declare_rule! {
+    name: "shm-volume-not-mounted",
+    severity: Warning,
+    fix: Safe,
+    summary: "GPU container that does not mount the pod's /dev/shm emptyDir",
+    sources: [
+        "Kubernetes docs, volumes: a volume is available to the containers that mount it",
+    ],
+}
+
 pub const CHECK: Check = Check::kubernetes(check);
 
 fn check(cx: &KubeContext, out: &mut Reporter) {

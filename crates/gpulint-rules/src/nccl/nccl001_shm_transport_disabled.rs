@@ -2,6 +2,16 @@
 
 use crate::{Check, EnvSetting, Reporter};
 
+crate::declare_rule! {
+    name: "nccl-shm-transport-disabled",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "NCCL_SHM_DISABLE=1 shipped in a config",
+    sources: [
+        "NCCL user guide, environment variables (Debugging)",
+    ],
+}
+
 pub const CHECK: Check = Check::env(check);
 
 const NAME: &str = "NCCL_SHM_DISABLE";

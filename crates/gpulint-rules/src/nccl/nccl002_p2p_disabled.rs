@@ -3,6 +3,16 @@
 
 use crate::{Check, EnvSetting, Reporter};
 
+crate::declare_rule! {
+    name: "nccl-p2p-disabled",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "NCCL peer-to-peer disabled (NCCL_P2P_DISABLE=1, NCCL_P2P_LEVEL=LOC)",
+    sources: [
+        "NCCL user guide, environment variables (Debugging)",
+    ],
+}
+
 pub const CHECK: Check = Check::env(check);
 
 fn disables_p2p(var: &EnvSetting) -> bool {

@@ -7,6 +7,17 @@
 use crate::diagnostic::Severity;
 use crate::{Check, EnvSetting, EnvSource, Reporter};
 
+crate::declare_rule! {
+    name: "nccl-debugging-variable",
+    severity: Info,
+    fix: Unsafe,
+    summary: "other NCCL debugging variables left in a config",
+    sources: [
+        "NCCL user guide, environment variables (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)",
+        "NCCL user guide, troubleshooting: logging (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/logging.html)",
+    ],
+}
+
 pub const CHECK: Check = Check::env(check);
 
 /// Tuning overrides from the "Debugging" section of NCCL's environment

@@ -15,6 +15,19 @@ use crate::project::{FileRole, Place, RefusalKind};
 use crate::text::TextRange;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "project-refused",
+    severity: Error,
+    fix: None,
+    summary: "Compose refuses the project: an `extends` or `include` it cannot resolve, a `.env` it cannot parse, an undefined volume, network, secret, config or service, two mounts at one target, a device request it cannot read",
+    sources: [
+        "compose-spec/compose-go v2.9.1 `loader/extends.go` (cycle and missing-service errors)",
+        "compose-spec/compose-go v2.9.1 `loader/include.go` (include cycles, `conflicts with imported resource`)",
+        "compose-spec/compose-go v2.9.1 `loader/validate.go` `checkConsistency` (undefined references, duplicate mount targets)",
+        "compose-spec/compose-go v2.9.1 `dotenv/parser.go`, `template/template.go` (`.env` and interpolation errors)",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -5,6 +5,18 @@ use crate::helpers::shm_note;
 use crate::model::container::ShmSetting;
 use crate::{Check, ContainerSite, Reporter};
 
+crate::declare_rule! {
+    name: "default-shm-on-gpu-service",
+    severity: Warning,
+    fix: Safe,
+    summary: "GPU service left on Docker's default 64 MiB /dev/shm",
+    sources: [
+        "NCCL troubleshooting: Docker needs `--shm-size=1g --ulimit memlock=-1`",
+        "PyTorch README, Docker section: the default shared memory segment is not enough",
+        "moby `daemon/container_operations_unix.go`: 64 MiB default, 0 means default",
+    ],
+}
+
 /// A pod on the container runtime's default is K8S004's finding: its fix
 /// adds one volume for the pod and a mount in each container that needs it.
 pub const CHECK: Check = Check::containers(check).except_pods();

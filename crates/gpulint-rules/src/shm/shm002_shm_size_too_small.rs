@@ -9,6 +9,25 @@ use crate::model::shm_need::{shm_floor, shm_need};
 use crate::model::size::{HumanBytes, MIB};
 use crate::{Check, ContainerSite, Reporter};
 
+crate::declare_rule! {
+    name: "small-shm-size",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "/dev/shm sized below what GPU jobs need",
+    sources: [
+        "DeepSpeed `env_report.py` `get_shm_size()` (512 MiB warning)",
+        "NCCL troubleshooting (`--shm-size=1g`)",
+        "pytorch/torchtitan#853",
+        "NVIDIA/nccl#342 (9,637,888-byte segments)",
+        "huggingface/text-generation-inference README, \"A note on Shared Memory (shm)\"",
+        "vLLM docs, Deploying with Docker and deployment/k8s.md",
+        "vLLM `vllm/distributed/device_communicators/shm_broadcast.py` and `VLLM_MQ_MAX_CHUNK_BYTES_MB`",
+        "SGLang docs, docker instructions (`--shm-size 32g` with `--ipc=host`)",
+        "triton-inference-server/python_backend README, Managing Shared Memory",
+        "the reference workload `tests/runtime/workload.py`, measured on Docker Engine 20.10",
+    ],
+}
+
 pub const CHECK: Check = Check::containers(check);
 
 /// A size the container's settings write (`shm_size`, `--shm-size`, a

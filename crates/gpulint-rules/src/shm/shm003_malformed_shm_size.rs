@@ -13,6 +13,18 @@ use crate::model::size::{
 use crate::project::{Place, RefusalKind};
 use crate::{Check, ComposeContext, Reporter, RuleSettings, ScriptContext};
 
+crate::declare_rule! {
+    name: "malformed-shm-size",
+    severity: Error,
+    fix: Safe,
+    summary: "shm_size Compose rejects (or older Compose builds do), or a bare number that counts bytes",
+    sources: [
+        "compose-go `types/bytes.go` (`UnitBytes`)",
+        "docker/go-units `RAMInBytes`",
+        "moby `SHM size can not be less than 0`",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check).and_commands(commands);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

@@ -5,6 +5,16 @@ use crate::model::container::{ShmKind, ShmSetting};
 use crate::syntax::tree::Src;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "ignored-shm-size",
+    severity: Warning,
+    fix: Unsafe,
+    summary: "shm_size the engine ignores because of ipc or a /dev/shm mount",
+    sources: [
+        "moby `setupIPCDirs` and `HasMountFor(\"/dev/shm\")`",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

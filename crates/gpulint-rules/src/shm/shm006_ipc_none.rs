@@ -4,6 +4,16 @@
 use crate::model::container::{ShmKind, ShmSetting};
 use crate::{Check, ContainerSite, Reporter};
 
+crate::declare_rule! {
+    name: "ipc-none-on-gpu-service",
+    severity: Error,
+    fix: None,
+    summary: "ipc: none on a GPU service, which leaves it without /dev/shm",
+    sources: [
+        "moby `daemon/oci_linux.go`: no /dev/shm mount for IPC mode none",
+    ],
+}
+
 /// A pod has no IPC mode `none` (only `hostIPC`).
 pub const CHECK: Check = Check::containers(check).except_pods();
 

@@ -10,6 +10,16 @@ use crate::model::compose::{IpcMode, Service};
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "ipc-donor-not-shareable",
+    severity: Error,
+    fix: Safe,
+    summary: "ipc: service:X where X does not share its IPC namespace",
+    sources: [
+        "moby `daemon/container_operations_unix.go` (non-shareable IPC error)",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 /// How many `ipc: service:` links are followed (the engine refuses a cycle).

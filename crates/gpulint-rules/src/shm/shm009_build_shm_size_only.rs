@@ -7,6 +7,16 @@ use crate::model::size::SizeValue;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "build-shm-size-only",
+    severity: Warning,
+    fix: Safe,
+    summary: "build.shm_size on a GPU service with no run-time shm_size",
+    sources: [
+        "compose-spec `build.md` (`shm_size`: size of /dev/shm for the build container)",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 fn check(cx: &ComposeContext, out: &mut Reporter) {

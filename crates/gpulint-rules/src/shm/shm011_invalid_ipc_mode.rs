@@ -3,6 +3,16 @@
 use crate::model::compose::IpcMode;
 use crate::{Check, ComposeContext, Reporter};
 
+crate::declare_rule! {
+    name: "invalid-ipc-mode",
+    severity: Error,
+    fix: None,
+    summary: "ipc value the engine refuses, such as a typo or `HOST`",
+    sources: [
+        "moby `api/types/container/hostconfig.go` (`IpcMode.Valid`)",
+    ],
+}
+
 pub const CHECK: Check = Check::compose(check);
 
 /// The modes Docker accepts besides `service:NAME` and `container:NAME`.

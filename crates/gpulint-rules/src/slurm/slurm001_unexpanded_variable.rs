@@ -3,6 +3,17 @@
 
 use crate::{Check, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "sbatch-directive-with-variable",
+    severity: Error,
+    fix: None,
+    summary: "#SBATCH line with a shell variable, which sbatch never expands",
+    sources: [
+        "sbatch(1): options are read from #SBATCH lines by sbatch before any command of the script runs",
+        "corpus: axolotl examples/slurm/axolotl.slurm (`#SBATCH --nodes=$NUM_NODES`)",
+    ],
+}
+
 pub const CHECK: Check = Check::slurm(check);
 
 /// `line` without template placeholders: `{$name}` (the brace form a

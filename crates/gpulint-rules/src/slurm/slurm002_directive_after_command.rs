@@ -2,6 +2,16 @@
 
 use crate::{Check, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "sbatch-directive-after-command",
+    severity: Error,
+    fix: None,
+    summary: "#SBATCH line after the first command, which sbatch ignores",
+    sources: [
+        "sbatch(1): \"The batch script may contain options preceded with #SBATCH before any executable commands in the script.\"",
+    ],
+}
+
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {

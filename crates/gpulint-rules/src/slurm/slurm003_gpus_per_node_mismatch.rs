@@ -4,6 +4,18 @@
 use crate::diagnostic::Severity;
 use crate::{Check, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "ranks-per-node-gpu-mismatch",
+    severity: Error,
+    fix: None,
+    summary: "torchrun ranks per node differ from the job's GPUs per node",
+    sources: [
+        "PyTorch torchrun docs: `--nproc-per-node` is the number of workers per node, usually the number of GPUs",
+        "NCCL: `Duplicate GPU detected` when two ranks share a device",
+        "seed 004 (SLURM and NCCL communicator setup)",
+    ],
+}
+
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {

@@ -3,6 +3,17 @@
 use crate::model::slurm::{TorchLaunch, runs_on_several_nodes};
 use crate::{Check, Reporter, ScriptContext};
 
+crate::declare_rule! {
+    name: "multi-node-torchrun-without-rendezvous",
+    severity: Error,
+    fix: None,
+    summary: "torchrun on several nodes with no rendezvous address",
+    sources: [
+        "PyTorch torchrun docs: `--master-addr` defaults to 127.0.0.1; multi-node jobs set `--rdzv-endpoint`",
+        "seed 004: NCCL communicator setup fails when nodes cannot find the master",
+    ],
+}
+
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {

@@ -31,6 +31,17 @@ const NO_GPU_PROGRAMS: &[&str] = &[
     "ln",
 ];
 
+crate::declare_rule! {
+    name: "apptainer-without-nv",
+    severity: Error,
+    fix: None,
+    summary: "Apptainer/Singularity container in a GPU job without --nv",
+    sources: [
+        "Apptainer docs, GPU support: `--nv` sets up the container to use NVIDIA GPUs (driver libraries and /dev/nvidia*)",
+        "apptainer/apptainer `cmd/internal/cli/action_flags.go` and `cmd/internal/cli/apptainer.go` (the option tables)",
+    ],
+}
+
 pub const CHECK: Check = Check::slurm(check);
 
 fn check(cx: &ScriptContext, out: &mut Reporter) {

@@ -5,4 +5,14 @@
 
 use crate::Check;
 
+crate::declare_rule! {
+    name: "unused-suppression",
+    severity: Warning,
+    fix: None,
+    summary: "suppression comment that suppresses nothing",
+    sources: [
+        "ruff RUF100 (unused-noqa)",
+    ],
+}
+
 pub const CHECK: Check = Check::ENGINE;

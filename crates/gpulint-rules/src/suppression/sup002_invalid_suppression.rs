@@ -4,4 +4,12 @@
 
 use crate::Check;
 
+crate::declare_rule! {
+    name: "invalid-suppression",
+    severity: Warning,
+    fix: None,
+    summary: "suppression comment gpulint cannot honour",
+    sources: [],
+}
+
 pub const CHECK: Check = Check::ENGINE;

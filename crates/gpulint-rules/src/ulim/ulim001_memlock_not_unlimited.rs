@@ -4,6 +4,17 @@ use crate::diagnostic::Severity;
 use crate::model::container::Gpus;
 use crate::{Check, ContainerSite, Reporter};
 
+crate::declare_rule! {
+    name: "memlock-not-unlimited",
+    severity: Info,
+    fix: Safe,
+    summary: "multi-GPU training or RDMA service without memlock: -1",
+    sources: [
+        "NCCL troubleshooting, Docker section",
+        "NGC container banner (`--ulimit memlock=-1`)",
+    ],
+}
+
 /// A pod spec sets no ulimits (the container runtime's service limits
 /// decide), so a pod has nothing to fix.
 pub const CHECK: Check = Check::containers(check).except_pods();

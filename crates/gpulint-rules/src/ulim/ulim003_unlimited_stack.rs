@@ -3,6 +3,17 @@
 
 use crate::{Check, ContainerSite, Reporter};
 
+crate::declare_rule! {
+    name: "unlimited-stack",
+    severity: Warning,
+    fix: Safe,
+    summary: "stack ulimit set to unlimited",
+    sources: [
+        "NCCL troubleshooting (stack size)",
+        "NGC container banner",
+    ],
+}
+
 /// A pod spec sets no ulimits.
 pub const CHECK: Check = Check::containers(check).except_pods();
 
