@@ -100,10 +100,17 @@ fn working_tree_repository(dir: &Path) -> PathBuf {
     for name in listed.stdout.split(|&b| b == 0).filter(|n| !n.is_empty()) {
         let name = std::str::from_utf8(name).unwrap();
         let from = common::root().join(name);
+        let to = dir.join(name);
+        // A symbolic link is committed as one (crates/gpulint-rules/rules
+        // names the rule docs), as git stores it.
+        if let Ok(target) = std::fs::read_link(&from) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::os::unix::fs::symlink(target, &to).unwrap();
+            continue;
+        }
         if !from.is_file() {
             continue; // deleted but not yet staged
         }
-        let to = dir.join(name);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(&from, &to).unwrap();
     }
