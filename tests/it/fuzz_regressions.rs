@@ -637,3 +637,12 @@ fn fix_nccl003_option_with_an_open_backtick() {
 fn reports_hidden_value_inside_its_placeholder() {
     reports(&input("reports/hidden_value_inside_its_placeholder"));
 }
+
+/// `docker run ... --gpus"` whose quote runs on over the next lines (a
+/// `${` in it unclosed): SHM001's `--shm-size` after `run` changed how the
+/// command read (verification refused it). A run that leaves a quote open
+/// gets no inserted option; found by the fix target.
+#[test]
+fn fix_shm001_run_with_a_quote_run_on_past_its_line() {
+    fix(&input("fix/shm001_run_with_a_quote_run_on_past_its_line"));
+}

@@ -121,6 +121,12 @@ impl<'a> ScriptContext<'a> {
     /// `None` where no plain edit can add it.
     pub fn insert_option(&self, site: &RunSite, option: &str) -> Option<Edit> {
         let Some(dev) = &self.script.devcontainer else {
+            // A quote the command leaves open (or closes past a line it
+            // then runs on into) makes where its words end a guess: no
+            // edit is offered on a guess.
+            if !shell::quotes_close(self.text.get(site.run.range.as_range())?) {
+                return None;
+            }
             return match &site.options_at {
                 OptionsAt::AfterRun => Some(Edit::insert(
                     site.run.subcommand.range.end,

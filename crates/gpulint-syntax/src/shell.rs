@@ -214,8 +214,8 @@ pub struct Lexed {
     pub tokens: Vec<Token>,
 }
 
-/// Whether every quote, `` `…` `` and `$(…)` that `text` (a word or an
-/// option as written) opens is closed in it. One left open runs to the end
+/// Whether every quote, `` `…` ``, `$(…)` and `${…}` that `text` (a word,
+/// an option or a command as written) opens is closed in it. One left open runs to the end
 /// of the host text (or to the next such quote), so deleting the word
 /// would delete, or re-join, what follows it.
 pub fn quotes_close(text: &str) -> bool {
@@ -225,6 +225,7 @@ pub fn quotes_close(text: &str) -> bool {
         Double,
         Backtick,
         Paren,
+        Brace,
     }
     let mut open: Vec<Open> = Vec::new();
     let mut chars = text.chars().peekable();
@@ -251,6 +252,13 @@ pub fn quotes_close(text: &str) -> bool {
             '$' if chars.peek() == Some(&'(') => {
                 chars.next();
                 open.push(Open::Paren);
+            }
+            '$' if chars.peek() == Some(&'{') => {
+                chars.next();
+                open.push(Open::Brace);
+            }
+            '}' if open.last() == Some(&Open::Brace) => {
+                open.pop();
             }
             ')' if open.last() == Some(&Open::Paren) => {
                 open.pop();
@@ -681,6 +689,7 @@ mod tests {
             "-e A=`x`",
             "-e A=\\`",
             "-e \"A='\"",
+            "-e A=${B:-x}",
         ] {
             assert!(quotes_close(closed), "{closed:?}");
         }

@@ -91,6 +91,12 @@ const MAX_MERGE_DEPTH: usize = 256;
 
 impl Yaml {
     pub fn parse(text: &str) -> Result<Yaml, YamlError> {
+        Self::parse_counting(text, &mut 0)
+    }
+
+    /// [`Yaml::parse`], counting the parses of the (repaired) text in
+    /// `parses`: each one reads the whole text, so their number is bounded.
+    fn parse_counting(text: &str, parses: &mut usize) -> Result<Yaml, YamlError> {
         // Go's yaml.v3, which Docker Compose uses, accepts flow collections whose
         // continuation lines (often the closing `]`) sit at the parent's
         // indentation; saphyr rejects them. For exactly that error we re-parse
@@ -106,7 +112,10 @@ impl Yaml {
         let mut inserted: Vec<usize> = Vec::new();
         // The tabs given a space, when they were (offsets in `patched`).
         let mut tabs: Option<Vec<usize>> = None;
+        // The lines given a space (their offsets in `text`).
+        let mut repaired_lines: Vec<usize> = Vec::new();
         loop {
+            *parses += 1;
             match Builder::new(&patched).run() {
                 Ok(mut yaml) => {
                     if let Some(replaced) = &mut tabs {
@@ -162,6 +171,19 @@ impl Yaml {
                         return Err(e);
                     }
                     let line_start = patched[..e.offset].rfind('\n').map_or(0, |i| i + 1);
+                    // A line given a space before that is deeper than the
+                    // line above it now, and still refused, is refused for
+                    // another reason (a quoted scalar left open runs on):
+                    // more spaces would only re-parse the text again.
+                    let original_line = to_original(&inserted, line_start);
+                    if repaired_lines.contains(&original_line)
+                        && indentation(&patched[line_start..])
+                            > previous_indentation(&patched[..line_start])
+                    {
+                        e.offset = to_original(&inserted, e.offset);
+                        return Err(e);
+                    }
+                    repaired_lines.push(original_line);
                     for pos in inserted.iter_mut().chain(tabs.iter_mut().flatten()) {
                         if *pos >= line_start {
                             *pos += 1;
@@ -580,6 +602,20 @@ fn to_original(inserted: &[usize], offset: usize) -> usize {
 
 /// Whether the line at `offset` continues a flow collection: it starts with a
 /// closing bracket, or the line before ends inside `[`/`{` or after a comma.
+/// The spaces a line starts with.
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The indentation of the last line of `before` that holds something.
+fn previous_indentation(before: &str) -> usize {
+    before
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map_or(0, indentation)
+}
+
 fn is_flow_continuation(text: &str, offset: usize) -> bool {
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let line = text[line_start..].lines().next().unwrap_or("").trim_start();
@@ -979,6 +1015,25 @@ mod tests {
 
     fn root(yaml: &Yaml) -> NodeId {
         yaml.documents[0].root.unwrap()
+    }
+
+    #[test]
+    fn a_quoted_scalar_left_open_in_a_flow_sequence_is_parsed_a_few_times() {
+        // The line that closes the flow sequence sits inside the open
+        // quote: it was given a space per parse, up to the repair limit,
+        // each parse reading the whole text again.
+        let text = "a:\n  args: [\n    \"serve --x\n  ]\n  ports: 1\n";
+        let mut parses = 0;
+        let error = Yaml::parse_counting(text, &mut parses).unwrap_err();
+        assert!(error.message.contains("quoted scalar"), "{error:?}");
+        assert!(parses <= 4, "{parses} parses");
+        // A flow sequence closed at the parent's indentation, the repair's
+        // purpose, still parses, however shallow its closing line.
+        for closing in ["]", " ]", "  ]"] {
+            let text = format!("a:\n    b: [\n      1,\n{closing}\n");
+            let mut parses = 0;
+            assert!(Yaml::parse_counting(&text, &mut parses).is_ok(), "{text:?}");
+        }
     }
 
     #[test]
