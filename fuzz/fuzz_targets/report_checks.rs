@@ -197,7 +197,10 @@ fn reports(case: &Case, config: &Config, with_env: bool) -> Reports {
                 .flat_map(|f| gpulint::project::env::raw_values(&f.source.text))
                 .map(|(_, value)| value);
             for value in known.chain(raw) {
-                if !value.trim().is_empty()
+                // A value of a few characters (`"6`) is found in any
+                // report's own text (`tests="6"` in JUnit's): what shows
+                // it cannot be told from what only looks like it.
+                if value.trim().chars().count() >= MIN_CHECKED_VALUE
                     && !gpulint::redact::is_short_plain_word(&value)
                     && !in_compose_files(&value)
                     && !hidden.contains(&value)
@@ -312,6 +315,9 @@ pub fn run(data: &[u8], config: &Config) {
         }
     }
 }
+
+/// The shortest hidden value whose appearance in a report is checked.
+const MIN_CHECKED_VALUE: usize = 4;
 
 /// `text` without the placeholders redaction names hidden values by
 /// (`${NAME}`), each replaced by `${}`.

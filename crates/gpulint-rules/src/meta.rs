@@ -1,4 +1,4 @@
-//! Rule metadata, declared in Rust beside each rule ([`declare_rule!`]):
+//! Rule metadata, declared in Rust beside each rule ([`declare_rule!`](crate::declare_rule!)):
 //! the compiler refuses a misspelt or missing field. `RuleMeta` joins it
 //! with what the registry and the check decide (the code, the targets) and
 //! the rule's doc, `rules/<CODE>.md`.
@@ -51,7 +51,7 @@ impl FixKind {
     }
 }
 
-/// What a rule declares about itself, with [`declare_rule!`] in its file.
+/// What a rule declares about itself, with [`declare_rule!`](crate::declare_rule!) in its file.
 #[derive(Debug, Clone, Copy)]
 pub struct RuleDecl {
     /// Kebab-case name of the flagged pattern.
