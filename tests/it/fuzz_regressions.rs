@@ -654,3 +654,15 @@ fn fix_shm001_run_with_a_quote_run_on_past_its_line() {
 fn reports_a_short_value_in_the_reports_own_text() {
     reports(&input("reports/a_short_value_in_the_reports_own_text"));
 }
+
+/// A batch script whose `$(` never closes and holds a here-document (its
+/// body, read as a nested batch script, holds a `docker run`): ULIM001's
+/// inserted `--ulimit` changes how another command reads, and
+/// verification refuses the fix. Found by the fix target; not fixed yet.
+#[test]
+#[ignore = "known bug: a run read through a here-document inside an unclosed $( gets an insertion fix that verification refuses"]
+fn fix_ulim001_run_in_a_heredoc_inside_an_open_substitution() {
+    fix(&input(
+        "fix/ulim001_run_in_a_heredoc_inside_an_open_substitution",
+    ));
+}
