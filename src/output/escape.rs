@@ -31,14 +31,15 @@ pub fn human(text: &str) -> Cow<'_, str> {
 /// A path for people: [`human`], each byte that is not UTF-8 written as
 /// `\xe9` (a Latin-1 `compose-\xe9.yaml` is named as its bytes, where a
 /// lossy U+FFFD would make two such names one), and a path that starts
-/// with `::` or with white space (which the runner trims before looking
-/// for `::`) is written with a leading `./`, so that a line starting with
-/// the path (the concise format, `inspect`'s table) cannot be a workflow
+/// with `:` (a file named `:` is `::3:5` with its line and column after
+/// it) or with white space (which the runner trims before looking for
+/// `::`) is written with a leading `./`, so that a line starting with the
+/// path (the concise format, `inspect`'s table) cannot be a workflow
 /// command.
 pub fn human_path(path: &Path) -> String {
     let shown = utf8_or_hex_escaped(path.as_os_str().as_encoded_bytes());
     let shown = human(&shown);
-    let needs_prefix = shown.starts_with("::") || shown.starts_with(char::is_whitespace);
+    let needs_prefix = shown.starts_with(':') || shown.starts_with(char::is_whitespace);
     if needs_prefix {
         format!("./{shown}")
     } else {

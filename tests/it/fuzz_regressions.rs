@@ -666,3 +666,11 @@ fn fix_ulim001_run_in_a_heredoc_inside_an_open_substitution() {
         "fix/ulim001_run_in_a_heredoc_inside_an_open_substitution",
     ));
 }
+
+/// A compose file named `:`: the text report's `::3:5: error: …` line
+/// started with `::`, the shape of a workflow command; a path starting
+/// with `:` is now written `./:`. Found by the reports target.
+#[test]
+fn reports_a_file_named_colon() {
+    reports(&input("reports/a_file_named_colon"));
+}
