@@ -81,6 +81,7 @@ const CRATE_LAYERS: &[&str] = &[
     "gpulint-base",
     "gpulint-vfs",
     "gpulint-syntax",
+    "gpulint-schema",
     "gpulint-model",
     "gpulint-project",
     "gpulint-rules",

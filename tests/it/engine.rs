@@ -13,6 +13,7 @@ use crate::common;
 mod generate;
 mod oracle;
 mod projects;
+mod schema;
 
 use common::{copy_dir, fixtures, root};
 use oracle::{Case, Engine, Tally};

@@ -21,6 +21,7 @@
 // The layers below, by the names this crate's paths use (`crate::text`).
 use gpulint_base::text;
 use gpulint_model as model;
+use gpulint_schema as schema;
 use gpulint_syntax as syntax;
 use gpulint_vfs as vfs;
 
@@ -159,6 +160,9 @@ pub struct Project {
     /// Where each service is in `services`, by name: set once they are
     /// final (see [`Project::service`]).
     pub(crate) service_index: HashMap<String, usize>,
+    /// The services in which the compose-spec schema finds a value it
+    /// refuses (Compose prints only the first: see `refusals`).
+    pub refused_by_schema: Vec<String>,
 }
 
 impl Project {

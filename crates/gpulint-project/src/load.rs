@@ -17,6 +17,7 @@ use super::{
 };
 use crate::model::compose::{ComposeEnv, Definition, Reading, Role, Service};
 use crate::model::dockerfile::BuiltImage;
+use crate::schema::DecidedBy;
 use crate::syntax::tree::{Budget, Builder, Entry, KeyIndex, Kind, Node, Src};
 use crate::text::{SourceFile, TextRange};
 use foldhash::{HashMap, HashMapExt};
@@ -54,6 +55,9 @@ struct Loading<'w> {
     /// Refusals of a file no entry names (the project's `.env`, which
     /// Compose cannot read): placed at the project's first compose file.
     unplaced: Vec<String>,
+    /// What the schema refuses, every error of its tree (see
+    /// `validate`, which tells which a rule reports instead).
+    schema_leaves: Vec<crate::schema::Leaf>,
 }
 
 pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
@@ -64,6 +68,7 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         refusals: Vec::new(),
         included: HashMap::new(),
         unplaced: Vec::new(),
+        schema_leaves: Vec::new(),
     };
     // The directory of the first file (Compose's working directory); an
     // empty `COMPOSE_FILE` entry is the run directory itself.
@@ -152,9 +157,10 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         refusals: loading.refusals,
         profiles,
         service_index: HashMap::new(),
+        refused_by_schema: Vec::new(),
     };
     let model_root = model.root.clone();
-    super::validate::validate(&mut project, model_root.as_deref());
+    super::validate::validate(&mut project, model_root.as_deref(), &loading.schema_leaves);
     project.index_services();
     project
 }
@@ -373,6 +379,40 @@ impl Loading<'_> {
         trees
     }
 
+    /// What the compose-spec schema refuses in the model merged so far, in
+    /// Compose's words, at the value (or unknown key) that causes it.
+    fn validate_schema(&mut self, merged: &Node) {
+        let Err(error) = crate::schema::compose::validate(merged) else {
+            return;
+        };
+        let kind = match error.decided_by {
+            // Refused at the interpolation already, where it is written.
+            DecidedBy::FailedInterpolation => return,
+            DecidedBy::Shell => RefusalKind::UnlessShellSets,
+            DecidedBy::Text => RefusalKind::Config,
+        };
+        let message = match kind {
+            RefusalKind::UnlessShellSets => format!(
+                "{} (unless the shell that runs Compose sets the variables it names)",
+                error.message
+            ),
+            _ => error.message,
+        };
+        let service = error.services.first().cloned();
+        if kind == RefusalKind::Config {
+            self.schema_leaves.extend(error.leaves);
+        }
+        let refusal = Refusal {
+            message,
+            at: Place::Node(error.at),
+            kind,
+            service,
+        };
+        if !self.refusals.contains(&refusal) {
+            self.refusals.push(refusal);
+        }
+    }
+
     /// Values compose-go's interpolation refuses (a malformed `${`, a
     /// `${VAR?}` the project does not set), each once where it is written.
     fn refuse_uninterpolated(&mut self, tree: &Arc<Node>) {
@@ -462,7 +502,13 @@ impl Loading<'_> {
                 Some(root) => merge_mappings(root, &cfg, &mut Vec::new()),
             };
             match merged {
-                Ok(merged) => model.root = Some(canonical(&enforce_unicity(&merged))),
+                Ok(merged) => {
+                    let merged = enforce_unicity(&merged);
+                    // compose-go validates here, each time a file is
+                    // merged in, before the canonical form.
+                    self.validate_schema(&merged);
+                    model.root = Some(canonical(&merged));
+                }
                 Err(error) => self.refuse(
                     format!(
                         "Compose cannot merge {}: {}",
@@ -495,6 +541,8 @@ impl Loading<'_> {
         let mut model = Model::default();
         let items: Vec<Arc<Node>> = match &entry.value.kind {
             Kind::Sequence(items) => items.clone(),
+            // `include:` with nothing under it includes nothing.
+            _ if entry.value.is_null() => return model,
             _ => {
                 self.refuse(
                     "`include` must be a list",
@@ -519,12 +567,10 @@ impl Loading<'_> {
             let (paths, project_directory, env_files) = match &item.kind {
                 Kind::Scalar { .. } => (vec![item.clone()], None, Vec::new()),
                 Kind::Mapping(_) => {
+                    // compose-go includes each of an entry's paths, and
+                    // an entry without one includes nothing (the schema is
+                    // applied after `include:` is taken out of the model).
                     let Some(path) = item.get("path") else {
-                        self.refuse(
-                            "an `include` entry needs a `path`",
-                            Place::Node(item.src),
-                            RefusalKind::Config,
-                        );
                         continue;
                     };
                     let list = |node: &Arc<Node>| -> Vec<Arc<Node>> {
@@ -1115,18 +1161,9 @@ impl Loading<'_> {
         };
         let mut out = Vec::new();
         for entry in services.entries() {
+            // A service with nothing under it, or not a mapping: the
+            // schema refuses it (`services.x must be a mapping`).
             if !entry.value.is_mapping() {
-                // A service with nothing under it too (the schema's
-                // `services.x must be a mapping`).
-                self.refuse(
-                    format!("services.{} must be a mapping", entry.key),
-                    Place::Node(if entry.value.is_null() {
-                        entry.key_src
-                    } else {
-                        entry.value.src
-                    }),
-                    RefusalKind::Config,
-                );
                 continue;
             }
             let definitions = model

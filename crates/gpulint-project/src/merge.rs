@@ -5,10 +5,10 @@
 //! place) and `loader/reset.go` (`!reset` and `!override`).
 //!
 //! Every rule is a small function over [`Node`]s; a merged node keeps the
-//! [`Src`](crate::syntax::tree::Src) of the value that decided it, so a
+//! [`Src`] of the value that decided it, so a
 //! finding about a merged value points at the file that wrote it.
 
-use crate::syntax::tree::{Entry, Interpolated, KeyIndex, Kind, Node};
+use crate::syntax::tree::{Entry, Interpolated, KeyIndex, Kind, Node, Src};
 use crate::syntax::yaml::Style;
 use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
@@ -38,6 +38,9 @@ enum Rule {
     ToSequence,
     /// Mappings merged, a sequence or string read as a mapping of names.
     ToMapping,
+    /// `depends_on`: a list of names as a mapping of each to
+    /// `{condition: service_started, required: true}`.
+    ToDependencies,
     /// `build:` as a mapping (a string is its context).
     Build,
     /// `extra_hosts`: appended, leaving out what is already there.
@@ -61,7 +64,7 @@ const RULES: &[(&[&str], Rule)] = &[
     (&["services", "*", "build", "extra_hosts"], Rule::ExtraHosts),
     (&["services", "*", "build", "labels"], Rule::ToSequence),
     (&["services", "*", "command"], Rule::Override),
-    (&["services", "*", "depends_on"], Rule::ToMapping),
+    (&["services", "*", "depends_on"], Rule::ToDependencies),
     (&["services", "*", "deploy", "labels"], Rule::ToSequence),
     (&["services", "*", "dns"], Rule::ToSequence),
     (&["services", "*", "dns_opt"], Rule::ToSequence),
@@ -118,6 +121,9 @@ pub fn merge(
                 Arc::new(later.with_kind(Kind::Sequence(items)))
             }
             Rule::ToMapping => merge_mappings(&to_mapping(earlier), &to_mapping(later), path)?,
+            Rule::ToDependencies => {
+                merge_mappings(&to_dependencies(earlier), &to_dependencies(later), path)?
+            }
             Rule::Build => merge_mappings(&build_mapping(earlier), &build_mapping(later), path)?,
             Rule::Logging => {
                 let driver = |n: &Node| n.get("driver").and_then(|d| d.str().map(str::to_string));
@@ -281,6 +287,48 @@ fn to_mapping(node: &Arc<Node>) -> Arc<Node> {
     }
 }
 
+/// compose-go's `convertIntoMapping` for `depends_on`: each name of a
+/// sequence maps to `{condition: service_started, required: true}`, the
+/// long form, which the schema checks the merged model against.
+fn to_dependencies(node: &Arc<Node>) -> Arc<Node> {
+    let Kind::Sequence(items) = &node.kind else {
+        return node.clone();
+    };
+    let scalar = |text: &str, src: Src| {
+        Arc::new(Node {
+            kind: Kind::Scalar {
+                raw: text.to_string(),
+                style: Style::Plain,
+                value: Interpolated::Text(text.to_string()),
+            },
+            tag: None,
+            src,
+            entry_key: None,
+            keys: KeyIndex::default(),
+        })
+    };
+    let entries = items
+        .iter()
+        .filter_map(|item| {
+            let field = |key: &str, text: &str| Entry {
+                key: key.to_string(),
+                key_src: item.src,
+                value: scalar(text, item.src),
+            };
+            let long_form = vec![
+                field("condition", "service_started"),
+                field("required", "true"),
+            ];
+            Some(Entry {
+                key: item.str()?.to_string(),
+                key_src: item.src,
+                value: Arc::new(item.with_kind(Kind::Mapping(long_form))),
+            })
+        })
+        .collect();
+    Arc::new(node.with_kind(Kind::Mapping(entries)))
+}
+
 /// `build: ./dir` as `{context: ./dir}`.
 fn build_mapping(node: &Arc<Node>) -> Arc<Node> {
     match &node.kind {
@@ -313,6 +361,11 @@ enum Unique {
     Mount(&'static str),
     /// An `env_file` entry's path.
     EnvFile,
+    /// A port: the short form as written, the long form as
+    /// `host_ip:published:target/protocol` (compose-go's `portIndexer`).
+    Port,
+    /// An `expose` entry as written.
+    Expose,
 }
 
 const UNIQUE: &[(&[&str], Unique)] = &[
@@ -346,6 +399,8 @@ const UNIQUE: &[(&[&str], Unique)] = &[
         &["services", "*", "networks", "*", "link_local_ips"],
         Unique::KeyValue,
     ),
+    (&["services", "*", "expose"], Unique::Expose),
+    (&["services", "*", "ports"], Unique::Port),
     (&["services", "*", "profiles"], Unique::KeyValue),
     (&["services", "*", "secrets"], Unique::Mount("/run/secrets")),
     (&["services", "*", "sysctls"], Unique::KeyValue),
@@ -380,6 +435,21 @@ fn unique_key(kind: Unique, item: &Node) -> Option<String> {
                 )),
             },
             _ => Some(format!("{dir}/{}", item.str().unwrap_or(""))),
+        },
+        Unique::Expose => item.str().or_else(|| item.raw()).map(str::to_string),
+        Unique::Port => match &item.kind {
+            Kind::Mapping(_) => {
+                let field = |key: &str| item.get(key).and_then(|v| v.str()).map(str::to_string);
+                // compose-go refuses a long-form port without a target.
+                let target = field("target")?;
+                Some(format!(
+                    "{}:{}:{target}/{}",
+                    field("host_ip").unwrap_or_else(|| "0.0.0.0".into()),
+                    field("published").unwrap_or_default(),
+                    field("protocol").unwrap_or_else(|| "tcp".into()),
+                ))
+            }
+            _ => item.str().or_else(|| item.raw()).map(str::to_string),
         },
         Unique::EnvFile => match &item.kind {
             Kind::Mapping(_) => item.get("path")?.str().map(str::to_string),

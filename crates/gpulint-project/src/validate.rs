@@ -1,16 +1,20 @@
-//! What Compose refuses in a merged project, found before any container is
-//! created (compose-go v2.9.1: `schema/compose-spec.json` for the settings
-//! gpulint models, `loader/validate.go` `checkConsistency`, and the
-//! `depends_on` that `loader/normalize.go` adds for `ipc: service:X`),
-//! each at the value that causes it.
+//! What Compose refuses in a merged project that its schema does not
+//! decide (the schema is applied as each file is merged, in `load`, by
+//! [`crate::schema::compose`]), found before any container is created
+//! (compose-go v2.9.1: `loader/validate.go` `checkConsistency`, the
+//! `depends_on` that `loader/normalize.go` adds for `ipc: service:X`, and
+//! the values Compose parses later: sizes, device counts), each at the
+//! value that causes it.
 
 use super::{Place, Project, Refusal, RefusalKind};
 use crate::model::compose::{IpcMode, Service};
 use crate::model::size::SizeValue;
-use crate::syntax::tree::{Kind, Node, Src};
+use crate::schema::{Leaf, LeafKind};
+use crate::syntax::tree::{Kind, Node};
 use foldhash::{HashSet, HashSetExt};
 
-pub fn validate(project: &mut Project, root: Option<&Node>) {
+pub fn validate(project: &mut Project, root: Option<&Node>, schema_leaves: &[Leaf]) {
+    project.refused_by_schema = refused_by_schema(project, schema_leaves);
     let Some(root) = root else {
         return;
     };
@@ -47,9 +51,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
             &mut refuse,
         );
         duplicate_mounts(service, model, &mut refuse);
-        device_requests(service, model, &mut refuse);
-        ulimit_forms(service, model, &mut refuse);
-        deploy_shape(service, model, &mut refuse);
+        device_requests(service, &mut refuse);
         unreadable_sizes(service, &mut refuse);
         shell_dependent_sizes(service, &mut refuse);
     }
@@ -79,6 +81,17 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
     if env_refused {
         found.retain(|r| r.kind != RefusalKind::UnlessShellSets);
     }
+    // What the schema refused where a rule with its own fix reports it
+    // (GPU002's missing `capabilities`, GPU011's `nvidia.com/gpu` under
+    // `deploy.resources`) is that rule's to say.
+    let reported_by_rules: Vec<Place> = found
+        .iter()
+        .filter(|r| matches!(r.kind, RefusalKind::ConfigReportedBy("GPU002" | "GPU011")))
+        .map(|r| r.at)
+        .collect();
+    project
+        .refusals
+        .retain(|r| r.kind != RefusalKind::Config || !reported_by_rules.contains(&r.at));
     for refusal in found {
         if !project.refusals.contains(&refusal) {
             project.refusals.push(refusal);
@@ -95,6 +108,44 @@ pub fn validate(project: &mut Project, root: Option<&Node>) {
             service.refused.get_or_insert_with(|| why.clone());
         }
     }
+}
+
+/// The services with a value the schema refuses that no rule with its own
+/// fix reports: a device request without `capabilities` is GPU002's, a
+/// Kubernetes resource under `deploy.resources` GPU011's.
+fn refused_by_schema(project: &Project, leaves: &[Leaf]) -> Vec<String> {
+    let mut refused: Vec<String> = Vec::new();
+    for leaf in leaves {
+        let [section, name, rest @ ..] = leaf.path.as_slice() else {
+            continue;
+        };
+        if section != "services" || refused.contains(name) {
+            continue;
+        }
+        let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+        let reported_by_a_rule = match (&leaf.kind, rest.as_slice()) {
+            (LeafKind::Missing(missing), ["deploy", "resources", "reservations", "devices", _]) => {
+                missing == &["capabilities"]
+            }
+            (LeafKind::Unknown(unknown), ["deploy", "resources", ..]) => project
+                .services
+                .iter()
+                .find(|s| &s.name == name)
+                .is_some_and(|service| {
+                    unknown.iter().all(|key| {
+                        service
+                            .misplaced_gpu_resources
+                            .iter()
+                            .any(|r| &r.value == key)
+                    })
+                }),
+            _ => false,
+        };
+        if !reported_by_a_rule {
+            refused.push(name.clone());
+        }
+    }
+    refused
 }
 
 /// A short-form volume's source names a volume (not a path) when it does
@@ -207,6 +258,26 @@ fn duplicate_mounts(
     model: &Node,
     refuse: &mut impl FnMut(String, Place, RefusalKind),
 ) {
+    // compose-go's `volumeIndexer` refuses a long-form mount without a
+    // target when it makes the mounts unique, before the schema.
+    for (index, item) in model
+        .get("volumes")
+        .map(|v| v.items())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        if item.is_mapping() && item.get("target").is_none() {
+            refuse(
+                format!(
+                    "service volume services.{}.volumes.[{index}] is missing a mount target",
+                    service.name
+                ),
+                Place::Node(item.src),
+                RefusalKind::Config,
+            );
+        }
+    }
     let mut seen: HashSet<String> = HashSet::new();
     let tmpfs: Vec<&std::sync::Arc<Node>> = match model.get("tmpfs") {
         Some(t) if matches!(t.kind, Kind::Sequence(_)) => t.items().iter().collect(),
@@ -248,54 +319,8 @@ fn duplicate_mounts(
 }
 
 /// Device reservations the schema or compose-go's `DeviceCount` refuse.
-fn device_requests(
-    service: &Service,
-    model: &Node,
-    refuse: &mut impl FnMut(String, Place, RefusalKind),
-) {
+fn device_requests(service: &Service, refuse: &mut impl FnMut(String, Place, RefusalKind)) {
     let name = &service.name;
-    if let Some(gpus) = model.get("gpus")
-        && let Kind::Scalar { .. } = gpus.kind
-        && gpus.str() != Some("all")
-        && !gpus.is_null()
-    {
-        // compose-spec.json: `"gpus": {"oneOf": [{"type": "string", "enum":
-        // ["all"]}, {"type": "array", ...}]}`; Compose prints the schema's
-        // words for the branch that fits best.
-        let not_a_string = match &gpus.kind {
-            Kind::Scalar { raw, style, .. } => {
-                matches!(style, crate::syntax::yaml::Style::Plain)
-                    && (raw.parse::<f64>().is_ok()
-                        || matches!(
-                            raw.as_str(),
-                            "true" | "false" | "True" | "False" | "TRUE" | "FALSE"
-                        ))
-            }
-            _ => false,
-        };
-        let message = if not_a_string {
-            format!("services.{name}.gpus must be a string")
-        } else {
-            format!("services.{name}.gpus value must be 'all'")
-        };
-        refuse(
-            format!("{message} (`gpus` is `all` or a list of device requests)"),
-            Place::Node(gpus.src),
-            RefusalKind::Config,
-        );
-    }
-    // compose-spec.json: `devices` is an array of objects. A mapping there
-    // (one request written without its `- `) is refused before anything
-    // is created, and an `extends` over it cannot merge a list into it.
-    if let Some(at) = service.malformed_devices {
-        refuse(
-            format!(
-                "`deploy.resources.reservations.devices` of service `{name}` must be a list of device requests (`- driver: nvidia ...`), which Compose requires"
-            ),
-            Place::Node(at),
-            RefusalKind::Config,
-        );
-    }
     for request in &service.device_requests {
         if let Some(count) = &request.count {
             let text = count.value.trim();
@@ -333,163 +358,6 @@ fn device_requests(
             ),
             Place::Node(resource.node),
             RefusalKind::ConfigReportedBy("GPU011"),
-        );
-    }
-}
-
-/// The shape compose-spec.json gives `deploy` down to the device requests,
-/// and `ulimits`, where gpulint reads GPUs and limits: a mapping where one
-/// is due (`deploy` may be null), and no key the schema does not list
-/// (`additionalProperties: false`; `x-` keys are free). Compose 2.40
-/// refuses the file otherwise ("services.s.deploy.resources must be a
-/// mapping", "additional properties 'r%esources' not allowed"), and a fix
-/// that merges into such a value cannot be verified. Keys GPU011 reports
-/// (`nvidia.com/gpu` under `reservations`) are left to it.
-fn deploy_shape(
-    service: &Service,
-    model: &Node,
-    refuse: &mut impl FnMut(String, Place, RefusalKind),
-) {
-    const DEPLOY: &[&str] = &[
-        "mode",
-        "endpoint_mode",
-        "replicas",
-        "labels",
-        "rollback_config",
-        "update_config",
-        "resources",
-        "restart_policy",
-        "placement",
-    ];
-    const RESOURCES: &[&str] = &["limits", "reservations"];
-    const LIMITS: &[&str] = &["cpus", "memory", "pids"];
-    const RESERVATIONS: &[&str] = &["cpus", "memory", "generic_resources", "devices"];
-    const REQUEST: &[&str] = &["capabilities", "count", "device_ids", "driver", "options"];
-    let name = &service.name;
-    let reported_by_gpu011 = |key: Src| {
-        service
-            .misplaced_gpu_resources
-            .iter()
-            .any(|r| r.key == Some(key))
-    };
-    // The mapping at `path`, or a refusal where it is not one.
-    // `keys`: the keys it admits, when the schema lists them.
-    let mut mapping =
-        |path: &str, node: &Node, keys: Option<&[&str]>, null_allowed: bool| -> bool {
-            if node.tag.as_deref() == Some("!reset") || (null_allowed && node.is_null()) {
-                return false;
-            }
-            let Kind::Mapping(entries) = &node.kind else {
-                refuse(
-                    format!("`{path}` of service `{name}` must be a mapping (Compose refuses it)"),
-                    Place::Node(node.src),
-                    RefusalKind::Config,
-                );
-                return false;
-            };
-            if let Some(keys) = keys
-                && let Some(stray) = entries.iter().find(|e| {
-                    !keys.contains(&e.key.as_str())
-                        && !e.key.starts_with("x-")
-                        && !reported_by_gpu011(e.key_src)
-                })
-            {
-                refuse(
-                    format!(
-                        "`{}` is not a setting of `{path}` (service `{name}`; Compose refuses it)",
-                        stray.key
-                    ),
-                    Place::Node(stray.key_src),
-                    RefusalKind::Config,
-                );
-            }
-            true
-        };
-    if let Some(ulimits) = model.get("ulimits") {
-        mapping("ulimits", ulimits, None, false);
-    }
-    let Some(deploy) = model.get("deploy") else {
-        return;
-    };
-    if !mapping("deploy", deploy, Some(DEPLOY), true) {
-        return;
-    }
-    let Some(resources) = deploy.get("resources") else {
-        return;
-    };
-    if !mapping("deploy.resources", resources, Some(RESOURCES), false) {
-        return;
-    }
-    if let Some(limits) = resources.get("limits") {
-        mapping("deploy.resources.limits", limits, Some(LIMITS), false);
-    }
-    let Some(reservations) = resources.get("reservations") else {
-        return;
-    };
-    if !mapping(
-        "deploy.resources.reservations",
-        reservations,
-        Some(RESERVATIONS),
-        false,
-    ) {
-        return;
-    }
-    for request in reservations
-        .get("devices")
-        .map(|d| d.items())
-        .into_iter()
-        .flatten()
-    {
-        if request.is_mapping() {
-            mapping(
-                "deploy.resources.reservations.devices[]",
-                request,
-                Some(REQUEST),
-                false,
-            );
-        }
-    }
-}
-
-/// A ulimit written as a mapping sets both `soft` and `hard`, and nothing
-/// else but `x-` keys (the schema's second form of a ulimit); `{soft:
-/// 512}` alone is refused (`services.s.ulimits.nofile must be a integer or
-/// string`, the schema's first form). Each file's ulimit replaces the
-/// earlier one whole, so an override's `{soft: 512}` is refused too.
-fn ulimit_forms(
-    service: &Service,
-    model: &Node,
-    refuse: &mut impl FnMut(String, Place, RefusalKind),
-) {
-    let Some(ulimits) = model.get("ulimits") else {
-        return;
-    };
-    for entry in ulimits.entries() {
-        let named = !entry.key.is_empty() && entry.key.bytes().all(|b| b.is_ascii_lowercase());
-        let Kind::Mapping(fields) = &entry.value.kind else {
-            continue;
-        };
-        if !named {
-            continue;
-        }
-        let has = |key: &str| fields.iter().any(|f| f.key == key);
-        let stray = fields
-            .iter()
-            .find(|f| !matches!(f.key.as_str(), "soft" | "hard") && !f.key.starts_with("x-"));
-        let why = match stray {
-            Some(field) => format!("`{}` is not a field of a ulimit", field.key),
-            None if !has("soft") || !has("hard") => {
-                "a ulimit written as a mapping needs both `soft` and `hard`".to_string()
-            }
-            None => continue,
-        };
-        refuse(
-            format!(
-                "ulimit `{}` of service `{}`: {why} (Compose refuses it: ulimits.{} must be a integer or string)",
-                entry.key, service.name, entry.key
-            ),
-            Place::Node(entry.value.src),
-            RefusalKind::Config,
         );
     }
 }

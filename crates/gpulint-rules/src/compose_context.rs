@@ -483,10 +483,11 @@ impl<'a> ComposeContext<'a> {
     /// missing file, not a variable the shell may set, not one a rule with
     /// its own fix reports).
     fn refused_as_written(&self, service: &Service) -> bool {
-        self.project.refusals.iter().any(|r| {
-            r.kind == crate::project::RefusalKind::Config
-                && r.service.as_deref() == Some(service.name.as_str())
-        })
+        self.project.refused_by_schema.contains(&service.name)
+            || self.project.refusals.iter().any(|r| {
+                r.kind == crate::project::RefusalKind::Config
+                    && r.service.as_deref() == Some(service.name.as_str())
+            })
     }
 
     /// Whether an edit falls in or at the edge of an anchored node that some

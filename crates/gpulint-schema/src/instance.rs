@@ -1,0 +1,341 @@
+//! A merged Compose tree as the JSON value compose-go validates: YAML's
+//! types as go-yaml v3 resolves them, interpolated strings cast where
+//! compose-go's interpolation casts them, and the way back from an error's
+//! instance location to the node that wrote the value.
+
+use crate::DecidedBy;
+use crate::syntax::tree::{Interpolated, Kind, Node, Src};
+use crate::syntax::yaml::Style;
+use serde_json::{Map, Number, Value};
+
+/// A part of a path through the tree: a mapping key or a sequence item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step<'a> {
+    Key(&'a str),
+    Item(usize),
+}
+
+/// A value the tree cannot become: a string compose-go's interpolation
+/// fails to cast (`ulimits: {memlock: unlimited}`), in compose-go's words.
+#[derive(Debug, Clone)]
+pub struct CastError<'a> {
+    pub message: String,
+    pub node: &'a Node,
+    pub path: Vec<String>,
+}
+
+/// What converting a tree gives: the JSON value, or the first cast
+/// compose-go refuses (interpolation runs before the schema).
+pub fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError<'a>> {
+    let mut path = Vec::new();
+    convert(root, casts, &mut path)
+}
+
+fn convert<'a>(
+    node: &'a Node,
+    casts: &[&[&str]],
+    path: &mut Vec<String>,
+) -> Result<Value, CastError<'a>> {
+    Ok(match &node.kind {
+        Kind::Mapping(entries) => {
+            let mut map = Map::with_capacity(entries.len());
+            for entry in entries {
+                path.push(entry.key.clone());
+                let value = convert(&entry.value, casts, path);
+                path.pop();
+                map.insert(entry.key.clone(), value?);
+            }
+            Value::Object(map)
+        }
+        Kind::Sequence(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                path.push("[]".to_string());
+                let value = convert(item, casts, path);
+                path.pop();
+                out.push(value?);
+            }
+            Value::Array(out)
+        }
+        Kind::Scalar { raw, style, value } => {
+            let scalar = scalar(raw, *style, value, node.tag.as_deref());
+            match scalar {
+                Value::String(text) if casts.iter().any(|c| matches(c, path)) => {
+                    cast(&text, cast_kind(path)).map_err(|why| CastError {
+                        message: format!(
+                            "error while interpolating {}: failed to cast to expected type: {why}",
+                            path.join(".")
+                        ),
+                        node,
+                        path: path.clone(),
+                    })?
+                }
+                other => other,
+            }
+        }
+    })
+}
+
+/// compose-go's `tree.Path.Matches`: `*` is any one part.
+fn matches(pattern: &[&str], path: &[String]) -> bool {
+    pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Cast {
+    Int,
+    Float,
+    Bool,
+}
+
+/// Which cast compose-go's `interpolateTypeCastMapping` gives a path.
+fn cast_kind(path: &[String]) -> Cast {
+    let last = path.last().map(String::as_str).unwrap_or("");
+    match last {
+        "cpu_percent" | "cpus" | "max_failure_ratio" => Cast::Float,
+        "init" | "disable" | "oom_kill_disable" | "privileged" | "read_only" | "stdin_open"
+        | "tty" | "nocopy" | "external" | "internal" | "attachable" | "enable_ipv4"
+        | "enable_ipv6" => Cast::Bool,
+        _ => Cast::Int,
+    }
+}
+
+fn cast(text: &str, kind: Cast) -> Result<Value, String> {
+    match kind {
+        Cast::Int => {
+            let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+            let parsed = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| text.parse::<i64>().ok())
+                .flatten();
+            match parsed {
+                Some(n) => Ok(Value::Number(n.into())),
+                None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                    Err(format!(
+                        "strconv.Atoi: parsing {}: value out of range",
+                        go_quote(text)
+                    ))
+                }
+                None => Err(format!(
+                    "strconv.Atoi: parsing {}: invalid syntax",
+                    go_quote(text)
+                )),
+            }
+        }
+        Cast::Float => match text.parse::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(format!(
+                "strconv.ParseFloat: parsing {}: invalid syntax",
+                go_quote(text)
+            )),
+        },
+        Cast::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" | "y" | "yes" | "on" => Ok(Value::Bool(true)),
+            "false" | "n" | "no" | "off" => Ok(Value::Bool(false)),
+            _ => Err(format!("invalid boolean: {text}")),
+        },
+    }
+}
+
+/// Go's `strconv.Quote` for the texts a cast error shows.
+fn go_quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_default()
+}
+
+/// A scalar as go-yaml v3 decodes it into an `interface{}`, after
+/// compose-go's interpolation: a value with a `$` is the string it
+/// interpolates to.
+fn scalar(raw: &str, style: Style, value: &Interpolated, tag: Option<&str>) -> Value {
+    // A value that depends on a variable nothing here sets is kept as
+    // written: a string, as Compose's would be, and still told apart from
+    // the other values of its list (two mounts `${DATA}/a:/a` and
+    // `${DATA}/b:/b` are not one mount because `DATA` is unknown here).
+    let text = match value {
+        Interpolated::Text(text) => text.as_str(),
+        Interpolated::Unknown(_) | Interpolated::Invalid(_) => raw,
+    };
+    let typed_tag = tag.map(|t| {
+        t.trim_start_matches("tag:yaml.org,2002:")
+            .trim_start_matches("!!")
+    });
+    match typed_tag {
+        Some("str") => return Value::String(text.to_string()),
+        Some("int") => {
+            if let Some(n) = yaml_int(text) {
+                return n;
+            }
+        }
+        _ => {}
+    }
+    if style != Style::Plain || raw.contains('$') || tag.is_some_and(|t| t == "!") {
+        return Value::String(text.to_string());
+    }
+    resolve_plain(raw)
+}
+
+/// go-yaml v3's `resolve` for an untagged plain scalar.
+fn resolve_plain(raw: &str) -> Value {
+    match raw {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" => return Value::Bool(true),
+        "false" | "False" | "FALSE" => return Value::Bool(false),
+        _ => {}
+    }
+    let first = raw.as_bytes()[0];
+    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+        return Value::String(raw.to_string());
+    }
+    if let Some(n) = yaml_int(raw) {
+        return n;
+    }
+    let plain: String = raw.chars().filter(|c| *c != '_').collect();
+    if is_yaml_float(&plain)
+        && let Some(n) = plain.parse::<f64>().ok().and_then(Number::from_f64)
+    {
+        return Value::Number(n);
+    }
+    // `.inf` and `.nan` have no JSON number: they are no string either,
+    // so a string-typed setting still refuses them.
+    if matches!(
+        raw.trim_start_matches(['-', '+']),
+        ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN"
+    ) {
+        return Value::Number(Number::from_f64(f64::MAX).unwrap_or(0.into()));
+    }
+    Value::String(raw.to_string())
+}
+
+/// An integer as Go's `strconv.ParseInt(s, 0, 64)` reads it once go-yaml
+/// has removed the underscores (`0x1f`, `0o17`, `017`, `0b101`).
+fn yaml_int(raw: &str) -> Option<Value> {
+    let plain: String = raw.chars().filter(|c| *c != '_').collect();
+    let (negative, digits) = match plain.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, plain.strip_prefix('+').unwrap_or(&plain)),
+    };
+    let (radix, body) = if let Some(rest) = digits.strip_prefix("0x").or(digits.strip_prefix("0X"))
+    {
+        (16, rest)
+    } else if let Some(rest) = digits.strip_prefix("0o").or(digits.strip_prefix("0O")) {
+        (8, rest)
+    } else if let Some(rest) = digits.strip_prefix("0b").or(digits.strip_prefix("0B")) {
+        (2, rest)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(body, radix).ok()?;
+    if negative {
+        let n = i64::try_from(magnitude)
+            .ok()
+            .map(|m| -m)
+            .or_else(|| (magnitude == 1u64 << 63).then_some(i64::MIN))?;
+        Some(Value::Number(n.into()))
+    } else {
+        Some(Value::Number(magnitude.into()))
+    }
+}
+
+/// go-yaml v3's `yamlStyleFloat`: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+fn is_yaml_float(text: &str) -> bool {
+    let s = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(at) => (&s[..at], Some(&s[at + 1..])),
+        None => (s, None),
+    };
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", fraction)) => {
+            !fraction.is_empty() && fraction.bytes().all(|b| b.is_ascii_digit())
+        }
+        Some((whole, fraction)) => {
+            !whole.is_empty()
+                && whole.bytes().all(|b| b.is_ascii_digit())
+                && fraction.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => !mantissa.is_empty() && mantissa.bytes().all(|b| b.is_ascii_digit()),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let digits = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    });
+    mantissa_ok && exponent_ok
+}
+
+/// The node at `path`, and the key of the entry that holds it when it is
+/// a mapping's value.
+pub fn node_at<'a>(root: &'a Node, path: &[Step]) -> Option<(&'a Node, Option<Src>)> {
+    let mut node = root;
+    let mut key = None;
+    for step in path {
+        (node, key) = match (step, &node.kind) {
+            (Step::Key(name), Kind::Mapping(_)) => {
+                let entry = node.entry(name)?;
+                (&*entry.value, Some(entry.key_src))
+            }
+            (Step::Item(index), Kind::Sequence(items)) => (&**items.get(*index)?, None),
+            _ => return None,
+        };
+    }
+    Some((node, key))
+}
+
+/// What decides the values under `node` besides their text: a variable
+/// nothing here sets (the shell's to decide, when `values_matter`), or one
+/// that could not be interpolated (which Compose refuses first).
+pub fn decided_by(node: &Node, values_matter: bool) -> DecidedBy {
+    let mut found = DecidedBy::Text;
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        match &node.kind {
+            Kind::Scalar {
+                value: Interpolated::Invalid(_),
+                ..
+            } => return DecidedBy::FailedInterpolation,
+            Kind::Scalar {
+                value: Interpolated::Unknown(_),
+                ..
+            } if values_matter => found = DecidedBy::Shell,
+            Kind::Scalar { .. } => {}
+            Kind::Sequence(items) => stack.extend(items.iter().map(|n| &**n)),
+            Kind::Mapping(entries) => stack.extend(entries.iter().map(|e| &*e.value)),
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn plain_scalars_take_go_yamls_types() {
+        assert_eq!(resolve_plain("1"), json!(1));
+        assert_eq!(resolve_plain("-1"), json!(-1));
+        assert_eq!(resolve_plain("0x10"), json!(16));
+        assert_eq!(resolve_plain("010"), json!(8));
+        assert_eq!(resolve_plain("1_000"), json!(1000));
+        assert_eq!(resolve_plain("1.5"), json!(1.5));
+        assert_eq!(resolve_plain("1e3"), json!(1000.0));
+        assert_eq!(resolve_plain("true"), json!(true));
+        assert_eq!(resolve_plain("yes"), json!("yes"));
+        assert_eq!(resolve_plain("~"), json!(null));
+        assert_eq!(resolve_plain("8g"), json!("8g"));
+        assert_eq!(resolve_plain("1.2.3"), json!("1.2.3"));
+        assert_eq!(resolve_plain("all"), json!("all"));
+    }
+
+    #[test]
+    fn casts_follow_compose_gos_interpolation() {
+        assert_eq!(cast("-1", Cast::Int), Ok(json!(-1)));
+        assert_eq!(
+            cast("unlimited", Cast::Int).unwrap_err(),
+            r#"strconv.Atoi: parsing "unlimited": invalid syntax"#
+        );
+        assert_eq!(cast("yes", Cast::Bool), Ok(json!(true)));
+        assert_eq!(cast("1.5", Cast::Float), Ok(json!(1.5)));
+    }
+}

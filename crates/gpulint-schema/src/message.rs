@@ -1,0 +1,204 @@
+//! The error Compose prints for a schema error tree, in its words:
+//! compose-go's `schema.Validate` keeps the most specific cause (the
+//! deepest instance location, an unknown property one deeper; the first of
+//! equals) and words it as santhosh-tekuri/jsonschema v6 does in English,
+//! except for types (`must be a mapping`) and bounds, which compose-go
+//! words itself (`schema/schema.go`, `kind/kind.go`).
+
+use boon::{ErrorKind, InstanceToken, Type, ValidationError};
+use serde_json::Value;
+
+/// compose-go's `getMostSpecificError`.
+pub fn most_specific<'e, 's, 'v>(
+    error: &'e ValidationError<'s, 'v>,
+) -> &'e ValidationError<'s, 'v> {
+    if error.causes.is_empty() {
+        return error;
+    }
+    let mut best: Option<&ValidationError> = None;
+    for cause in &error.causes {
+        let cause = most_specific(cause);
+        if best.is_none_or(|b| specificity(cause) > specificity(b)) {
+            best = Some(cause);
+        }
+    }
+    best.unwrap_or(error)
+}
+
+fn specificity(error: &ValidationError) -> usize {
+    let depth = error.instance_location.tokens.len();
+    match error.kind {
+        ErrorKind::AdditionalProperties { .. } => depth + 1,
+        _ => depth,
+    }
+}
+
+/// compose-go's `validationError.Error()`: the dotted path, then the words.
+pub fn words(error: &ValidationError) -> String {
+    let path = error
+        .instance_location
+        .tokens
+        .iter()
+        .map(|token| match token {
+            InstanceToken::Prop(name) => name.to_string(),
+            InstanceToken::Item(index) => index.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(".");
+    let what = match &error.kind {
+        ErrorKind::Type { want, .. } => {
+            let mut wanted: Vec<&str> = want.iter().map(type_name).collect();
+            let wanted = if wanted.len() == 1 {
+                wanted[0].to_string()
+            } else {
+                wanted.sort_unstable();
+                let (last, rest) = wanted.split_last().unwrap_or((&"", &[]));
+                format!("{} or {last}", rest.join(", "))
+            };
+            return format!("{path} must be a {wanted}");
+        }
+        ErrorKind::Minimum { want, .. } => {
+            return format!("{path} must be greater than or equal to {}", number(want));
+        }
+        ErrorKind::Maximum { want, .. } => {
+            return format!("{path} must be less than or equal to {}", number(want));
+        }
+        ErrorKind::Group | ErrorKind::Reference { .. } => "validation failed".to_string(),
+        ErrorKind::Schema { url } => format!("jsonschema validation failed with {}", quote(url)),
+        ErrorKind::ContentSchema => "contentSchema failed".to_string(),
+        ErrorKind::PropertyName { prop } => format!("invalid propertyName {}", quote(prop)),
+        ErrorKind::RefCycle { url, .. } => format!("reference cycle at {url}"),
+        ErrorKind::FalseSchema => "false schema".to_string(),
+        ErrorKind::Enum { want } => {
+            if want.iter().all(is_primitive) {
+                if want.len() == 1 {
+                    format!("value must be {}", display(&want[0]))
+                } else {
+                    let all: Vec<String> = want.iter().map(display).collect();
+                    format!("value must be one of {}", all.join(", "))
+                }
+            } else {
+                "enum failed".to_string()
+            }
+        }
+        ErrorKind::Const { want } => {
+            if is_primitive(want) {
+                format!("value must be {}", display(want))
+            } else {
+                "const failed".to_string()
+            }
+        }
+        ErrorKind::Format { got, want, err } => {
+            format!("{} is not valid {want}: {err}", display(got))
+        }
+        ErrorKind::MinProperties { got, want } => format!("minProperties: got {got}, want {want}"),
+        ErrorKind::MaxProperties { got, want } => format!("maxProperties: got {got}, want {want}"),
+        ErrorKind::AdditionalProperties { got } => {
+            let names: Vec<String> = got.iter().map(|n| quote(n)).collect();
+            format!("additional properties {} not allowed", names.join(", "))
+        }
+        ErrorKind::Required { want } => {
+            if want.len() == 1 {
+                format!("missing property {}", quote(want[0]))
+            } else {
+                let names: Vec<String> = want.iter().map(|n| quote(n)).collect();
+                format!("missing properties {}", names.join(", "))
+            }
+        }
+        ErrorKind::Dependency { prop, missing }
+        | ErrorKind::DependentRequired { prop, missing } => {
+            let names: Vec<String> = missing.iter().map(|n| quote(n)).collect();
+            format!(
+                "properties {} required, if {} exists",
+                names.join(", "),
+                quote(prop)
+            )
+        }
+        ErrorKind::MinItems { got, want } => format!("minItems: got {got}, want {want}"),
+        ErrorKind::MaxItems { got, want } => format!("maxItems: got {got}, want {want}"),
+        ErrorKind::Contains => "no items match contains schema".to_string(),
+        ErrorKind::MinContains { want, .. } => {
+            format!("min {want} items required to match contains schema")
+        }
+        ErrorKind::MaxContains { want, .. } => {
+            format!("max {want} items required to match contains schema")
+        }
+        ErrorKind::UniqueItems { got } => format!("items at {} and {} are equal", got[0], got[1]),
+        ErrorKind::AdditionalItems { got } => format!("last {got} additionalItem(s) not allowed"),
+        ErrorKind::MinLength { got, want } => format!("minLength: got {got}, want {want}"),
+        ErrorKind::MaxLength { got, want } => format!("maxLength: got {got}, want {want}"),
+        ErrorKind::Pattern { got, want } => {
+            format!("{} does not match pattern {}", quote(got), quote(want))
+        }
+        ErrorKind::ContentEncoding { want, .. } => format!("value is not {} encoded", quote(want)),
+        ErrorKind::ContentMediaType { want, .. } => {
+            format!("value if not of mediatype {}", quote(want))
+        }
+        ErrorKind::ExclusiveMinimum { got, want } => {
+            format!(
+                "exclusiveMinimum: got {}, want {}",
+                number(got),
+                number(want)
+            )
+        }
+        ErrorKind::ExclusiveMaximum { got, want } => {
+            format!(
+                "exclusiveMaximum: got {}, want {}",
+                number(got),
+                number(want)
+            )
+        }
+        ErrorKind::MultipleOf { got, want } => {
+            format!("multipleOf: got {}, want {}", number(got), number(want))
+        }
+        ErrorKind::Not => "not failed".to_string(),
+        ErrorKind::AllOf => "allOf failed".to_string(),
+        ErrorKind::AnyOf => "anyOf failed".to_string(),
+        ErrorKind::OneOf(None) => "oneOf failed, none matched".to_string(),
+        ErrorKind::OneOf(Some((a, b))) => format!("oneOf failed, subschemas {a}, {b} matched"),
+    };
+    format!("{path} {what}")
+}
+
+/// compose-go's `humanReadableType` of one JSON type.
+fn type_name(kind: Type) -> &'static str {
+    match kind {
+        Type::Null => "null",
+        Type::Boolean => "boolean",
+        Type::Number => "number",
+        Type::Integer => "integer",
+        Type::String => "string",
+        Type::Array => "array",
+        Type::Object => "mapping",
+    }
+}
+
+fn number(n: &serde_json::Number) -> String {
+    match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i.to_string(),
+        (None, Some(f)) => f.to_string(),
+        _ => n.to_string(),
+    }
+}
+
+fn is_primitive(value: &Value) -> bool {
+    !matches!(value, Value::Array(_) | Value::Object(_))
+}
+
+/// jsonschema v6's `display`: a string quoted, a number or boolean as Go
+/// prints it.
+fn display(value: &Value) -> String {
+    match value {
+        Value::String(s) => quote(s),
+        Value::Array(_) | Value::Object(_) => "value".to_string(),
+        Value::Null => "<nil>".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// jsonschema v6's `quote`: Go's `%q` in single quotes.
+fn quote(text: &str) -> String {
+    let json = serde_json::to_string(text).unwrap_or_default();
+    let inner = &json[1..json.len() - 1];
+    format!("'{}'", inner.replace("\\\"", "\"").replace('\'', "\\'"))
+}
