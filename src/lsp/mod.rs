@@ -36,6 +36,21 @@ use std::time::{Duration, Instant};
 /// How long edits must pause before a document is linted again.
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// The files whose changes on disk can change an open document's findings,
+/// as the globs the server asks a client to watch: the configuration, the
+/// compose files, Dockerfiles and manifests a file refers to, a compose
+/// project's `.env` and `env_file`s, and the dev containers and Quadlet
+/// units that build or name them. Any change re-lints every open document.
+const WATCHED_FILES: &[&str] = &[
+    "**/gpulint.toml",
+    "**/*.{yml,yaml}",
+    "**/*{Dockerfile,Containerfile,dockerfile,containerfile}*",
+    "**/.env",
+    "**/*.env",
+    "**/{devcontainer.json,.devcontainer.json}",
+    "**/*.container",
+];
+
 /// Serves one client on stdin/stdout until it exits; the exit status is
 /// the one the protocol asks for (0 after `shutdown`, 1 without).
 pub fn run_stdio() -> anyhow::Result<Ending> {
@@ -298,17 +313,13 @@ impl Server<'_> {
         if !std::mem::take(&mut self.watch_files_when_initialized) {
             return;
         }
-        let watchers = [
-            "**/gpulint.toml",
-            "**/*.{yml,yaml}",
-            "**/*{Dockerfile,Containerfile,dockerfile,containerfile}*",
-        ]
-        .into_iter()
-        .map(|glob| lsp::FileSystemWatcher {
-            glob_pattern: lsp::GlobPattern::String(glob.to_string()),
-            kind: None,
-        })
-        .collect();
+        let watchers = WATCHED_FILES
+            .iter()
+            .map(|glob| lsp::FileSystemWatcher {
+                glob_pattern: lsp::GlobPattern::String(glob.to_string()),
+                kind: None,
+            })
+            .collect();
         let registration = lsp::Registration {
             id: "gpulint-watched-files".to_string(),
             method: lsp::notification::DidChangeWatchedFiles::METHOD.to_string(),

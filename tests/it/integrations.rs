@@ -1044,49 +1044,6 @@ fn the_build_backend_refuses_a_source_build_without_rust_in_one_line() {
     );
 }
 
-/// A `language-servers` list replaces Helix's default list for its
-/// language, so the Helix config must repeat the defaults it claims to run
-/// beside, and add gpulint last. The defaults are those of Helix 25.07.1's
-/// `languages.toml` (helix-editor/helix, tag 25.07.1).
-#[test]
-fn the_helix_config_keeps_helixs_default_servers() {
-    const HELIX_25_07_DEFAULTS: &[(&str, &[&str])] = &[
-        ("yaml", &["yaml-language-server", "ansible-language-server"]),
-        (
-            "docker-compose",
-            &["docker-compose-langserver", "yaml-language-server"],
-        ),
-        ("dockerfile", &["docker-langserver"]),
-        ("bash", &["bash-language-server"]),
-        ("make", &[]),
-        ("markdown", &["marksman", "markdown-oxide"]),
-    ];
-    let text =
-        std::fs::read_to_string(common::root().join("editors/helix/languages.toml")).unwrap();
-    let config: toml::Table = toml::from_str(&text).unwrap();
-    assert_eq!(
-        config["language-server"]["gpulint"]["args"],
-        toml::Value::Array(vec!["server".into()])
-    );
-    let languages = config["language"].as_array().unwrap();
-    assert_eq!(languages.len(), HELIX_25_07_DEFAULTS.len());
-    for (name, defaults) in HELIX_25_07_DEFAULTS {
-        let language = languages
-            .iter()
-            .find(|l| l["name"].as_str() == Some(name))
-            .unwrap_or_else(|| panic!("no [[language]] {name}"));
-        let servers: Vec<&str> = language["language-servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s.as_str().unwrap())
-            .collect();
-        let mut expected = defaults.to_vec();
-        expected.push("gpulint");
-        assert_eq!(servers, expected, "{name}");
-    }
-}
-
 #[test]
 #[cfg_attr(
     not(target_os = "linux"),

@@ -459,6 +459,74 @@ fn configuration_changes_apply_without_a_restart() {
     assert!(!codes(&client.diagnostics(&uri)).contains(&"SHM001".to_string()));
 }
 
+/// A compose file's findings follow its `.env` (the variables Compose
+/// interpolates), which editors watch rather than open.
+#[test]
+fn a_change_to_the_env_file_of_a_compose_file_applies() {
+    let compose = GPU_COMPOSE.replace(
+        "    command:",
+        "    ipc: ${TRAINER_IPC:-private}\n    command:",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "compose.yaml", &compose);
+    let compose_uri = uri(&dir.path().join("compose.yaml"));
+    let mut client = Client::start();
+    client.open(&compose_uri, "dockercompose", &compose);
+    assert!(codes(&client.diagnostics(&compose_uri)).contains(&"SHM001".to_string()));
+    write(dir.path(), ".env", "TRAINER_IPC=host\n");
+    client.notify::<lsp::notification::DidChangeWatchedFiles>(json!({
+        "changes": [{"uri": uri(&dir.path().join(".env")), "type": 1}]
+    }));
+    let with_host_ipc = client.diagnostics(&compose_uri);
+    assert!(
+        !codes(&with_host_ipc).contains(&"SHM001".to_string()),
+        "{with_host_ipc:?}"
+    );
+}
+
+/// Editors hand gpulint files it does not read: every YAML file (the
+/// `yaml` language is a compose file's, a manifest's and a Helm values
+/// file's), and in Helix every JSON file and systemd unit (no language
+/// there is only devcontainer.json's or only Quadlet's: editors/helix).
+/// gpulint reports nothing on them, not even that they are not YAML.
+#[test]
+fn files_an_editor_sends_that_gpulint_does_not_read_get_no_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "values.yaml",
+            "yaml",
+            "replicaCount: 2\nimage:\n  repository: nginx\n",
+        ),
+        (
+            "tsconfig.json",
+            "jsonc",
+            "{\n  // comments and a trailing comma\n  \"compilerOptions\": {\"strict\": true,},\n}\n",
+        ),
+        (
+            "package.json",
+            "json",
+            "{\"name\": \"trainer\", \"private\": true}\n",
+        ),
+        (
+            "trainer.service",
+            "systemd",
+            "[Service]\nExecStart=/usr/bin/docker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun train.py\n",
+        ),
+    ];
+    let mut client = Client::start();
+    let mut reported = Vec::new();
+    for (name, language, text) in files {
+        write(dir.path(), name, text);
+        let uri = uri(&dir.path().join(name));
+        client.open(&uri, language, text);
+        for diagnostic in client.diagnostics(&uri) {
+            reported.push(format!("{name}: {}", diagnostic.message));
+        }
+    }
+    assert!(reported.is_empty(), "{reported:#?}");
+}
+
 #[test]
 fn an_unsaved_configuration_buffer_applies() {
     let dir = tempfile::tempdir().unwrap();

@@ -6,8 +6,13 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from "vscode-languageclient/node";
+// Which documents gpulint lints and which files it watches: kept as data
+// so that tests/it/editor.rs checks them against the kinds of file the
+// server classifies (`FileKind::of`).
+import * as files from "./files.json";
 
 let client: LanguageClient | undefined;
+let watchers: vscode.FileSystemWatcher[] = [];
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   await start();
@@ -28,22 +33,19 @@ export async function deactivate(): Promise<void> {
 async function start(): Promise<void> {
   const command = vscode.workspace.getConfiguration("gpulint").get<string>("path") || "gpulint";
   const serverOptions: ServerOptions = { command, args: ["server"] };
+  watchers = files.watch.map((glob) => vscode.workspace.createFileSystemWatcher(glob));
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [
-      { scheme: "file", language: "yaml" },
-      { scheme: "file", language: "dockercompose" },
-      { scheme: "file", language: "dockerfile" },
-      { scheme: "untitled", language: "dockerfile" },
-      // `docker run` lines and SLURM batch scripts.
-      { scheme: "file", language: "shellscript" },
-      { scheme: "file", language: "makefile" },
-      { scheme: "file", language: "markdown" },
-    ],
+    // Languages, for buffers whose language the user or another extension
+    // set (an untitled Dockerfile, a script told by its `#!` line), and file
+    // patterns, for what VS Code names by no language of its own (Quadlet
+    // units, `*.sbatch`, `Dockerfile_amd`) or names by one that is not only
+    // gpulint's (a `devcontainer.json` is `jsonc`, as is every settings file).
+    documentSelector: files.documentSelector,
     synchronize: {
-      // Findings depend on these files even when they are not open.
-      fileEvents: vscode.workspace.createFileSystemWatcher(
-        "**/{gpulint.toml,*.yml,*.yaml,*Dockerfile*,*Containerfile*,*.sh,*.sbatch,*.slurm,Makefile,*.mk,*.md}",
-      ),
+      // Findings depend on these files even when they are not open: a
+      // compose file on its `.env` and the Dockerfiles it builds, every file
+      // on gpulint.toml.
+      fileEvents: watchers,
     },
   };
   client = new LanguageClient("gpulint", "gpulint", serverOptions, clientOptions);
@@ -61,4 +63,9 @@ async function stop(): Promise<void> {
     await client.stop();
     client = undefined;
   }
+  // A restart makes new ones.
+  for (const watcher of watchers) {
+    watcher.dispose();
+  }
+  watchers = [];
 }
