@@ -388,16 +388,14 @@ impl Loading<'_> {
         let kind = match error.decided_by {
             // Refused at the interpolation already, where it is written.
             DecidedBy::FailedInterpolation => return,
-            DecidedBy::Shell => RefusalKind::UnlessShellSets,
+            // A value that depends on a variable nothing here sets is not
+            // known, so neither is what the schema says of it: the text
+            // checked (`$HEALTHCHECK_RETRIES`) is not the value Compose
+            // checks, and guessing would be a finding without evidence.
+            DecidedBy::Shell => return,
             DecidedBy::Text => RefusalKind::Config,
         };
-        let message = match kind {
-            RefusalKind::UnlessShellSets => format!(
-                "{} (unless the shell that runs Compose sets the variables it names)",
-                error.message
-            ),
-            _ => error.message,
-        };
+        let message = error.message;
         let service = error.services.first().cloned();
         if kind == RefusalKind::Config {
             self.schema_leaves.extend(error.leaves);
