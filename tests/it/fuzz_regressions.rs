@@ -670,3 +670,26 @@ fn fix_ulim001_run_in_a_heredoc_inside_an_open_substitution() {
 fn reports_a_file_named_colon() {
     reports(&input("reports/a_file_named_colon"));
 }
+
+/// `memlock: ${MEMLOCK}` (unset) in a service whose device request has an
+/// unknown key: the cast of the unknown value failed first and hid the
+/// schema's refusal, which ULIM001's fix then revealed (verification
+/// refused the fix). An unknown value is not cast, and the refusal is
+/// reported before any fix, which waits for it; found by the fix target.
+#[test]
+fn fix_ulim001_schema_error_behind_an_unset_variable() {
+    let data = input("fix/ulim001_schema_error_behind_an_unset_variable");
+    let (text, findings) = lint_case(&data);
+    assert!(
+        findings
+            .unwrap()
+            .iter()
+            .any(|d| d.code == RuleCode::PROJ001 && d.message.contains("'capabilitieF'")),
+        "the refusal is reported"
+    );
+    assert_eq!(
+        fix(&data).unwrap(),
+        text,
+        "nothing is applied to a refused service"
+    );
+}

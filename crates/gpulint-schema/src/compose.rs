@@ -7,7 +7,7 @@
 use crate::instance::{self, Step};
 use crate::message;
 use crate::syntax::tree::Node;
-use crate::{Leaf, LeafKind, SchemaError};
+use crate::{DecidedBy, Leaf, LeafKind, SchemaError};
 use boon::{Compiler, InstanceToken, SchemaIndex, Schemas, ValidationError};
 use std::sync::OnceLock;
 
@@ -132,16 +132,14 @@ pub fn validate(model: &Node) -> Result<(), SchemaError> {
     let Err(error) = schemas.validate(&json, *index) else {
         return Ok(());
     };
-    let specific = message::most_specific(&error);
-    let path: Vec<Step> = specific
-        .instance_location
-        .tokens
-        .iter()
-        .map(|token| match token {
-            InstanceToken::Prop(name) => Step::Key(name),
-            InstanceToken::Item(index) => Step::Item(*index),
+    let shell_decided = |e: &ValidationError| {
+        let path = steps(e);
+        instance::node_at(model, &path).is_some_and(|(node, _)| {
+            instance::decided_by(node, values_matter(&e.kind, node)) == DecidedBy::Shell
         })
-        .collect();
+    };
+    let specific = message::most_specific(&error, &|e| !shell_decided(e));
+    let path = steps(specific);
     let (node, key) = instance::node_at(model, &path).unwrap_or((model, None));
     // A property the schema does not allow is wrong by its name: the
     // finding points at the key; so is a key with nothing under it, whose
@@ -168,6 +166,19 @@ pub fn validate(model: &Node) -> Result<(), SchemaError> {
         services: refused_services(specific, &error),
         leaves: leaves(&error),
     })
+}
+
+/// An error's instance location as steps through the model.
+fn steps<'e>(error: &'e ValidationError) -> Vec<Step<'e>> {
+    error
+        .instance_location
+        .tokens
+        .iter()
+        .map(|token| match token {
+            InstanceToken::Prop(name) => Step::Key(name),
+            InstanceToken::Item(index) => Step::Item(*index),
+        })
+        .collect()
 }
 
 /// The errors at the ends of the tree.

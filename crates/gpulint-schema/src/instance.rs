@@ -60,7 +60,13 @@ fn convert<'a>(
         Kind::Scalar { raw, style, value } => {
             let scalar = scalar(raw, *style, value, node.tag.as_deref());
             match scalar {
-                Value::String(text) if casts.iter().any(|c| matches(c, path)) => {
+                // An unknown value is not cast: what the cast would say of
+                // it is the shell's to decide, and the schema still judges
+                // the rest of the model.
+                Value::String(text)
+                    if !matches!(value, Interpolated::Unknown(_))
+                        && casts.iter().any(|c| matches(c, path)) =>
+                {
                     cast(&text, cast_kind(path)).map_err(|why| CastError {
                         message: format!(
                             "error while interpolating {}: failed to cast to expected type: {why}",

@@ -8,17 +8,21 @@
 use boon::{ErrorKind, InstanceToken, Type, ValidationError};
 use serde_json::Value;
 
-/// compose-go's `getMostSpecificError`.
+/// compose-go's `getMostSpecificError`, except that an error `known`
+/// rejects (one about a value the shell decides) loses to any other: the
+/// one reported is then a refusal whatever the shell sets.
 pub fn most_specific<'e, 's, 'v>(
     error: &'e ValidationError<'s, 'v>,
+    known: &dyn Fn(&ValidationError) -> bool,
 ) -> &'e ValidationError<'s, 'v> {
     if error.causes.is_empty() {
         return error;
     }
+    let rank = |e: &ValidationError| (known(e), specificity(e));
     let mut best: Option<&ValidationError> = None;
     for cause in &error.causes {
-        let cause = most_specific(cause);
-        if best.is_none_or(|b| specificity(cause) > specificity(b)) {
+        let cause = most_specific(cause, known);
+        if best.is_none_or(|b| rank(cause) > rank(b)) {
             best = Some(cause);
         }
     }
