@@ -693,3 +693,24 @@ fn fix_ulim001_schema_error_behind_an_unset_variable() {
         "nothing is applied to a refused service"
     );
 }
+
+/// A device request without `capabilities` (GPU002's, with its fix) and a
+/// service name the schema refuses: Compose's most specific error was the
+/// missing key, left to GPU002, so the other refusal surfaced only once
+/// GPU002's fix was applied (verification refused the fix). What a rule
+/// reports now loses to any other error; found by the fix target.
+#[test]
+fn fix_gpu002_schema_error_behind_the_missing_capabilities() {
+    let data = input("fix/gpu002_schema_error_behind_the_missing_capabilities");
+    let (_, findings) = lint_case(&data);
+    assert!(
+        findings
+            .unwrap()
+            .iter()
+            .any(|d| d.code == RuleCode::PROJ001
+                && d.message.contains("services additional properties")),
+        "the other refusal is reported before any fix"
+    );
+    let fixed = fix(&data).unwrap();
+    assert!(fixed.contains("capabilities: [gpu]"), "{fixed}");
+}

@@ -1261,6 +1261,13 @@ fn read_ulimits(map: &Node) -> Ulimits {
     }
 }
 
+/// A key under `deploy.resources.reservations` or `limits` that names a
+/// GPU as Kubernetes or Swarm would (`nvidia.com/gpu`, `gpus`): GPU011's.
+pub fn is_gpu_resource_name(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    lower.contains('/') || lower == "gpu" || lower == "gpus" || lower.starts_with("nvidia")
+}
+
 fn read_misplaced_resources(map: &Node) -> Vec<Spanned<String>> {
     let mut found = Vec::new();
     for section in ["reservations", "limits"] {
@@ -1268,12 +1275,7 @@ fn read_misplaced_resources(map: &Node) -> Vec<Spanned<String>> {
             continue;
         };
         for entry in resources.entries() {
-            let lower = entry.key.to_ascii_lowercase();
-            if lower.contains('/')
-                || lower == "gpu"
-                || lower == "gpus"
-                || lower.starts_with("nvidia")
-            {
+            if is_gpu_resource_name(&entry.key) {
                 found.push(Spanned {
                     value: entry.key.clone(),
                     node: entry.value.src,

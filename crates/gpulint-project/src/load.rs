@@ -382,7 +382,7 @@ impl Loading<'_> {
     /// What the compose-spec schema refuses in the model merged so far, in
     /// Compose's words, at the value (or unknown key) that causes it.
     fn validate_schema(&mut self, merged: &Node) {
-        let Err(error) = crate::schema::compose::validate(merged) else {
+        let Err(error) = crate::schema::compose::validate_leaving(merged, &left_to_rules) else {
             return;
         };
         let kind = match error.decided_by {
@@ -1477,6 +1477,32 @@ fn file_name(path: &Path) -> String {
 /// A file's source, for tests and callers that need it by index.
 pub fn source_of(project: &Project, index: u32) -> &Arc<SourceFile> {
     &project.files[index as usize].source
+}
+
+/// The schema's errors that a rule reports with its own fix: a device
+/// request without `capabilities` (GPU002), a GPU resource name under
+/// `deploy.resources` (GPU011). Another refusal is reported before them.
+fn left_to_rules(path: &[String], kind: &crate::schema::LeafKind) -> bool {
+    use crate::schema::LeafKind;
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    match (kind, path.as_slice()) {
+        (
+            LeafKind::Missing(missing),
+            [
+                "services",
+                _,
+                "deploy",
+                "resources",
+                "reservations",
+                "devices",
+                _,
+            ],
+        ) => missing == &["capabilities"],
+        (LeafKind::Unknown(keys), ["services", _, "deploy", "resources", ..]) => keys
+            .iter()
+            .all(|key| crate::model::compose::is_gpu_resource_name(key)),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

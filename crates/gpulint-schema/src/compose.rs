@@ -104,6 +104,16 @@ fn compiled() -> &'static (Schemas, SchemaIndex) {
 /// What Compose's schema refuses in `model` (a merged model before it is
 /// made canonical), in Compose's words, at the node that wrote it.
 pub fn validate(model: &Node) -> Result<(), SchemaError> {
+    validate_leaving(model, &|_, _| false)
+}
+
+/// [`validate`], where the errors `left_to_rules` names (by where they are
+/// and what they say) are what a rule reports with more to say: another
+/// error is reported before them, so that fixing theirs reveals none.
+pub fn validate_leaving(
+    model: &Node,
+    left_to_rules: &dyn Fn(&[String], &LeafKind) -> bool,
+) -> Result<(), SchemaError> {
     // A mapping with no services and no includes is no compose file here
     // (an Envoy config named `envoy-compose.yaml`, a `package.json` an
     // editor sends): Compose would refuse it if asked to load it, but
@@ -138,7 +148,17 @@ pub fn validate(model: &Node) -> Result<(), SchemaError> {
             instance::decided_by(node, values_matter(&e.kind, node)) == DecidedBy::Shell
         })
     };
-    let specific = message::most_specific(&error, &|e| !shell_decided(e));
+    let left = |e: &ValidationError| {
+        let path: Vec<String> = steps(e)
+            .iter()
+            .map(|step| match step {
+                Step::Key(key) => key.to_string(),
+                Step::Item(index) => index.to_string(),
+            })
+            .collect();
+        left_to_rules(&path, &leaf_kind(e))
+    };
+    let specific = message::most_specific(&error, &|e| !shell_decided(e) && !left(e));
     let path = steps(specific);
     let (node, key) = instance::node_at(model, &path).unwrap_or((model, None));
     // A property the schema does not allow is wrong by its name: the
@@ -181,6 +201,18 @@ fn steps<'e>(error: &'e ValidationError) -> Vec<Step<'e>> {
         .collect()
 }
 
+fn leaf_kind(error: &ValidationError) -> LeafKind {
+    match &error.kind {
+        boon::ErrorKind::Required { want } => {
+            LeafKind::Missing(want.iter().map(|w| w.to_string()).collect())
+        }
+        boon::ErrorKind::AdditionalProperties { got } => {
+            LeafKind::Unknown(got.iter().map(|g| g.to_string()).collect())
+        }
+        _ => LeafKind::Other,
+    }
+}
+
 /// The errors at the ends of the tree.
 fn leaves(tree: &ValidationError) -> Vec<Leaf> {
     let mut out = Vec::new();
@@ -199,15 +231,7 @@ fn leaves(tree: &ValidationError) -> Vec<Leaf> {
                 InstanceToken::Item(index) => index.to_string(),
             })
             .collect();
-        let kind = match &error.kind {
-            boon::ErrorKind::Required { want } => {
-                LeafKind::Missing(want.iter().map(|w| w.to_string()).collect())
-            }
-            boon::ErrorKind::AdditionalProperties { got } => {
-                LeafKind::Unknown(got.iter().map(|g| g.to_string()).collect())
-            }
-            _ => LeafKind::Other,
-        };
+        let kind = leaf_kind(error);
         out.push(Leaf { path, kind });
     }
     out
