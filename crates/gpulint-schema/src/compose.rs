@@ -148,16 +148,7 @@ pub fn validate_leaving(
             instance::decided_by(node, values_matter(&e.kind, node)) == DecidedBy::Shell
         })
     };
-    let left = |e: &ValidationError| {
-        let path: Vec<String> = steps(e)
-            .iter()
-            .map(|step| match step {
-                Step::Key(key) => key.to_string(),
-                Step::Item(index) => index.to_string(),
-            })
-            .collect();
-        left_to_rules(&path, &leaf_kind(e))
-    };
+    let left = |e: &ValidationError| left_to_rules(&message::location(e), &leaf_kind(e));
     let specific = message::most_specific(&error, &|e| !shell_decided(e) && !left(e));
     let path = steps(specific);
     let (node, key) = instance::node_at(model, &path).unwrap_or((model, None));
@@ -175,13 +166,7 @@ pub fn validate_leaving(
     Err(SchemaError {
         message: message::words(specific),
         at,
-        path: path
-            .iter()
-            .map(|step| match step {
-                Step::Key(key) => key.to_string(),
-                Step::Item(index) => index.to_string(),
-            })
-            .collect(),
+        path: message::location(specific),
         decided_by: instance::decided_by(node, values_matter(&specific.kind, node)),
         services: refused_services(specific, &error),
         leaves: leaves(&error),
@@ -222,15 +207,7 @@ fn leaves(tree: &ValidationError) -> Vec<Leaf> {
             stack.extend(error.causes.iter());
             continue;
         }
-        let path = error
-            .instance_location
-            .tokens
-            .iter()
-            .map(|token| match token {
-                InstanceToken::Prop(name) => name.to_string(),
-                InstanceToken::Item(index) => index.to_string(),
-            })
-            .collect();
+        let path = message::location(error);
         let kind = leaf_kind(error);
         out.push(Leaf { path, kind });
     }

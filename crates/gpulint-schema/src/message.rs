@@ -37,9 +37,10 @@ fn specificity(error: &ValidationError) -> usize {
     }
 }
 
-/// compose-go's `validationError.Error()`: the dotted path, then the words.
-pub fn words(error: &ValidationError) -> String {
-    let path = error
+/// An error's instance location as compose-go joins it: keys, and the
+/// items of lists by their index.
+pub fn location(error: &ValidationError) -> Vec<String> {
+    error
         .instance_location
         .tokens
         .iter()
@@ -47,8 +48,12 @@ pub fn words(error: &ValidationError) -> String {
             InstanceToken::Prop(name) => name.to_string(),
             InstanceToken::Item(index) => index.to_string(),
         })
-        .collect::<Vec<_>>()
-        .join(".");
+        .collect()
+}
+
+/// compose-go's `validationError.Error()`: the dotted path, then the words.
+pub fn words(error: &ValidationError) -> String {
+    let path = location(error).join(".");
     let what = match &error.kind {
         ErrorKind::Type { want, .. } => {
             let mut wanted: Vec<&str> = want.iter().map(type_name).collect();

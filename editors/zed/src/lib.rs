@@ -1,7 +1,7 @@
 //! Starts `gpulint server` for Zed: the binary `lsp.gpulint.binary.path`
 //! names in Zed's settings, else `gpulint` on the worktree's PATH.
 
-use zed_extension_api::{self as zed, settings::LspSettings, LanguageServerId, Result};
+use zed_extension_api::{self as zed, LanguageServerId, Result, settings::LspSettings};
 
 struct Gpulint;
 
