@@ -6,6 +6,7 @@
 
 use crate::instance::{self, Step};
 use crate::message;
+use crate::quick::Checker;
 use crate::syntax::tree::Node;
 use crate::{DecidedBy, Leaf, LeafKind, SchemaError};
 use boon::{Compiler, InstanceToken, SchemaIndex, Schemas, ValidationError};
@@ -81,24 +82,45 @@ const CASTS: &[&[&str]] = &[
     &["configs", "*", "external"],
 ];
 
-/// The schema, compiled on first use (once per process).
+/// Where the schema is compiled from. boon checks every schema against
+/// its draft's metaschema before compiling it, except one it loads from
+/// json-schema.org, as it does the metaschemas themselves: that check
+/// loads and compiles all six metaschemas, three times the work of
+/// compiling the Compose schema, on every run. The vendored schema is
+/// placed there so that a one-file check does not pay for it; the test
+/// `the_vendored_schema_is_valid_draft_07` runs the check instead.
+const FAST_LOCATION: &str = "https://json-schema.org/gpulint-vendored/compose-spec.json";
+
+/// The vendored schema as JSON, parsed once per process.
+pub(crate) fn schema_json() -> &'static serde_json::Value {
+    static JSON: OnceLock<serde_json::Value> = OnceLock::new();
+    JSON.get_or_init(|| {
+        serde_json::from_str(SCHEMA).expect("the vendored compose-spec.json is JSON")
+    })
+}
+
+/// The yes-or-no checker that spares a valid file boon's compile.
+fn quick_checker() -> Option<&'static Checker> {
+    static CHECKER: OnceLock<Option<Checker>> = OnceLock::new();
+    CHECKER.get_or_init(|| Checker::new(schema_json())).as_ref()
+}
+
+/// The schema, compiled by boon on first use (once per process, and only
+/// for a file the quick checker does not accept).
 fn compiled() -> &'static (Schemas, SchemaIndex) {
     static COMPILED: OnceLock<(Schemas, SchemaIndex)> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        let json: serde_json::Value =
-            serde_json::from_str(SCHEMA).expect("the vendored compose-spec.json is JSON");
-        // No format is asserted: compose-go never turns assertions on, and
-        // a bad duration is refused later, when Compose parses it.
-        let mut compiler = Compiler::new();
-        compiler
-            .add_resource("compose-spec.json", json)
-            .expect("the vendored schema is added");
-        let mut schemas = Schemas::new();
-        let index = compiler
-            .compile("compose-spec.json", &mut schemas)
-            .expect("the vendored compose-spec.json compiles");
-        (schemas, index)
-    })
+    COMPILED
+        .get_or_init(|| compile(FAST_LOCATION).expect("the vendored compose-spec.json compiles"))
+}
+
+pub(crate) fn compile(location: &str) -> Result<(Schemas, SchemaIndex), Box<boon::CompileError>> {
+    // No format is asserted: compose-go never turns assertions on, and
+    // a bad duration is refused later, when Compose parses it.
+    let mut compiler = Compiler::new();
+    compiler.add_resource(location, schema_json().clone())?;
+    let mut schemas = Schemas::new();
+    let index = compiler.compile(location, &mut schemas)?;
+    Ok((schemas, index))
 }
 
 /// What Compose's schema refuses in `model` (a merged model before it is
@@ -138,6 +160,9 @@ pub fn validate_leaving(
         path: cast.path,
         decided_by: instance::decided_by(cast.node, true),
     })?;
+    if quick_checker().and_then(|checker| checker.accepts(&json)) == Some(true) {
+        return Ok(());
+    }
     let (schemas, index) = compiled();
     let Err(error) = schemas.validate(&json, *index) else {
         return Ok(());
@@ -261,7 +286,7 @@ fn values_matter(kind: &boon::ErrorKind, node: &Node) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::validate;
+    use super::{FAST_LOCATION, compile, validate};
     use crate::syntax::tree::{Budget, Builder, Interpolated, Node};
     use crate::syntax::yaml::Yaml;
     use std::sync::Arc;
@@ -283,6 +308,16 @@ mod tests {
 
     fn refused(text: &str) -> Option<String> {
         validate(&tree(text)).err().map(|e| e.message)
+    }
+
+    /// What [`FAST_LOCATION`] skips at run time: the schema, compiled where
+    /// boon checks it against draft 07's metaschema first, is valid.
+    #[test]
+    fn the_vendored_schema_is_valid_draft_07() {
+        if let Err(error) = compile("compose-spec.json") {
+            panic!("the vendored schema fails its metaschema: {error:#}");
+        }
+        assert!(FAST_LOCATION.starts_with("https://json-schema.org/"));
     }
 
     #[test]

@@ -31,16 +31,18 @@ pub fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError
     convert(root, casts, &mut path)
 }
 
+/// `path` borrows its parts from the tree: converting allocates only the
+/// value itself.
 fn convert<'a>(
     node: &'a Node,
     casts: &[&[&str]],
-    path: &mut Vec<String>,
+    path: &mut Vec<&'a str>,
 ) -> Result<Value, CastError<'a>> {
     Ok(match &node.kind {
         Kind::Mapping(entries) => {
             let mut map = Map::with_capacity(entries.len());
             for entry in entries {
-                path.push(entry.key.clone());
+                path.push(&entry.key);
                 let value = convert(&entry.value, casts, path);
                 path.pop();
                 map.insert(entry.key.clone(), value?);
@@ -50,7 +52,7 @@ fn convert<'a>(
         Kind::Sequence(items) => {
             let mut out = Vec::with_capacity(items.len());
             for item in items {
-                path.push("[]".to_string());
+                path.push("[]");
                 let value = convert(item, casts, path);
                 path.pop();
                 out.push(value?);
@@ -73,7 +75,7 @@ fn convert<'a>(
                             path.join(".")
                         ),
                         node,
-                        path: path.clone(),
+                        path: path.iter().map(|part| part.to_string()).collect(),
                     })?
                 }
                 other => other,
@@ -83,7 +85,7 @@ fn convert<'a>(
 }
 
 /// compose-go's `tree.Path.Matches`: `*` is any one part.
-fn matches(pattern: &[&str], path: &[String]) -> bool {
+fn matches(pattern: &[&str], path: &[&str]) -> bool {
     pattern.len() == path.len() && pattern.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
 }
 
@@ -95,8 +97,8 @@ enum Cast {
 }
 
 /// Which cast compose-go's `interpolateTypeCastMapping` gives a path.
-fn cast_kind(path: &[String]) -> Cast {
-    let last = path.last().map(String::as_str).unwrap_or("");
+fn cast_kind(path: &[&str]) -> Cast {
+    let last = path.last().copied().unwrap_or("");
     match last {
         "cpu_percent" | "cpus" | "max_failure_ratio" => Cast::Float,
         "init" | "disable" | "oom_kill_disable" | "privileged" | "read_only" | "stdin_open"
@@ -193,7 +195,7 @@ fn resolve_plain(raw: &str) -> Value {
     if let Some(n) = yaml_int(raw) {
         return n;
     }
-    let plain: String = raw.chars().filter(|c| *c != '_').collect();
+    let plain = without_underscores(raw);
     if is_yaml_float(&plain)
         && let Some(n) = plain.parse::<f64>().ok().and_then(Number::from_f64)
     {
@@ -210,10 +212,19 @@ fn resolve_plain(raw: &str) -> Value {
     Value::String(raw.to_string())
 }
 
+/// `raw` as go-yaml reads a number: its underscores left out.
+fn without_underscores(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.contains('_') {
+        raw.replace('_', "").into()
+    } else {
+        raw.into()
+    }
+}
+
 /// An integer as Go's `strconv.ParseInt(s, 0, 64)` reads it once go-yaml
 /// has removed the underscores (`0x1f`, `0o17`, `017`, `0b101`).
 fn yaml_int(raw: &str) -> Option<Value> {
-    let plain: String = raw.chars().filter(|c| *c != '_').collect();
+    let plain = without_underscores(raw);
     let (negative, digits) = match plain.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, plain.strip_prefix('+').unwrap_or(&plain)),
