@@ -214,6 +214,12 @@ pub fn projects_of(
             .is_some_and(|i| project.file(i).role != super::FileRole::Env)
         {
             found.push(default);
+        } else if default.how == Discovery::ComposeFile && is_default_override(path) {
+            // Compose adds a default override only when `COMPOSE_FILE` is
+            // unset (compose-go `WithDefaultConfigPath`): this file is in
+            // no project run here, and judging it merged over the project
+            // (or alone) would show a container Compose never makes.
+            found.push(default);
         } else if is_overlay(ws, path, &project) {
             let mut files = default.files.clone();
             files.push(path.to_path_buf());
@@ -298,6 +304,12 @@ fn shown_like(file: &Path, canonical: &Path, linted: &Path) -> PathBuf {
 /// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
 /// with one more part, which is how projects name the files users add with
 /// `-f` (`docker compose -f docker-compose.yml -f docker-compose.gpu.yml up`).
+fn is_default_override(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| DEFAULT_OVERRIDES.contains(&name))
+}
+
 fn is_overlay_name(name: &str) -> bool {
     let Some(stem) = name
         .strip_suffix(".yaml")
@@ -427,5 +439,26 @@ mod tests {
             names(&default_project(&ws, Path::new("/p")).unwrap()),
             ["compose.yaml"]
         );
+    }
+
+    #[test]
+    fn an_override_compose_file_leaves_out_is_in_no_project_of_its_own() {
+        let override_text = "services:\n  t:\n    shm_size: 32g\n";
+        let files = [
+            ("/p/compose.yaml", "services:\n  t:\n    image: busybox\n"),
+            ("/p/compose.override.yaml", override_text),
+        ];
+        let override_path = Path::new("/p/compose.override.yaml");
+        let mut with_env = files.to_vec();
+        with_env.push(("/p/.env", "COMPOSE_FILE=compose.yaml\n"));
+        let ws = workspace(&with_env);
+        let specs = projects_of(&ws, override_path, &[], &[]);
+        let views: Vec<Vec<String>> = specs.iter().map(names).collect();
+        assert_eq!(views, [["compose.yaml"]]);
+        // Without `COMPOSE_FILE` Compose merges it over the base itself.
+        let ws = workspace(&files);
+        let specs = projects_of(&ws, override_path, &[], &[]);
+        let views: Vec<Vec<String>> = specs.iter().map(names).collect();
+        assert_eq!(views, [["compose.yaml", "compose.override.yaml"]]);
     }
 }
