@@ -162,6 +162,15 @@ fn compose_shm(
                     Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
                 }
                 ShmMount::Tmpfs(Some(size)) => Shm::of_tmpfs_size(size, "tmpfs size"),
+                ShmMount::VolumeTmpfs { volume, size: None } => Shm::new(
+                    ShmKind::Unbounded,
+                    None,
+                    format!("the tmpfs of volume `{volume}`, with no size"),
+                ),
+                ShmMount::VolumeTmpfs {
+                    volume,
+                    size: Some(size),
+                } => Shm::of_tmpfs_size(size, &format!("the tmpfs of volume `{volume}`")),
             }
             .decided_by(ShmSetting::Mount, None),
             at(*node),

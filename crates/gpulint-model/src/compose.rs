@@ -217,6 +217,13 @@ pub enum ShmMount {
     Volume,
     /// A tmpfs at `/dev/shm`; `None` size means unbounded (half the host RAM).
     Tmpfs(Option<SizeValue>),
+    /// A named volume whose local driver mounts a tmpfs
+    /// (`driver_opts: {type: tmpfs, device: tmpfs, o: size=512m}`): its
+    /// `o` option's size, `None` for no size (half the host RAM).
+    VolumeTmpfs {
+        volume: String,
+        size: Option<SizeValue>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -471,6 +478,9 @@ pub struct Reading<'a> {
     /// The variables the service's `env_file`s set (already read), each
     /// reported at its `env_file` entry.
     pub from_env_files: Vec<ComposeEnv>,
+    /// The project's top-level `volumes:`, which say what a named volume
+    /// mounted at /dev/shm is.
+    pub named_volumes: Option<&'a Node>,
 }
 
 /// A scalar's text: interpolated when its value is known, else as written.
@@ -589,7 +599,7 @@ impl Service {
             shm_size,
             build_shm_size,
             ipc,
-            shm_mounts: read_shm_mounts(map),
+            shm_mounts: read_shm_mounts(map, reading.named_volumes),
             environment,
             command_line,
             command_node,
@@ -988,7 +998,37 @@ fn is_dev_shm(target: &str) -> bool {
     t == "/dev/shm"
 }
 
-fn read_shm_mounts(map: &Node) -> Vec<Spanned<ShmMount>> {
+/// What a volume `source` mounted at /dev/shm is: a named volume the
+/// project declares for the local driver with `type: tmpfs` is a tmpfs
+/// (Docker's local driver mounts it as `mount -t tmpfs -o <o>`), anything
+/// else disk. An external volume is made elsewhere: disk, as said before.
+fn named_volume_mount(named_volumes: Option<&Node>, source: &str) -> ShmMount {
+    let is_name =
+        !source.is_empty() && !source.starts_with(['.', '/', '~', '$']) && !source.contains('/');
+    let declared = named_volumes
+        .filter(|_| is_name)
+        .and_then(|volumes| volumes.get(source))
+        .filter(|volume| volume.is_mapping());
+    let Some(volume) = declared else {
+        return ShmMount::Volume;
+    };
+    let text = |path: &[&str]| volume.get_path(path).and_then(|node| text_of(node));
+    let local = text(&["driver"]).is_none_or(|driver| driver == "local");
+    let external = text(&["external"]).is_some_and(|e| e == "true");
+    if !local || external || text(&["driver_opts", "type"]).as_deref() != Some("tmpfs") {
+        return ShmMount::Volume;
+    }
+    let size = text(&["driver_opts", "o"])
+        .as_deref()
+        .and_then(tmpfs_size_option)
+        .map(parse_tmpfs_size_option);
+    ShmMount::VolumeTmpfs {
+        volume: source.to_string(),
+        size,
+    }
+}
+
+fn read_shm_mounts(map: &Node, named_volumes: Option<&Node>) -> Vec<Spanned<ShmMount>> {
     let mut mounts = Vec::new();
     if let Some(volumes) = map.get("volumes") {
         for item in volumes.items() {
@@ -1001,7 +1041,7 @@ fn read_shm_mounts(map: &Node) -> Vec<Spanned<ShmMount>> {
                     Some(if is_dev_shm(parts[0]) {
                         ShmMount::HostBind
                     } else {
-                        ShmMount::Volume
+                        named_volume_mount(named_volumes, parts[0])
                     })
                 } else {
                     None
@@ -1036,10 +1076,12 @@ fn read_shm_mounts(map: &Node) -> Vec<Spanned<ShmMount>> {
                     }
                     _ => {
                         let source = item.get("source").and_then(|s| text_of(s));
-                        if source.as_deref().is_some_and(is_dev_shm) {
-                            ShmMount::HostBind
-                        } else {
-                            ShmMount::Volume
+                        match source.as_deref() {
+                            Some(source) if is_dev_shm(source) => ShmMount::HostBind,
+                            Some(source) if kind.as_deref().is_none_or(|k| k == "volume") => {
+                                named_volume_mount(named_volumes, source)
+                            }
+                            _ => ShmMount::Volume,
                         }
                     }
                 };
@@ -1309,6 +1351,7 @@ mod tests {
             Reading {
                 env: &|_| None,
                 from_env_files: Vec::new(),
+                named_volumes: tree.get("volumes").map(|v| &**v),
             },
         )
     }

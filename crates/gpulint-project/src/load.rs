@@ -1185,6 +1185,7 @@ impl Loading<'_> {
                 Reading {
                     env: &env_lookup,
                     from_env_files,
+                    named_volumes: root.get("volumes").map(|v| &**v),
                 },
             );
             let home = home_definition(&service, &definitions);

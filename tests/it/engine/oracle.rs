@@ -1502,16 +1502,17 @@ fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
                     Some(b) if b > 0 => Shm::Bytes(b),
                     _ => Shm::Unbounded,
                 },
+                Some("volume") => mount["Source"].as_str().map_or(Shm::Disk, volume_shm),
                 _ => Shm::Disk,
             };
         }
     }
     for mount in container["Mounts"].as_array().into_iter().flatten() {
         if mount["Destination"] == "/dev/shm" {
-            return if mount["Type"] == "bind" && mount["Source"] == "/dev/shm" {
-                Shm::Host
-            } else {
-                Shm::Disk
+            return match mount["Type"].as_str() {
+                Some("bind") if mount["Source"] == "/dev/shm" => Shm::Host,
+                Some("volume") => mount["Name"].as_str().map_or(Shm::Disk, volume_shm),
+                _ => Shm::Disk,
             };
         }
     }
@@ -1534,6 +1535,22 @@ fn created_shm(container: &Value, by_id: &BTreeMap<String, &Value>) -> Shm {
 /// The `size=` of tmpfs mount options, as the kernel reads it (memparse:
 /// a C integer, `0x` hex or `0` octal, then k, m, g, t suffixes, binary;
 /// then shmem's `%` of the memory). 0 is no limit; `None` without a size.
+/// What a named volume mounted at /dev/shm is, as the engine made it: the
+/// local driver mounts `type=tmpfs` as a tmpfs with the options of `o`.
+fn volume_shm(name: &str) -> Shm {
+    let output = Command::new("docker")
+        .args(["volume", "inspect", name])
+        .output()
+        .expect("docker volume inspect runs");
+    let volumes: Value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    let volume = &volumes[0];
+    let options = &volume["Options"];
+    if volume["Driver"] != "local" || options["type"] != "tmpfs" {
+        return Shm::Disk;
+    }
+    tmpfs_size(options["o"].as_str().unwrap_or("")).unwrap_or(Shm::Unbounded)
+}
+
 fn tmpfs_size(options: &str) -> Option<Shm> {
     let size = options.split(',').find_map(|o| o.strip_prefix("size="))?;
     let (size, percent) = match size.strip_suffix('%') {

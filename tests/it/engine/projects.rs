@@ -37,16 +37,19 @@ pub enum Class {
     Refusal,
     /// A file of services without image or build, run over its base.
     Overlay,
+    /// A named volume mounted at /dev/shm, whose driver may make a tmpfs.
+    Volume,
 }
 
 impl Class {
-    pub const ALL: [Class; 6] = [
+    pub const ALL: [Class; 7] = [
         Class::Discovery,
         Class::Merge,
         Class::Ipc,
         Class::Include,
         Class::Refusal,
         Class::Overlay,
+        Class::Volume,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Class {
             Class::Include => "include",
             Class::Refusal => "refusal",
             Class::Overlay => "overlay",
+            Class::Volume => "volume",
         }
     }
 }
@@ -1283,6 +1287,45 @@ fn overlay_cases(out: &mut Vec<ProjectCase>) {
     }
 }
 
+// ---------------------------------------------------------------------
+// Class 7: a named volume at /dev/shm. Docker's local driver mounts a
+// tmpfs for `driver_opts: {type: tmpfs, device: tmpfs, o: size=...}`.
+
+fn volume_cases(out: &mut Vec<ProjectCase>) {
+    for declared in [
+        "{driver_opts: {type: tmpfs, device: tmpfs, o: size=512m}}",
+        "{driver: local, driver_opts: {type: tmpfs, device: tmpfs, o: \"uid=1000,size=300m\"}}",
+        "{driver_opts: {type: tmpfs, device: tmpfs, o: \"size=1g,mode=1777\"}}",
+        "{driver_opts: {type: tmpfs, device: tmpfs}}",
+        "{driver_opts: {type: tmpfs, device: tmpfs, o: size=2g}, labels: {a: b}}",
+        "{}",
+    ] {
+        for mount in [
+            "volumes: [\"shm:/dev/shm\"]",
+            "volumes: [\"shm:/dev/shm:rw\"]",
+            "volumes: [{type: volume, source: shm, target: /dev/shm}]",
+        ] {
+            for other in ["", "shm_size: 2g", "ipc: shareable"] {
+                let body = format!("{mount}\n{other}");
+                out.push(ProjectCase {
+                    class: Class::Volume,
+                    label: format!("volume `shm: {declared}` by `{}`", flat(&body)),
+                    shape: Shape::Alone(Alone {
+                        files: vec![(
+                            "compose.yaml".to_string(),
+                            services_file(&[service("s", &[IMAGE, &body])])
+                                + &format!("volumes:\n  shm: {declared}\n"),
+                        )],
+                        compose_files: Vec::new(),
+                        targets: Vec::new(),
+                        run: true,
+                    }),
+                });
+            }
+        }
+    }
+}
+
 /// Every generated project case, deterministic.
 pub fn cases() -> Vec<ProjectCase> {
     let mut out = Vec::new();
@@ -1292,6 +1335,7 @@ pub fn cases() -> Vec<ProjectCase> {
     include_cases(&mut out);
     refusal_cases(&mut out);
     overlay_cases(&mut out);
+    volume_cases(&mut out);
     out
 }
 
