@@ -241,9 +241,53 @@ pub fn projects_of(
         add(&mut found, spec);
     }
     if found.is_empty() {
-        found.push(ProjectSpec::alone(path));
+        found.push(named_base(ws, path).unwrap_or_else(|| ProjectSpec::alone(path)));
     }
     found
+}
+
+/// The parts of a compose file's name between `compose.` (or
+/// `docker-compose.`) and its extension: `compose.x.ollama.gpu.yml` has
+/// `x`, `ollama` and `gpu`.
+fn name_parts(name: &str) -> Option<Vec<&str>> {
+    let stem = name
+        .strip_suffix(".yaml")
+        .or_else(|| name.strip_suffix(".yml"))?;
+    let rest = stem
+        .strip_prefix("docker-compose.")
+        .or_else(|| stem.strip_prefix("compose."))?;
+    Some(rest.split('.').filter(|part| !part.is_empty()).collect())
+}
+
+/// The project an overlay named after another compose file of its
+/// directory is run over (`-f compose.ollama.yml -f
+/// compose.x.ollama.gpu.yml`): the one sibling whose name's parts are all
+/// in the overlay's, fewer than its own, and whose services the overlay
+/// completes. Judged alone, the overlay's services lack what their base
+/// sets (an `ipc: host`, an image).
+fn named_base(ws: &Workspace, path: &Path) -> Option<ProjectSpec> {
+    let name = crate::vfs::file_name_text(path);
+    let parts = name_parts(&name)?;
+    let dir = dir_of(path);
+    let mut bases = ws.files.list_files(&dir).into_iter().filter_map(|sibling| {
+        let sibling = sibling.to_str()?.to_string();
+        let base_parts = name_parts(&sibling)?;
+        let named_after = sibling != name
+            && !base_parts.is_empty()
+            && base_parts.len() < parts.len()
+            && base_parts.iter().all(|part| parts.contains(part));
+        named_after.then(|| dir.join(&sibling))
+    });
+    let base = bases.next()?;
+    if bases.next().is_some() {
+        return None;
+    }
+    let project = ws.project(&ProjectSpec::alone(&base));
+    is_overlay(ws, path, &project).then(|| ProjectSpec {
+        run_dir: dir,
+        files: vec![base, path.to_path_buf()],
+        how: Discovery::Overlay,
+    })
 }
 
 /// The directories above `dir`, nearest first, as written (`sub` has `.`
@@ -460,5 +504,39 @@ mod tests {
         let specs = projects_of(&ws, override_path, &[], &[]);
         let views: Vec<Vec<String>> = specs.iter().map(names).collect();
         assert_eq!(views, [["compose.yaml", "compose.override.yaml"]]);
+    }
+
+    #[test]
+    fn an_overlay_named_after_a_sibling_is_run_over_it() {
+        let overlay = "services:\n  ollama:\n    gpus: all\n";
+        let ws = workspace(&[
+            (
+                "/p/compose.ollama.yml",
+                "services:\n  ollama:\n    image: ollama/ollama\n    ipc: host\n",
+            ),
+            ("/p/compose.x.ollama.gpu.yml", overlay),
+            (
+                "/p/compose.webui.yml",
+                "services:\n  webui:\n    image: w\n",
+            ),
+        ]);
+        let specs = projects_of(&ws, Path::new("/p/compose.x.ollama.gpu.yml"), &[], &[]);
+        let views: Vec<Vec<String>> = specs.iter().map(names).collect();
+        assert_eq!(views, [["compose.ollama.yml", "compose.x.ollama.gpu.yml"]]);
+        // A file that only shares a word with a sibling, and defines its
+        // own services, is judged alone.
+        let ws = workspace(&[
+            (
+                "/p/compose.ollama.yml",
+                "services:\n  ollama:\n    image: ollama/ollama\n",
+            ),
+            (
+                "/p/compose.ollama.gpu.yml",
+                "services:\n  other:\n    image: x\n",
+            ),
+        ]);
+        let specs = projects_of(&ws, Path::new("/p/compose.ollama.gpu.yml"), &[], &[]);
+        let views: Vec<Vec<String>> = specs.iter().map(names).collect();
+        assert_eq!(views, [["compose.ollama.gpu.yml"]]);
     }
 }

@@ -1242,46 +1242,56 @@ fn discovery_cases(out: &mut Vec<ProjectCase>) {
 // Class 6: overlays, run with `-f base -f overlay`.
 
 fn overlay_cases(out: &mut Vec<ProjectCase>) {
-    for overlay in [
+    // An overlay of the directory's default file, and one named after
+    // another compose file of the directory (no default file there).
+    let pairs = [
         "docker-compose.gpu.yml",
         "compose.cuda.yaml",
         "gpu.yaml",
         "docker-compose-gpu.yml",
-    ] {
-        for base in ["compose.yaml", "docker-compose.yml"] {
-            for base_body in ["ipc: host", "shm_size: 8g", ""] {
-                for overlay_body in [
-                    "deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]}}}",
-                    "shm_size: 2g",
-                    "ipc: private",
-                ] {
-                    out.push(ProjectCase {
-                        class: Class::Overlay,
-                        label: format!(
-                            "overlay {overlay} (`{}`) over {base} (`{}`)",
-                            flat(overlay_body),
-                            flat(base_body)
-                        ),
-                        shape: Shape::Alone(Alone {
-                            files: vec![
-                                (
-                                    base.to_string(),
-                                    services_file(&[
-                                        service("s", &[IMAGE, base_body]),
-                                        service("db", &[IMAGE]),
-                                    ]),
-                                ),
-                                (
-                                    overlay.to_string(),
-                                    services_file(&[service("s", &[overlay_body])]),
-                                ),
-                            ],
-                            compose_files: vec![base.to_string(), overlay.to_string()],
-                            targets: Vec::new(),
-                            run: false,
-                        }),
-                    });
-                }
+    ]
+    .into_iter()
+    .flat_map(|overlay| ["compose.yaml", "docker-compose.yml"].map(|base| (overlay, base)))
+    .chain([
+        ("compose.x.ollama.gpu.yml", "compose.ollama.yml"),
+        (
+            "docker-compose.ollama.nvidia.yml",
+            "docker-compose.ollama.yml",
+        ),
+    ]);
+    for (overlay, base) in pairs {
+        for base_body in ["ipc: host", "shm_size: 8g", ""] {
+            for overlay_body in [
+                "deploy: {resources: {reservations: {devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]}}}",
+                "shm_size: 2g",
+                "ipc: private",
+            ] {
+                out.push(ProjectCase {
+                    class: Class::Overlay,
+                    label: format!(
+                        "overlay {overlay} (`{}`) over {base} (`{}`)",
+                        flat(overlay_body),
+                        flat(base_body)
+                    ),
+                    shape: Shape::Alone(Alone {
+                        files: vec![
+                            (
+                                base.to_string(),
+                                services_file(&[
+                                    service("s", &[IMAGE, base_body]),
+                                    service("db", &[IMAGE]),
+                                ]),
+                            ),
+                            (
+                                overlay.to_string(),
+                                services_file(&[service("s", &[overlay_body])]),
+                            ),
+                        ],
+                        compose_files: vec![base.to_string(), overlay.to_string()],
+                        targets: Vec::new(),
+                        run: false,
+                    }),
+                });
             }
         }
     }
