@@ -21,6 +21,7 @@ crate::declare_rule! {
     fix: None,
     summary: "Compose refuses the project: an `extends` or `include` it cannot resolve, a `.env` it cannot parse, an undefined volume, network, secret, config or service, two mounts at one target, a device request it cannot read",
     sources: [
+        "compose-spec/compose-go v2.9.1 `schema/compose-spec.json` and `schema/schema.go` (what the schema refuses, in its words; vendored in crates/gpulint-schema)",
         "compose-spec/compose-go v2.9.1 `loader/extends.go` (cycle and missing-service errors)",
         "compose-spec/compose-go v2.9.1 `loader/include.go` (include cycles, `conflicts with imported resource`)",
         "compose-spec/compose-go v2.9.1 `loader/validate.go` `checkConsistency` (undefined references, duplicate mount targets)",
