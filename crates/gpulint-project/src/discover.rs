@@ -214,11 +214,18 @@ pub fn projects_of(
             .is_some_and(|i| project.file(i).role != super::FileRole::Env)
         {
             found.push(default);
-        } else if default.how == Discovery::ComposeFile && is_default_override(path) {
+        } else if is_default_override(path)
+            && (default.how == Discovery::ComposeFile
+                || default
+                    .files
+                    .iter()
+                    .any(|f| is_default_override(f) && dir_of(f) == dir))
+        {
             // Compose adds a default override only when `COMPOSE_FILE` is
-            // unset (compose-go `WithDefaultConfigPath`): this file is in
-            // no project run here, and judging it merged over the project
-            // (or alone) would show a container Compose never makes.
+            // unset, and only the first of their names it finds
+            // (compose-go `WithDefaultConfigPath`): this file is in no
+            // project run here, and judging it merged over the project (or
+            // alone) would show a container Compose never makes.
             found.push(default);
         } else if is_overlay(ws, path, &project) {
             let mut files = default.files.clone();
@@ -504,6 +511,13 @@ mod tests {
         let specs = projects_of(&ws, override_path, &[], &[]);
         let views: Vec<Vec<String>> = specs.iter().map(names).collect();
         assert_eq!(views, [["compose.yaml", "compose.override.yaml"]]);
+        // Unless an override name it prefers is there too.
+        let mut with_yml = files.to_vec();
+        with_yml.push(("/p/compose.override.yml", override_text));
+        let ws = workspace(&with_yml);
+        let specs = projects_of(&ws, override_path, &[], &[]);
+        let views: Vec<Vec<String>> = specs.iter().map(names).collect();
+        assert_eq!(views, [["compose.yaml", "compose.override.yml"]]);
     }
 
     #[test]
