@@ -40,6 +40,13 @@ pub const DEFAULT_OVERRIDES: &[&str] = &[
     "docker-compose.override.yaml",
 ];
 
+/// Whether `path` has one of the override names Compose looks for.
+fn is_default_override(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|name| name.to_str())
+        .is_some_and(|name| DEFAULT_OVERRIDES.contains(&name))
+}
+
 /// How Compose is asked to load a project: where it runs and its files.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ProjectSpec {
@@ -257,13 +264,22 @@ pub fn projects_of(
 /// `docker-compose.`) and its extension: `compose.x.ollama.gpu.yml` has
 /// `x`, `ollama` and `gpu`.
 fn name_parts(name: &str) -> Option<Vec<&str>> {
+    Some(
+        after_compose_prefix(name)?
+            .split('.')
+            .filter(|part| !part.is_empty())
+            .collect(),
+    )
+}
+
+/// A compose file's name between `compose.` (or `docker-compose.`) and
+/// `.yaml` (or `.yml`), if it is named so.
+fn after_compose_prefix(name: &str) -> Option<&str> {
     let stem = name
         .strip_suffix(".yaml")
         .or_else(|| name.strip_suffix(".yml"))?;
-    let rest = stem
-        .strip_prefix("docker-compose.")
-        .or_else(|| stem.strip_prefix("compose."))?;
-    Some(rest.split('.').filter(|part| !part.is_empty()).collect())
+    stem.strip_prefix("docker-compose.")
+        .or_else(|| stem.strip_prefix("compose."))
 }
 
 /// The project an overlay named after another compose file of its
@@ -355,26 +371,8 @@ fn shown_like(file: &Path, canonical: &Path, linted: &Path) -> PathBuf {
 /// `docker-compose.gpu.yml`, `compose.cuda.yaml`: named like a compose file
 /// with one more part, which is how projects name the files users add with
 /// `-f` (`docker compose -f docker-compose.yml -f docker-compose.gpu.yml up`).
-fn is_default_override(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|name| name.to_str())
-        .is_some_and(|name| DEFAULT_OVERRIDES.contains(&name))
-}
-
 fn is_overlay_name(name: &str) -> bool {
-    let Some(stem) = name
-        .strip_suffix(".yaml")
-        .or_else(|| name.strip_suffix(".yml"))
-    else {
-        return false;
-    };
-    let Some(part) = stem
-        .strip_prefix("docker-compose.")
-        .or_else(|| stem.strip_prefix("compose."))
-    else {
-        return false;
-    };
-    !part.is_empty()
+    after_compose_prefix(name).is_some_and(|part| !part.is_empty())
 }
 
 /// Whether `path` is run merged over `project` (`-f base -f path`): its
