@@ -385,7 +385,7 @@ impl Loading<'_> {
         let Err(error) = crate::schema::compose::validate_leaving(merged, &left_to_rules) else {
             return;
         };
-        let kind = match error.decided_by {
+        match error.decided_by {
             // Refused at the interpolation already, where it is written.
             DecidedBy::FailedInterpolation => return,
             // A value that depends on a variable nothing here sets is not
@@ -393,18 +393,14 @@ impl Loading<'_> {
             // checked (`$HEALTHCHECK_RETRIES`) is not the value Compose
             // checks, and guessing would be a finding without evidence.
             DecidedBy::Shell => return,
-            DecidedBy::Text => RefusalKind::Config,
-        };
-        let message = error.message;
-        let service = error.services.first().cloned();
-        if kind == RefusalKind::Config {
-            self.schema_leaves.extend(error.leaves);
+            DecidedBy::Text => {}
         }
+        self.schema_leaves.extend(error.leaves);
         let refusal = Refusal {
-            message,
+            message: error.message,
             at: Place::Node(error.at),
-            kind,
-            service,
+            kind: RefusalKind::Config,
+            service: error.services.first().cloned(),
         };
         if !self.refusals.contains(&refusal) {
             self.refusals.push(refusal);
