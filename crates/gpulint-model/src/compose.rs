@@ -998,15 +998,19 @@ fn is_dev_shm(target: &str) -> bool {
     t == "/dev/shm"
 }
 
+/// A short-form volume's source names a volume (not a path) when it does
+/// not start with `/`, `.` or `~` (a relative path without `./` is a name).
+pub fn names_a_volume(source: &str) -> bool {
+    !(source.is_empty() || source.starts_with(['/', '.', '~', '$']))
+}
+
 /// What a volume `source` mounted at /dev/shm is: a named volume the
 /// project declares for the local driver with `type: tmpfs` is a tmpfs
 /// (Docker's local driver mounts it as `mount -t tmpfs -o <o>`), anything
 /// else disk. An external volume is made elsewhere: disk, as said before.
 fn named_volume_mount(named_volumes: Option<&Node>, source: &str) -> ShmMount {
-    let is_name =
-        !source.is_empty() && !source.starts_with(['.', '/', '~', '$']) && !source.contains('/');
     let declared = named_volumes
-        .filter(|_| is_name)
+        .filter(|_| names_a_volume(source))
         .and_then(|volumes| volumes.get(source))
         .filter(|volume| volume.is_mapping());
     let Some(volume) = declared else {

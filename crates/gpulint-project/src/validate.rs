@@ -148,12 +148,6 @@ fn refused_by_schema(project: &Project, leaves: &[Leaf]) -> Vec<String> {
     refused
 }
 
-/// A short-form volume's source names a volume (not a path) when it does
-/// not start with `/`, `.` or `~` (a relative path without `./` is a name).
-fn names_a_volume(source: &str) -> bool {
-    !(source.is_empty() || source.starts_with(['/', '.', '~', '$']))
-}
-
 /// `C:\data:/data`, `a:/data`: compose-go's `ParseVolume` reads a letter
 /// and a colon before a slash as a Windows drive, a path, not a name.
 fn starts_with_drive(text: &str) -> bool {
@@ -199,7 +193,7 @@ fn undefined_references(
         };
         let is_name = match &item.kind {
             Kind::Mapping(_) => !source.is_empty(),
-            _ => names_a_volume(&source),
+            _ => crate::model::compose::names_a_volume(&source),
         };
         if is_name && !volumes.contains(&source) {
             refuse(
