@@ -714,3 +714,20 @@ fn fix_gpu002_schema_error_behind_the_missing_capabilities() {
     let fixed = fix(&data).unwrap();
     assert!(fixed.contains("capabilities: [gpu]"), "{fixed}");
 }
+
+/// A device request without `capabilities` beside a GPU resource name
+/// under `reservations`: GPU002's fix left only the resource name, which
+/// the schema's refusal then reported a second time beside GPU011 at its
+/// key (verification refused the fix as a new PROJ001 finding). An error
+/// only rules report is now theirs wherever the schema points; found by
+/// the fix target.
+#[test]
+fn fix_gpu002_fix_reveals_a_refusal_gpu011_reports() {
+    let data = input("fix/gpu002_fix_reveals_a_refusal_gpu011_reports");
+    let fixed = fix(&data).unwrap();
+    assert!(fixed.contains("capabilities: [gpu]"), "{fixed}");
+    let again = [&data[..1], fixed.as_bytes()].concat();
+    let (_, findings) = lint_case(&again);
+    let codes: Vec<_> = findings.unwrap().iter().map(|d| d.code).collect();
+    assert_eq!(codes, [RuleCode::GPU011], "reported once, by its rule");
+}

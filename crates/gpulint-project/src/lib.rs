@@ -19,6 +19,7 @@
 //! are linted.
 
 // The layers below, by the names this crate's paths use (`crate::text`).
+use gpulint_base::codes::RuleCode;
 use gpulint_base::text;
 use gpulint_model as model;
 use gpulint_schema as schema;
@@ -134,7 +135,7 @@ pub enum RefusalKind {
     /// A mistake in the config that a dedicated rule reports with more to
     /// say and a fix (GPU002 for a device request without `capabilities`):
     /// PROJ001 leaves it to that rule instead of saying it twice.
-    ConfigReportedBy(&'static str),
+    ConfigReportedBy(RuleCode),
     /// A file the project names is not in this checkout (a gitignored
     /// `.env`, a base not copied with the file): refused here, but the
     /// config may be right where the file exists.

@@ -21,6 +21,7 @@ use crate::schema::DecidedBy;
 use crate::syntax::tree::{Budget, Builder, Entry, KeyIndex, Kind, Node, Src};
 use crate::text::{SourceFile, TextRange};
 use foldhash::{HashMap, HashMapExt};
+use gpulint_base::codes::RuleCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -396,10 +397,16 @@ impl Loading<'_> {
             DecidedBy::Text => {}
         }
         self.schema_leaves.extend(error.leaves);
+        // Every error is one a rule reports with its own fix: the project
+        // is refused, and that rule says why.
+        let kind = match error.reported_by {
+            Some(rule) => RefusalKind::ConfigReportedBy(rule),
+            None => RefusalKind::Config,
+        };
         let refusal = Refusal {
             message: error.message,
             at: Place::Node(error.at),
-            kind: RefusalKind::Config,
+            kind,
             service: error.services.first().cloned(),
         };
         if !self.refusals.contains(&refusal) {
@@ -1476,10 +1483,11 @@ pub fn source_of(project: &Project, index: u32) -> &Arc<SourceFile> {
     &project.files[index as usize].source
 }
 
-/// The schema's errors that a rule reports with its own fix: a device
-/// request without `capabilities` (GPU002), a GPU resource name under
-/// `deploy.resources` (GPU011). Another refusal is reported before them.
-fn left_to_rules(path: &[String], kind: &crate::schema::LeafKind) -> bool {
+/// The schema's errors that a rule reports with its own fix, and that
+/// rule: a device request without `capabilities` (GPU002), a GPU resource
+/// name under `deploy.resources.reservations` or `limits` (GPU011, which
+/// reads the same keys). Another refusal is reported before them.
+fn left_to_rules(path: &[String], kind: &crate::schema::LeafKind) -> Option<RuleCode> {
     use crate::schema::LeafKind;
     let path: Vec<&str> = path.iter().map(String::as_str).collect();
     match (kind, path.as_slice()) {
@@ -1494,11 +1502,23 @@ fn left_to_rules(path: &[String], kind: &crate::schema::LeafKind) -> bool {
                 "devices",
                 _,
             ],
-        ) => missing == &["capabilities"],
-        (LeafKind::Unknown(keys), ["services", _, "deploy", "resources", ..]) => keys
+        ) if missing == &["capabilities"] => Some(RuleCode::GPU002),
+        (
+            LeafKind::Unknown(keys),
+            [
+                "services",
+                _,
+                "deploy",
+                "resources",
+                "reservations" | "limits",
+            ],
+        ) if keys
             .iter()
-            .all(|key| crate::model::compose::is_gpu_resource_name(key)),
-        _ => false,
+            .all(|key| crate::model::compose::is_gpu_resource_name(key)) =>
+        {
+            Some(RuleCode::GPU011)
+        }
+        _ => None,
     }
 }
 
@@ -1536,6 +1556,36 @@ mod tests {
     }
 
     const SIZED: &str = "services:\n  t:\n    image: x\n    shm_size: ${S:-1g}\n";
+
+    #[test]
+    fn a_gpu_resource_name_is_refused_once_and_by_the_rule_that_reads_it() {
+        let compose = |resources: &str| {
+            format!("services:\n  t:\n    image: x\n    deploy:\n      resources:\n{resources}")
+        };
+        // Under `reservations`, GPU011 reads the key and says why Compose
+        // refuses it: PROJ001 has nothing of its own to say.
+        let text = compose("        reservations:\n          nvidia.com/gpu: 4\n");
+        let found = refusals(&project(&[("/p/compose.yaml", &text)], &[]));
+        assert!(!found.is_empty());
+        assert!(
+            found
+                .iter()
+                .all(|(_, _, kind)| *kind == RefusalKind::ConfigReportedBy(RuleCode::GPU011)),
+            "{found:?}"
+        );
+        // Directly under `deploy.resources` no rule reads it: the schema's
+        // refusal is the project's, at the key.
+        let text = compose("        nvidia.com/gpu: 4\n");
+        assert_eq!(
+            refusals(&project(&[("/p/compose.yaml", &text)], &[])),
+            [(
+                "nvidia.com/gpu".to_string(),
+                "services.t.deploy.resources additional properties 'nvidia.com/gpu' not allowed"
+                    .to_string(),
+                RefusalKind::Config
+            )]
+        );
+    }
 
     #[test]
     fn an_unreadable_dotenv_refuses_the_project_at_its_first_compose_file() {

@@ -12,6 +12,7 @@ use crate::model::size::SizeValue;
 use crate::schema::{Leaf, LeafKind};
 use crate::syntax::tree::{Kind, Node};
 use foldhash::{HashSet, HashSetExt};
+use gpulint_base::codes::RuleCode;
 
 pub fn validate(project: &mut Project, root: Option<&Node>, schema_leaves: &[Leaf]) {
     project.refused_by_schema = refused_by_schema(project, schema_leaves);
@@ -86,7 +87,12 @@ pub fn validate(project: &mut Project, root: Option<&Node>, schema_leaves: &[Lea
     // `deploy.resources`) is that rule's to say.
     let reported_by_rules: Vec<Place> = found
         .iter()
-        .filter(|r| matches!(r.kind, RefusalKind::ConfigReportedBy("GPU002" | "GPU011")))
+        .filter(|r| {
+            matches!(
+                r.kind,
+                RefusalKind::ConfigReportedBy(RuleCode::GPU002 | RuleCode::GPU011)
+            )
+        })
         .map(|r| r.at)
         .collect();
     project
@@ -337,7 +343,7 @@ fn device_requests(service: &Service, refuse: &mut impl FnMut(String, Place, Ref
                     "a device reservation of service `{name}` has no `capabilities`, which Compose requires"
                 ),
                 Place::Node(request.node),
-                RefusalKind::ConfigReportedBy("GPU002"),
+                RefusalKind::ConfigReportedBy(RuleCode::GPU002),
             );
         }
     }
@@ -351,7 +357,7 @@ fn device_requests(service: &Service, refuse: &mut impl FnMut(String, Place, Ref
                 resource.value
             ),
             Place::Node(resource.node),
-            RefusalKind::ConfigReportedBy("GPU011"),
+            RefusalKind::ConfigReportedBy(RuleCode::GPU011),
         );
     }
 }
@@ -376,7 +382,7 @@ fn unreadable_sizes(service: &Service, refuse: &mut impl FnMut(String, Place, Re
             refuse(
                 why,
                 Place::Node(size.node),
-                RefusalKind::ConfigReportedBy("SHM003"),
+                RefusalKind::ConfigReportedBy(RuleCode::SHM003),
             );
         }
     }

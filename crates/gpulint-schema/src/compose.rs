@@ -8,7 +8,7 @@ use crate::instance::{self, Step};
 use crate::message;
 use crate::quick::Checker;
 use crate::syntax::tree::Node;
-use crate::{DecidedBy, Leaf, LeafKind, SchemaError};
+use crate::{DecidedBy, Leaf, LeafKind, RuleCode, SchemaError};
 use boon::{Compiler, InstanceToken, SchemaIndex, Schemas, ValidationError};
 use std::sync::OnceLock;
 
@@ -126,15 +126,16 @@ pub(crate) fn compile(location: &str) -> Result<(Schemas, SchemaIndex), Box<boon
 /// What Compose's schema refuses in `model` (a merged model before it is
 /// made canonical), in Compose's words, at the node that wrote it.
 pub fn validate(model: &Node) -> Result<(), SchemaError> {
-    validate_leaving(model, &|_, _| false)
+    validate_leaving(model, &|_, _| None)
 }
 
 /// [`validate`], where the errors `left_to_rules` names (by where they are
-/// and what they say) are what a rule reports with more to say: another
-/// error is reported before them, so that fixing theirs reveals none.
+/// and what they say) are what a rule reports with more to say (it returns
+/// the rule's code): another error is reported before them, so that fixing
+/// theirs reveals none.
 pub fn validate_leaving(
     model: &Node,
-    left_to_rules: &dyn Fn(&[String], &LeafKind) -> bool,
+    left_to_rules: &dyn Fn(&[String], &LeafKind) -> Option<RuleCode>,
 ) -> Result<(), SchemaError> {
     // A mapping with no services and no includes is no compose file here
     // (an Envoy config named `envoy-compose.yaml`, a `package.json` an
@@ -159,6 +160,7 @@ pub fn validate_leaving(
         at: cast.node.src,
         path: cast.path,
         decided_by: instance::decided_by(cast.node, true),
+        reported_by: None,
     })?;
     if quick_checker().and_then(|checker| checker.accepts(&json)) == Some(true) {
         return Ok(());
@@ -173,8 +175,9 @@ pub fn validate_leaving(
             instance::decided_by(node, values_matter(&e.kind, node)) == DecidedBy::Shell
         })
     };
-    let left = |e: &ValidationError| left_to_rules(&message::location(e), &leaf_kind(e));
-    let specific = message::most_specific(&error, &|e| !shell_decided(e) && !left(e));
+    let reported_by = |e: &ValidationError| left_to_rules(&message::location(e), &leaf_kind(e));
+    let specific =
+        message::most_specific(&error, &|e| !shell_decided(e) && reported_by(e).is_none());
     let path = steps(specific);
     let (node, key) = instance::node_at(model, &path).unwrap_or((model, None));
     // A property the schema does not allow is wrong by its name: the
@@ -193,6 +196,7 @@ pub fn validate_leaving(
         at,
         path: message::location(specific),
         decided_by: instance::decided_by(node, values_matter(&specific.kind, node)),
+        reported_by: reported_by(specific),
         services: refused_services(specific, &error),
         leaves: leaves(&error),
     })

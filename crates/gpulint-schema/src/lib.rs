@@ -23,6 +23,7 @@ mod message;
 mod quick;
 
 use crate::syntax::tree::Src;
+use gpulint_base::codes::RuleCode;
 
 /// What a schema refuses, in its tool's words, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +38,10 @@ pub struct SchemaError {
     pub path: Vec<String>,
     /// What else decides whether the tool refuses it.
     pub decided_by: DecidedBy,
+    /// The rule that reports this error with its own fix, as the caller's
+    /// `left_to_rules` names it (such an error is chosen only when every
+    /// error is one).
+    pub reported_by: Option<RuleCode>,
     /// Every service the schema finds something wrong in, this one's
     /// first (the tool prints one error; fixes wait on all of them).
     pub services: Vec<String>,

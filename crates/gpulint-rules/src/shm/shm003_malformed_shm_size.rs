@@ -40,7 +40,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             SizeValue::Invalid { .. }
                 if cx.project.refusals.iter().any(|r| {
                     r.at == Place::Node(shm.node)
-                        && r.kind != RefusalKind::ConfigReportedBy("SHM003")
+                        && r.kind != RefusalKind::ConfigReportedBy(crate::RuleCode::SHM003)
                 }) => {}
             SizeValue::Invalid { reason, .. } => {
                 out.report(
