@@ -565,3 +565,156 @@ fn engine_agrees_with_inspect_on_docker_run_tmpfs_sizes() {
         disagreements.join("\n")
     );
 }
+
+/// `--ipc` modes on a `docker run` line: the ones the engine takes and
+/// ones it refuses when the container starts.
+const RUN_IPC: &[&str] = &[
+    "",
+    "--ipc=host",
+    "--ipc host",
+    "--ipc=private",
+    "--ipc=shareable",
+    "--ipc=none",
+    "--ipc=",
+    "--ipc=hosts",
+    "--ipc=HOST",
+    "--ipc=service:x",
+    "--ipc=container:",
+];
+
+/// What else decides /dev/shm: a size, and every kind of mount there.
+const RUN_SHM_SOURCES: &[&str] = &[
+    "",
+    "--shm-size=1g",
+    "--tmpfs /dev/shm:size=512m",
+    "--tmpfs /dev/shm",
+    "--mount type=tmpfs,target=/dev/shm,tmpfs-size=300m",
+    "-v gpulint-judge-shm:/dev/shm",
+    "-v /dev/shm:/dev/shm",
+];
+
+/// Words before the options: unset variables the shell drops, a short
+/// flag written with `=` (pflag drops it), a switch.
+const RUN_LEADING_WORDS: &[&str] = &[
+    "$UNSET_EXTRA",
+    "${UNSET_EXTRA:-}",
+    "-e=NCCL_DEBUG=INFO",
+    "-i",
+];
+
+/// Every IPC mode with every /dev/shm source, and each leading word
+/// before a few of them.
+fn run_ipc_cases() -> Vec<String> {
+    let mut cases = Vec::new();
+    for ipc in RUN_IPC {
+        for source in RUN_SHM_SOURCES {
+            cases.push(format!("{ipc} {source}").trim().to_string());
+        }
+    }
+    for word in RUN_LEADING_WORDS {
+        for rest in [
+            "",
+            "--shm-size=1g",
+            "--ipc=host",
+            "--tmpfs /dev/shm:size=512m",
+            "--ipc=none -v gpulint-judge-shm:/dev/shm",
+        ] {
+            cases.push(format!("{word} {rest}").trim().to_string());
+        }
+    }
+    cases
+}
+
+/// The engine judges how `--ipc` and the /dev/shm options combine on a
+/// `docker run` line: each case runs through the shell (unset variables
+/// vanish as they do in a script) with `df` at /dev/shm, and what the
+/// container sees (or the refusal, exit 125) must be what gpulint inspect
+/// says of the same line. A mount at /dev/shm wins over every IPC mode.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_docker_run_ipc_and_shm_sources() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let cases = run_ipc_cases();
+    let claims = claims_on_docker_run_lines(
+        &cases.iter().map(String::as_str).collect::<Vec<_>>(),
+        str::to_string,
+    );
+    let (mut disagreements, mut started) = (Vec::new(), 0);
+    for (case, claim) in cases.iter().zip(claims) {
+        let ran = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "docker run --rm {case} {} sh -c 'df -B1 --output=fstype,size /dev/shm; echo \"NCCL_DEBUG=${{NCCL_DEBUG-}}\"'",
+                engine.image()
+            ))
+            .env_remove("UNSET_EXTRA")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let refused_by_gpulint = claim["shm"]["kind"] == "refused" || claim["refused"].is_string();
+        let said = format!(
+            "gpulint: {} ({})",
+            claim["shm"]["kind"], claim["shm"]["from"]
+        );
+        // 125: the CLI or the daemon refused the container.
+        if ran.status.code() == Some(125) {
+            if !refused_by_gpulint {
+                disagreements.push(format!(
+                    "`{case}`: refused ({}), {said}",
+                    String::from_utf8_lossy(&ran.stderr).trim()
+                ));
+            }
+            continue;
+        }
+        started += 1;
+        let shown = String::from_utf8_lossy(&ran.stdout);
+        let mut words = shown
+            .lines()
+            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
+            .unwrap_or("absent")
+            .split_whitespace();
+        let fstype = words.next().unwrap_or("absent");
+        let size = words.next().and_then(|w| w.parse().ok());
+        let Some(claimed) = (!refused_by_gpulint)
+            .then(|| oracle::claimed_shm(&claim))
+            .flatten()
+        else {
+            disagreements.push(format!(
+                "`{case}`: the container has /dev/shm {fstype} {size:?}, {said}"
+            ));
+            continue;
+        };
+        let (seen, expected) = (
+            engine.seen_in_container(fstype, size, claimed),
+            engine.expected_in_container(claimed),
+        );
+        if seen != expected {
+            disagreements.push(format!("`{case}`: df shows {seen:?}, {said}"));
+        }
+        let env = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
+            .unwrap_or("");
+        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
+        if env != claimed_env {
+            disagreements.push(format!(
+                "`{case}`: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
+            ));
+        }
+    }
+    let _ = Command::new("docker")
+        .args(["volume", "rm", "-f", "gpulint-judge-shm"])
+        .output();
+    eprintln!(
+        "docker run --ipc and /dev/shm: {} cases, {} started, {} disagreements",
+        cases.len(),
+        started,
+        disagreements.len()
+    );
+    assert!(cases.len() >= 90, "{} cases", cases.len());
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the engine disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

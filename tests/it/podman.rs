@@ -37,11 +37,30 @@ const SHM_MOUNTS: &[&str] = &[
     "-v /tmp:/dev/shm",
 ];
 
+/// Modes Podman refuses, and options after a word the shell drops (an
+/// unset variable: Podman reads the options after it).
+const OTHERS: &[&str] = &[
+    "--ipc=bogus",
+    "--ipc=HOST",
+    "--ipc=service:x",
+    "$UNSET_EXTRA --shm-size=1g",
+    "$UNSET_EXTRA --ipc=host",
+    "${UNSET_EXTRA} --tmpfs /dev/shm:size=1g",
+    "$UNSET_EXTRA -it --shm-size 2g",
+];
+
 /// The generated cases: every size alone and with every IPC mode and
-/// mount, every IPC mode and mount alone, and none at all.
+/// mount, every IPC mode and mount alone and together, the others, and
+/// none at all.
 fn cases() -> Vec<String> {
     let mut cases = vec![String::new()];
     cases.extend(IPC.iter().chain(SHM_MOUNTS).map(|o| o.to_string()));
+    for ipc in IPC {
+        for mount in SHM_MOUNTS {
+            cases.push(format!("{ipc} {mount}"));
+        }
+    }
+    cases.extend(OTHERS.iter().map(|o| o.to_string()));
     for size in SHM_SIZES {
         let size_option = format!("--shm-size={size}");
         let size_option = if size.contains(' ') {
@@ -163,7 +182,8 @@ fn text(output: &Output) -> String {
     )
 }
 
-/// /dev/shm from the OCI spec: no IPC namespace is the host's; a tmpfs
+/// /dev/shm from the OCI spec: no mount there and no IPC namespace is the
+/// host's, no mount with one is none at all; a tmpfs
 /// there its `size=` (the kernel's `k`, `m`, `g` are binary; 0 or none is
 /// no limit); Podman's own bind of `userdata/shm` the tmpfs of
 /// `HostConfig.ShmSize` it mounts (0: no limit); a bind of the host's
@@ -173,12 +193,15 @@ fn observed(spec: &Value, shm_size: u64) -> Shm {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    if !namespaces.iter().any(|n| n["type"] == "ipc") {
-        return Shm::Host;
-    }
     let mounts = spec["mounts"].as_array().cloned().unwrap_or_default();
+    // A mount at /dev/shm is what the container's processes open there,
+    // whatever IPC namespace they share (`--ipc=host --tmpfs /dev/shm`).
     let Some(mount) = mounts.iter().rfind(|m| m["destination"] == "/dev/shm") else {
-        return Shm::Missing;
+        return if namespaces.iter().any(|n| n["type"] == "ipc") {
+            Shm::Missing
+        } else {
+            Shm::Host
+        };
     };
     let source = mount["source"].as_str().unwrap_or("");
     match mount["type"].as_str() {

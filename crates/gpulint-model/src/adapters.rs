@@ -677,10 +677,19 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                     },
                     distributed_kind: false,
                 }),
+                // Podman's default IPC namespace is containers.conf's
+                // `ipcns = "shareable"`: another container can join it.
                 ipc: run
                     .option("--ipc")
                     .and_then(|(_, o)| o.value.clone())
-                    .unwrap_or_else(|| "private".into()),
+                    .unwrap_or_else(|| {
+                        if run.is_podman() {
+                            "shareable"
+                        } else {
+                            "private"
+                        }
+                        .into()
+                    }),
                 ulimits: run_ulimits(run),
                 cap_add: run
                     .options_named("--cap-add")

@@ -134,6 +134,163 @@ fn holds_options(word: &str) -> bool {
             .any(|suffix| upper.ends_with(suffix))
 }
 
+/// Every long flag of `docker run` (Docker CLI 28's `docker run --help`):
+/// a word after an expansion that is one of these says the expansion sits
+/// among the options.
+const RUN_FLAGS: &[&str] = &[
+    "--add-host",
+    "--annotation",
+    "--attach",
+    "--blkio-weight",
+    "--blkio-weight-device",
+    "--cap-add",
+    "--cap-drop",
+    "--cgroup-parent",
+    "--cgroupns",
+    "--cidfile",
+    "--cpu-count",
+    "--cpu-percent",
+    "--cpu-period",
+    "--cpu-quota",
+    "--cpu-rt-period",
+    "--cpu-rt-runtime",
+    "--cpu-shares",
+    "--cpus",
+    "--cpuset-cpus",
+    "--cpuset-mems",
+    "--detach",
+    "--detach-keys",
+    "--device",
+    "--device-cgroup-rule",
+    "--device-read-bps",
+    "--device-read-iops",
+    "--device-write-bps",
+    "--device-write-iops",
+    "--disable-content-trust",
+    "--dns",
+    "--dns-option",
+    "--dns-search",
+    "--domainname",
+    "--entrypoint",
+    "--env",
+    "--env-file",
+    "--expose",
+    "--gpus",
+    "--group-add",
+    "--health-cmd",
+    "--health-interval",
+    "--health-retries",
+    "--health-start-interval",
+    "--health-start-period",
+    "--health-timeout",
+    "--hostname",
+    "--init",
+    "--interactive",
+    "--io-maxbandwidth",
+    "--io-maxiops",
+    "--ip",
+    "--ip6",
+    "--ipc",
+    "--isolation",
+    "--kernel-memory",
+    "--label",
+    "--label-file",
+    "--link",
+    "--link-local-ip",
+    "--log-driver",
+    "--log-opt",
+    "--mac-address",
+    "--memory",
+    "--memory-reservation",
+    "--memory-swap",
+    "--memory-swappiness",
+    "--mount",
+    "--name",
+    "--network",
+    "--network-alias",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--oom-score-adj",
+    "--pid",
+    "--pids-limit",
+    "--platform",
+    "--privileged",
+    "--publish",
+    "--publish-all",
+    "--pull",
+    "--quiet",
+    "--read-only",
+    "--restart",
+    "--rm",
+    "--runtime",
+    "--security-opt",
+    "--shm-size",
+    "--sig-proxy",
+    "--stop-signal",
+    "--stop-timeout",
+    "--storage-opt",
+    "--sysctl",
+    "--tmpfs",
+    "--tty",
+    "--ulimit",
+    "--use-api-socket",
+    "--user",
+    "--userns",
+    "--uts",
+    "--volume",
+    "--volume-driver",
+    "--volumes-from",
+    "--workdir",
+];
+
+/// Whether `word` is an option of `docker run` as written: a long flag it
+/// has (`--gpus`, `--shm-size=8g`), or short ones it has (`-it`, `-e`).
+fn is_run_flag(word: &str) -> bool {
+    if let Some(long) = word.strip_prefix("--") {
+        let name = long.split_once('=').map_or(long, |(name, _)| name);
+        return RUN_FLAGS.contains(&format!("--{name}").as_str());
+    }
+    word.strip_prefix('-').is_some_and(|flags| {
+        flags.bytes().next().is_some_and(|first| {
+            BOOLEAN_SHORT.contains(&first) || VALUE_SHORT.iter().any(|(s, _)| *s == first)
+        })
+    })
+}
+
+/// Whether `text` is one expansion and nothing else (`$EXTRA`,
+/// `${GPU_ARGS:-}`, `$@`): its words are whatever the variable holds, none
+/// at all when it is unset or empty.
+fn is_one_expansion(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('$') else {
+        return false;
+    };
+    if let Some(inner) = rest.strip_prefix('{') {
+        return inner.find('}') == Some(inner.len() - 1);
+    }
+    matches!(rest, "@" | "*")
+        || (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+}
+
+/// Whether the expansion `word` where an option or the image may be is
+/// taken as options (possibly none): a variable named as an option list
+/// with a word after it (the image), or one followed by an option of
+/// `docker run` (`docker run $EXTRA --gpus all img`: unset, the shell drops
+/// the word and Docker reads the options after it). A variable named as an
+/// image (`$IMAGE --help`) is the image.
+fn hides_options(word: &Word, next: Option<&Word>) -> bool {
+    if !word.dynamic || !is_one_expansion(&word.text) {
+        return false;
+    }
+    let upper = word.text.to_ascii_uppercase();
+    if ["IMAGE", "IMG", "TAG", "REPO"]
+        .iter()
+        .any(|n| upper.contains(n))
+    {
+        return false;
+    }
+    next.is_some_and(|next| holds_options(&word.text) || (!next.dynamic && is_run_flag(&next.text)))
+}
+
 fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
@@ -234,6 +391,13 @@ impl DockerRun {
                 }
             }
             if !text.starts_with('-') || text == "-" {
+                if hides_options(word, words.get(k + 1)) {
+                    run.uncertain = Some(format!(
+                        "`{text}` may hold options, which are only known at run time"
+                    ));
+                    k += 1;
+                    continue;
+                }
                 break;
             }
             if word.dynamic && !text.starts_with("--") {
@@ -432,7 +596,13 @@ impl DockerRun {
         let bytes = &text.as_bytes()[1..];
         for (n, &flag) in bytes.iter().enumerate() {
             if let Some((_, long)) = VALUE_SHORT.iter().find(|(s, _)| *s == flag) {
+                // pflag drops one `=` right after a short flag with
+                // something after it: `-e=A=1` sets `A=1` (`-e=` sets `=`).
                 let rest = &text[n + 2..];
+                let rest = match rest.strip_prefix('=') {
+                    Some(value) if !value.is_empty() => value,
+                    _ => rest,
+                };
                 if rest.is_empty() {
                     self.options.push(option(long, words.get(k + 1), None));
                     return 2;
@@ -646,6 +816,27 @@ impl DockerRun {
         })
     }
 
+    /// Why the engine refuses the container's `--ipc` value, as written
+    /// (moby `IpcMode.Valid`: empty, `none`, `private`, `shareable`, `host`
+    /// or `container:NAME`; Podman also takes `ns:PATH`).
+    pub fn ipc_refusal(&self, ipc: &RunOption) -> Option<String> {
+        let value = ipc.value.as_deref().filter(|_| !ipc.dynamic)?;
+        let valid = match value.split_once(':') {
+            Some(("container", name)) => !name.is_empty(),
+            Some(("ns", path)) => self.is_podman() && !path.is_empty(),
+            Some(_) => false,
+            None => matches!(value, "" | "none" | "private" | "shareable" | "host"),
+        };
+        (!valid).then(|| {
+            let refusal = if self.is_podman() {
+                "Podman refuses it"
+            } else {
+                "the engine refuses it: `Invalid IPC mode`"
+            };
+            format!("`--ipc {value}` is no IPC mode: {refusal}")
+        })
+    }
+
     /// The container's `/dev/shm`, and the option that decided it.
     pub fn shm(&self) -> Shm {
         // A variable that holds one of them on some values only.
@@ -670,7 +861,10 @@ impl DockerRun {
         }
         let ipc = self.option("--ipc").map(|(_, o)| o);
         if let Some(o) = ipc {
-            let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
+            if let Some(why) = self.ipc_refusal(o) {
+                return Shm::new(ShmKind::Refused, None, why)
+                    .decided_by(ShmSetting::Ipc, Some(o.range));
+            }
             // Podman refuses any size with the host's or no IPC namespace:
             // "cannot set shmsize when running in the {host } IPC
             // Namespace" (Docker ignores it).
@@ -684,6 +878,16 @@ impl DockerRun {
                 )
                 .decided_by(ShmSetting::Size, Some(size.range));
             }
+        }
+        // A mount at /dev/shm is the container's whatever its IPC mode:
+        // the engine adds the IPC namespace's /dev/shm only where no mount
+        // is (moby `container.IpcMounts`, `HasMountFor("/dev/shm")`;
+        // Podman's `MountExists(..., "/dev/shm")`).
+        if let Some(mount) = self.dev_shm_mount() {
+            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
+        }
+        if let Some(o) = ipc {
+            let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
             match o.value.as_deref() {
                 Some("host") => {
                     return decided(Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc);
@@ -706,9 +910,6 @@ impl DockerRun {
                 }
                 _ => {}
             }
-        }
-        if let Some(mount) = self.dev_shm_mount() {
-            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
         }
         // Decided by an option (or, at `None`, words) only known at run time.
         let run_time = |at: Option<&RunOption>| {
@@ -868,6 +1069,86 @@ mod tests {
         for image in ["$IMAGE", "${IMAGE}:latest", "\"$IMG\""] {
             let line = format!("docker run --gpus all {image} python train.py");
             assert_eq!(shm(&line), (Default, Nothing), "{line}");
+        }
+    }
+
+    /// What the engine gives (tests/it/engine.rs, the `--ipc` judge): a
+    /// mount at /dev/shm wins over every IPC mode, and a mode it does not
+    /// know refuses the container.
+    #[test]
+    fn a_mount_wins_over_the_ipc_mode_and_unknown_modes_are_refused() {
+        let shm = |t: &str| {
+            let shm = run(t).unwrap().shm();
+            (shm.kind, shm.decided_by)
+        };
+        assert_eq!(
+            shm("docker run --ipc=host --tmpfs /dev/shm:size=1g x"),
+            (ShmKind::Sized, ShmSetting::Mount)
+        );
+        assert_eq!(
+            shm("docker run --ipc none -v shm:/dev/shm x"),
+            (ShmKind::Disk, ShmSetting::Mount)
+        );
+        for mode in [
+            "hosts",
+            "HOST",
+            "service:x",
+            "container:",
+            "ns:/proc/1/ns/ipc",
+        ] {
+            let line = format!("docker run --ipc={mode} --tmpfs /dev/shm:size=1g x");
+            assert_eq!(shm(&line), (ShmKind::Refused, ShmSetting::Ipc), "{line}");
+        }
+        for mode in ["", "private", "shareable", "container:donor", "$MODE"] {
+            let line = format!("docker run --ipc={mode} x");
+            assert_ne!(shm(&line).0, ShmKind::Refused, "{line}");
+        }
+        assert_ne!(
+            shm("podman run --ipc=ns:/proc/1/ns/ipc x").0,
+            ShmKind::Refused
+        );
+    }
+
+    /// pflag drops one `=` after a short flag: `-e=A=1` sets `A=1`.
+    #[test]
+    fn a_short_flag_written_with_an_equals_sign() {
+        // `-e=` alone is the value `=` (which the CLI refuses).
+        let r = run("docker run -e=NCCL_DEBUG=INFO -eNCCL_IB_DISABLE=1 -e= x").unwrap();
+        let values: Vec<_> = r
+            .options_named("--env")
+            .map(|(_, o)| o.value.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(values, ["NCCL_DEBUG=INFO", "NCCL_IB_DISABLE=1", "="]);
+    }
+
+    /// An expansion followed by options of `docker run` sits among the
+    /// options: the shell drops it when it is unset, and the options after
+    /// it are read; what it may hold leaves the rest unknown.
+    #[test]
+    fn an_expansion_before_options_hides_options_not_the_image() {
+        let r = run("docker run $EXTRA --gpus all --shm-size 8g img torchrun t.py").unwrap();
+        assert_eq!(r.image.as_ref().unwrap().text, "img");
+        assert_eq!(r.gpus(), Gpus::All);
+        assert_eq!(r.shm().bytes, Some(8 << 30));
+        assert!(r.uncertain.unwrap().contains("`$EXTRA` may hold options"));
+        let r = run("docker run ${EXTRA:-} --gpus all img").unwrap();
+        assert_eq!(
+            r.shm().kind,
+            ShmKind::Unknown,
+            "what it may hold is unknown"
+        );
+        // A variable named as options is one before the image too.
+        let r = run("docker run $DOCKER_OPTS img python t.py").unwrap();
+        assert_eq!(r.image.as_ref().unwrap().text, "img");
+        // The image's own flags after it: the variable is the image.
+        for line in [
+            "docker run --gpus all $IMAGE --help",
+            "docker run --gpus all $X serve --port 8000",
+            "docker run --gpus all $X --model m",
+        ] {
+            let r = run(line).unwrap();
+            assert!(r.image.is_none(), "{line}");
+            assert_eq!(r.uncertain, None, "{line}");
         }
     }
 

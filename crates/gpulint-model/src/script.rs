@@ -535,13 +535,22 @@ mod tests {
         let run = &runs("docker run --gpus all $IMAGE python t.py\n")[0];
         assert_eq!(run.uncertain, None);
         assert_eq!(run.gpus(), Gpus::All);
-        // Assigned only after the run, or in another Markdown block.
+        // Assigned only after the run, or in another Markdown block: what
+        // it holds is unknown here, the options after it are read (unset,
+        // the shell drops the word).
         let run = &runs("docker run $FLAG --gpus all img\nFLAG=-it\n")[0];
-        assert!(run.image.is_none());
-        assert_eq!(run.gpu_request(), None);
+        assert_eq!(run.image.as_ref().unwrap().text, "img");
+        assert_eq!(run.gpus(), Gpus::All);
+        assert!(
+            run.uncertain
+                .as_deref()
+                .unwrap()
+                .contains("`$FLAG` may hold options")
+        );
         let md = "```sh\nFLAG=-it\n```\n\n```sh\ndocker run $FLAG --gpus all img\n```\n";
         let script = Script::read(md, ScriptKind::Markdown, None);
-        assert_eq!(script.runs[0].run.gpu_request(), None);
+        assert_eq!(script.runs[0].run.gpus(), Gpus::All);
+        assert!(script.runs[0].run.uncertain.is_some());
     }
 
     /// NVIDIA/Megatron-LM `examples/megatron_fsdp/sbatch_checkpoint_convert.sh`:
