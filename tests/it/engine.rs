@@ -718,3 +718,182 @@ fn engine_agrees_with_inspect_on_docker_run_ipc_and_shm_sources() {
         disagreements.join("\n")
     );
 }
+
+/// Parts of a workflow container's `options:`: sizes, IPC modes and mounts
+/// written with the quoting people use (the runner hands the string to
+/// .NET, where `'` is a character and only `"` groups), and `-e` forms.
+const WORKFLOW_SHM_PARTS: &[&str] = &[
+    "",
+    "--shm-size 1g",
+    "--shm-size=2g",
+    "--shm-size \"1g\"",
+    "--shm-size '1g'",
+    "\"--shm-size=512m\"",
+    "--tmpfs /dev/shm:size=512m",
+    "--tmpfs \"/dev/shm:size=512m,mode=1777\"",
+    "--mount type=tmpfs,target=/dev/shm,tmpfs-size=300m",
+    "-v gpulint-judge-shm:/dev/shm",
+];
+const WORKFLOW_OTHER_PARTS: &[&str] = &[
+    "",
+    "--ipc host",
+    "--ipc=host",
+    "--ipc 'host'",
+    "--ipc=none",
+    "-e NCCL_DEBUG=INFO",
+    "-e=NCCL_DEBUG=INFO",
+    "-e \"NCCL_DEBUG=INFO\"",
+];
+
+/// Every size or mount with every other part, on one line and on two
+/// (`options: |`, where the newline is no separator), and the two alone.
+fn workflow_options_cases() -> Vec<String> {
+    let mut cases = Vec::new();
+    for shm in WORKFLOW_SHM_PARTS {
+        for other in WORKFLOW_OTHER_PARTS {
+            let line = format!("{shm} {other}").trim().to_string();
+            if !cases.contains(&line) {
+                cases.push(line);
+            }
+        }
+    }
+    for (shm, other) in [
+        ("--shm-size 1g", "--ipc host"),
+        ("--shm-size=1g", "-e NCCL_DEBUG=INFO"),
+        ("--tmpfs /dev/shm:size=512m", "--ipc=none"),
+    ] {
+        cases.push(format!("{shm}\n{other}"));
+        cases.push(format!("{shm}\n{other}\n"));
+    }
+    cases
+}
+
+/// The engine judges workflow job containers: each case's `options:` is
+/// written in a workflow (a literal block scalar, so the value is the case
+/// exactly), and the argument string the runner builds from it
+/// (actions/runner `DockerCommandManager.DockerCreate`: options, `-e`,
+/// image and command joined by spaces) is split as .NET splits it
+/// (gpulint's `dotnet_words`, held to .NET's rules by its own tests) and
+/// given to the real `docker create`; the container then runs `df` at
+/// /dev/shm. What it sees, its NCCL_DEBUG, or the refusal must be what
+/// gpulint inspect says of the workflow's container.
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_workflow_job_containers() {
+    use gpulint::syntax::argv::dotnet_words;
+    use gpulint::syntax::shell::Snippet;
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let cases = workflow_options_cases();
+    let temp = tempfile::tempdir().unwrap();
+    let workflows = temp.path().join(".github/workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    let mut targets = Vec::new();
+    for (n, case) in cases.iter().enumerate() {
+        let mut options = String::new();
+        for line in case.strip_suffix('\n').unwrap_or(case).split('\n') {
+            options.push_str(&format!("        {line}\n"));
+        }
+        let chomp = if case.ends_with('\n') { "|" } else { "|-" };
+        let text = format!(
+            "on: [push]\njobs:\n  test:\n    runs-on: [self-hosted, gpu]\n    container:\n      image: nvcr.io/nvidia/pytorch:24.01-py3\n      options: {chomp}\n{options}    steps:\n      - run: pytest\n"
+        );
+        let path = workflows.join(format!("case{n:03}.yml"));
+        std::fs::write(&path, text).unwrap();
+        targets.push(path);
+    }
+    let claims = oracle::gpulint_containers(&targets, "docker-run");
+    assert_eq!(claims.len(), cases.len(), "one container per workflow");
+    let (mut disagreements, mut started) = (Vec::new(), 0);
+    for (case, claim) in cases.iter().zip(claims) {
+        let joined = format!(
+            "{case} -e GITHUB_ACTIONS=true -e CI=true {} sh -c \"df -B1 --output=fstype,size /dev/shm; echo NCCL_DEBUG=$NCCL_DEBUG\"",
+            engine.image()
+        );
+        let words: Vec<String> = dotnet_words(&Snippet::verbatim(&joined, 0))
+            .into_iter()
+            .map(|w| w.text)
+            .collect();
+        let created = Command::new("docker")
+            .arg("create")
+            .args(&words)
+            .output()
+            .unwrap();
+        let refused_by_gpulint = claim["shm"]["kind"] == "refused" || claim["refused"].is_string();
+        let said = format!(
+            "gpulint: {} ({}), refused {}",
+            claim["shm"]["kind"], claim["shm"]["from"], claim["refused"]
+        );
+        let id = String::from_utf8_lossy(&created.stdout).trim().to_string();
+        let ran = created.status.success().then(|| {
+            let ran = Command::new("docker")
+                .args(["start", "-a", &id])
+                .output()
+                .unwrap();
+            let _ = Command::new("docker").args(["rm", "-f", &id]).output();
+            ran
+        });
+        let Some(ran) = ran.filter(|r| {
+            // Refused at start by the daemon (`Invalid IPC mode`), not a
+            // failing `df` inside.
+            r.status.success() || !String::from_utf8_lossy(&r.stderr).contains("Error response")
+        }) else {
+            if !refused_by_gpulint {
+                disagreements.push(format!(
+                    "{case:?}: refused ({}), {said}",
+                    String::from_utf8_lossy(&created.stderr).trim()
+                ));
+            }
+            continue;
+        };
+        started += 1;
+        let shown = String::from_utf8_lossy(&ran.stdout);
+        let mut words = shown
+            .lines()
+            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
+            .unwrap_or("absent")
+            .split_whitespace();
+        let fstype = words.next().unwrap_or("absent");
+        let size = words.next().and_then(|w| w.parse().ok());
+        let Some(claimed) = (!refused_by_gpulint)
+            .then(|| oracle::claimed_shm(&claim))
+            .flatten()
+        else {
+            disagreements.push(format!(
+                "{case:?}: the container has /dev/shm {fstype} {size:?}, {said}"
+            ));
+            continue;
+        };
+        let (seen, expected) = (
+            engine.seen_in_container(fstype, size, claimed),
+            engine.expected_in_container(claimed),
+        );
+        if seen != expected {
+            disagreements.push(format!("{case:?}: df shows {seen:?}, {said}"));
+        }
+        let env = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
+            .unwrap_or("");
+        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
+        if env != claimed_env {
+            disagreements.push(format!(
+                "{case:?}: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
+            ));
+        }
+    }
+    let _ = Command::new("docker")
+        .args(["volume", "rm", "-f", "gpulint-judge-shm"])
+        .output();
+    eprintln!(
+        "workflow job containers: {} cases, {} started, {} disagreements",
+        cases.len(),
+        started,
+        disagreements.len()
+    );
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the engine disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

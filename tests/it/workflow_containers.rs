@@ -88,3 +88,50 @@ fn env_is_read_after_options() {
     assert_eq!(env["NCCL_SOCKET_IFNAME"], "eth0", "{doc:#}");
     assert_eq!(codes(&text), [RuleCode::NCCL002]);
 }
+
+/// What `gpulint inspect` says of the job container with `options:`
+/// written as `options` (the YAML after the key).
+fn job_container_claim(options: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let text = job(&format!(
+        "    container:\n      image: nvcr.io/nvidia/pytorch:24.01-py3\n      options: {options}\n"
+    ));
+    write(dir.path(), ".github/workflows/gpu.yml", &text);
+    let output = gpulint(dir.path(), &["inspect", "--format", "json", "."]);
+    let doc: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    doc["containers"][0].clone()
+}
+
+/// The runner hands `options:` to .NET, not a shell (actions/runner
+/// `DockerCommandManager.DockerCreate`; judged by the real `docker
+/// create` in tests/it/engine.rs): `'` is an ordinary character, only `"`
+/// groups, and a line break is part of a word.
+#[test]
+fn options_are_split_as_the_runner_splits_them() {
+    // The Docker CLI gets `'1g'` and `'host'`.
+    let claim = job_container_claim("--shm-size '1g'");
+    assert_eq!(claim["shm"]["kind"], "refused", "{claim:#}");
+    let claim = job_container_claim("--ipc 'host'");
+    assert_eq!(claim["shm"]["kind"], "refused", "{claim:#}");
+    // `"` groups and is removed.
+    let claim = job_container_claim("--shm-size \"1g\"");
+    assert_eq!(claim["shm"]["bytes"], 1_u64 << 30, "{claim:#}");
+    // One flag per line: `--shm-size` gets `1g\n--ipc`.
+    let claim = job_container_claim("|\n        --shm-size 1g\n        --ipc host");
+    assert_eq!(claim["shm"]["kind"], "refused", "{claim:#}");
+    // Folded lines are one line with spaces.
+    let claim = job_container_claim(">-\n        --shm-size 1g\n        --ipc host");
+    assert_eq!(claim["shm"]["kind"], "host", "{claim:#}");
+    // An expression is substituted first: its options are unknown.
+    let claim = job_container_claim("${{ matrix.opts }}");
+    assert_eq!(claim["shm"]["kind"], "unknown", "{claim:#}");
+    assert!(
+        claim["shm"]["from"]
+            .as_str()
+            .unwrap()
+            .contains("only known when the workflow runs"),
+        "{claim:#}"
+    );
+    let claim = job_container_claim("--shm-size ${{ inputs.shm }} --ipc=private");
+    assert_eq!(claim["shm"]["kind"], "unknown", "{claim:#}");
+}

@@ -257,6 +257,24 @@ fn is_run_flag(word: &str) -> bool {
     })
 }
 
+/// Whether the option `word` takes the next word as its value, as the
+/// reader of `docker run` options reads it (`--shm-size 8g`, `-e A=1`; not
+/// `--shm-size=8g`, `-it`, `-eA=1`).
+pub fn takes_next_word(word: &str) -> bool {
+    if let Some(long) = word.strip_prefix("--") {
+        return !long.is_empty() && !long.contains('=') && !BOOLEAN_LONG.contains(&word);
+    }
+    let Some(flags) = word.strip_prefix('-') else {
+        return false;
+    };
+    for (n, flag) in flags.bytes().enumerate() {
+        if VALUE_SHORT.iter().any(|(s, _)| *s == flag) {
+            return n + 1 == flags.len();
+        }
+    }
+    false
+}
+
 /// Whether `text` is one expansion and nothing else (`$EXTRA`,
 /// `${GPU_ARGS:-}`, `$@`): its words are whatever the variable holds, none
 /// at all when it is unset or empty.

@@ -5,11 +5,12 @@
 
 use crate::apptainer::ApptainerRun;
 use crate::devcontainer::DevContainer;
-use crate::docker_run::DockerRun;
+use crate::docker_run::{DockerRun, takes_next_word};
 use crate::quadlet::Quadlet;
 use crate::script_env::{ScriptEnv, command_settings};
 use crate::script_vars::ScriptVariables;
 use crate::slurm::{BatchScript, NodeVariables, Scope, TorchLaunch, branch_paths};
+use crate::syntax::argv::dotnet_words;
 use crate::syntax::embedded::{
     WorkflowEnv, makefile_recipes, markdown_code_blocks, workflow_containers, workflow_runs,
 };
@@ -206,11 +207,26 @@ impl Script {
     fn read_workflow_containers(&mut self, yaml: &Yaml, text: &str) {
         for container in workflow_containers(yaml, text) {
             let snippet = self.snippets.len();
-            let option_words: Vec<Word> = container
+            // The runner joins `options:` into the argument string of
+            // `docker create`, which .NET splits (no shell: `'` is a
+            // character, a newline is not a separator). A word that is an
+            // expression where an option is (`${{ matrix.opts }}`) holds
+            // options only known when the workflow runs.
+            let mut option_words: Vec<Word> = container
                 .options
                 .as_ref()
-                .map(|s| commands(s).into_iter().flat_map(|c| c.words).collect())
+                .map(dotnet_words)
                 .unwrap_or_default();
+            let mut expressions = Vec::new();
+            let mut k = 0;
+            while k < option_words.len() {
+                let word = &option_words[k];
+                if word.dynamic && word.text.starts_with("${{") {
+                    expressions.push(option_words.remove(k));
+                    continue;
+                }
+                k += if takes_next_word(&word.text) { 2 } else { 1 };
+            }
             // Without `options:` the container gets no GPU to fix for.
             let options_at = match option_words.first() {
                 Some(first) => OptionsAt::Before(first.range.start as usize),
@@ -267,6 +283,11 @@ impl Script {
                     run.uncertain = Some(
                         "`options:` is written in a way gpulint does not map back: what it sets is not read".into(),
                     );
+                } else if let Some(expression) = expressions.first() {
+                    run.uncertain = Some(format!(
+                        "`{}` may hold options, which are only known when the workflow runs",
+                        expression.text
+                    ));
                 }
                 self.runs.push(RunSite {
                     snippet,

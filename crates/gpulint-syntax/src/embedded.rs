@@ -250,7 +250,7 @@ pub fn workflow_containers(yaml: &Yaml, text: &str) -> Vec<WorkflowContainer> {
                 (!value.is_empty()).then(|| (value.to_string(), yaml.node(node).range))
             });
             let options_entry = yaml.get(entry.value, "options");
-            let options = options_entry.and_then(|e| scalar_snippet(yaml, e.value, text));
+            let options = options_entry.and_then(|e| exact_scalar_snippet(yaml, e.value, text));
             let step_env = if tail_is_job_container(&yaml_path) {
                 steps_env(yaml, job)
             } else {
@@ -374,6 +374,66 @@ fn scalar_snippet(yaml: &Yaml, node: super::yaml::NodeId, text: &str) -> Option<
             snippet.filter(|s| s.text == *value)
         }
     }
+}
+
+/// A scalar's value exactly, mapped to where each character is written,
+/// for text that is no shell script (a workflow container's `options:`,
+/// which .NET splits: indentation and line breaks are part of its words).
+/// A block scalar's lines lose their indentation and keep the line breaks
+/// its chomping keeps; `None` when the text built is not the value (an
+/// indentation indicator, folding of more-indented lines).
+fn exact_scalar_snippet(yaml: &Yaml, node: NodeId, text: &str) -> Option<Snippet> {
+    let Value::Scalar { style, text: value } = yaml.value(node) else {
+        return None;
+    };
+    if !matches!(style, Style::Literal | Style::Folded) {
+        return scalar_snippet(yaml, node, text);
+    }
+    let range = yaml.node(node).range;
+    let written = text.get(range.as_range())?;
+    let body_start = if written.starts_with(['|', '>']) {
+        written.find('\n')? + 1
+    } else {
+        0
+    };
+    let base = range.start as usize + body_start;
+    // Each line whole, from its start in the host: the parser's range may
+    // start after the first line's indentation.
+    let body: Vec<(&str, usize)> = lines(&written[body_start..])
+        .map(|(line, offset)| {
+            let at = base + offset;
+            let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+            let start = if text[line_start..at].bytes().all(|b| b == b' ') {
+                line_start
+            } else {
+                at
+            };
+            (&text[start..at + line.len()], start)
+        })
+        .collect();
+    let indent = body
+        .iter()
+        .find(|(line, _)| !line.trim().is_empty())
+        .map_or(0, |(line, _)| {
+            line.len() - line.trim_start_matches(' ').len()
+        });
+    let separator = if *style == Style::Folded { ' ' } else { '\n' };
+    let (mut out, mut pieces, mut ends) = (String::new(), Vec::new(), Vec::new());
+    let content: Vec<&(&str, usize)> = {
+        let last = body.iter().rposition(|(line, _)| !line.trim().is_empty());
+        body.iter().take(last.map_or(0, |l| l + 1)).collect()
+    };
+    for (n, (line, start)) in content.iter().enumerate() {
+        if n > 0 {
+            out.push(separator);
+        }
+        let kept = line.get(indent.min(line.len())..).unwrap_or("");
+        pieces.push((out.len(), start + (line.len() - kept.len())));
+        out.push_str(kept);
+        ends.push((out.len(), start + line.len()));
+    }
+    out.push_str(&"\n".repeat(value.len() - value.trim_end_matches('\n').len()));
+    (out == *value).then(|| Snippet::mapped(out, pieces, ends))
 }
 
 /// A quoted scalar's value (escapes and line folding undone), each
@@ -628,6 +688,38 @@ mod tests {
         let second = &commands(&snippets[1])[0].words;
         assert_eq!(&text[second[5].range.as_range()], "''B=2''");
         assert_eq!(&text[second[6].range.as_range()], "img2");
+    }
+
+    /// A workflow container's `options:` is its value exactly: block
+    /// scalars lose their indentation and keep what their chomping keeps.
+    #[test]
+    fn workflow_container_options_are_their_value_exactly() {
+        let options = |written: &str| {
+            let text = format!(
+                "jobs:\n  t:\n    container:\n      image: x\n      options: {written}\n    steps: []\n"
+            );
+            let yaml = Yaml::parse(&text).unwrap();
+            let container = workflow_containers(&yaml, &text).remove(0);
+            container.options.map(|s| {
+                let words: Vec<String> = crate::argv::dotnet_words(&s)
+                    .iter()
+                    .map(|w| text[w.range.as_range()].to_string())
+                    .collect();
+                (s.text, words)
+            })
+        };
+        let (text, written) = options("|-\n        --shm-size 1g\n        --ipc host").unwrap();
+        assert_eq!(text, "--shm-size 1g\n--ipc host");
+        assert_eq!(written, ["--shm-size", "1g\n        --ipc", "host"]);
+        let (text, _) = options("|\n        --shm-size 1g\n        --ipc host").unwrap();
+        assert_eq!(text, "--shm-size 1g\n--ipc host\n");
+        let (text, _) = options(">\n        --shm-size 1g\n        --ipc host").unwrap();
+        assert_eq!(text, "--shm-size 1g --ipc host\n");
+        // A plain scalar's quotes are characters of its value.
+        let (text, _) = options("--gpus '\"device=0,1\"'").unwrap();
+        assert_eq!(text, "--gpus '\"device=0,1\"'");
+        // More-indented lines keep their line breaks when folded: not built.
+        assert!(options(">\n        --shm-size 1g\n          --ipc host").is_none());
     }
 
     #[test]

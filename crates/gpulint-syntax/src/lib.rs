@@ -3,6 +3,7 @@
 // The layers below, by the names this crate's paths use (`crate::text`).
 use gpulint_base::{fix, text};
 
+pub mod argv;
 pub mod dockerfile;
 pub mod embedded;
 pub mod interpolate;

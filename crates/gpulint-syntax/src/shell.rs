@@ -95,7 +95,7 @@ impl Snippet {
         }
     }
 
-    fn host_range(&self, start: usize, end: usize) -> TextRange {
+    pub(crate) fn host_range(&self, start: usize, end: usize) -> TextRange {
         let host_start = self.host_offset(start);
         // The end is mapped from the last byte in, so that a range ending at
         // a line end does not jump to the next piece.
