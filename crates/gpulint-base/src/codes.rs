@@ -37,6 +37,7 @@ macro_rules! for_each_rule {
                 GPU005 => gpu005_legacy_nvidia_runtime,
                 GPU006 => gpu006_training_without_gpu_reservation,
                 GPU011 => gpu011_gpu_resource_in_deploy_resources,
+                GPU012 => gpu012_gpus_value_refused,
             }
             nccl {
                 NCCL001 => nccl001_shm_transport_disabled,

@@ -7,3 +7,4 @@ pub mod gpu004_parallel_size_above_gpus;
 pub mod gpu005_legacy_nvidia_runtime;
 pub mod gpu006_training_without_gpu_reservation;
 pub mod gpu011_gpu_resource_in_deploy_resources;
+pub mod gpu012_gpus_value_refused;
