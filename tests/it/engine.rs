@@ -591,6 +591,10 @@ const RUN_SHM_SOURCES: &[&str] = &[
     "--mount type=tmpfs,target=/dev/shm,tmpfs-size=300m",
     "-v gpulint-judge-shm:/dev/shm",
     "-v /dev/shm:/dev/shm",
+    "--mount type=volume,src=gpulint-judge-shm,dst=/dev/shm",
+    "--mount source=gpulint-judge-shm,target=/dev/shm",
+    "--mount type=bind,src=/dev/shm,dst=/dev/shm",
+    "--mount type=bind,source=/tmp,target=/dev/shm",
 ];
 
 /// Words before the options: unset variables the shell drops, a short
@@ -732,7 +736,7 @@ const WORKFLOW_SHM_PARTS: &[&str] = &[
     "--tmpfs /dev/shm:size=512m",
     "--tmpfs \"/dev/shm:size=512m,mode=1777\"",
     "--mount type=tmpfs,target=/dev/shm,tmpfs-size=300m",
-    "-v gpulint-judge-shm:/dev/shm",
+    "-v gpulint-judge-wf-shm:/dev/shm",
 ];
 const WORKFLOW_OTHER_PARTS: &[&str] = &[
     "",
@@ -882,7 +886,7 @@ fn engine_agrees_with_inspect_on_workflow_job_containers() {
         }
     }
     let _ = Command::new("docker")
-        .args(["volume", "rm", "-f", "gpulint-judge-shm"])
+        .args(["volume", "rm", "-f", "gpulint-judge-wf-shm"])
         .output();
     eprintln!(
         "workflow job containers: {} cases, {} started, {} disagreements",
@@ -894,6 +898,226 @@ fn engine_agrees_with_inspect_on_workflow_job_containers() {
     assert!(
         disagreements.is_empty(),
         "gpulint inspect and the engine disagree:\n{}",
+        disagreements.join("\n")
+    );
+}
+
+/// `runArgs`, `mounts` and `containerEnv` of the image-based dev
+/// containers the Dev Container CLI judges, every combination.
+const DEV_RUN_ARGS: &[&str] = &[
+    "[]",
+    r#"["--shm-size=1g"]"#,
+    r#"["--ipc=host"]"#,
+    r#"["--ipc", "none"]"#,
+    r#"["--shm-size", "2g", "--ipc=private"]"#,
+    r#"["-e=NCCL_DEBUG=WARN"]"#,
+];
+const DEV_MOUNTS: &[&str] = &[
+    "[]",
+    r#"["type=tmpfs,target=/dev/shm,tmpfs-size=536870912"]"#,
+    r#"[{"type": "volume", "source": "gpulint-judge-dc", "target": "/dev/shm"}]"#,
+    r#"["source=/dev/shm,target=/dev/shm,type=bind"]"#,
+    r#"[{"type": "tmpfs", "target": "/dev/shm"}]"#,
+];
+const DEV_ENV: &[&str] = &["{}", r#"{"NCCL_DEBUG": "INFO"}"#];
+
+/// Compose-backed dev containers: the `service` the CLI starts, with its
+/// own /dev/shm settings, and a `runServices` that leaves another out.
+const DEV_COMPOSE_SERVICES: &[&str] = &[
+    "",
+    "    shm_size: 1gb\n",
+    "    ipc: host\n",
+    "    shm_size: 2gb\n    environment:\n      NCCL_DEBUG: INFO\n",
+    "    tmpfs:\n      - /dev/shm:size=536870912\n",
+    "    volumes:\n      - type: tmpfs\n        target: /dev/shm\n        tmpfs:\n          size: 300m\n",
+];
+
+/// The Dev Container CLI (`@devcontainers/cli`, `devcontainer up` on the
+/// local engine) judges the dev container model: each generated
+/// `devcontainer.json` (image-based: every `runArgs` × `mounts` ×
+/// `containerEnv`; compose-backed: the service's own settings, with a
+/// `runServices` that leaves another service out) is brought up, and `df`
+/// and the environment inside its container must be what gpulint inspect
+/// says of it. A configuration the CLI cannot bring up must be one
+/// gpulint says is refused.
+#[test]
+#[ignore = "needs a Docker Engine, the workload image and the Dev Container CLI: eval \"$(bash .ci/engine start)\"; npm install @devcontainers/cli (.ci/run does both)"]
+fn dev_container_cli_agrees_with_inspect() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let cli = common::required_tool(
+        "GPULINT_DEVCONTAINER_CLI",
+        "devcontainer",
+        "npm install @devcontainers/cli",
+    );
+    let temp = tempfile::tempdir().unwrap();
+    // (folder, the service gpulint's claim is found under, a description)
+    let mut cases: Vec<(PathBuf, Option<&str>, String)> = Vec::new();
+    for (a, run_args) in DEV_RUN_ARGS.iter().enumerate() {
+        for (m, mounts) in DEV_MOUNTS.iter().enumerate() {
+            for (e, env) in DEV_ENV.iter().enumerate() {
+                let dir = temp.path().join(format!("image-{a}-{m}-{e}"));
+                std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
+                let json = format!(
+                    "{{\"image\": \"{}\", \"runArgs\": {run_args}, \"mounts\": {mounts}, \"containerEnv\": {env}}}\n",
+                    engine.image()
+                );
+                std::fs::write(dir.join(".devcontainer/devcontainer.json"), &json).unwrap();
+                cases.push((dir, None, json));
+            }
+        }
+    }
+    for (n, settings) in DEV_COMPOSE_SERVICES.iter().enumerate() {
+        let dir = temp.path().join(format!("compose-{n}"));
+        std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
+        let compose = format!(
+            "services:\n  app:\n    image: {image}\n    command: sleep infinity\n{settings}  other:\n    image: {image}\n    command: sleep infinity\n    shm_size: 3gb\n",
+            image = engine.image()
+        );
+        std::fs::write(dir.join(".devcontainer/compose.yaml"), &compose).unwrap();
+        let json = "{\"dockerComposeFile\": \"compose.yaml\", \"service\": \"app\", \"runServices\": [\"app\"], \"workspaceFolder\": \"/workspace\"}\n";
+        std::fs::write(dir.join(".devcontainer/devcontainer.json"), json).unwrap();
+        cases.push((dir, Some("app"), format!("{json}{compose}")));
+    }
+    let (mut disagreements, mut started) = (Vec::new(), 0);
+    for (dir, service, written) in &cases {
+        // The dev container's own view: its configuration file, which
+        // for a compose-backed one lists the services the CLI starts.
+        let config = [dir.join(".devcontainer/devcontainer.json")];
+        let claims = oracle::gpulint_containers(&config, "devcontainer")
+            .into_iter()
+            .chain(oracle::gpulint_containers(&config, "compose"))
+            .collect::<Vec<_>>();
+        let claim = match service {
+            None => claims.iter().find(|c| c["platform"] == "devcontainer"),
+            Some(name) => claims.iter().find(|c| c["name"] == *name),
+        };
+        let Some(claim) = claim.cloned() else {
+            disagreements.push(format!("{written}: gpulint inspect lists no container"));
+            continue;
+        };
+        // What gpulint says of the service the CLI leaves out.
+        if service.is_some() && claims.iter().any(|c| c["name"] == "other") {
+            disagreements.push(format!(
+                "{written}: gpulint lists `other`, which `runServices` leaves out"
+            ));
+        }
+        let label = format!(
+            "gpulint-judge-dc={}",
+            dir.file_name().unwrap().to_string_lossy()
+        );
+        let up = Command::new(&cli)
+            .args(["up", "--workspace-folder"])
+            .arg(dir)
+            .args(["--id-label", &label])
+            .output()
+            .unwrap();
+        let refused_by_gpulint = claim["shm"]["kind"] == "refused" || claim["refused"].is_string();
+        let said = format!(
+            "gpulint: {} ({})",
+            claim["shm"]["kind"], claim["shm"]["from"]
+        );
+        let id = serde_json::from_slice::<serde_json::Value>(&up.stdout)
+            .ok()
+            .and_then(|v| v["containerId"].as_str().map(str::to_string));
+        let Some(id) = id.filter(|_| up.status.success()) else {
+            if !refused_by_gpulint {
+                disagreements.push(format!(
+                    "{written}: `devcontainer up` fails ({}), {said}",
+                    String::from_utf8_lossy(&up.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                ));
+            }
+            continue;
+        };
+        started += 1;
+        let shown = Command::new("docker")
+            .args(["exec", &id, "sh", "-c"])
+            .arg("df -B1 --output=fstype,size /dev/shm; echo NCCL_DEBUG=$NCCL_DEBUG")
+            .output()
+            .unwrap();
+        // Compose-backed: the CLI's compose project, all of it.
+        let project = Command::new("docker")
+            .args([
+                "inspect",
+                "--format",
+                "{{index .Config.Labels \"com.docker.compose.project\"}}",
+                &id,
+            ])
+            .output()
+            .unwrap();
+        let project = String::from_utf8_lossy(&project.stdout).trim().to_string();
+        let others = Command::new("docker")
+            .args(["ps", "-aq", "--filter"])
+            .arg(format!("label=com.docker.compose.project={project}"))
+            .output()
+            .unwrap();
+        let mut remove = vec![id.clone()];
+        if !project.is_empty() {
+            remove.extend(
+                String::from_utf8_lossy(&others.stdout)
+                    .split_whitespace()
+                    .map(str::to_string),
+            );
+            if service.is_some() && remove.len() > 2 {
+                disagreements.push(format!(
+                    "{written}: the CLI started more than `runServices`"
+                ));
+            }
+        }
+        let _ = Command::new("docker")
+            .args(["rm", "-f"])
+            .args(&remove)
+            .output();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        let mut words = shown
+            .lines()
+            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
+            .unwrap_or("absent")
+            .split_whitespace();
+        let fstype = words.next().unwrap_or("absent");
+        let size = words.next().and_then(|w| w.parse().ok());
+        let Some(claimed) = (!refused_by_gpulint)
+            .then(|| oracle::claimed_shm(&claim))
+            .flatten()
+        else {
+            disagreements.push(format!(
+                "{written}: the container has /dev/shm {fstype} {size:?}, {said}"
+            ));
+            continue;
+        };
+        let (seen, expected) = (
+            engine.seen_in_container(fstype, size, claimed),
+            engine.expected_in_container(claimed),
+        );
+        if seen != expected {
+            disagreements.push(format!("{written}: df shows {seen:?}, {said}"));
+        }
+        let env = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
+            .unwrap_or("");
+        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
+        if env != claimed_env {
+            disagreements.push(format!(
+                "{written}: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
+            ));
+        }
+    }
+    let _ = Command::new("docker")
+        .args(["volume", "rm", "-f", "gpulint-judge-dc"])
+        .output();
+    eprintln!(
+        "dev containers: {} cases, {} started, {} disagreements",
+        cases.len(),
+        started,
+        disagreements.len()
+    );
+    assert!(cases.len() >= 60, "{} cases", cases.len());
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the Dev Container CLI disagree:\n{}",
         disagreements.join("\n")
     );
 }

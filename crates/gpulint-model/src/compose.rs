@@ -104,6 +104,9 @@ pub struct Service {
     pub env_files: Vec<EnvFileEntry>,
     /// `profiles:`: the service runs only with one of them enabled.
     pub profiles: Vec<String>,
+    /// `depends_on:` (a list, or a mapping's keys): the services Compose
+    /// starts with it.
+    pub depends_on: Vec<String>,
     /// Settings a later definition removed or replaced (`!reset`,
     /// `!override`), by dotted path, with where that is written: a fix
     /// that adds the setting before it would be undone.
@@ -625,6 +628,13 @@ impl Service {
             profiles: map
                 .get("profiles")
                 .map(|p| string_list(p))
+                .unwrap_or_default(),
+            depends_on: map
+                .get("depends_on")
+                .map(|d| match &d.kind {
+                    Kind::Mapping(_) => d.entries().iter().map(|e| e.key.clone()).collect(),
+                    _ => string_list(d),
+                })
                 .unwrap_or_default(),
             resets: Vec::new(),
             refused: None,

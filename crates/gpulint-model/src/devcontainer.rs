@@ -1,9 +1,10 @@
 //! Dev containers: a `devcontainer.json` read as the `docker run` the Dev
 //! Container CLI makes of it (devcontainers/cli `spawnDevContainer` in
-//! `src/spec-node/singleContainer.ts`): `-e` for each `containerEnv`
-//! entry, then `runArgs` as written, then `--gpus all` when
-//! `hostRequirements.gpu` is set (`true`, `"optional"` or an object, on a
-//! host with GPUs), then the image. The `docker run` model reads it, so
+//! `src/spec-node/singleContainer.ts`): a `--mount` for each `mounts`
+//! entry, `-e` for each `containerEnv` entry, then `runArgs` as written,
+//! then `--gpus all` when `hostRequirements.gpu` is set (`true`,
+//! `"optional"` or an object, on a host with GPUs), then `--init`,
+//! `--privileged`, `--cap-add` and `--security-opt`, then the image. The `docker run` model reads it, so
 //! every rule that judges a `docker run` judges the dev container too.
 //!
 //! A configuration with `dockerComposeFile` is a Compose project instead
@@ -31,6 +32,10 @@ pub struct ComposeBacked {
     /// Relative to the `devcontainer.json`'s directory, in order.
     pub files: Vec<(String, TextRange)>,
     pub service: Option<(String, TextRange)>,
+    /// `runServices`: the services `devcontainer up` names to `docker
+    /// compose up` (with `service`); empty or absent, it names none and
+    /// Compose starts every service.
+    pub run_services: Vec<String>,
 }
 
 /// The file names the Dev Container CLI looks for: `.devcontainer.json`
@@ -57,6 +62,14 @@ impl DevContainer {
                     _ => strings(files).into_iter().collect(),
                 },
                 service: json.root.get("service").and_then(strings),
+                run_services: json
+                    .root
+                    .get("runServices")
+                    .and_then(Value::as_array)
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
             }
         });
         Ok(DevContainer { json, compose })
@@ -104,6 +117,26 @@ impl DevContainer {
             dynamic,
         };
         let mut words = vec![word("docker", anchor, false), word("run", anchor, false)];
+        // `mounts`: a string is passed as it is, an object as
+        // `type=T,src=S,dst=D` (devcontainers/cli `generateMountCommand`).
+        for mount in root.get("mounts").and_then(Value::as_array).unwrap_or(&[]) {
+            let field = |name: &str| mount.get(name).and_then(Value::as_str);
+            let (text, range) = match (mount.as_str(), field("type"), field("target")) {
+                (Some(text), _, _) => (text.to_string(), mount.inner_range()),
+                (None, Some(kind), Some(target)) => {
+                    let source = field("source").map_or(String::new(), |s| format!("src={s},"));
+                    (format!("type={kind},{source}dst={target}"), mount.range)
+                }
+                // Not a mount the CLI can pass: what it gives is not read.
+                _ => ("-?".to_string(), mount.range),
+            };
+            if text == "-?" {
+                words.push(word(&text, range, true));
+                continue;
+            }
+            words.push(word("--mount", range, false));
+            words.push(word(&text, range, text.contains("${")));
+        }
         if let Some(env) = root.get("containerEnv").and_then(Value::as_object) {
             for member in env {
                 let Some(value) = member.value.as_str() else {
@@ -125,6 +158,20 @@ impl DevContainer {
             words.push(word("--gpus", gpu.range(), false));
             words.push(word("all", gpu.range(), false));
         }
+        // After `runArgs` and the GPUs, as `spawnDevContainer` orders them.
+        for flag in ["init", "privileged"] {
+            if let Some(member) = root.member(flag).filter(|m| m.value.truthy()) {
+                words.push(word(&format!("--{flag}"), member.range(), false));
+            }
+        }
+        for (key, flag) in [("capAdd", "--cap-add"), ("securityOpt", "--security-opt")] {
+            for item in root.get(key).and_then(Value::as_array).unwrap_or(&[]) {
+                if let Some(text) = item.as_str() {
+                    words.push(word(flag, item.inner_range(), false));
+                    words.push(word(text, item.inner_range(), text.contains("${")));
+                }
+            }
+        }
         if let Some(image) = root.get("image").filter(|v| v.as_str().is_some()) {
             let text = image.as_str().unwrap_or_default();
             words.push(word(text, image.inner_range(), text.contains("${")));
@@ -139,10 +186,29 @@ impl DevContainer {
     /// [{capabilities: [gpu]}]`, devcontainers/cli
     /// `generateFeaturesComposeOverrideContent`), added to the service's
     /// own requests; a project where some service reserves GPUs no longer
-    /// counts the others built on a CUDA image as GPU services.
+    /// counts the others built on a CUDA image as GPU services. With
+    /// `runServices`, only those, `service` and what they depend on start.
     pub fn started_services(&self, services: &[Service]) -> Vec<Service> {
         let mut started = services.to_vec();
         let name = self.compose.as_ref().and_then(|c| c.service.as_ref());
+        // `runServices` and `service` are named to `docker compose up`
+        // (devcontainers/cli `dockerCompose.ts`), which starts them and
+        // what they depend on; the other services are never created.
+        if let Some(compose) = self.compose.as_ref().filter(|c| !c.run_services.is_empty()) {
+            let mut wanted: Vec<String> = compose.run_services.clone();
+            wanted.extend(name.map(|(name, _)| name.clone()));
+            let mut at = 0;
+            while let Some(next) = wanted.get(at).cloned() {
+                let needs = started.iter().find(|s| s.name == next);
+                for dependency in needs.map(|s| s.depends_on.clone()).unwrap_or_default() {
+                    if !wanted.contains(&dependency) {
+                        wanted.push(dependency);
+                    }
+                }
+                at += 1;
+            }
+            started.retain(|s| wanted.contains(&s.name));
+        }
         let service = name.and_then(|(name, _)| started.iter_mut().find(|s| &s.name == name));
         if let (Some(service), Some(_)) = (service, self.gpu_requirement()) {
             let gpu = &mut service.gpu;
@@ -238,6 +304,34 @@ mod tests {
         let compose = dev.compose.unwrap();
         assert_eq!(compose.files.len(), 2);
         assert_eq!(compose.service.unwrap().0, "app");
+    }
+
+    /// `mounts` come first and a mount at /dev/shm is the container's
+    /// whatever `runArgs` say of the IPC mode; `capAdd` and `privileged`
+    /// are passed after `runArgs` (devcontainers/cli `spawnDevContainer`).
+    #[test]
+    fn mounts_and_cap_add_are_passed_as_the_cli_passes_them() {
+        let sized = run(r#"{"image": "x", "hostRequirements": {"gpu": true},
+            "mounts": ["type=tmpfs,target=/dev/shm,tmpfs-size=4294967296"],
+            "runArgs": ["--ipc=host"], "capAdd": ["IPC_LOCK"], "privileged": true}"#)
+        .unwrap();
+        let shm = sized.shm();
+        assert_eq!((shm.kind, shm.bytes), (ShmKind::Sized, Some(4 << 30)));
+        let flags: Vec<_> = sized.options.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(
+            flags,
+            ["--mount", "--ipc", "--gpus", "--privileged", "--cap-add"]
+        );
+        assert_eq!(
+            sized.option("--cap-add").unwrap().1.value.as_deref(),
+            Some("IPC_LOCK")
+        );
+        // An object mount: a named volume there is disk.
+        let volume = run(
+            r#"{"image": "x", "mounts": [{"source": "shm", "target": "/dev/shm", "type": "volume"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(volume.shm().kind, ShmKind::Disk);
     }
 
     #[test]

@@ -988,13 +988,35 @@ fn mount_shm(mount: &RunOption) -> Shm {
             Some(size) => Shm::of_tmpfs_size(&parse_tmpfs_size_option(size), "--tmpfs size"),
             None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
         },
-        _ => match value.split(',').find_map(|p| p.strip_prefix("tmpfs-size=")) {
-            Some(size) => Shm::of_size(&parse_compose_size(size), "--mount tmpfs-size"),
-            None if value.contains("type=tmpfs") => {
-                Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size")
+        _ => {
+            // `--mount` fields (docker/cli `opts/mount.go`): the type is
+            // `volume` unless written.
+            let field = |names: &[&str]| {
+                value.split(',').find_map(|part| {
+                    let (key, v) = part.split_once('=')?;
+                    names.contains(&key.trim()).then_some(v)
+                })
+            };
+            match field(&["type"]).unwrap_or("volume") {
+                "tmpfs" => match field(&["tmpfs-size"]) {
+                    Some(size) => Shm::of_size(&parse_compose_size(size), "--mount tmpfs-size"),
+                    None => Shm::new(ShmKind::Unbounded, None, "a tmpfs at /dev/shm with no size"),
+                },
+                "bind"
+                    if field(&["source", "src"])
+                        .is_some_and(|s| s.trim_end_matches('/') == "/dev/shm") =>
+                {
+                    Shm::new(ShmKind::Host, None, "a bind of the host's /dev/shm")
+                }
+                "bind" => Shm::new(ShmKind::Disk, None, "a bind mount at /dev/shm"),
+                // A volume of another driver, or one given driver options,
+                // may be anything.
+                "volume" if field(&["volume-driver", "volume-opt"]).is_none() => {
+                    Shm::new(ShmKind::Disk, None, "a volume mounted at /dev/shm")
+                }
+                _ => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
             }
-            None => Shm::new(ShmKind::Unknown, None, "a mount at /dev/shm"),
-        },
+        }
     }
 }
 
