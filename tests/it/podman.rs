@@ -47,6 +47,9 @@ const OTHERS: &[&str] = &[
     "$UNSET_EXTRA --ipc=host",
     "${UNSET_EXTRA} --tmpfs /dev/shm:size=1g",
     "$UNSET_EXTRA -it --shm-size 2g",
+    "-e=NCCL_DEBUG=INFO --shm-size=1g",
+    "--ipc=shareable --tmpfs /dev/shm",
+    "--shm-size=2g --mount type=volume,src=gpulint-judge,dst=/dev/shm",
 ];
 
 /// The generated cases: every size alone and with every IPC mode and
@@ -395,4 +398,84 @@ fn the_quadlet_unit_of_a_case_writes_its_options_as_keys() {
     );
     assert_eq!(quadlet_unit("--shm-size='1 g'", "img"), None);
     assert!(cases().len() >= 100);
+}
+
+/// Podman's default IPC namespace is containers.conf's `ipcns =
+/// "shareable"`, which Podman 4.3's `inspect` does not show (it prints
+/// `shareable` whatever the mode): the judge is a second container joining
+/// it (`--ipc=container:X`), refused only for a `private` one ("non-shareable
+/// IPC"). gpulint's IPC mode of the `podman run` line and of the Quadlet
+/// unit must be `private` exactly when the join is refused.
+#[test]
+#[ignore = "needs podman (Podman 4.3, Debian 12's): installed by .ci/run"]
+fn podman_ipc_modes_are_judged_by_a_joining_container() {
+    let podman = Podman::start();
+    let modes = [
+        "",
+        "--ipc=private",
+        "--ipc=shareable",
+        "--ipc=host",
+        "--ipc=none",
+    ];
+    let work = tempfile::tempdir().unwrap();
+    let script = work.path().join("run.sh");
+    let mut lines = String::from("#!/bin/sh\n");
+    let mut units = Vec::new();
+    for (n, mode) in modes.iter().enumerate() {
+        lines.push_str(&format!("podman run {mode} img true\n"));
+        let unit = work.path().join(format!("ipc{n}.container"));
+        let args = if mode.is_empty() {
+            String::new()
+        } else {
+            format!("PodmanArgs={mode}\n")
+        };
+        std::fs::write(&unit, format!("[Container]\nImage=img\n{args}")).unwrap();
+        units.push(unit);
+    }
+    std::fs::write(&script, lines).unwrap();
+    let ipc_of = |targets: &[PathBuf], platform: &str| -> Vec<String> {
+        let output = Command::new(env!("CARGO_BIN_EXE_gpulint"))
+            .args(["inspect", "--format", "json"])
+            .args(targets)
+            .output()
+            .unwrap();
+        let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+        json["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["platform"] == platform)
+            .map(|c| c["ipc"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let on_lines = ipc_of(std::slice::from_ref(&script), "docker-run");
+    let on_units = ipc_of(&units, "quadlet");
+    assert_eq!((on_lines.len(), on_units.len()), (modes.len(), modes.len()));
+    let mut disagreements = Vec::new();
+    for (n, mode) in modes.iter().enumerate() {
+        let mut create = vec!["create"];
+        create.extend(mode.split_whitespace());
+        create.extend([podman.image.as_str(), "true"]);
+        let donor = podman.run(&create);
+        assert!(donor.status.success(), "{mode}: {}", text(&donor));
+        let donor = String::from_utf8_lossy(&donor.stdout).trim().to_string();
+        let join = format!("--ipc=container:{donor}");
+        let joined = podman.run(&["create", &join, &podman.image, "true"]);
+        let refused = !joined.status.success();
+        let _ = podman.run(&["rm", "-af"]);
+        for (surface, ipc) in [("podman run", &on_lines[n]), ("Quadlet", &on_units[n])] {
+            if (ipc == "private") != refused {
+                disagreements.push(format!(
+                    "{surface} `{mode}`: a join is {}, gpulint says ipc {ipc}",
+                    if refused { "refused" } else { "accepted" }
+                ));
+            }
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
 }
