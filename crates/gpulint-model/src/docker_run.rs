@@ -685,10 +685,14 @@ impl DockerRun {
             return Some("runs under `nvidia-docker`".into());
         }
         if let Some((_, gpus)) = self.option("--gpus") {
-            return Some(format!(
-                "asks for GPUs with `--gpus {}`",
-                gpus.value.as_deref().unwrap_or("")
-            ));
+            let value = gpus.value.as_deref().unwrap_or("");
+            // Podman 5 reads `--gpus` as CDI devices; Podman 4 refuses it
+            // (`unknown flag: --gpus`, Debian 12's 4.3).
+            return Some(if self.is_podman() {
+                format!("asks for GPUs with `--gpus {value}` (Podman 5; Podman 4 has no such flag)")
+            } else {
+                format!("asks for GPUs with `--gpus {value}`")
+            });
         }
         if let Some((_, runtime)) = self.option("--runtime")
             && runtime.value.as_deref() == Some("nvidia")

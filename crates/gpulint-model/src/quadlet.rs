@@ -27,6 +27,9 @@ enum Form {
 /// run` flag each gives and how, in the generator's order. Each row cites
 /// podman-container.unit(5):
 const KEYS: &[(&str, &str, Form)] = &[
+    // "AddCapability=CAP | --cap-add CAP": a space-separated list, the key
+    // listed any number of times.
+    ("AddCapability", "--cap-add", Form::Words),
     // "ShmSize=100m | --shm-size=100m" (Podman 4.7 and later).
     ("ShmSize", "--shm-size", Form::Last),
     // "Memory=20g | --memory 20g".
@@ -251,6 +254,19 @@ mod tests {
         );
         assert_eq!(run.image.unwrap().text, "docker.io/vllm/vllm-openai:latest");
         assert_eq!(run.command, "--model m --tensor-parallel-size 2");
+    }
+
+    /// podman-container.unit(5): "AddCapability=CAP | --cap-add CAP".
+    #[test]
+    fn add_capability_is_cap_add() {
+        let run = run(
+            "[Container]\nImage=x\nAddCapability=IPC_LOCK SYS_NICE\nAddCapability=SYS_PTRACE\n",
+        );
+        let caps: Vec<_> = run
+            .options_named("--cap-add")
+            .filter_map(|(_, o)| o.value.as_deref())
+            .collect();
+        assert_eq!(caps, ["IPC_LOCK", "SYS_NICE", "SYS_PTRACE"]);
     }
 
     #[test]
