@@ -1121,3 +1121,84 @@ fn dev_container_cli_agrees_with_inspect() {
         disagreements.join("\n")
     );
 }
+
+/// `--env-file` contents and the options beside them, as docker/cli
+/// `opts.ParseEnvFile` reads them: leading blanks dropped, values as they
+/// are (quotes and trailing blanks too), a name alone taken from the
+/// caller's environment, `-e` winning over the file, later files over
+/// earlier ones.
+const RUN_ENV_FILES: &[(&str, &str)] = &[
+    ("NCCL_DEBUG=INFO\n", "--env-file a.env"),
+    ("NCCL_DEBUG=\"INFO\"\n", "--env-file a.env"),
+    (
+        "  NCCL_DEBUG=TRACE  \n# NCCL_DEBUG=WARN\n",
+        "--env-file a.env",
+    ),
+    ("NCCL_DEBUG=INFO\n", "--env-file a.env -e NCCL_DEBUG=WARN"),
+    ("NCCL_DEBUG=INFO\n", "-e NCCL_DEBUG=WARN --env-file a.env"),
+    ("NCCL_DEBUG=INFO\n", "--env-file a.env --env-file b.env"),
+    ("NCCL_DEBUG\n", "--env-file a.env"),
+    ("\u{feff}NCCL_DEBUG=VERSION\r\n", "--env-file=a.env"),
+    ("OTHER=1\nNCCL_DEBUG=\n", "--env-file a.env"),
+];
+
+/// The engine judges `--env-file`: each case's file is written beside a
+/// script with its `docker run` line (and `b.env` setting `NCCL_DEBUG=WARN`),
+/// the line runs there through the shell, and the container's
+/// `NCCL_DEBUG` must be what gpulint inspect says (unset when it says the
+/// caller's environment decides: the judge's sets none).
+#[test]
+#[ignore = "needs a Docker Engine, Compose v2 and the workload image: eval \"$(bash .ci/engine start)\""]
+fn engine_agrees_with_inspect_on_docker_run_env_files() {
+    let engine = Engine::connect().unwrap_or_else(|why| panic!("{why}"));
+    let mut disagreements = Vec::new();
+    for (file, options) in RUN_ENV_FILES {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join("a.env"), file).unwrap();
+        std::fs::write(temp.path().join("b.env"), "NCCL_DEBUG=WARN\n").unwrap();
+        let script = temp.path().join("run.sh");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\ndocker run {options} img true\n"),
+        )
+        .unwrap();
+        let claims = oracle::gpulint_containers(std::slice::from_ref(&script), "docker-run");
+        let claimed = claims
+            .first()
+            .and_then(|c| c["env"]["NCCL_DEBUG"].as_str())
+            .map(str::to_string);
+        let ran = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "docker run --rm {options} {} sh -c 'printf \"%s|\" \"${{NCCL_DEBUG-(unset)}}\"'",
+                engine.image()
+            ))
+            .current_dir(temp.path())
+            .env_remove("NCCL_DEBUG")
+            .output()
+            .unwrap();
+        assert!(
+            ran.status.success(),
+            "{options}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let shown = String::from_utf8_lossy(&ran.stdout);
+        let inside = shown.strip_suffix('|').unwrap_or(&shown);
+        let inside = (inside != "(unset)").then(|| inside.to_string());
+        if inside != claimed {
+            disagreements.push(format!(
+                "{file:?} with `{options}`: NCCL_DEBUG is {inside:?} inside, gpulint says {claimed:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "docker run --env-file: {} cases, {} disagreements",
+        RUN_ENV_FILES.len(),
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "gpulint inspect and the Docker CLI disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

@@ -214,18 +214,73 @@ pub(super) fn read_script(
     text: &str,
     kind: ScriptKind,
 ) -> Result<Option<(Script, Option<Yaml>)>, FileError> {
-    match kind {
-        ScriptKind::Workflow => Ok(parse_yaml(text, Scope::Any)
+    let mut read = match kind {
+        ScriptKind::Workflow => parse_yaml(text, Scope::Any)
             .ok()
             .flatten()
-            .map(|yaml| (Script::read(text, kind, Some(&yaml)), Some(yaml)))),
+            .map(|yaml| (Script::read(text, kind, Some(&yaml)), Some(yaml))),
         ScriptKind::DevContainer => Script::devcontainer(text)
             .map(|mut script| {
                 read_devcontainer_build(session, path, &mut script);
                 Some((script, None))
             })
-            .map_err(|e| FileError::at(format!("invalid JSON: {}", e.message), e.offset)),
-        _ => Ok(Some((Script::read(text, kind, None), None))),
+            .map_err(|e| FileError::at(format!("invalid JSON: {}", e.message), e.offset))?,
+        _ => Some((Script::read(text, kind, None), None)),
+    };
+    if let Some((script, _)) = &mut read {
+        read_env_files(session, path, kind, script);
+    }
+    Ok(read)
+}
+
+/// The variables of each run's `--env-file` (a literal path), read from
+/// the file where the run would find it: relative to the script's
+/// directory, to the repository a workflow is in (the runner's workspace),
+/// or to the folder that holds a dev container's `.devcontainer`. A file
+/// not there, or one the CLI would refuse, leaves the run as written.
+fn read_env_files(
+    session: &super::session::Session,
+    path: &Path,
+    kind: ScriptKind,
+    script: &mut Script,
+) {
+    if !script
+        .runs
+        .iter()
+        .any(|site| site.run.option("--env-file").is_some())
+    {
+        return;
+    }
+    let dir = crate::project::discover::dir_of(path);
+    let above = |name: &str| {
+        dir.ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == name))
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+    };
+    let base = match kind {
+        ScriptKind::Workflow => above(".github"),
+        ScriptKind::DevContainer => above(".devcontainer"),
+        _ => None,
+    }
+    .unwrap_or(dir);
+    for site in &mut script.runs {
+        let files: Vec<_> = site
+            .run
+            .options_named("--env-file")
+            .map(|(_, o)| o.clone())
+            .filter(|o| !o.dynamic)
+            .collect();
+        for file in files {
+            let Some(value) = file.value.as_deref() else {
+                continue;
+            };
+            let at = crate::vfs::normalize(&base.join(value));
+            let Ok((text, _)) = session.read(&at) else {
+                continue;
+            };
+            let _ = site.run.read_env_file(&file, &text);
+        }
     }
 }
 

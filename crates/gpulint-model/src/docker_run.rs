@@ -107,6 +107,9 @@ pub struct DockerRun {
     /// do not set: a workflow job container's job and step `env:`, which
     /// the runner gives each step it runs inside (`docker exec -e`).
     pub exec_env: Vec<(String, Option<String>)>,
+    /// How many options at the front are the variables of `--env-file`s
+    /// read so far ([`DockerRun::read_env_file`]).
+    pub env_files_read: usize,
 }
 
 /// What the script says a word that is one variable (`$FLAG`,
@@ -386,6 +389,7 @@ impl DockerRun {
             varying: Vec::new(),
             built_from: None,
             exec_env: Vec::new(),
+            env_files_read: 0,
         };
         let mut k = sub + 1;
         while let Some(word) = words.get(k) {
@@ -635,6 +639,48 @@ impl DockerRun {
         }
         self.options.push(option(text, None, None));
         1
+    }
+
+    /// Reads the file of the `--env-file` option `file` (its `text`),
+    /// as docker/cli `opts.ParseEnvFile` does: leading blanks dropped,
+    /// blank lines and `#` lines skipped, the value after the first `=`
+    /// taken as it is (quotes too), a name alone taken from the caller's
+    /// environment (unknown here). Its variables come before every `-e`,
+    /// which wins over them; `None` when the CLI refuses the file (a name
+    /// with a blank, no name at all).
+    pub fn read_env_file(&mut self, file: &RunOption, text: &str) -> Option<()> {
+        let mut read = Vec::new();
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for line in text.lines() {
+            let line = line.trim_start();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, value) = match line.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (line, None),
+            };
+            if name.is_empty() || name.contains([' ', '\t', '\n', '\x0b', '\x0c', '\r']) {
+                return None;
+            }
+            read.push(RunOption {
+                name: "--env".into(),
+                value: Some(match value {
+                    Some(value) => format!("{name}={value}"),
+                    None => name.to_string(),
+                }),
+                value_range: None,
+                dynamic: false,
+                range: file.range,
+                via: file.value.clone(),
+            });
+        }
+        // Before every option: the CLI reads env files first, then `-e`.
+        let files_before = self.env_files_read;
+        self.options
+            .splice(files_before..files_before, read.iter().cloned());
+        self.env_files_read += read.len();
+        Some(())
     }
 
     /// Options named `name` (long form).

@@ -175,6 +175,12 @@ impl<'a> ScriptContext<'a> {
         title: impl Into<String>,
         applicability: Applicability,
     ) -> Option<Fix> {
+        // An option a variable (`$FLAGS`) or an `--env-file` holds is not
+        // written at the run: deleting what is there would delete the
+        // variable or the file's option, and whatever else they hold.
+        if option.via.is_some() {
+            return None;
+        }
         if let Some(dev) = &self.script.devcontainer
             && let Some(ranges) = devcontainer_removal(self.text, dev, option.range)
         {
