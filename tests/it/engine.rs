@@ -602,8 +602,10 @@ const RUN_SHM_SOURCES: &[&str] = &[
 const RUN_LEADING_WORDS: &[&str] = &[
     "$UNSET_EXTRA",
     "${UNSET_EXTRA:-}",
+    "$UNSET_EXTRA $UNSET_MORE",
     "-e=NCCL_DEBUG=INFO",
     "-i",
+    "--rm",
 ];
 
 /// Every IPC mode with every /dev/shm source, and each leading word
@@ -616,13 +618,10 @@ fn run_ipc_cases() -> Vec<String> {
         }
     }
     for word in RUN_LEADING_WORDS {
-        for rest in [
-            "",
-            "--shm-size=1g",
-            "--ipc=host",
-            "--tmpfs /dev/shm:size=512m",
-            "--ipc=none -v gpulint-judge-shm:/dev/shm",
-        ] {
+        for rest in RUN_SHM_SOURCES
+            .iter()
+            .chain(&["--ipc=host", "--ipc=none -v gpulint-judge-shm:/dev/shm"])
+        {
             cases.push(format!("{word} {rest}").trim().to_string());
         }
     }
@@ -652,6 +651,7 @@ fn engine_agrees_with_inspect_on_docker_run_ipc_and_shm_sources() {
                 engine.image()
             ))
             .env_remove("UNSET_EXTRA")
+            .env_remove("UNSET_MORE")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
@@ -715,7 +715,7 @@ fn engine_agrees_with_inspect_on_docker_run_ipc_and_shm_sources() {
         started,
         disagreements.len()
     );
-    assert!(cases.len() >= 90, "{} cases", cases.len());
+    assert!(cases.len() >= 190, "{} cases", cases.len());
     assert!(
         disagreements.is_empty(),
         "gpulint inspect and the engine disagree:\n{}",

@@ -294,22 +294,28 @@ fn is_one_expansion(text: &str) -> bool {
 
 /// Whether the expansion `word` where an option or the image may be is
 /// taken as options (possibly none): a variable named as an option list
-/// with a word after it (the image), or one followed by an option of
-/// `docker run` (`docker run $EXTRA --gpus all img`: unset, the shell drops
+/// with a word after it (the image), or one followed (past other such
+/// expansions) by an option of `docker run` (`docker run $EXTRA --gpus all img`: unset, the shell drops
 /// the word and Docker reads the options after it). A variable named as an
 /// image (`$IMAGE --help`) is the image.
-fn hides_options(word: &Word, next: Option<&Word>) -> bool {
-    if !word.dynamic || !is_one_expansion(&word.text) {
+fn hides_options(word: &Word, after: &[Word]) -> bool {
+    let expansion = |w: &Word| {
+        let upper = w.text.to_ascii_uppercase();
+        w.dynamic
+            && is_one_expansion(&w.text)
+            && !["IMAGE", "IMG", "TAG", "REPO"]
+                .iter()
+                .any(|n| upper.contains(n))
+    };
+    if !expansion(word) {
         return false;
     }
-    let upper = word.text.to_ascii_uppercase();
-    if ["IMAGE", "IMG", "TAG", "REPO"]
-        .iter()
-        .any(|n| upper.contains(n))
-    {
+    // Expansions in a row (`$EXTRA $MORE --gpus all`): the first word
+    // after them decides.
+    let Some(next) = after.iter().find(|w| !expansion(w)) else {
         return false;
-    }
-    next.is_some_and(|next| holds_options(&word.text) || (!next.dynamic && is_run_flag(&next.text)))
+    };
+    holds_options(&word.text) || (!next.dynamic && is_run_flag(&next.text))
 }
 
 fn base(word: &str) -> &str {
@@ -413,7 +419,7 @@ impl DockerRun {
                 }
             }
             if !text.starts_with('-') || text == "-" {
-                if hides_options(word, words.get(k + 1)) {
+                if hides_options(word, &words[k + 1..]) {
                     run.uncertain = Some(format!(
                         "`{text}` may hold options, which are only known at run time"
                     ));
@@ -1221,6 +1227,8 @@ mod tests {
         assert_eq!(r.gpus(), Gpus::All);
         assert_eq!(r.shm().bytes, Some(8 << 30));
         assert!(r.uncertain.unwrap().contains("`$EXTRA` may hold options"));
+        let r = run("docker run $EXTRA $MORE --shm-size 1g img").unwrap();
+        assert_eq!(r.shm().bytes, Some(1 << 30), "expansions in a row");
         let r = run("docker run ${EXTRA:-} --gpus all img").unwrap();
         assert_eq!(
             r.shm().kind,
