@@ -292,13 +292,14 @@ fn is_one_expansion(text: &str) -> bool {
         || (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
 }
 
-/// Whether the expansion `word` where an option or the image may be is
-/// taken as options (possibly none): a variable named as an option list
-/// with a word after it (the image), or one followed (past other such
-/// expansions) by an option of `docker run` (`docker run $EXTRA --gpus all img`: unset, the shell drops
-/// the word and Docker reads the options after it). A variable named as an
-/// image (`$IMAGE --help`) is the image.
-fn hides_options(word: &Word, after: &[Word]) -> bool {
+/// How many words from the first of `words` on are expansions that sit
+/// among the options (possibly holding none): one or more expansions in a
+/// row, the first named as an option list with a word after them (the
+/// image), or followed by an option of `docker run` (`docker run $EXTRA
+/// --gpus all img`: unset, the shell drops the word and Docker reads the
+/// options after it). A variable named as an image (`$IMAGE --help`) is
+/// the image. 0 when the first word is not such an expansion.
+fn hidden_options(words: &[Word]) -> usize {
     let expansion = |w: &Word| {
         let upper = w.text.to_ascii_uppercase();
         w.dynamic
@@ -307,15 +308,15 @@ fn hides_options(word: &Word, after: &[Word]) -> bool {
                 .iter()
                 .any(|n| upper.contains(n))
     };
-    if !expansion(word) {
-        return false;
-    }
-    // Expansions in a row (`$EXTRA $MORE --gpus all`): the first word
-    // after them decides.
-    let Some(next) = after.iter().find(|w| !expansion(w)) else {
-        return false;
+    let count = words.iter().take_while(|w| expansion(w)).count();
+    let Some(next) = words.get(count).filter(|_| count > 0) else {
+        return 0;
     };
-    holds_options(&word.text) || (!next.dynamic && is_run_flag(&next.text))
+    if holds_options(&words[0].text) || (!next.dynamic && is_run_flag(&next.text)) {
+        count
+    } else {
+        0
+    }
 }
 
 fn base(word: &str) -> &str {
@@ -419,11 +420,12 @@ impl DockerRun {
                 }
             }
             if !text.starts_with('-') || text == "-" {
-                if hides_options(word, &words[k + 1..]) {
+                let hidden = hidden_options(&words[k..]);
+                if hidden > 0 {
                     run.uncertain = Some(format!(
                         "`{text}` may hold options, which are only known at run time"
                     ));
-                    k += 1;
+                    k += hidden;
                     continue;
                 }
                 break;

@@ -212,20 +212,20 @@ impl Script {
             // character, a newline is not a separator). A word that is an
             // expression where an option is (`${{ matrix.opts }}`) holds
             // options only known when the workflow runs.
-            let mut option_words: Vec<Word> = container
+            let split = container
                 .options
                 .as_ref()
                 .map(dotnet_words)
                 .unwrap_or_default();
-            let mut expressions = Vec::new();
-            let mut k = 0;
-            while k < option_words.len() {
-                let word = &option_words[k];
-                if word.dynamic && word.text.starts_with("${{") {
-                    expressions.push(option_words.remove(k));
+            let (mut option_words, mut expressions) = (Vec::new(), Vec::new());
+            let mut value_next = false;
+            for word in split {
+                if !value_next && word.dynamic && word.text.starts_with("${{") {
+                    expressions.push(word);
                     continue;
                 }
-                k += if takes_next_word(&word.text) { 2 } else { 1 };
+                value_next = !value_next && takes_next_word(&word.text);
+                option_words.push(word);
             }
             // Without `options:` the container gets no GPU to fix for.
             let options_at = match option_words.first() {
