@@ -672,39 +672,15 @@ fn engine_agrees_with_inspect_on_docker_run_ipc_and_shm_sources() {
         }
         started += 1;
         let shown = String::from_utf8_lossy(&ran.stdout);
-        let mut words = shown
-            .lines()
-            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
-            .unwrap_or("absent")
-            .split_whitespace();
-        let fstype = words.next().unwrap_or("absent");
-        let size = words.next().and_then(|w| w.parse().ok());
-        let Some(claimed) = (!refused_by_gpulint)
-            .then(|| oracle::claimed_shm(&claim))
-            .flatten()
-        else {
-            disagreements.push(format!(
-                "`{case}`: the container has /dev/shm {fstype} {size:?}, {said}"
-            ));
-            continue;
-        };
-        let (seen, expected) = (
-            engine.seen_in_container(fstype, size, claimed),
-            engine.expected_in_container(claimed),
+        compare_shown(
+            &engine,
+            &format!("`{case}`"),
+            &shown,
+            &claim,
+            refused_by_gpulint,
+            &said,
+            &mut disagreements,
         );
-        if seen != expected {
-            disagreements.push(format!("`{case}`: df shows {seen:?}, {said}"));
-        }
-        let env = shown
-            .lines()
-            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
-            .unwrap_or("");
-        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
-        if env != claimed_env {
-            disagreements.push(format!(
-                "`{case}`: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
-            ));
-        }
     }
     let _ = Command::new("docker")
         .args(["volume", "rm", "-f", "gpulint-judge-shm"])
@@ -851,39 +827,15 @@ fn engine_agrees_with_inspect_on_workflow_job_containers() {
         };
         started += 1;
         let shown = String::from_utf8_lossy(&ran.stdout);
-        let mut words = shown
-            .lines()
-            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
-            .unwrap_or("absent")
-            .split_whitespace();
-        let fstype = words.next().unwrap_or("absent");
-        let size = words.next().and_then(|w| w.parse().ok());
-        let Some(claimed) = (!refused_by_gpulint)
-            .then(|| oracle::claimed_shm(&claim))
-            .flatten()
-        else {
-            disagreements.push(format!(
-                "{case:?}: the container has /dev/shm {fstype} {size:?}, {said}"
-            ));
-            continue;
-        };
-        let (seen, expected) = (
-            engine.seen_in_container(fstype, size, claimed),
-            engine.expected_in_container(claimed),
+        compare_shown(
+            &engine,
+            &format!("{case:?}"),
+            &shown,
+            &claim,
+            refused_by_gpulint,
+            &said,
+            &mut disagreements,
         );
-        if seen != expected {
-            disagreements.push(format!("{case:?}: df shows {seen:?}, {said}"));
-        }
-        let env = shown
-            .lines()
-            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
-            .unwrap_or("");
-        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
-        if env != claimed_env {
-            disagreements.push(format!(
-                "{case:?}: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
-            ));
-        }
     }
     let _ = Command::new("docker")
         .args(["volume", "rm", "-f", "gpulint-judge-wf-shm"])
@@ -1071,39 +1023,15 @@ fn dev_container_cli_agrees_with_inspect() {
             .args(&remove)
             .output();
         let shown = String::from_utf8_lossy(&shown.stdout);
-        let mut words = shown
-            .lines()
-            .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
-            .unwrap_or("absent")
-            .split_whitespace();
-        let fstype = words.next().unwrap_or("absent");
-        let size = words.next().and_then(|w| w.parse().ok());
-        let Some(claimed) = (!refused_by_gpulint)
-            .then(|| oracle::claimed_shm(&claim))
-            .flatten()
-        else {
-            disagreements.push(format!(
-                "{written}: the container has /dev/shm {fstype} {size:?}, {said}"
-            ));
-            continue;
-        };
-        let (seen, expected) = (
-            engine.seen_in_container(fstype, size, claimed),
-            engine.expected_in_container(claimed),
+        compare_shown(
+            &engine,
+            written,
+            &shown,
+            &claim,
+            refused_by_gpulint,
+            &said,
+            &mut disagreements,
         );
-        if seen != expected {
-            disagreements.push(format!("{written}: df shows {seen:?}, {said}"));
-        }
-        let env = shown
-            .lines()
-            .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
-            .unwrap_or("");
-        let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
-        if env != claimed_env {
-            disagreements.push(format!(
-                "{written}: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
-            ));
-        }
     }
     let _ = Command::new("docker")
         .args(["volume", "rm", "-f", "gpulint-judge-dc"])
@@ -1201,4 +1129,51 @@ fn engine_agrees_with_inspect_on_docker_run_env_files() {
         "gpulint inspect and the Docker CLI disagree:\n{}",
         disagreements.join("\n")
     );
+}
+
+/// Compares what a started container printed (`df -B1
+/// --output=fstype,size /dev/shm`, then `NCCL_DEBUG=...`) with gpulint's
+/// claim of it; each difference is a disagreement about `label`.
+fn compare_shown(
+    engine: &Engine,
+    label: &str,
+    shown: &str,
+    claim: &serde_json::Value,
+    refused_by_gpulint: bool,
+    said: &str,
+    disagreements: &mut Vec<String>,
+) {
+    let mut words = shown
+        .lines()
+        .find(|l| !l.starts_with("Type") && !l.starts_with("NCCL_DEBUG="))
+        .unwrap_or("absent")
+        .split_whitespace();
+    let fstype = words.next().unwrap_or("absent");
+    let size = words.next().and_then(|w| w.parse().ok());
+    let Some(claimed) = (!refused_by_gpulint)
+        .then(|| oracle::claimed_shm(claim))
+        .flatten()
+    else {
+        disagreements.push(format!(
+            "{label}: the container has /dev/shm {fstype} {size:?}, {said}"
+        ));
+        return;
+    };
+    let (seen, expected) = (
+        engine.seen_in_container(fstype, size, claimed),
+        engine.expected_in_container(claimed),
+    );
+    if seen != expected {
+        disagreements.push(format!("{label}: df shows {seen:?}, {said}"));
+    }
+    let env = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("NCCL_DEBUG="))
+        .unwrap_or("");
+    let claimed_env = claim["env"]["NCCL_DEBUG"].as_str().unwrap_or("");
+    if env != claimed_env {
+        disagreements.push(format!(
+            "{label}: NCCL_DEBUG is {env:?} inside, gpulint says {claimed_env:?}"
+        ));
+    }
 }
