@@ -252,15 +252,9 @@ fn read_env_files(
         return;
     }
     let dir = crate::project::discover::dir_of(path);
-    let above = |name: &str| {
-        dir.ancestors()
-            .find(|a| a.file_name().is_some_and(|n| n == name))
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-    };
     let base = match kind {
-        ScriptKind::Workflow => above(".github"),
-        ScriptKind::DevContainer => above(".devcontainer"),
+        ScriptKind::Workflow => folder_holding(&dir, ".github"),
+        ScriptKind::DevContainer => folder_holding(&dir, ".devcontainer"),
         _ => None,
     }
     .unwrap_or(dir);
@@ -308,12 +302,7 @@ fn read_devcontainer_build(session: &super::session::Session, path: &Path, scrip
         return;
     };
     let dir = crate::project::discover::dir_of(path);
-    let workspace = dir
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == ".devcontainer"))
-        .and_then(Path::parent)
-        .unwrap_or(&dir)
-        .to_path_buf();
+    let workspace = folder_holding(&dir, ".devcontainer").unwrap_or_else(|| dir.clone());
     let file = match dockerfile.strip_prefix("${localWorkspaceFolder}") {
         Some(rest) => workspace.join(rest.trim_start_matches('/')),
         None => dir.join(dockerfile),
@@ -340,4 +329,13 @@ fn read_devcontainer_build(session: &super::session::Session, path: &Path, scrip
     for site in &mut script.runs {
         site.run.built_from = Some(base.image.clone());
     }
+}
+
+/// The folder that holds the nearest `name` folder `dir` is in (the
+/// repository of a `.github` workflow, the workspace of a `.devcontainer`).
+fn folder_holding(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    dir.ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == name))
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
 }
