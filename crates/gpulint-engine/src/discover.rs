@@ -546,6 +546,9 @@ fn mark_kustomize_overlays(
         .filter(|(t, dir)| (t.explicit && may_be_kustomized(&t.path)) || kustomized.contains(dir))
         .map(|(_, dir)| dir)
         .collect();
+    // Every walked kustomization too: its patches may be anywhere under
+    // it (`patches/gpu.yaml`) or beside it (`../common/shm.yaml`).
+    dirs.extend(kustomized.iter().cloned());
     dirs.sort_unstable();
     dirs.dedup();
     let overlays: HashMap<PathBuf, Option<(PathBuf, Vec<PathBuf>)>> = dirs
@@ -555,15 +558,23 @@ fn mark_kustomize_overlays(
             (dir, overlay)
         })
         .collect();
+    let mut patched_by: HashMap<PathBuf, &PathBuf> = HashMap::new();
+    for (kustomization, patches) in overlays.values().flatten() {
+        for patch in patches {
+            patched_by.insert(kustomize::lexical(patch), kustomization);
+        }
+    }
     for target in targets.iter_mut() {
-        let Some(overlay) = overlays.get(&dir_of(target)) else {
-            continue;
-        };
-        if let Some((kustomization, patches)) = overlay
-            && std::iter::once(kustomization)
-                .chain(patches.iter())
-                .any(|f| kustomize::same_file(&target.path, f))
-        {
+        let beside = overlays.get(&dir_of(target)).and_then(Option::as_ref);
+        let kustomization = beside
+            .filter(|(kustomization, patches)| {
+                std::iter::once(kustomization)
+                    .chain(patches.iter())
+                    .any(|f| kustomize::same_file(&target.path, f))
+            })
+            .map(|(kustomization, _)| kustomization)
+            .or_else(|| patched_by.get(&kustomize::lexical(&target.path)).copied());
+        if let Some(kustomization) = kustomization {
             target.skip = Some(Skip::Kustomize {
                 kustomization: kustomization.clone(),
             });
