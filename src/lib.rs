@@ -17,5 +17,6 @@ pub use gpulint_engine as engine;
 pub use gpulint_model as model;
 pub use gpulint_project as project;
 pub use gpulint_rules as rules;
+pub use gpulint_schema as schema;
 pub use gpulint_syntax as syntax;
 pub use gpulint_vfs as vfs;

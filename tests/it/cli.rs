@@ -2860,3 +2860,35 @@ fn add_noqa_with_a_reason_writes_it_in_each_files_comment_syntax() {
     assert_eq!(default.status.code(), Some(0), "{}", stderr(&default));
     assert!(read("b/compose.yaml").contains("] TODO: say why this is safe, or fix it"));
 }
+
+/// A kustomization's patches are skipped wherever they are (`patches/x.yaml`,
+/// `../common/x.yaml`), and a manifest a Quadlet `.kube` unit plays is not
+/// judged by the API's schema (`podman kube play` reads it leniently).
+#[test]
+fn patches_anywhere_and_podman_played_manifests_are_not_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    // A patch is a fragment: no selector, and an env value Podman would take.
+    let fragment = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n      - name: train\n        shm_size: 1g\n";
+    write(
+        dir.path(),
+        "overlay/kustomization.yaml",
+        b"resources: [../base]\npatches:\n- path: patches/gpu.yaml\n- path: ../common/shm.yaml\n",
+    );
+    write(dir.path(), "overlay/patches/gpu.yaml", fragment);
+    write(dir.path(), "common/shm.yaml", fragment);
+    let pod = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: web\n    image: nginx\n    env:\n    - name: PORT\n      value: 8001\n";
+    write(dir.path(), "quadlet/web.yaml", pod);
+    write(dir.path(), "quadlet/web.kube", b"[Kube]\nYaml=web.yaml\n");
+    write(dir.path(), "k8s/web.yaml", pod);
+    let out = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    let text = stdout(&out);
+    let findings: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        findings,
+        [
+            "./k8s/web.yaml:11:14: error[K8S014] Kubernetes refuses Pod \"web\": \"spec.containers[0].env[0].value\" must be a string, not a number"
+        ],
+        "{}",
+        stderr(&out)
+    );
+}

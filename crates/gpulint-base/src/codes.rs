@@ -58,6 +58,7 @@ macro_rules! for_each_rule {
                 K8S008 => k8s008_quantity_unit_mistake,
                 K8S009 => k8s009_host_ipc_on_gpu_pod,
                 K8S013 => k8s013_shm_volume_not_mounted,
+                K8S014 => k8s014_manifest_refused,
             }
             dockerfile {
                 DF000 => df000_syntax_error,

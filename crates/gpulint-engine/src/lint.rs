@@ -413,6 +413,16 @@ fn lint_yaml(
             Document::Compose => compose = true,
         }
     }
+    // The API's schema is not Podman's: `podman kube play` reads a file a
+    // Quadlet `.kube` unit plays leniently (a number as an env value, an
+    // unknown field), so what the API would refuse says nothing of it.
+    if diagnostics
+        .iter()
+        .any(|d| d.code == crate::codes::RuleCode::K8S014)
+        && played_by_podman(session, path)
+    {
+        diagnostics.retain(|d| d.code != crate::codes::RuleCode::K8S014);
+    }
     if compose {
         // The projects this file is judged in read it: they take this parse.
         if let Some(source) = session.source_as(path, text) {
@@ -421,6 +431,27 @@ fn lint_yaml(
         diagnostics.extend(compose_findings(session, text, path, config));
     }
     diagnostics
+}
+
+/// Whether a Quadlet `.kube` unit beside `path` plays it (`Yaml=` naming it).
+fn played_by_podman(session: &Session, path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let files = &session.workspace().files;
+    let this = crate::kustomize::lexical(path);
+    files.list_files(dir).iter().any(|name| {
+        let unit = dir.join(name);
+        unit.extension().is_some_and(|e| e == "kube")
+            && files.read(&unit).is_ok_and(|read| {
+                read.source.text.lines().any(|line| {
+                    line.trim().strip_prefix("Yaml=").is_some_and(|yaml| {
+                        crate::kustomize::lexical(&dir.join(yaml.trim())) == this
+                    })
+                })
+            })
+    })
 }
 
 /// The findings in compose file `path` (holding `text`) of every project it

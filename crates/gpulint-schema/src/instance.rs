@@ -31,6 +31,51 @@ pub fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError
     convert(root, casts, &mut path)
 }
 
+/// A manifest as the JSON kubectl sends: sigs.k8s.io/yaml reads YAML with
+/// go-yaml v2, whose plain scalars follow YAML 1.1 (`yes`, `on`, `y` are
+/// booleans), then writes the value as JSON. Nothing is interpolated.
+pub fn to_json_yaml_1_1(node: &Node) -> Value {
+    match &node.kind {
+        Kind::Mapping(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|entry| (entry.key.clone(), to_json_yaml_1_1(&entry.value)))
+                .collect(),
+        ),
+        Kind::Sequence(items) => Value::Array(items.iter().map(|i| to_json_yaml_1_1(i)).collect()),
+        Kind::Scalar { raw, style, .. } => {
+            let plain = *style == Style::Plain && node.tag.is_none();
+            if plain && let Some(boolean) = yaml_1_1_bool(raw) {
+                return Value::Bool(boolean);
+            }
+            if plain && (raw.starts_with("0o") || raw.starts_with("-0o") || raw.starts_with("+0o"))
+            {
+                // go-yaml v2 has no `0o` octal: such a word is a string.
+                return Value::String(raw.clone());
+            }
+            scalar(
+                raw,
+                *style,
+                &Interpolated::Text(raw.clone()),
+                node.tag.as_deref(),
+            )
+        }
+    }
+}
+
+/// go-yaml v2's booleans (YAML 1.1, as its `resolve` table lists them).
+fn yaml_1_1_bool(raw: &str) -> Option<bool> {
+    match raw {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => {
+            Some(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
 /// `path` borrows its parts from the tree: converting allocates only the
 /// value itself.
 fn convert<'a>(

@@ -3,6 +3,8 @@
 //! compiled once per process, with every error placed at the node of the
 //! file that wrote the value.
 //!
+//! - [`kubernetes`]: the Kubernetes API's schema (1.37, strict) for the
+//!   kinds gpulint reads pods from, as `kubectl apply` applies it.
 //! - [`compose`]: the compose-spec schema Compose 2.40.3 embeds
 //!   (compose-go v2.9.1), applied where compose-go applies it, with
 //!   Compose's own words for each error.
@@ -19,6 +21,7 @@ use gpulint_syntax as syntax;
 
 pub mod compose;
 mod instance;
+pub mod kubernetes;
 mod message;
 mod quick;
 

@@ -39,6 +39,8 @@ struct Rule {
     properties: HashMap<String, usize>,
     pattern_properties: Vec<(Pattern, usize)>,
     additional_allowed: bool,
+    /// `additionalProperties` as a schema: what every other property must be.
+    additional: Option<usize>,
     items: Option<usize>,
     unique_items: bool,
     one_of: Vec<usize>,
@@ -121,6 +123,33 @@ impl Checker {
         })
     }
 
+    /// A checker for each of `entries` (`#/definitions/…` references into
+    /// `schema`), sharing the definitions they reach; the root is not
+    /// compiled. `None` as for [`Checker::new`].
+    pub fn with_entries(schema: &Value, entries: &[&str]) -> Option<(Checker, Vec<usize>)> {
+        let mut compiling = Compiling {
+            root: schema,
+            rules: Vec::new(),
+            by_pointer: HashMap::new(),
+        };
+        let starts = entries
+            .iter()
+            .map(|entry| compiling.reference(entry))
+            .collect::<Option<Vec<_>>>()?;
+        Some((
+            Checker {
+                rules: compiling.rules,
+            },
+            starts,
+        ))
+    }
+
+    /// Whether the schema at `entry` (an index [`Checker::with_entries`]
+    /// gave) accepts `instance`, as [`Checker::accepts`] answers.
+    pub fn accepts_at(&self, entry: usize, instance: &Value) -> Option<bool> {
+        self.valid(entry, instance)
+    }
+
     /// Whether the schema accepts `instance`: `Some(true)` only when boon
     /// would, `None` when this checker cannot tell.
     pub fn accepts(&self, instance: &Value) -> Option<bool> {
@@ -188,8 +217,15 @@ impl Checker {
                     }
                 }
             }
-            if !evaluated && !rule.additional_allowed {
-                return Some(false);
+            if !evaluated {
+                if !rule.additional_allowed {
+                    return Some(false);
+                }
+                if let Some(schema) = rule.additional
+                    && !self.valid(schema, value)?
+                {
+                    return Some(false);
+                }
             }
         }
         Some(true)
@@ -326,6 +362,9 @@ impl<'s> Compiling<'s> {
                         rule.pattern_properties
                             .push((Pattern::new(pattern)?, schema));
                     }
+                }
+                "additionalProperties" if value.is_object() => {
+                    rule.additional = Some(self.rule(value)?);
                 }
                 "additionalProperties" => rule.additional_allowed = value.as_bool()?,
                 "items" if value.is_object() || value.is_boolean() => {

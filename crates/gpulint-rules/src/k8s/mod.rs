@@ -9,3 +9,4 @@ pub mod k8s006_shm_volume_without_size_limit;
 pub mod k8s008_quantity_unit_mistake;
 pub mod k8s009_host_ipc_on_gpu_pod;
 pub mod k8s013_shm_volume_not_mounted;
+pub mod k8s014_manifest_refused;
