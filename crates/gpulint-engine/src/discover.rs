@@ -561,7 +561,7 @@ fn mark_kustomize_overlays(
     let mut patched_by: HashMap<PathBuf, &PathBuf> = HashMap::new();
     for (kustomization, patches) in overlays.values().flatten() {
         for patch in patches {
-            patched_by.insert(kustomize::lexical(patch), kustomization);
+            patched_by.insert(crate::vfs::normalize(patch), kustomization);
         }
     }
     for target in targets.iter_mut() {
@@ -573,7 +573,11 @@ fn mark_kustomize_overlays(
                     .any(|f| kustomize::same_file(&target.path, f))
             })
             .map(|(kustomization, _)| kustomization)
-            .or_else(|| patched_by.get(&kustomize::lexical(&target.path)).copied());
+            .or_else(|| {
+                patched_by
+                    .get(&crate::vfs::normalize(&target.path))
+                    .copied()
+            });
         if let Some(kustomization) = kustomization {
             target.skip = Some(Skip::Kustomize {
                 kustomization: kustomization.clone(),

@@ -49,26 +49,6 @@ pub fn same_file(file: &Path, other: &Path) -> bool {
     canonical(file) == canonical(other)
 }
 
-/// `path` with `.` left out and each `..` taking the part before it away,
-/// as a kustomization's relative paths mean: two spellings of one file
-/// compare equal without asking the disk.
-pub fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,13 +71,15 @@ mod tests {
         assert_eq!(names, ["gpu.yaml", "shm.yaml", "json.yaml"]);
     }
 
+    /// A patch's path compares as the kustomization means it.
     #[test]
     fn paths_compare_as_a_kustomization_means_them() {
+        use crate::vfs::normalize;
         assert_eq!(
-            lexical(Path::new("./a/overlay/../base/./patches/gpu.yaml")),
+            normalize(Path::new("./a/overlay/../base/./patches/gpu.yaml")),
             Path::new("a/base/patches/gpu.yaml")
         );
-        assert_eq!(lexical(Path::new("../x/../y")), Path::new("../y"));
+        assert_eq!(normalize(Path::new("../x/../y")), Path::new("../y"));
     }
 
     #[test]

@@ -440,15 +440,15 @@ fn played_by_podman(session: &Session, path: &Path) -> bool {
         _ => Path::new("."),
     };
     let files = &session.workspace().files;
-    let this = crate::kustomize::lexical(path);
+    let this = crate::vfs::normalize(path);
     files.list_files(dir).iter().any(|name| {
         let unit = dir.join(name);
         unit.extension().is_some_and(|e| e == "kube")
             && files.read(&unit).is_ok_and(|read| {
                 read.source.text.lines().any(|line| {
-                    line.trim().strip_prefix("Yaml=").is_some_and(|yaml| {
-                        crate::kustomize::lexical(&dir.join(yaml.trim())) == this
-                    })
+                    line.trim()
+                        .strip_prefix("Yaml=")
+                        .is_some_and(|yaml| crate::vfs::normalize(&dir.join(yaml.trim())) == this)
                 })
             })
     })

@@ -4,12 +4,13 @@
 //! files before it, before the model is made canonical. Compose then
 //! prints `validating FILE: ` and the error in the words its `message` module gives.
 
-use crate::instance::{self, Step};
+use crate::instance;
 use crate::message;
 use crate::quick::Checker;
 use crate::syntax::tree::Node;
 use crate::{DecidedBy, Leaf, LeafKind, RuleCode, SchemaError};
 use boon::{Compiler, InstanceToken, SchemaIndex, Schemas, ValidationError};
+use message::steps;
 use std::sync::OnceLock;
 
 /// The most nodes a model may expand to for the schema to be asked: ten
@@ -200,19 +201,6 @@ pub fn validate_leaving(
         services: refused_services(specific, &error),
         leaves: leaves(&error),
     })
-}
-
-/// An error's instance location as steps through the model.
-fn steps<'e>(error: &'e ValidationError) -> Vec<Step<'e>> {
-    error
-        .instance_location
-        .tokens
-        .iter()
-        .map(|token| match token {
-            InstanceToken::Prop(name) => Step::Key(name),
-            InstanceToken::Item(index) => Step::Item(*index),
-        })
-        .collect()
 }
 
 fn leaf_kind(error: &ValidationError) -> LeafKind {

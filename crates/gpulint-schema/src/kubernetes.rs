@@ -7,10 +7,11 @@
 //! these kinds (`schemas/README.md`). A manifest is read as kubectl reads
 //! it: YAML 1.1 scalars (`instance::to_json_yaml_1_1`), no variables.
 
-use crate::instance::{self, Step};
+use crate::instance;
+use crate::message::{location, steps};
 use crate::quick::Checker;
 use crate::syntax::tree::{Node, Src};
-use boon::{Compiler, ErrorKind, InstanceToken, SchemaIndex, Schemas, Type, ValidationError};
+use boon::{Compiler, ErrorKind, SchemaIndex, Schemas, Type, ValidationError};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -192,30 +193,6 @@ fn collect(error: &ValidationError, object: &Node, out: &mut Vec<ManifestError>)
         path,
         kind,
     });
-}
-
-fn location(error: &ValidationError) -> Vec<String> {
-    error
-        .instance_location
-        .tokens
-        .iter()
-        .map(|token| match token {
-            InstanceToken::Prop(name) => name.to_string(),
-            InstanceToken::Item(index) => index.to_string(),
-        })
-        .collect()
-}
-
-fn steps<'e>(error: &'e ValidationError) -> Vec<Step<'e>> {
-    error
-        .instance_location
-        .tokens
-        .iter()
-        .map(|token| match token {
-            InstanceToken::Prop(name) => Step::Key(name),
-            InstanceToken::Item(index) => Step::Item(*index),
-        })
-        .collect()
 }
 
 /// A path as kubectl prints a field: `spec.containers[0].image`.

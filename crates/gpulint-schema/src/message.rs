@@ -5,6 +5,7 @@
 //! except for types (`must be a mapping`) and bounds, which compose-go
 //! words itself (`schema/schema.go`, `kind/kind.go`).
 
+use crate::instance::Step;
 use boon::{ErrorKind, InstanceToken, Type, ValidationError};
 use serde_json::Value;
 
@@ -47,6 +48,19 @@ pub fn location(error: &ValidationError) -> Vec<String> {
         .map(|token| match token {
             InstanceToken::Prop(name) => name.to_string(),
             InstanceToken::Item(index) => index.to_string(),
+        })
+        .collect()
+}
+
+/// An error's instance location as steps through the tree.
+pub fn steps<'e>(error: &'e ValidationError) -> Vec<Step<'e>> {
+    error
+        .instance_location
+        .tokens
+        .iter()
+        .map(|token| match token {
+            InstanceToken::Prop(name) => Step::Key(name),
+            InstanceToken::Item(index) => Step::Item(*index),
         })
         .collect()
 }
