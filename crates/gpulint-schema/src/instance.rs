@@ -4,8 +4,9 @@
 //! instance location to the node that wrote the value.
 
 use crate::DecidedBy;
+use crate::quick::{Instance, Shape};
 use crate::syntax::tree::{Interpolated, Kind, Node, Src};
-use crate::syntax::yaml::Style;
+use crate::syntax::yaml::{self, NodeId, Style, Yaml};
 use serde_json::{Map, Number, Value};
 
 /// A part of a path through the tree: a mapping key or a sequence item.
@@ -43,23 +44,147 @@ pub fn to_json_yaml_1_1(node: &Node) -> Value {
                 .collect(),
         ),
         Kind::Sequence(items) => Value::Array(items.iter().map(|i| to_json_yaml_1_1(i)).collect()),
-        Kind::Scalar { raw, style, .. } => {
-            let plain = *style == Style::Plain && node.tag.is_none();
-            if plain && let Some(boolean) = yaml_1_1_bool(raw) {
-                return Value::Bool(boolean);
-            }
-            if plain && (raw.starts_with("0o") || raw.starts_with("-0o") || raw.starts_with("+0o"))
-            {
-                // go-yaml v2 has no `0o` octal: such a word is a string.
-                return Value::String(raw.clone());
-            }
-            scalar(
-                raw,
-                *style,
-                &Interpolated::Text(raw.clone()),
-                node.tag.as_deref(),
-            )
+        Kind::Scalar { raw, style, .. } => yaml_1_1_scalar(raw, *style, node.tag.as_deref())
+            .unwrap_or_else(|| Value::String(raw.clone())),
+    }
+}
+
+/// A scalar as go-yaml v2 types it, `None` when it is the string `raw`.
+pub(crate) fn yaml_1_1_scalar(raw: &str, style: Style, tag: Option<&str>) -> Option<Value> {
+    let plain = style == Style::Plain && tag.is_none();
+    if plain && let Some(boolean) = yaml_1_1_bool(raw) {
+        return Some(Value::Bool(boolean));
+    }
+    if plain && (raw.starts_with("0o") || raw.starts_with("-0o") || raw.starts_with("+0o")) {
+        // go-yaml v2 has no `0o` octal: such a word is a string.
+        return None;
+    }
+    typed_scalar(raw, raw, style, tag)
+}
+
+/// A node of a YAML file read as [`to_json_yaml_1_1`] reads its tree, but
+/// in place: the quick checker accepts most manifests without a tree or a
+/// JSON value being made. An alias or a `<<` merge key is "cannot tell"
+/// (the tree resolves them within its budget), as is nesting deeper than
+/// the tree allows.
+#[derive(Clone, Copy)]
+pub struct Yaml11<'a> {
+    yaml: &'a Yaml,
+    node: NodeId,
+    depth: u32,
+}
+
+impl<'a> Yaml11<'a> {
+    /// Deeper nesting is the tree's error (`tree::Builder`'s limit).
+    const MAX_DEPTH: u32 = 256;
+
+    pub fn new(yaml: &'a Yaml, node: NodeId) -> Self {
+        Yaml11 {
+            yaml,
+            node,
+            depth: 0,
         }
+    }
+
+    fn child(self, node: NodeId) -> Self {
+        Yaml11 {
+            node,
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    fn syntax(self) -> &'a yaml::Node {
+        self.yaml.node(self.node)
+    }
+
+    /// The mapping's entries whose key is a scalar: the tree leaves the
+    /// others out.
+    fn pairs(self) -> impl Iterator<Item = (&'a str, NodeId)> {
+        let yaml = self.yaml;
+        let pairs = match &self.syntax().value {
+            yaml::Value::Mapping(pairs) => pairs.as_slice(),
+            _ => &[],
+        };
+        pairs
+            .iter()
+            .filter_map(move |&(key, value)| match &yaml.node(key).value {
+                yaml::Value::Scalar { text, .. } => Some((text.as_str(), value)),
+                _ => None,
+            })
+    }
+}
+
+impl<'a> Instance<'a> for Yaml11<'a> {
+    fn shape(self) -> Option<Shape<'a>> {
+        if self.depth > Self::MAX_DEPTH {
+            return None;
+        }
+        let syntax = self.syntax();
+        Some(match &syntax.value {
+            yaml::Value::Alias(_) => return None,
+            yaml::Value::Sequence(_) => Shape::Array,
+            yaml::Value::Mapping(pairs) => {
+                let merges = pairs.iter().any(|&(key, _)| {
+                    matches!(&self.yaml.node(key).value,
+                        yaml::Value::Scalar { text, style } if *style == Style::Plain && text == "<<")
+                });
+                if merges {
+                    return None;
+                }
+                Shape::Object
+            }
+            yaml::Value::Scalar { text, style } => {
+                match yaml_1_1_scalar(text, *style, syntax.tag.as_deref()) {
+                    None => Shape::String(text),
+                    Some(Value::Null) => Shape::Null,
+                    Some(Value::Bool(b)) => Shape::Bool(b),
+                    Some(Value::Number(n)) => Shape::Number(n),
+                    Some(_) => return None,
+                }
+            }
+        })
+    }
+
+    fn entries(self) -> impl Iterator<Item = (&'a str, Self)> {
+        self.pairs()
+            .map(move |(key, value)| (key, self.child(value)))
+    }
+
+    fn items(self) -> impl Iterator<Item = Self> {
+        let items = match &self.syntax().value {
+            yaml::Value::Sequence(items) => items.as_slice(),
+            _ => &[],
+        };
+        items.iter().map(move |&item| self.child(item))
+    }
+
+    fn has_key(self, name: &str) -> Option<bool> {
+        Some(self.pairs().any(|(key, _)| key == name))
+    }
+
+    fn to_value(self) -> Option<Value> {
+        Some(match self.shape()? {
+            Shape::Null => Value::Null,
+            Shape::Bool(b) => Value::Bool(b),
+            Shape::Number(n) => Value::Number(n),
+            Shape::String(text) => Value::String(text.to_string()),
+            Shape::Array => Value::Array(
+                self.items()
+                    .map(|item| item.to_value())
+                    .collect::<Option<_>>()?,
+            ),
+            Shape::Object => {
+                let mut map = Map::new();
+                for (key, value) in self.entries() {
+                    // The first of repeated keys, as the tree keeps.
+                    if !map.contains_key(key) {
+                        map.insert(key.to_string(), value.to_value()?);
+                    }
+                }
+                Value::Object(map)
+            }
+        })
     }
 }
 
@@ -206,45 +331,51 @@ fn scalar(raw: &str, style: Style, value: &Interpolated, tag: Option<&str>) -> V
         Interpolated::Text(text) => text.as_str(),
         Interpolated::Unknown(_) | Interpolated::Invalid(_) => raw,
     };
+    typed_scalar(raw, text, style, tag).unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// What [`scalar`] makes of `raw` (interpolated to `text`) when it is not
+/// a string; `None` when it is the string `text`.
+fn typed_scalar(raw: &str, text: &str, style: Style, tag: Option<&str>) -> Option<Value> {
     let typed_tag = tag.map(|t| {
         t.trim_start_matches("tag:yaml.org,2002:")
             .trim_start_matches("!!")
     });
     match typed_tag {
-        Some("str") => return Value::String(text.to_string()),
+        Some("str") => return None,
         Some("int") => {
             if let Some(n) = yaml_int(text) {
-                return n;
+                return Some(n);
             }
         }
         _ => {}
     }
     if style != Style::Plain || raw.contains('$') || tag.is_some_and(|t| t == "!") {
-        return Value::String(text.to_string());
+        return None;
     }
     resolve_plain(raw)
 }
 
-/// go-yaml v3's `resolve` for an untagged plain scalar.
-fn resolve_plain(raw: &str) -> Value {
+/// go-yaml v3's `resolve` for an untagged plain scalar: `None` for a string.
+fn resolve_plain(raw: &str) -> Option<Value> {
     match raw {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
-        "true" | "True" | "TRUE" => return Value::Bool(true),
-        "false" | "False" | "FALSE" => return Value::Bool(false),
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "true" | "True" | "TRUE" => return Some(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Some(Value::Bool(false)),
         _ => {}
     }
     let first = raw.as_bytes()[0];
     if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
-        return Value::String(raw.to_string());
+        return None;
     }
     if let Some(n) = yaml_int(raw) {
-        return n;
+        return Some(n);
     }
     let plain = without_underscores(raw);
     if is_yaml_float(&plain)
         && let Some(n) = plain.parse::<f64>().ok().and_then(Number::from_f64)
     {
-        return Value::Number(n);
+        return Some(Value::Number(n));
     }
     // `.inf` and `.nan` have no JSON number: they are no string either,
     // so a string-typed setting still refuses them.
@@ -252,9 +383,11 @@ fn resolve_plain(raw: &str) -> Value {
         raw.trim_start_matches(['-', '+']),
         ".inf" | ".Inf" | ".INF" | ".nan" | ".NaN" | ".NAN"
     ) {
-        return Value::Number(Number::from_f64(f64::MAX).unwrap_or(0.into()));
+        return Some(Value::Number(
+            Number::from_f64(f64::MAX).unwrap_or(0.into()),
+        ));
     }
-    Value::String(raw.to_string())
+    None
 }
 
 /// `raw` as go-yaml reads a number: its underscores left out.
@@ -372,6 +505,10 @@ pub fn decided_by(node: &Node, values_matter: bool) -> DecidedBy {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn resolve_plain(raw: &str) -> Value {
+        super::resolve_plain(raw).unwrap_or_else(|| Value::String(raw.to_string()))
+    }
 
     #[test]
     fn plain_scalars_take_go_yamls_types() {

@@ -11,6 +11,7 @@ use crate::instance;
 use crate::message::{location, steps};
 use crate::quick::Checker;
 use crate::syntax::tree::{Node, Src};
+use crate::syntax::yaml::{NodeId, Yaml};
 use boon::{Compiler, ErrorKind, SchemaIndex, Schemas, Type, ValidationError};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -123,6 +124,18 @@ pub(crate) fn compile(
         indexes.push(compiler.compile(&format!("{location}{reference}"), &mut schemas)?);
     }
     Ok((schemas, indexes))
+}
+
+/// Whether the API accepts the object at `node` of `yaml` as written, as
+/// far as the quick checker can tell without building its tree: `false`
+/// is "not known to be accepted", and [`validate`] then decides.
+pub fn accepts(yaml: &Yaml, node: NodeId, api_version: &str, kind: &str) -> bool {
+    let Some(entry) = entry(api_version, kind) else {
+        return true;
+    };
+    quick().is_some_and(|(checker, starts)| {
+        checker.accepts_at(starts[entry], instance::Yaml11::new(yaml, node)) == Some(true)
+    })
 }
 
 /// What the API refuses in `object` (a document whose `apiVersion` and
@@ -478,5 +491,111 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         assert_eq!(field_path(&path), "spec.containers[0].image");
+    }
+
+    /// Reading a manifest in place gives the quick checker's verdict on
+    /// its JSON value (or "cannot tell"), on a Deployment and every
+    /// mutation of one value (YAML 1.1 words, tags, octal forms, aliases,
+    /// collections) or one added field.
+    #[test]
+    fn reading_in_place_agrees_with_the_json_value() {
+        use crate::quick::Instance;
+        let (checker, starts) = super::quick().expect("a quick checker");
+        let entry = starts[super::entry("apps/v1", "Deployment").unwrap()];
+        let base = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: t\n  labels:\n    app: t\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app: t\n  template:\n    metadata:\n      labels:\n        app: t\n    spec:\n      hostIPC: true\n      containers:\n      - name: t\n        image: i\n        args: [a, b]\n        env:\n        - name: A\n          value: \"1\"\n        ports:\n        - containerPort: 80\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n            memory: 8Gi\n";
+        let pool = [
+            "yes",
+            "on",
+            "y",
+            "No",
+            "\"yes\"",
+            "8001",
+            "\"8001\"",
+            "0o17",
+            "017",
+            "0x1F",
+            "1.5",
+            "1e3",
+            "~",
+            "null",
+            "''",
+            "!!str 80",
+            "!!int \"80\"",
+            "[a, b]",
+            "[1]",
+            "{a: 1}",
+            "{}",
+            ".inf",
+            "-1",
+            "1_000",
+            "true",
+            "True",
+            "'true'",
+            "&x 1",
+            "*x",
+            "!custom v",
+            "2Gi",
+        ];
+        let lines: Vec<&str> = base.lines().collect();
+        let mut cases = vec![base.to_string()];
+        for (i, line) in lines.iter().enumerate() {
+            let Some((key, _)) = line.split_once(": ") else {
+                continue;
+            };
+            for value in pool {
+                let mut changed = lines.clone();
+                let replaced = format!("{key}: {value}");
+                changed[i] = &replaced;
+                cases.push(changed.join("\n") + "\n");
+            }
+            let indent = &key[..key.len() - key.trim_start_matches([' ', '-']).len()];
+            let indent = indent.replace('-', " ");
+            let mut added = lines.clone();
+            let extra = format!("{indent}unknownField: 1");
+            added.insert(i + 1, &extra);
+            cases.push(added.join("\n") + "\n");
+        }
+        cases.push(format!("{base}x: &a {{k: 1}}\n"));
+        cases.push(
+            base.replace("  labels:\n    app: t\n", "  labels: &l\n    app: t\n")
+                .replace("matchLabels:\n      app: t", "matchLabels: *l"),
+        );
+        cases.push(base.replace(
+            "      labels:\n        app: t\n",
+            "      labels:\n        <<: {app: t}\n",
+        ));
+        let (mut told, mut accepted) = (0, 0);
+        for case in &cases {
+            let Ok(yaml) = Yaml::parse(case) else {
+                continue;
+            };
+            let root = yaml.documents[0].root.unwrap();
+            let keep = |t: &str| Interpolated::Text(t.to_string());
+            let Ok(tree) = Builder::new(&yaml, 0, Budget::default(), &keep).build(root) else {
+                continue;
+            };
+            let json = crate::instance::to_json_yaml_1_1(&tree);
+            let view = crate::instance::Yaml11::new(&yaml, root);
+            let in_place = checker.accepts_at(entry, view);
+            let whole = checker.accepts_at(entry, &json);
+            if let Some(verdict) = in_place {
+                assert_eq!(Some(verdict), whole, "{case}");
+                told += 1;
+                accepted += usize::from(verdict);
+            } else {
+                assert!(
+                    case.contains('*') || case.contains("<<"),
+                    "cannot tell: {case}"
+                );
+            }
+            if let Some(value) = view.to_value() {
+                assert_eq!(value, json, "{case}");
+            }
+        }
+        assert!(
+            told > 400 && accepted > 100 && told - accepted > 100,
+            "{told} told, {accepted} accepted of {}",
+            cases.len()
+        );
     }
 }

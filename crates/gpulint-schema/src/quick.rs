@@ -13,7 +13,7 @@
 //! everything. `tests::agrees_with_boon_on_generated_instances` holds the
 //! two to the same verdict.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -146,7 +146,7 @@ impl Checker {
 
     /// Whether the schema at `entry` (an index [`Checker::with_entries`]
     /// gave) accepts `instance`, as [`Checker::accepts`] answers.
-    pub fn accepts_at(&self, entry: usize, instance: &Value) -> Option<bool> {
+    pub fn accepts_at<'a, I: Instance<'a>>(&self, entry: usize, instance: I) -> Option<bool> {
         self.valid(entry, instance)
     }
 
@@ -156,7 +156,7 @@ impl Checker {
         self.valid(0, instance)
     }
 
-    fn valid(&self, rule: usize, value: &Value) -> Option<bool> {
+    fn valid<'a, I: Instance<'a>>(&self, rule: usize, value: I) -> Option<bool> {
         let rule = &self.rules[rule];
         if let Some(boolean) = rule.boolean {
             return Some(boolean);
@@ -164,23 +164,31 @@ impl Checker {
         if let Some(target) = rule.reference {
             return self.valid(target, value);
         }
-        if rule.types != 0 && rule.types & type_bits(value) == 0 {
+        let shape = value.shape()?;
+        if rule.types != 0 && rule.types & shape.type_bits() == 0 {
             return Some(false);
         }
-        if let Some(values) = &rule.enumeration
-            && !values.iter().any(|allowed| equals(allowed, value))
-        {
-            return Some(false);
+        if let Some(values) = &rule.enumeration {
+            let mut any = false;
+            for allowed in values {
+                if value.equals(&shape, allowed)? {
+                    any = true;
+                    break;
+                }
+            }
+            if !any {
+                return Some(false);
+            }
         }
-        let own = match value {
-            Value::Object(object) => self.object_valid(rule, object)?,
-            Value::Array(items) => self.array_valid(rule, items)?,
-            Value::String(text) => match &rule.pattern {
+        let own = match &shape {
+            Shape::Object => self.object_valid(rule, value)?,
+            Shape::Array => self.array_valid(rule, value)?,
+            Shape::String(text) => match &rule.pattern {
                 Some(pattern) => pattern.is_match(text)?,
                 None => true,
             },
-            Value::Number(number) => number_valid(rule, number),
-            Value::Null | Value::Bool(_) => true,
+            Shape::Number(number) => number_valid(rule, number),
+            Shape::Null | Shape::Bool(_) => true,
         };
         if !own {
             return Some(false);
@@ -197,11 +205,13 @@ impl Checker {
         Some(matched == 1)
     }
 
-    fn object_valid(&self, rule: &Rule, object: &Map<String, Value>) -> Option<bool> {
-        if rule.required.iter().any(|name| !object.contains_key(name)) {
-            return Some(false);
+    fn object_valid<'a, I: Instance<'a>>(&self, rule: &Rule, object: I) -> Option<bool> {
+        for name in &rule.required {
+            if !object.has_key(name)? {
+                return Some(false);
+            }
         }
-        for (name, value) in object {
+        for (name, value) in object.entries() {
             let mut evaluated = false;
             if let Some(&schema) = rule.properties.get(name) {
                 evaluated = true;
@@ -231,23 +241,147 @@ impl Checker {
         Some(true)
     }
 
-    fn array_valid(&self, rule: &Rule, items: &[Value]) -> Option<bool> {
-        if rule.unique_items
-            && items
-                .iter()
-                .enumerate()
-                .any(|(i, a)| items[i + 1..].iter().any(|b| equals(a, b)))
-        {
+    fn array_valid<'a, I: Instance<'a>>(&self, rule: &Rule, array: I) -> Option<bool> {
+        if rule.unique_items && !array.items_unique()? {
             return Some(false);
         }
         if let Some(schema) = rule.items {
-            for item in items {
+            for item in array.items() {
                 if !self.valid(schema, item)? {
                     return Some(false);
                 }
             }
         }
         Some(true)
+    }
+}
+
+/// What the checker reads of a value besides its children.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(&'a str),
+    Array,
+    Object,
+}
+
+impl Shape<'_> {
+    /// The type bits the value satisfies: a number with no fraction is
+    /// also an `integer`, as boon's `is_integer` says.
+    fn type_bits(&self) -> u8 {
+        match self {
+            Shape::Null => TYPE_NULL,
+            Shape::Bool(_) => TYPE_BOOLEAN,
+            Shape::Number(n) => {
+                let integer =
+                    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
+                if integer {
+                    TYPE_NUMBER | TYPE_INTEGER
+                } else {
+                    TYPE_NUMBER
+                }
+            }
+            Shape::String(_) => TYPE_STRING,
+            Shape::Array => TYPE_ARRAY,
+            Shape::Object => TYPE_OBJECT,
+        }
+    }
+
+    /// Whether a scalar of this shape equals `value` as boon's `equals`
+    /// compares them; `None` for a collection.
+    fn scalar_equals(&self, value: &Value) -> Option<bool> {
+        Some(match (self, value) {
+            (Shape::Null, Value::Null) => true,
+            (Shape::Bool(a), Value::Bool(b)) => a == b,
+            (Shape::Number(a), Value::Number(b)) => numbers_equal(a, b),
+            (Shape::String(a), Value::String(b)) => *a == b,
+            (Shape::Array | Shape::Object, _) => return None,
+            _ => false,
+        })
+    }
+}
+
+/// A value the checker can judge without making it a [`Value`] first: a
+/// JSON value, or a YAML node read as the tool reads it. Every method may
+/// answer `None`, "cannot tell", which the checker passes on (boon then
+/// decides on the value made in full).
+pub trait Instance<'a>: Copy + 'a {
+    fn shape(self) -> Option<Shape<'a>>;
+    /// A mapping's entries (nothing for any other value).
+    fn entries(self) -> impl Iterator<Item = (&'a str, Self)>;
+    /// A sequence's items (nothing for any other value).
+    fn items(self) -> impl Iterator<Item = Self>;
+    fn has_key(self, name: &str) -> Option<bool>;
+    /// The value in full, for the comparisons of `enum` and `uniqueItems`.
+    fn to_value(self) -> Option<Value>;
+
+    /// Whether the value (of `shape`) equals `other`, as boon compares.
+    fn equals(self, shape: &Shape<'a>, other: &Value) -> Option<bool> {
+        match shape.scalar_equals(other) {
+            Some(equal) => Some(equal),
+            None => Some(equals(&self.to_value()?, other)),
+        }
+    }
+
+    /// Whether no two items of a sequence are equal.
+    fn items_unique(self) -> Option<bool> {
+        let items = self
+            .items()
+            .map(|i| i.to_value())
+            .collect::<Option<Vec<_>>>()?;
+        Some(
+            !items
+                .iter()
+                .enumerate()
+                .any(|(i, a)| items[i + 1..].iter().any(|b| equals(a, b))),
+        )
+    }
+}
+
+impl<'a> Instance<'a> for &'a Value {
+    fn shape(self) -> Option<Shape<'a>> {
+        Some(match self {
+            Value::Null => Shape::Null,
+            Value::Bool(b) => Shape::Bool(*b),
+            Value::Number(n) => Shape::Number(n.clone()),
+            Value::String(s) => Shape::String(s),
+            Value::Array(_) => Shape::Array,
+            Value::Object(_) => Shape::Object,
+        })
+    }
+
+    fn entries(self) -> impl Iterator<Item = (&'a str, Self)> {
+        self.as_object()
+            .into_iter()
+            .flat_map(|object| object.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+
+    fn items(self) -> impl Iterator<Item = Self> {
+        self.as_array().into_iter().flatten()
+    }
+
+    fn has_key(self, name: &str) -> Option<bool> {
+        Some(self.as_object().is_some_and(|o| o.contains_key(name)))
+    }
+
+    fn to_value(self) -> Option<Value> {
+        Some(self.clone())
+    }
+
+    fn equals(self, _: &Shape<'a>, other: &Value) -> Option<bool> {
+        Some(equals(self, other))
+    }
+
+    fn items_unique(self) -> Option<bool> {
+        let items = self.as_array().map_or(&[][..], Vec::as_slice);
+        Some(
+            !items
+                .iter()
+                .enumerate()
+                .any(|(i, a)| items[i + 1..].iter().any(|b| equals(a, b))),
+        )
     }
 }
 
@@ -258,38 +392,10 @@ fn number_valid(rule: &Rule, number: &Number) -> bool {
     rule.minimum.is_none_or(|min| n >= min) && rule.maximum.is_none_or(|max| n <= max)
 }
 
-/// The type bits `value` satisfies: a number with no fraction is also an
-/// `integer`, as boon's `is_integer` says.
-fn type_bits(value: &Value) -> u8 {
-    match value {
-        Value::Null => TYPE_NULL,
-        Value::Bool(_) => TYPE_BOOLEAN,
-        Value::Number(n) => {
-            let integer = n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
-            if integer {
-                TYPE_NUMBER | TYPE_INTEGER
-            } else {
-                TYPE_NUMBER
-            }
-        }
-        Value::String(_) => TYPE_STRING,
-        Value::Array(_) => TYPE_ARRAY,
-        Value::Object(_) => TYPE_OBJECT,
-    }
-}
-
 /// boon's `util::equals`: numbers equal as integers, else as floats.
 fn equals(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            if let (Some(x), Some(y)) = (x.as_u64(), y.as_u64()) {
-                return x == y;
-            }
-            if let (Some(x), Some(y)) = (x.as_i64(), y.as_i64()) {
-                return x == y;
-            }
-            matches!((x.as_f64(), y.as_f64()), (Some(x), Some(y)) if x == y)
-        }
+        (Value::Number(x), Value::Number(y)) => numbers_equal(x, y),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equals(a, b))
         }
@@ -300,6 +406,17 @@ fn equals(a: &Value, b: &Value) -> bool {
         }
         _ => a == b,
     }
+}
+
+/// Numbers equal as integers, else as floats.
+fn numbers_equal(x: &Number, y: &Number) -> bool {
+    if let (Some(x), Some(y)) = (x.as_u64(), y.as_u64()) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (x.as_i64(), y.as_i64()) {
+        return x == y;
+    }
+    matches!((x.as_f64(), y.as_f64()), (Some(x), Some(y)) if x == y)
 }
 
 struct Compiling<'s> {

@@ -30,7 +30,9 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
     let (Some(api_version), Some(kind)) = (text_of("apiVersion"), text_of("kind")) else {
         return;
     };
-    if !kubernetes::knows(api_version, kind) {
+    // Most manifests are valid, and the quick checker says so on the
+    // file's syntax: only the others pay for a tree and boon's errors.
+    if !kubernetes::knows(api_version, kind) || kubernetes::accepts(yaml, root, api_version, kind) {
         return;
     }
     // As written: kubectl substitutes nothing.
