@@ -731,3 +731,11 @@ fn fix_gpu002_fix_reveals_a_refusal_gpu011_reports() {
     let codes: Vec<_> = findings.unwrap().iter().map(|d| d.code).collect();
     assert_eq!(codes, [RuleCode::GPU011], "reported once, by its rule");
 }
+
+/// A `.env` name with a character Compose refuses (`N\x95…S=8g`): the
+/// refusal quoted the whole line, as compose-go does, value and all; it now
+/// names the character and the line. Found by the reports target.
+#[test]
+fn reports_dotenv_name_with_a_bad_character() {
+    reports(&input("reports/dotenv_name_with_a_bad_character"));
+}

@@ -270,9 +270,10 @@ impl Dotenv<'_> {
                 '_' | '.' | '-' | '[' | ']' => {}
                 c if c.is_alphanumeric() => {}
                 c => {
-                    let first_line = src.split('\n').next().unwrap_or("");
+                    // compose-go quotes the whole line here, its value too,
+                    // which may be a secret: the error's place says which.
                     return Err(self.error(
-                        format!("unexpected character {c:?} in variable name {first_line:?}"),
+                        format!("unexpected character {c:?} in variable name"),
                         start,
                     ));
                 }
@@ -533,6 +534,18 @@ mod tests {
     fn error(text: &str) -> EnvError {
         let mut env = Environment::default();
         env.read_file(Path::new(".env"), text).unwrap_err()
+    }
+
+    /// compose-go quotes the line; its value may be a secret.
+    #[test]
+    fn a_malformed_name_is_refused_without_its_value() {
+        let e = error("S=8g\nAPI*KEY=hunter2-secret\n");
+        assert_eq!(
+            e.message,
+            "line 2: unexpected character '*' in variable name"
+        );
+        assert_eq!(e.line, 2);
+        assert!(!e.message.contains("hunter2"));
     }
 
     #[test]
