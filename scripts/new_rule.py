@@ -42,6 +42,7 @@ FAMILIES = {
     "SLURM": "slurm",
     "PROJ": "proj",
     "SUP": "suppression",
+    "DEV": "devcontainer",
 }
 
 # What each kind of check is written against: its `Check` constructor, the
@@ -273,6 +274,24 @@ def register(codes_rs: Path, family: str, prefix: str, code: str, module: str) -
     codes_rs.write_text(text[:start] + "\n".join(entries) + text[end:])
 
 
+def start_family(root: Path, family: str, prefix: str, code: str, module: str) -> None:
+    """A family's first rule: its module (`pub mod <family>;` in the rules
+    crate), its `mod.rs`, and its block in `for_each_rule!` (before
+    `suppression`, which stays last), holding this rule."""
+    directory = root / "crates" / "gpulint-rules" / "src" / family
+    directory.mkdir()
+    (directory / "mod.rs").write_text(f"//! The {prefix} rules.\n")
+    insert_mod_line(root / "crates" / "gpulint-rules" / "src" / "lib.rs", family)
+    codes_rs = root / "crates" / "gpulint-base" / "src" / "codes.rs"
+    text = codes_rs.read_text()
+    last = re.search(r"\n( +)suppression \{\n", text)
+    if last is None:
+        fail("crates/gpulint-base/src/codes.rs has no `suppression { ... }` block in for_each_rule!")
+    indent = last.group(1)
+    block = f"\n{indent}{family} {{\n{indent}    {code} => {module},\n{indent}}}"
+    codes_rs.write_text(text[: last.start()] + block + text[last.start() :])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("code", help="the rule's code, e.g. SHM012")
@@ -302,9 +321,14 @@ def main() -> None:
         if existing.exists():
             fail(f"{existing.relative_to(root)} exists already")
 
-    rule_file.write_text(rule_source(code, args.name, target, args.severity, summary))
-    insert_mod_line(root / "crates" / "gpulint-rules" / "src" / family / "mod.rs", module)
-    register(codes_rs, family, prefix, code, module)
+    if (root / "crates" / "gpulint-rules" / "src" / family).exists():
+        rule_file.write_text(rule_source(code, args.name, target, args.severity, summary))
+        insert_mod_line(root / "crates" / "gpulint-rules" / "src" / family / "mod.rs", module)
+        register(codes_rs, family, prefix, code, module)
+    else:
+        start_family(root, family, prefix, code, module)
+        rule_file.write_text(rule_source(code, args.name, target, args.severity, summary))
+        insert_mod_line(rule_file.parent / "mod.rs", module)
     doc.write_text(rule_doc(code, args.name, target))
     fixtures.mkdir(parents=True)
     for name, text in target["fixtures"].items():

@@ -248,3 +248,182 @@ fn add_noqa_writes_slash_comments() {
     let again = gpulint(dir.path(), &["check", "."]);
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
 }
+
+/// Every `devcontainer.json` under `dir` (the names the CLI looks for).
+fn devcontainer_files(dir: &std::path::Path, into: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() && !entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            devcontainer_files(&path, into);
+        } else if name == ".devcontainer.json"
+            || (name == "devcontainer.json"
+                && path
+                    .ancestors()
+                    .skip(1)
+                    .take(2)
+                    .any(|a| a.file_name().is_some_and(|n| n == ".devcontainer")))
+        {
+            into.push(path);
+        }
+    }
+}
+
+/// DEV001's verdict on each setting is Python jsonschema's, applied to the
+/// same definitions by the policy DEV001 documents (no required properties,
+/// a number or boolean as text; `tests/judges/devcontainer_schema_judge.py`),
+/// on every setting × value of every JSON shape, and on the dev containers
+/// of the fixtures, the corpus and the ecosystem; and a file the whole
+/// schema accepts has no DEV001 finding.
+#[test]
+#[ignore = "needs Python jsonschema (GPULINT_JSONSCHEMA_PYTHON) and ../shared: installed by .ci/run"]
+fn schema_verdicts_agree_with_python_jsonschema() {
+    use gpulint::schema::devcontainer;
+    use std::collections::{BTreeMap, BTreeSet};
+    let python = common::required_tool(
+        "GPULINT_JSONSCHEMA_PYTHON",
+        "python3",
+        "a Python with `pip install jsonschema`",
+    );
+    let settings = devcontainer::settings();
+    let scratch = tempfile::tempdir().unwrap();
+    let pool: Vec<Value> = [
+        r#""x""#,
+        "8",
+        "0",
+        "1.5",
+        "true",
+        "null",
+        "[]",
+        r#"["a"]"#,
+        "[1]",
+        r#"[["a"]]"#,
+        "{}",
+        r#"{"a": 1}"#,
+        r#"{"a": "b"}"#,
+        r#"{"a": ["b"]}"#,
+        r#""optional""#,
+        r#""64gb""#,
+        r#""none""#,
+        r#""stopCompose""#,
+        r#"{"gpu": true}"#,
+        r#"{"gpus": true}"#,
+        r#"{"gpu": {"cores": 2, "storage": "1gb"}}"#,
+        r#"{"gpu": "yes", "memory": "8GB"}"#,
+        r#"[{"type": "bind", "source": "a", "target": "/b"}]"#,
+        r#"[{"source": "a"}]"#,
+        r#"[{"type": "tmpfs", "target": "/t", "readonly": true}]"#,
+        r#"{"dockerfile": "D"}"#,
+        r#"{"dockerfile": "D", "args": ["A=1"]}"#,
+        r#"{"context": ".."}"#,
+        r#"{"onAutoForward": "notify"}"#,
+    ]
+    .iter()
+    .map(|text| serde_json::from_str(text).unwrap())
+    .collect();
+    let mut files = Vec::new();
+    for (name, _) in &settings {
+        for (n, value) in pool.iter().enumerate() {
+            let mut config = serde_json::json!({"image": "nvcr.io/nvidia/pytorch:24.01-py3"});
+            config[name.as_str()] = value.clone();
+            let path = scratch
+                .path()
+                .join(format!("{name}-{n}/.devcontainer.json"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+            files.push(path);
+        }
+    }
+    let generated = files.len();
+    devcontainer_files(&common::root().join("fixtures"), &mut files);
+    devcontainer_files(&common::required_shared("corpus"), &mut files);
+    devcontainer_files(&common::required_shared("ecosystem/repos"), &mut files);
+    let pointers: BTreeMap<&str, &Vec<String>> = settings
+        .iter()
+        .map(|(name, p)| (name.as_str(), p))
+        .collect();
+    let mut theirs: BTreeMap<String, Value> = BTreeMap::new();
+    for chunk in files.chunks(500) {
+        let out = std::process::Command::new(&python)
+            .arg(common::root().join("tests/judges/devcontainer_schema_judge.py"))
+            .arg(common::root().join("crates/gpulint-schema/schemas/devContainer.base.schema.json"))
+            .arg(serde_json::to_string(&pointers).unwrap())
+            .args(chunk)
+            .output()
+            .expect("run the dev container schema judge");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let verdict: Value = serde_json::from_str(line).unwrap();
+            theirs.insert(verdict["file"].as_str().unwrap().to_string(), verdict);
+        }
+    }
+    let (mut judged, mut refused, mut whole_valid) = (0, 0, 0);
+    let mut disagreements = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(file).unwrap();
+        let verdict = &theirs[&file.display().to_string()];
+        let Ok(json) = gpulint::syntax::jsonc::parse(&text) else {
+            continue;
+        };
+        if verdict.get("unreadable").is_some() {
+            continue;
+        }
+        judged += 1;
+        let ours: BTreeSet<String> = devcontainer::validate(&json.root)
+            .into_iter()
+            .map(|e| e.path[0].clone())
+            .collect();
+        let expected: BTreeSet<String> = verdict["refused"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        if ours != expected {
+            disagreements.push(format!(
+                "{}: gpulint {ours:?}, jsonschema {expected:?}",
+                file.display()
+            ));
+        }
+        if verdict["whole"] == true {
+            whole_valid += 1;
+            // The rule end to end: quiet on a file the whole schema accepts.
+            let report = check_text(file.clone(), text, &Config::default());
+            if report
+                .diagnostics
+                .iter()
+                .any(|d| d.code == RuleCode::DEV001)
+            {
+                disagreements.push(format!("{}: DEV001 on a valid file", file.display()));
+            }
+        }
+        if i < generated {
+            refused += usize::from(!expected.is_empty());
+        }
+    }
+    println!(
+        "{judged} dev containers judged ({generated} generated, {refused} of them refused; {whole_valid} valid as a whole), {} disagreements",
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements, the first: {}",
+        disagreements.len(),
+        disagreements[..disagreements.len().min(60)].join("\n")
+    );
+    assert!(
+        generated > 1000 && refused > 300 && generated - refused > 300,
+        "{refused} of {generated}"
+    );
+    assert!(
+        judged > generated + 150,
+        "the real dev containers were read: {judged}"
+    );
+}

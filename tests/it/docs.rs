@@ -126,6 +126,7 @@ fn every_rule_module_is_registered() {
             let expected = match prefix {
                 "DF" => "dockerfile",
                 "SUP" => "suppression",
+                "DEV" => "devcontainer",
                 other => &other.to_ascii_lowercase(),
             };
             assert_eq!(
@@ -139,13 +140,15 @@ fn every_rule_module_is_registered() {
 
 /// The doc's examples tagged `tag` (`bad`, `good`), each with the file
 /// name it is linted as (`yaml` blocks as YAML, `dockerfile` blocks as a
-/// Dockerfile, `bash` blocks as a shell script).
+/// Dockerfile, `bash` blocks as a shell script, `jsonc` blocks as a
+/// `.devcontainer.json`).
 fn code_blocks(body: &str, tag: &str) -> Vec<(&'static str, String)> {
     let mut blocks = Vec::new();
     for (language, file) in [
         ("yaml", "example.yaml"),
         ("dockerfile", "Dockerfile"),
         ("bash", "script.sh"),
+        ("jsonc", ".devcontainer.json"),
     ] {
         let fence = format!("```{language} {tag}\n");
         blocks.extend(body.match_indices(&fence).map(|(i, _)| {

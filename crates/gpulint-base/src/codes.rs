@@ -78,6 +78,9 @@ macro_rules! for_each_rule {
             proj {
                 PROJ001 => proj001_project_refused,
             }
+            devcontainer {
+                DEV001 => dev001_devcontainer_value_refused,
+            }
             suppression {
                 SUP001 => sup001_unused_suppression,
                 SUP002 => sup002_invalid_suppression,

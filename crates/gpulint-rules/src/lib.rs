@@ -16,6 +16,7 @@ use gpulint_vfs as vfs;
 
 pub mod compose_context;
 pub mod container_context;
+pub mod devcontainer;
 pub mod dockerfile;
 pub mod dockerfile_context;
 pub mod env_context;

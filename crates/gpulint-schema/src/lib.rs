@@ -8,6 +8,9 @@
 //! - [`compose`]: the compose-spec schema Compose 2.40.3 embeds
 //!   (compose-go v2.9.1), applied where compose-go applies it, with
 //!   Compose's own words for each error.
+//! - [`devcontainer`]: the dev container specification's schema, each
+//!   top-level setting of a `devcontainer.json` judged by the definition
+//!   that gives it.
 //!
 //! The validator is `boon`, the Rust port of santhosh-tekuri/jsonschema,
 //! which compose-go links: the same error tree, so the error Compose picks
@@ -17,9 +20,11 @@
 //! generated instances) accepts the valid files first, and boon is
 //! compiled only for a file it does not accept.
 
+use gpulint_base::text;
 use gpulint_syntax as syntax;
 
 pub mod compose;
+pub mod devcontainer;
 mod instance;
 pub mod kubernetes;
 mod message;
