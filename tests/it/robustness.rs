@@ -217,3 +217,25 @@ fn merge_key_chain_is_linted_in_linear_time() {
         "{diagnostics:?}"
     );
 }
+
+#[test]
+fn a_huge_devcontainer_is_judged_in_linear_time() {
+    // 50,000 numbers where strings belong, 20,000 unknown properties and
+    // 20,000 repeated keys: each was a scan per item (quadratic) once.
+    let numbers = vec!["8"; 50_000].join(", ");
+    let unknown: Vec<String> = (0..20_000).map(|i| format!("\"p{i}\": {i}")).collect();
+    let repeated = vec!["\"name\": \"x\""; 20_000].join(",\n");
+    let text = format!(
+        "{{\n{repeated},\n\"image\": \"i\",\n\"runArgs\": [{numbers}],\n\"hostRequirements\": {{{}}},\n\"shutdownAction\": 7\n}}\n",
+        unknown.join(", ")
+    );
+    let diagnostics =
+        lint_text(&text, Path::new(".devcontainer.json"), &Config::default()).unwrap();
+    let dev001 = diagnostics
+        .iter()
+        .filter(|d| d.code == RuleCode::DEV001)
+        .count();
+    // Every unknown property, and the action that is no choice; the
+    // numbers are the text JavaScript writes.
+    assert_eq!(dev001, 20_001, "{:?}", diagnostics.first());
+}

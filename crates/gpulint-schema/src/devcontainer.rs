@@ -20,6 +20,7 @@ use crate::syntax::jsonc;
 use crate::text::TextRange;
 use boon::{Compiler, ErrorKind, SchemaIndex, Schemas, Type, ValidationError};
 use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 const SCHEMA: &str = include_str!("../schemas/devContainer.base.schema.json");
@@ -124,10 +125,15 @@ pub fn validate(root: &jsonc::Value) -> Vec<SettingError> {
         return Vec::new();
     };
     let compiled = compiled();
+    // JSON.parse keeps the last of repeated keys: only it is read.
+    let last: HashMap<&str, usize> = members
+        .iter()
+        .enumerate()
+        .map(|(at, member)| (member.key.as_str(), at))
+        .collect();
     let mut out = Vec::new();
     for (at, member) in members.iter().enumerate() {
-        // JSON.parse keeps the last of repeated keys: only it is read.
-        if members[at + 1..].iter().any(|m| m.key == member.key) {
+        if last[member.key.as_str()] != at {
             continue;
         }
         let Some((_, indexes)) = compiled
@@ -174,6 +180,9 @@ fn judge(
             Err(error) => {
                 let mut textual = Vec::new();
                 written_as_text(&error, &mut textual);
+                // The same place may fail in several options.
+                textual.sort_unstable();
+                textual.dedup();
                 if textual.is_empty() {
                     return refusal(&error, setting, written);
                 }
@@ -197,22 +206,28 @@ fn refusal(
 ) -> Result<(), Vec<SettingError>> {
     let mut leaves = Vec::new();
     collect(error, &mut leaves);
+    let mut members = Members::default();
     // Only missing properties: a partial setting, not refused here.
     if leaves.is_empty() {
         return Ok(());
     }
     let mut errors = leaves
         .iter()
-        .flat_map(|leaf| setting_errors(leaf, setting, written))
+        .flat_map(|leaf| setting_errors(leaf, setting, written, &mut members))
         .collect::<Vec<_>>();
     // A property whose value fails counts as unevaluated too
     // (`unevaluatedProperties`): its value's error says it.
-    let failing: Vec<Vec<String>> = errors
+    let failing: std::collections::HashSet<&[String]> = errors
         .iter()
         .filter(|e| !e.unknown_property)
-        .map(|e| e.path.clone())
+        .flat_map(|e| (1..=e.path.len()).map(|n| &e.path[..n]))
         .collect();
-    errors.retain(|e| !e.unknown_property || !failing.iter().any(|p| p.starts_with(&e.path)));
+    let hidden: Vec<bool> = errors
+        .iter()
+        .map(|e| e.unknown_property && failing.contains(e.path.as_slice()))
+        .collect();
+    let mut hidden = hidden.into_iter();
+    errors.retain(|_| !hidden.next().unwrap_or(false));
     Err(errors)
 }
 
@@ -223,10 +238,7 @@ fn written_as_text(error: &ValidationError, out: &mut Vec<Vec<String>>) {
         && want.iter().all(|t| t == Type::String)
         && matches!(got, Type::Number | Type::Integer | Type::Boolean)
     {
-        let path = location(error);
-        if !out.contains(&path) {
-            out.push(path);
-        }
+        out.push(location(error));
     }
     for cause in &error.causes {
         written_as_text(cause, out);
@@ -304,14 +316,15 @@ fn collect<'e, 's, 'v>(
     }
 }
 
-fn setting_errors(
+fn setting_errors<'a>(
     error: &ValidationError,
     setting: &str,
-    value: &jsonc::Value,
+    value: &'a jsonc::Value,
+    members: &mut Members<'a>,
 ) -> Vec<SettingError> {
     let mut path = vec![setting.to_string()];
     path.extend(location(error));
-    let node = value_at(value, &path[1..]).unwrap_or(value);
+    let node = members.value_at(value, &path[1..]).unwrap_or(value);
     match &error.kind {
         ErrorKind::AdditionalProperties { got } => got
             .iter()
@@ -320,7 +333,10 @@ fn setting_errors(
                 field.push(name.to_string());
                 SettingError {
                     message: format!("unknown property \"{}\"", field_path(&field)),
-                    range: member_key(node, name).unwrap_or(node.range),
+                    range: members
+                        .get(node, name)
+                        .map(|m| m.key_range)
+                        .unwrap_or(node.range),
                     path: field,
                     unknown_property: true,
                 }
@@ -328,11 +344,16 @@ fn setting_errors(
             .collect(),
         // `unevaluatedProperties: false`: the error is at the property.
         ErrorKind::FalseSchema if path.len() > 1 => {
-            let parent = value_at(value, &path[1..path.len() - 1]).unwrap_or(value);
+            let parent = members
+                .value_at(value, &path[1..path.len() - 1])
+                .unwrap_or(value);
             let name = path.last().map(String::as_str).unwrap_or_default();
             vec![SettingError {
                 message: format!("unknown property \"{}\"", field_path(&path)),
-                range: member_key(parent, name).unwrap_or(node.range),
+                range: members
+                    .get(parent, name)
+                    .map(|m| m.key_range)
+                    .unwrap_or(node.range),
                 path,
                 unknown_property: true,
             }]
@@ -346,27 +367,37 @@ fn setting_errors(
     }
 }
 
-/// The value at `path` (keys and item indexes) under `value`.
-fn value_at<'a>(value: &'a jsonc::Value, path: &[String]) -> Option<&'a jsonc::Value> {
-    let mut node = value;
-    for step in path {
-        node = match &node.kind {
-            jsonc::Kind::Object(_) => node.get(step)?,
-            jsonc::Kind::Array(items) => items.get(step.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(node)
+/// The members of the objects errors are in, by name (the last of
+/// repeated keys), made once per object: a file with thousands of errors
+/// in one object must not scan it for each.
+#[derive(Default)]
+struct Members<'a> {
+    by_object: HashMap<u32, HashMap<&'a str, &'a jsonc::Member>>,
 }
 
-fn member_key(object: &jsonc::Value, name: &str) -> Option<TextRange> {
-    match &object.kind {
-        jsonc::Kind::Object(members) => members
-            .iter()
-            .rev()
-            .find(|m| m.key == name)
-            .map(|m| m.key_range),
-        _ => None,
+impl<'a> Members<'a> {
+    fn get(&mut self, object: &'a jsonc::Value, name: &str) -> Option<&'a jsonc::Member> {
+        let jsonc::Kind::Object(members) = &object.kind else {
+            return None;
+        };
+        self.by_object
+            .entry(object.range.start)
+            .or_insert_with(|| members.iter().map(|m| (m.key.as_str(), m)).collect())
+            .get(name)
+            .copied()
+    }
+
+    /// The value at `path` (keys and item indexes) under `value`.
+    fn value_at(&mut self, value: &'a jsonc::Value, path: &[String]) -> Option<&'a jsonc::Value> {
+        let mut node = value;
+        for step in path {
+            node = match &node.kind {
+                jsonc::Kind::Object(_) => &self.get(node, step)?.value,
+                jsonc::Kind::Array(items) => items.get(step.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
     }
 }
 
