@@ -30,6 +30,7 @@ pub mod discover;
 pub mod env;
 pub mod load;
 pub mod merge;
+pub mod ports;
 pub mod validate;
 
 use crate::model::compose::Service;

@@ -381,19 +381,20 @@ impl Loading<'_> {
     }
 
     /// What the compose-spec schema refuses in the model merged so far, in
-    /// Compose's words, at the value (or unknown key) that causes it.
-    fn validate_schema(&mut self, merged: &Node) {
+    /// Compose's words, at the value (or unknown key) that causes it; true
+    /// when it accepts the model.
+    fn validate_schema(&mut self, merged: &Node) -> bool {
         let Err(error) = crate::schema::compose::validate_leaving(merged, &left_to_rules) else {
-            return;
+            return true;
         };
         match error.decided_by {
             // Refused at the interpolation already, where it is written.
-            DecidedBy::FailedInterpolation => return,
+            DecidedBy::FailedInterpolation => return false,
             // A value that depends on a variable nothing here sets is not
             // known, so neither is what the schema says of it: the text
             // checked (`$HEALTHCHECK_RETRIES`) is not the value Compose
             // checks, and guessing would be a finding without evidence.
-            DecidedBy::Shell => return,
+            DecidedBy::Shell => return false,
             DecidedBy::Text => {}
         }
         self.schema_leaves.extend(error.leaves);
@@ -408,6 +409,20 @@ impl Loading<'_> {
             at: Place::Node(error.at),
             kind,
             service: error.services.first().cloned(),
+        };
+        if !self.refusals.contains(&refusal) {
+            self.refusals.push(refusal);
+        }
+        false
+    }
+
+    /// A list item compose-go's unicity step refuses, for its service.
+    fn refuse_item(&mut self, refused: crate::merge::UnicityRefusal) {
+        let refusal = Refusal {
+            message: refused.message,
+            at: Place::Node(refused.at),
+            kind: RefusalKind::Config,
+            service: refused.service,
         };
         if !self.refusals.contains(&refusal) {
             self.refusals.push(refusal);
@@ -504,10 +519,24 @@ impl Loading<'_> {
             };
             match merged {
                 Ok(merged) => {
+                    // compose-go tells list items apart before it
+                    // validates, and an item it cannot key stops the load
+                    // there: its words, not the schema's, are the error.
+                    let refused = crate::merge::unicity_refusal(&merged);
                     let merged = enforce_unicity(&merged);
-                    // compose-go validates here, each time a file is
-                    // merged in, before the canonical form.
-                    self.validate_schema(&merged);
+                    match refused {
+                        Some(refusal) => self.refuse_item(refusal),
+                        // compose-go validates here, each time a file is
+                        // merged in, before the canonical form, which
+                        // refuses what the schema lets by in `ports:`.
+                        None => {
+                            if self.validate_schema(&merged)
+                                && let Some(refusal) = crate::ports::port_refusal(&merged)
+                            {
+                                self.refuse_item(refusal);
+                            }
+                        }
+                    }
                     model.root = Some(canonical(&merged));
                 }
                 Err(error) => self.refuse(

@@ -410,6 +410,183 @@ const UNIQUE: &[(&[&str], Unique)] = &[
     (&["services", "*", "devices"], Unique::Device),
 ];
 
+/// An item compose-go's `EnforceUnicity` refuses while it tells a list's
+/// items apart, before the schema sees the model: in its words, at the
+/// item, and the service it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnicityRefusal {
+    pub message: String,
+    pub at: crate::syntax::tree::Src,
+    pub service: Option<String>,
+}
+
+/// The first item of a [`UNIQUE`] list that compose-go's indexer refuses
+/// (`environment: [1]` is `services.t.environment.[0]: unexpected type
+/// int`, a long-form port without a target is refused). Its loader stops
+/// there, so the schema's own error for the file is never shown.
+pub fn unicity_refusal(root: &Node) -> Option<UnicityRefusal> {
+    let mut path: Vec<&str> = Vec::new();
+    refusal_at(root, &mut path)
+}
+
+fn refusal_at<'a>(node: &'a Node, path: &mut Vec<&'a str>) -> Option<UnicityRefusal> {
+    match &node.kind {
+        Kind::Mapping(entries) => entries.iter().find_map(|entry| {
+            path.push(&entry.key);
+            let found = if leads_to_unique(path) {
+                refusal_at(&entry.value, path)
+            } else {
+                None
+            };
+            path.pop();
+            found
+        }),
+        Kind::Sequence(items) => {
+            let (_, kind) = UNIQUE.iter().find(|(pattern, _)| matches(path, pattern))?;
+            items.iter().enumerate().find_map(|(index, item)| {
+                // compose-go's `tree.Path`: a key's own dots become 👻.
+                let mut at: Vec<String> = path.iter().map(|p| p.replace('.', "👻")).collect();
+                at.push(format!("[{index}]"));
+                let at = at.join(".");
+                let message = indexer_refuses(*kind, item, &at)?;
+                Some(UnicityRefusal {
+                    message,
+                    at: item.src,
+                    service: match path.as_slice() {
+                        ["services", name, ..] => Some(name.to_string()),
+                        _ => None,
+                    },
+                })
+            })
+        }
+        Kind::Scalar { .. } => None,
+    }
+}
+
+/// What compose-go's indexer for `kind` says of `item` at `path`, when it
+/// refuses it (override/uncity.go).
+fn indexer_refuses(kind: Unique, item: &Node, path: &str) -> Option<String> {
+    // Only a scalar is decoded whole to be typed: a list or mapping item
+    // may be an alias bomb, and its kind is its Go type already.
+    let scalar = match &item.kind {
+        Kind::Scalar { .. } => Some(crate::schema::compose::decoded(item)),
+        _ => None,
+    };
+    let type_name = match &scalar {
+        Some(value) => go_type(value),
+        None if item.is_mapping() => "map[string]interface {}",
+        None => "[]interface {}",
+    };
+    let is_string = type_name == "string";
+    let is_int = type_name == "int";
+    let target_is_text = || {
+        item.get("target")
+            .is_some_and(|t| go_type(&crate::schema::compose::decoded(t)) == "string")
+    };
+    let refused = match kind {
+        Unique::KeyValue => !is_string,
+        Unique::Volume | Unique::Device => item.is_mapping() && !target_is_text(),
+        Unique::Expose => !is_string && !is_int,
+        Unique::Mount(_) => !is_string && !item.is_mapping(),
+        Unique::Port => item.is_mapping() && item.get("target").is_none(),
+        Unique::EnvFile => item.is_mapping() && item.get("path").is_none(),
+    };
+    if !refused {
+        return None;
+    }
+    Some(match kind {
+        Unique::KeyValue => format!("{path}: unexpected type {type_name}"),
+        Unique::Volume => format!("service volume {path} is missing a mount target"),
+        Unique::Device => format!("service device {path} is missing a mount target"),
+        Unique::Expose | Unique::Mount(_) => {
+            // Compose prints the whole value; past a few thousand nodes
+            // (an alias bomb) it is not written out here.
+            let shown = match scalar {
+                Some(value) => go_s(&value),
+                None if item.size(MAX_SHOWN_NODES) <= MAX_SHOWN_NODES => {
+                    go_s(&crate::schema::compose::decoded(item))
+                }
+                None => "[…]".to_string(),
+            };
+            format!("{path}: unsupported expose value {shown}")
+        }
+        Unique::Port => format!("service ports {path} is missing a target port"),
+        Unique::EnvFile => format!("environment path attribute {path} is missing"),
+    })
+}
+
+/// How large a refused item [`indexer_refuses`] writes out in full.
+const MAX_SHOWN_NODES: usize = 1_000;
+
+/// The Go type (`%T`) of a value go-yaml decoded into an `interface{}`.
+fn go_type(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int",
+        Value::Number(n) if n.is_u64() => "uint64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// A decoded value as Go's `fmt` prints it with `%s`: a string as it is,
+/// anything else as `%!s(int=1)`, lists and maps (keys sorted) by item.
+/// A nil inside a list or map is `<nil>`, alone `%!s(<nil>)`.
+fn go_s(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "%!s(<nil>)".to_string(),
+        other => go_s_inner(other),
+    }
+}
+
+fn go_s_inner(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => "<nil>".to_string(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_s_inner).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
+                .map(|(key, value)| format!("{key}:{}", go_s_inner(value)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+        Value::Bool(b) => format!("%!s(bool={b})"),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => format!("%!s(int={i})"),
+            (None, Some(u), _) => format!("%!s(uint64={u})"),
+            (_, _, f) => format!("%!s(float64={})", go_float(f.unwrap_or(0.0))),
+        },
+    }
+}
+
+/// A float as Go's `%v` writes it (`strconv.FormatFloat(f, 'g', -1, 64)`):
+/// the shortest digits that read back, in exponent form (`1e+06`) when
+/// the exponent is below -4 or 6 and over.
+fn go_float(f: f64) -> String {
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.to_string();
+    }
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..6).contains(&exponent) {
+        return format!("{f}");
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
+}
+
 /// The key an item is told apart by; `None` when compose-go refuses the
 /// item (a long-form mount without a target).
 fn unique_key(kind: Unique, item: &Node) -> Option<String> {
@@ -868,6 +1045,79 @@ mod tests {
     use super::*;
     use crate::syntax::tree::{Budget, Builder};
     use crate::syntax::yaml::Yaml;
+
+    /// Compose 2.40.3's own words for each item (measured with `docker
+    /// compose config`), and silence for the items it keys.
+    #[test]
+    fn unicity_refusals_are_compose_words_at_the_item() {
+        let refused = |service: &str| {
+            let root = tree(&format!("services:\n  t:\n{service}"), 0);
+            unicity_refusal(&root).map(|r| r.message)
+        };
+        for (service, words) in [
+            (
+                "    environment: [A=1, [a]]\n",
+                "services.t.environment.[1]: unexpected type []interface {}",
+            ),
+            (
+                "    environment: [{A: 1}]\n",
+                "services.t.environment.[0]: unexpected type map[string]interface {}",
+            ),
+            (
+                "    cap_add: [1]\n",
+                "services.t.cap_add.[0]: unexpected type int",
+            ),
+            (
+                "    labels: [~]\n",
+                "services.t.labels.[0]: unexpected type <nil>",
+            ),
+            (
+                "    expose: [1.5]\n",
+                "services.t.expose.[0]: unsupported expose value %!s(float64=1.5)",
+            ),
+            (
+                "    expose: [1000000.0]\n",
+                "services.t.expose.[0]: unsupported expose value %!s(float64=1e+06)",
+            ),
+            (
+                "    expose: [[1, a, ~]]\n",
+                "services.t.expose.[0]: unsupported expose value [%!s(int=1) a <nil>]",
+            ),
+            (
+                "    secrets: [true]\n",
+                "services.t.secrets.[0]: unsupported expose value %!s(bool=true)",
+            ),
+            (
+                "    volumes: [{source: a}]\n",
+                "service volume services.t.volumes.[0] is missing a mount target",
+            ),
+            (
+                "    devices: [{source: /dev/a}]\n",
+                "service device services.t.devices.[0] is missing a mount target",
+            ),
+            (
+                "    ports: [{published: 1}]\n",
+                "service ports services.t.ports.[0] is missing a target port",
+            ),
+            (
+                "    env_file: [{required: true}]\n",
+                "environment path attribute services.t.env_file.[0] is missing",
+            ),
+        ] {
+            assert_eq!(refused(service).as_deref(), Some(words), "{service}");
+        }
+        for service in [
+            "    environment: [A=1, \"B\"]\n    environment2: [1]\n",
+            "    environment: {A: 1}\n",
+            "    expose: [80, \"81\"]\n",
+            "    ports: [8080, \"80:80\", {target: 80}]\n",
+            "    secrets: [s, {source: s}]\n",
+            "    volumes: [/a:/a, {target: /b}]\n",
+            "    env_file: [a.env, {path: b.env}]\n",
+        ] {
+            assert_eq!(refused(service), None, "{service}");
+        }
+    }
 
     fn tree(text: &str, file: u32) -> Arc<Node> {
         let yaml = Yaml::parse(text).unwrap();

@@ -234,7 +234,12 @@ fn undefined_references(
         for item in model.get(section).map(|v| v.items()).unwrap_or_default() {
             let source = match &item.kind {
                 Kind::Scalar { .. } => item.str().map(str::to_string),
-                Kind::Mapping(_) => item.get("source").and_then(|s| s.str()).map(str::to_string),
+                // A long form without `source` names the empty one, which
+                // no project declares.
+                Kind::Mapping(_) => match item.get("source") {
+                    None => Some(String::new()),
+                    Some(source) => source.str().map(str::to_string),
+                },
                 Kind::Sequence(_) => None,
             };
             if let Some(source) = source
@@ -412,6 +417,26 @@ fn dependencies(
     services: Option<&std::sync::Arc<Node>>,
     found: &mut Vec<Refusal>,
 ) {
+    for service in &project.services {
+        // The schema lets `pid: null` by, and compose-go's normalisation
+        // then reads it as a string: Compose stops with a Go panic,
+        // whatever profile the service is in.
+        if let Some(pid) = services
+            .and_then(|s| s.get(&service.name))
+            .and_then(|m| m.get("pid"))
+            .filter(|pid| pid.is_null())
+        {
+            found.push(Refusal {
+                message: format!(
+                    "`pid:` of service `{}` is empty, and Compose stops with a crash on it (`panic: interface conversion: interface {{}} is nil, not string`): remove the key (the container then gets its own PID namespace)",
+                    service.name
+                ),
+                at: Place::Node(pid.src),
+                kind: RefusalKind::Config,
+                service: Some(service.name.clone()),
+            });
+        }
+    }
     for service in project.services.iter().filter(|s| project.is_active(s)) {
         let model = services.and_then(|s| s.get(&service.name));
         let mut wanted: Vec<(String, Place, bool)> = Vec::new();
@@ -442,6 +467,37 @@ fn dependencies(
         {
             wanted.push((donor.clone(), Place::Node(ipc.node), true));
         }
+        // compose-go's normalisation adds a required dependency for each
+        // link (`db` or `db:alias`), each service a volume is taken from
+        // (`volumes_from: [data:ro]`, not `container:x`), and each
+        // namespace joined by `service:x`.
+        let items = |key: &str| model.and_then(|m| m.get(key)).map(|v| v.items().to_vec());
+        for item in items("links").unwrap_or_default() {
+            if let Some(link) = item.str() {
+                let parts: Vec<&str> = link.split(':').collect();
+                let other = if parts.len() == 2 { parts[0] } else { link };
+                wanted.push((other.to_string(), Place::Node(item.src), true));
+            }
+        }
+        for item in items("volumes_from").unwrap_or_default() {
+            if let Some(from) = item.str()
+                && !from.starts_with("container:")
+            {
+                let other = from.split(':').next().unwrap_or(from);
+                wanted.push((other.to_string(), Place::Node(item.src), true));
+            }
+        }
+        for key in ["network_mode", "pid", "uts", "cgroup"] {
+            if let Some(node) = model.and_then(|m| m.get(key))
+                && let Some(other) = node.str().and_then(|v| v.strip_prefix("service:"))
+            {
+                wanted.push((other.to_string(), Place::Node(node.src), true));
+            }
+        }
+        // One dependency per service named, as compose-go's map keeps it:
+        // the first place that names it is where it is reported.
+        let mut named = HashSet::new();
+        wanted.retain(|(other, _, _)| named.insert(other.clone()));
         for (other, at, required) in wanted {
             let (message, kind) = match project.service(&other) {
                 None => (

@@ -126,6 +126,13 @@ pub(crate) fn compile(location: &str) -> Result<(Schemas, SchemaIndex), Box<boon
 
 /// What Compose's schema refuses in `model` (a merged model before it is
 /// made canonical), in Compose's words, at the node that wrote it.
+/// A value as compose-go holds it once go-yaml has decoded it and the
+/// variables are substituted, before any cast: what its loader's steps
+/// before the schema (the unicity of list items) look at.
+pub fn decoded(node: &Node) -> serde_json::Value {
+    instance::to_json(node, &[]).unwrap_or(serde_json::Value::Null)
+}
+
 pub fn validate(model: &Node) -> Result<(), SchemaError> {
     validate_leaving(model, &|_, _| None)
 }

@@ -25,8 +25,97 @@ fn slots() -> Vec<(&'static str, Vec<&'static str>)> {
         values.extend_from_slice(extra);
         values
     };
+    // Lists whose items compose-go tells apart before the schema sees
+    // them (its `EnforceUnicity`): items of every shape.
+    let items = |extra: &[&'static str]| {
+        let mut values = vec![
+            "1", "abc", "{a: 1}", "[1]", "[1.5]", "[true]", "[~]", "[[a]]", "[{a: 1}]", "[a, a]",
+            "[a, 1]", "[\"1\"]",
+        ];
+        values.extend_from_slice(extra);
+        values
+    };
     vec![
         ("shm_size", with(&["8gb", "1073741824", "[8g]"])),
+        (
+            "ports",
+            items(&[
+                "[8080]",
+                "[\"8080:80\"]",
+                "[{target: 80}]",
+                "[{published: 1}]",
+                "[{target: 80, published: \"8080\"}]",
+                "[\"a:80\"]",
+                "[\"70000\"]",
+                "[70000]",
+                "[-1]",
+                "[\"80/tcpx\"]",
+                "[\"80/UDP\"]",
+                "[\"127.0.0.1:8080:80\"]",
+                "[\"abc:8080:80\"]",
+                "[\"[::1]:8080:80\"]",
+                "[\"8000-8001:9000-9005\"]",
+                "[\"9000-9005:80\"]",
+                "[\"8080:\"]",
+                "[\"${PORT:-8080}:80\"]",
+            ]),
+        ),
+        (
+            "expose",
+            items(&["[80]", "[80, 80]", "[1e6]", "[{b: [x, ~], a: 1}]"]),
+        ),
+        (
+            "env_file",
+            items(&["[{path: a.env, required: false}]", "[{required: false}]"]),
+        ),
+        ("secrets", items(&["[{source: s}]", "[{target: /x}]"])),
+        ("configs", items(&[])),
+        ("labels", items(&["[a=b, a=c]"])),
+        ("annotations", items(&[])),
+        ("dns", items(&["[1.1.1.1]"])),
+        ("dns_search", items(&[])),
+        ("dns_opt", items(&[])),
+        ("cap_drop", items(&["[ALL]"])),
+        ("profiles", items(&["[gpu]"])),
+        (
+            "links",
+            items(&[
+                "[other]",
+                "[other:alias]",
+                "[missing]",
+                "[missing:alias]",
+                "[\"other:a:b\"]",
+            ]),
+        ),
+        (
+            "volumes_from",
+            items(&[
+                "[other]",
+                "[\"other:ro\"]",
+                "[\"missing:ro\"]",
+                "[\"container:x\"]",
+            ]),
+        ),
+        (
+            "pid",
+            with(&["host", "\"service:other\"", "\"service:missing\""]),
+        ),
+        ("uts", with(&["host", "\"service:missing\""])),
+        ("sysctls", items(&["[net.core.somaxconn=1024]"])),
+        ("build.args", items(&["[A=1]"])),
+        ("build.tags", items(&[])),
+        ("build.labels", items(&[])),
+        ("networks.default.aliases", items(&[])),
+        ("deploy.labels", items(&[])),
+        ("devices", items(&["[{source: /dev/null}]"])),
+        (
+            "top:networks",
+            items(&[
+                "{n: {labels: [1]}}",
+                "{n: {labels: [a=b]}}",
+                "{n: {ipam: {options: [1]}}}",
+            ]),
+        ),
         (
             "ipc",
             with(&["host", "private", "shareable", "\"service:other\"", "none"]),
@@ -177,7 +266,10 @@ fn slots() -> Vec<(&'static str, Vec<&'static str>)> {
             with(&["[torchrun, train.py]", "\"torchrun train.py\""]),
         ),
         ("shm_sise", vec!["1g"]),
-        ("network_mode", with(&["host", "\"service:other\""])),
+        (
+            "network_mode",
+            with(&["host", "\"service:other\"", "\"service:missing\""]),
+        ),
         (
             "top:include",
             with(&[
@@ -335,12 +427,28 @@ fn compose_and_gpulint_refuse_the_same_generated_schema_cases() {
             }
         })
         .collect();
+    // Where both refuse, gpulint's message carries Compose's words (less
+    // the file Compose names, which gpulint shows as the location).
+    let in_other_words: Vec<String> = results
+        .iter()
+        .filter(|(_, compose, _, gpulint, _)| *compose && *gpulint)
+        .filter_map(|(label, _, compose_said, _, gpulint_said)| {
+            let words = compose_said
+                .split_once(": ")
+                .filter(|(head, _)| head.starts_with("validating "))
+                .map_or(compose_said.as_str(), |(_, rest)| rest);
+            (!gpulint_said.contains(words))
+                .then(|| format!("{label}: Compose: {words}\n    gpulint: {gpulint_said}"))
+        })
+        .collect();
     eprintln!(
-        "schema cases: {} generated, {refused} refused by Compose, {} accepted ({at_create} of them refused by the engine at create, and by gpulint), {} disagreements",
+        "schema cases: {} generated, {refused} refused by Compose, {} accepted ({at_create} of them refused by the engine at create, and by gpulint), {} disagreements, {} refusals in other words",
         results.len(),
         results.len() - refused,
-        disagreements.len()
+        disagreements.len(),
+        in_other_words.len()
     );
+    eprintln!("{}", in_other_words.join("\n"));
     assert!(
         disagreements.is_empty(),
         "{} of {} cases disagree:\n{}",
