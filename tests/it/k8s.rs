@@ -163,7 +163,6 @@ fn fixed_manifests_validate_against_the_kubernetes_schema() {
 /// What gpulint's schema layer says of each object of a kind it has the
 /// API's schema for, in file order: valid, or the paths it refuses.
 fn schema_verdicts(text: &str) -> Option<Vec<Result<(), Vec<Vec<String>>>>> {
-    use gpulint::schema::kubernetes::{self, Refusal};
     use gpulint::syntax::tree::{Budget, Builder, Interpolated};
     use gpulint::syntax::yaml::Yaml;
     let yaml = Yaml::parse(text).ok()?;
@@ -174,28 +173,50 @@ fn schema_verdicts(text: &str) -> Option<Vec<Result<(), Vec<Vec<String>>>>> {
         let Ok(tree) = Builder::new(&yaml, 0, Budget::default(), &as_written).build(root) else {
             return None;
         };
+        // kubectl applies a `List`'s items as objects of their own.
+        let is_list = tree
+            .get("kind")
+            .and_then(|k| k.str())
+            .is_some_and(|k| k.ends_with("List"));
+        let objects: Vec<&gpulint::syntax::tree::Node> = match tree.get("items") {
+            Some(items) if is_list => items.items().iter().map(|i| &**i).collect(),
+            _ => vec![&*tree],
+        };
+        for object in objects {
+            if let Some(verdict) = object_verdict(object) {
+                out.push(verdict);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// gpulint's schema verdict on one object, `None` for a kind it has no
+/// schema for.
+fn object_verdict(tree: &gpulint::syntax::tree::Node) -> Option<Result<(), Vec<Vec<String>>>> {
+    use gpulint::schema::kubernetes::{self, Refusal};
+    {
         let text_of = |key: &str| tree.get(key).and_then(|n| n.str().map(str::to_string));
         let (Some(api), Some(kind)) = (text_of("apiVersion"), text_of("kind")) else {
-            continue;
+            return None;
         };
         if !kubernetes::knows(&api, &kind) {
-            continue;
+            return None;
         }
-        let errors = kubernetes::validate(&tree, &api, &kind);
+        let errors = kubernetes::validate(tree, &api, &kind);
         if errors.is_empty() {
-            out.push(Ok(()));
+            Some(Ok(()))
         } else {
             // jsonschema places an unknown property at the object that has it.
-            out.push(Err(errors
+            Some(Err(errors
                 .into_iter()
                 .map(|e| match e.kind {
                     Refusal::UnknownField => e.path[..e.path.len() - 1].to_vec(),
                     _ => e.path,
                 })
-                .collect()));
+                .collect()))
         }
     }
-    Some(out)
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {

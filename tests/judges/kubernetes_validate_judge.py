@@ -7,7 +7,8 @@ Run with the Python that has kubernetes-validate installed:
 
 KINDS_JSON is a JSON list of "apiVersion/kind". Each line is
 {"file", "ordinal" (among such objects of the file), "valid", "path"}, or
-{"file", "unreadable": why} for a file PyYAML cannot read. The verdict is
+{"file", "unreadable": why} for a file PyYAML cannot read. The items of a
+List (any kind ending in `List` with `items`) are judged as objects. The verdict is
 kubernetes_validate.utils.validate(resource, VERSION, strict=True): what
 `kubernetes-validate --strict` decides, with the error's path as a list.
 """
@@ -27,7 +28,16 @@ def main():
             print(json.dumps({"file": name, "unreadable": str(e)}))
             continue
         ordinal = 0
+        # kubectl applies a List's items as objects of their own.
+        objects = []
         for resource in resources:
+            kind = resource.get("kind") if isinstance(resource, dict) else None
+            items = resource.get("items") if isinstance(kind, str) else None
+            if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+                objects.extend(items)
+            else:
+                objects.append(resource)
+        for resource in objects:
             if not isinstance(resource, dict):
                 continue
             api_version, kind = resource.get("apiVersion"), resource.get("kind")

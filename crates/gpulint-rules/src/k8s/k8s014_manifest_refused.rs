@@ -27,6 +27,24 @@ fn check(cx: &KubeContext, out: &mut Reporter) {
     let yaml = cx.yaml();
     let root = cx.manifest.root;
     let text_of = |key: &str| yaml.get(root, key).and_then(|e| yaml.str(e.value));
+    // A `List` (`kubectl get -o yaml` writes one) is not an object the
+    // API stores: kubectl applies each of its items as its own object,
+    // and the API judges each by its own kind.
+    if text_of("kind").is_some_and(|kind| kind.ends_with("List"))
+        && let Some(items) = yaml.get(root, "items")
+    {
+        for &item in yaml.items(items.value) {
+            check_object(cx, out, item);
+        }
+        return;
+    }
+    check_object(cx, out, root);
+}
+
+/// K8S014 on one object of the file, at `root`.
+fn check_object(cx: &KubeContext, out: &mut Reporter, root: crate::syntax::yaml::NodeId) {
+    let yaml = cx.yaml();
+    let text_of = |key: &str| yaml.get(root, key).and_then(|e| yaml.str(e.value));
     let (Some(api_version), Some(kind)) = (text_of("apiVersion"), text_of("kind")) else {
         return;
     };
