@@ -420,7 +420,7 @@ pub struct UnicityRefusal {
     pub service: Option<String>,
 }
 
-/// The first item of a [`UNIQUE`] list that compose-go's indexer refuses
+/// The first item of a list compose-go keys (`UNIQUE`) that its indexer refuses
 /// (`environment: [1]` is `services.t.environment.[0]: unexpected type
 /// int`, a long-form port without a target is refused). Its loader stops
 /// there, so the schema's own error for the file is never shown.
