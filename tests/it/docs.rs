@@ -355,47 +355,64 @@ fn readme_quick_start_output_is_what_gpulint_prints() {
     );
 }
 
-/// Every transcript in the README (a ```text block of `$ gpulint check ...`
-/// lines, each followed by what it prints) is what gpulint prints: stdout,
-/// or stderr when stdout is redirected (`> file`).
+/// Every transcript in the README and in `docs/` (a ```text block of
+/// `$ gpulint ...` lines, each followed by what it prints) is what gpulint
+/// prints: stdout, or stderr when stdout is redirected (`> file`).
 #[test]
-fn readme_transcripts_are_what_gpulint_prints() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let mut checked = 0;
-    for block in readme.split("```text\n").skip(1) {
-        let block = block.split("```").next().unwrap();
-        if !block.starts_with("$ gpulint check") {
-            continue;
-        }
-        let mut runs: Vec<(String, Vec<&str>)> = Vec::new();
-        for line in block.lines() {
-            match line.strip_prefix("$ ") {
-                Some(command) => runs.push((command.to_string(), Vec::new())),
-                None => runs.last_mut().unwrap().1.push(line),
-            }
-        }
-        for (command, shown) in runs {
-            let (command, redirected) = match command.split_once(" > ") {
-                Some((command, _file)) => (command.to_string(), true),
-                None => (command, false),
-            };
-            let words: Vec<&str> = command.split_whitespace().skip(1).collect();
-            assert!(
-                words.iter().all(|w| *w != "--fix"),
-                "a README transcript must not change the repository: `{command}`"
-            );
-            let out = gpulint(&words);
-            let printed = if redirected { &out.stderr } else { &out.stdout };
-            let printed = String::from_utf8_lossy(printed);
-            let shown = shown.join("\n");
-            assert!(
-                matches_with_ellipsis(&shown, &printed),
-                "README.md shows `{command}` printing\n{shown}\nbut it prints\n{printed}"
-            );
-            checked += 1;
+fn documented_transcripts_are_what_gpulint_prints() {
+    let mut pages = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
         }
     }
-    assert!(checked >= 2, "only {checked} README transcripts found");
+    let mut checked = 0;
+    let mut inspected = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        for block in text.split("```text\n").skip(1) {
+            let block = block.split("```").next().unwrap();
+            if !block.starts_with("$ gpulint ") {
+                continue;
+            }
+            let mut runs: Vec<(String, Vec<&str>)> = Vec::new();
+            for line in block.lines() {
+                match line.strip_prefix("$ ") {
+                    Some(command) => runs.push((command.to_string(), Vec::new())),
+                    None => runs.last_mut().unwrap().1.push(line),
+                }
+            }
+            for (command, shown) in runs {
+                let (command, redirected) = match command.split_once(" > ") {
+                    Some((command, _file)) => (command.to_string(), true),
+                    None => (command, false),
+                };
+                let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+                assert!(
+                    words.iter().all(|w| *w != "--fix"),
+                    "a transcript in {name} must not change the repository: `{command}`"
+                );
+                let out = gpulint(&words);
+                let printed = if redirected { &out.stderr } else { &out.stdout };
+                let printed = String::from_utf8_lossy(printed);
+                let shown = shown.join("\n");
+                assert!(
+                    matches_with_ellipsis(&shown, &printed),
+                    "{name} shows `{command}` printing\n{shown}\nbut it prints\n{printed}"
+                );
+                checked += 1;
+                inspected += usize::from(words.first() == Some(&"inspect"));
+            }
+        }
+    }
+    assert!(checked >= 3, "only {checked} transcripts found");
+    // The `inspect` example once showed two rows where gpulint prints one.
+    assert!(
+        inspected >= 1,
+        "the README's `inspect` example is not checked"
+    );
 }
 
 /// `scripts/new_rule.py` scaffolds a rule for each kind of check that
@@ -504,4 +521,61 @@ fn new_rule_scaffolds_a_rule_that_builds() {
         "{}",
         String::from_utf8_lossy(&clippy.stderr)
     );
+}
+
+/// Every relative link of the README, CONTRIBUTING.md and `docs/` names a
+/// file of the checkout (and, with `#anchor`, a heading of it): the
+/// evidence moved out of the README into `docs/`, and a stale link is
+/// what a reader meets first.
+#[test]
+fn documentation_links_name_files_that_exist() {
+    let mut pages = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (at, _) in text.match_indices("](") {
+            let rest = &text[at + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = &rest[..end];
+            if target.contains("://") || target.starts_with('#') || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let path = page.parent().unwrap().join(file);
+            assert!(
+                path.exists(),
+                "{} links {target}, which does not exist",
+                page.display()
+            );
+            if !anchor.is_empty() {
+                let linked = std::fs::read_to_string(&path).unwrap();
+                let slugs: Vec<String> = linked
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('#'))
+                    .map(|h| {
+                        h.trim_start_matches('#')
+                            .trim()
+                            .to_lowercase()
+                            .chars()
+                            .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-')
+                            .map(|c| if c == ' ' { '-' } else { c })
+                            .collect()
+                    })
+                    .collect();
+                assert!(
+                    slugs.iter().any(|s| s == anchor),
+                    "{} links {target}: no such heading",
+                    page.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} links found");
 }
