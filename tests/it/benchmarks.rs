@@ -113,7 +113,9 @@ fn the_comparison_script_runs_end_to_end() {
             "20",
             "--scales",
             "1,2",
-            "--repeat",
+            "--rounds",
+            "2",
+            "--inner",
             "1",
             "--skip-peers",
         ])
@@ -132,19 +134,83 @@ fn the_comparison_script_runs_end_to_end() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap())
             .unwrap();
-    assert_eq!(results["gpulint/tree"]["files"], 60);
-    assert_eq!(results["gpulint/dockerfiles"]["files"], 20);
-    assert_eq!(results["gpulint/compose"]["files"], 20);
+    let pool = &results["pool-vs-one-thread"];
+    assert_eq!(pool["files"], 60);
+    for side in ["a", "b"] {
+        for clock in ["wall", "cpu"] {
+            let figure = &pool[side][clock];
+            assert_eq!(figure["runs"], 2, "{side} {clock}");
+            assert!(
+                figure["lowest"].as_f64().unwrap() <= figure["median"].as_f64().unwrap()
+                    && figure["median"].as_f64().unwrap() <= figure["highest"].as_f64().unwrap(),
+                "{side} {clock}: {figure}"
+            );
+        }
+    }
+    assert!(pool["a"]["wall"]["median"].as_f64().unwrap() > 0.0);
+    assert!(pool["ratio"]["wall"]["median"].as_f64().unwrap() > 0.0);
+    assert!(pool["a_peak_rss_mib"].as_f64().unwrap() > 0.0);
     assert_eq!(results["gpulint/tree-x2"]["files"], 120);
-    for key in [
-        "gpulint/tree",
-        "gpulint/one-compose-file",
-        "gpulint/tree-x1",
-    ] {
-        assert!(results[key]["seconds"].as_f64().unwrap() > 0.0, "{key}");
+    for key in ["gpulint/one-compose-file", "gpulint/tree-x1"] {
+        assert!(
+            results[key]["wall"]["median"].as_f64().unwrap() > 0.0,
+            "{key}"
+        );
         assert!(
             results[key]["peak_rss_mib"].as_f64().unwrap() > 0.0,
             "{key}"
         );
     }
+}
+
+/// The memory benchmark writes each kind of large file at each scale,
+/// measures each, and its `--max-ratio` bound fails the run when a peak
+/// is above it.
+#[test]
+fn the_memory_benchmark_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |max_ratio: &str| {
+        Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/memory.py"))
+            .args([
+                "--scales",
+                "1,2",
+                "--base",
+                "0.02",
+                "--max-ratio",
+                max_ratio,
+            ])
+            .arg("--gpulint")
+            .arg(env!("CARGO_BIN_EXE_gpulint"))
+            .arg("--work")
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let output = run("1000000");
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("memory.json")).unwrap())
+            .unwrap();
+    for kind in ["compose", "manifests", "script"] {
+        assert!(results["floor_mib"][kind].as_f64().unwrap() > 0.0, "{kind}");
+        let rows = results["kinds"][kind].as_array().unwrap();
+        assert_eq!(rows.len(), 2, "{kind}");
+        assert_eq!(
+            rows[1]["units"].as_u64().unwrap(),
+            2 * rows[0]["units"].as_u64().unwrap(),
+            "{kind}"
+        );
+        assert!(rows[1]["size_mib"].as_f64() > rows[0]["size_mib"].as_f64());
+        assert!(rows[0]["peak_rss_mib"].as_f64().unwrap() > 0.0, "{kind}");
+    }
+    // A file of a few KB peaks at hundreds of times its size (the floor).
+    let refused = run("2");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("peak above 2.0x"));
 }
