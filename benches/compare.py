@@ -92,20 +92,20 @@ def inner_median(argv, inner, env=None):
     return {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu")}
 
 
-def paired(argv_a, argv_b, rounds, inner_a, inner_b=1, env_a=None, env_b=None):
-    """Paired rounds of A (gpulint) and B: A B, then B A, and so on. Each
-    side's wall and CPU figures over the rounds, B's peak RSS (A's is taken
-    by the caller, in a run of its own), and the rounds' ratios B / A."""
+def paired(argv_a, argv_b, rounds, inner_a, env_a=None, env_b=None, b_is_peer=True):
+    """Paired rounds of A (gpulint) and B, one run of B a round: A B, then
+    B A, and so on. Each side's wall and CPU figures over the rounds, B's
+    peak RSS when B is a peer (A's is taken by the caller, in a run of its
+    own), and the rounds' ratios B / A."""
     a_runs, b_runs, ratios, peaks = [], [], {"wall": [], "cpu": []}, []
 
     def side_b():
-        if inner_b == 1:
-            # A peer's run takes seconds: GNU time's own fork is noise there.
-            r = run(argv_b, env=env_b, measure_rss=True)
-            if r["rss"] is not None:
-                peaks.append(r["rss"])
-            return r
-        return inner_median(argv_b, inner_b, env=env_b)
+        # A peer's run takes seconds: GNU time's own fork is noise there,
+        # so its rounds measure its peak too. gpulint's are not wrapped.
+        r = run(argv_b, env=env_b, measure_rss=b_is_peer)
+        if r["rss"] is not None:
+            peaks.append(r["rss"])
+        return r
 
     for round_ in range(rounds):
         if round_ % 2 == 0:
@@ -234,10 +234,12 @@ def main():
             flush=True,
         )
 
-    def compare(name, a_name, argv_a, b_name, argv_b, files, rounds, inner_a=args.inner, inner_b=1, env_a=None, env_b=None):
-        result = paired(argv_a, argv_b, rounds, inner_a, inner_b, env_a, env_b)
+    def compare(name, a_name, argv_a, b_name, argv_b, files, rounds, inner_a=args.inner, env_a=None, env_b=None, b_is_peer=True):
+        result = paired(argv_a, argv_b, rounds, inner_a, env_a, env_b, b_is_peer)
         result["files"] = files
         result["a_peak_rss_mib"] = peak_rss(argv_a, env=env_a)
+        if not b_is_peer:
+            result["b_peak_rss_mib"] = peak_rss(argv_b, env=env_b)
         results[name] = {"a": a_name, "b": b_name, **result}
         show(a_name, result["a"], files, result["a_peak_rss_mib"])
         show(b_name, result["b"], files, result["b_peak_rss_mib"])
@@ -257,7 +259,7 @@ def main():
 
     # The pool against one thread, on the whole tree.
     one_thread = dict(os.environ, RAYON_NUM_THREADS="1")
-    compare("pool-vs-one-thread", "gpulint/tree", check + [str(tree)], "gpulint/tree-one-thread", check + [str(tree)], total, args.rounds, inner_a=1, env_b=one_thread)
+    compare("pool-vs-one-thread", "gpulint/tree", check + [str(tree)], "gpulint/tree-one-thread", check + [str(tree)], total, args.rounds, inner_a=1, env_b=one_thread, b_is_peer=False)
 
     # Latency as pre-commit feels it: one compose file.
     single = composes[0]
@@ -286,7 +288,7 @@ def main():
         compare("checkov-manifests", "gpulint/manifests", check + manifests, "checkov/manifests", checkov_argv + ["--framework", "kubernetes"], len(manifests), rounds)
         compare("checkov-tree", "gpulint/tree", check + [str(tree)], "checkov/tree", checkov_argv, total, rounds)
         if corpus_dockerfiles and corpus_composes:
-            compare("corpus-hadolint", "gpulint/corpus-dockerfiles", check + corpus_dockerfiles, "hadolint/corpus-dockerfiles", [str(hadolint), "--no-fail"] + corpus_dockerfiles, len(corpus_dockerfiles), args.rounds, inner_b=1)
+            compare("corpus-hadolint", "gpulint/corpus-dockerfiles", check + corpus_dockerfiles, "hadolint/corpus-dockerfiles", [str(hadolint), "--no-fail"] + corpus_dockerfiles, len(corpus_dockerfiles), args.rounds)
             compare("corpus-dclint", "gpulint/corpus-compose", check + corpus_composes, "dclint/corpus-compose", [str(dclint)] + corpus_composes, len(corpus_composes), rounds)
 
     scales = [int(s) for s in args.scales.split(",") if s]

@@ -355,18 +355,24 @@ fn readme_quick_start_output_is_what_gpulint_prints() {
     );
 }
 
-/// Every transcript in the README and in `docs/` (a ```text block of
-/// `$ gpulint ...` lines, each followed by what it prints) is what gpulint
-/// prints: stdout, or stderr when stdout is redirected (`> file`).
-#[test]
-fn documented_transcripts_are_what_gpulint_prints() {
-    let mut pages = vec![root().join("README.md")];
+/// The pages `top` names at the root, then every page of `docs/`.
+fn documentation_pages(top: &[&str]) -> Vec<std::path::PathBuf> {
+    let mut pages: Vec<_> = top.iter().map(|name| root().join(name)).collect();
     for entry in std::fs::read_dir(root().join("docs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {
             pages.push(path);
         }
     }
+    pages
+}
+
+/// Every transcript in the README and in `docs/` (a ```text block of
+/// `$ gpulint ...` lines, each followed by what it prints) is what gpulint
+/// prints: stdout, or stderr when stdout is redirected (`> file`).
+#[test]
+fn documented_transcripts_are_what_gpulint_prints() {
+    let pages = documentation_pages(&["README.md"]);
     let mut checked = 0;
     let mut inspected = 0;
     for page in &pages {
@@ -529,13 +535,7 @@ fn new_rule_scaffolds_a_rule_that_builds() {
 /// what a reader meets first.
 #[test]
 fn documentation_links_name_files_that_exist() {
-    let mut pages = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
-    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            pages.push(path);
-        }
-    }
+    let pages = documentation_pages(&["README.md", "CONTRIBUTING.md"]);
     let mut checked = 0;
     for page in &pages {
         let text = std::fs::read_to_string(page).unwrap();
