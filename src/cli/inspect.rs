@@ -49,14 +49,31 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
             })
         })
         .collect();
-    // A compose project inspected through several of its files is shown
-    // once: its containers under the first file that reaches them. A
-    // container two projects give alike (a base and its overlay, for the
-    // services the overlay does not touch) is shown once too, with every
-    // project it is in.
+    let mut files = files;
+    show_each_container_once(&mut files);
+    let failed = !errors.is_empty()
+        || files
+            .iter()
+            .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
+    let rendered = match args.format {
+        InspectFormat::Json => render_json(&files),
+        InspectFormat::Text => render_text(&files),
+    };
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(rendered.as_bytes()).is_err() {
+        return EXIT_ERROR;
+    }
+    if failed { EXIT_ERROR } else { EXIT_CLEAN }
+}
+
+/// A compose project inspected through several of its files is shown
+/// once: its containers under the first file that reaches them. A
+/// container two projects give alike (a base and its overlay, for the
+/// services the overlay does not touch) is shown once too, with every
+/// project it is in.
+fn show_each_container_once(files: &mut [crate::output::inspect::Inspected]) {
     let mut seen = foldhash::HashSet::default();
     let mut alike: foldhash::HashMap<String, (usize, usize)> = foldhash::HashMap::default();
-    let mut files = files;
     for f in 0..files.len() {
         let Ok(inspection) = &mut files[f].outcome else {
             continue;
@@ -104,17 +121,4 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
             }
         }
     }
-    let failed = !errors.is_empty()
-        || files
-            .iter()
-            .any(|f| f.outcome.as_ref().is_err_and(|e| e.skip.is_none()));
-    let rendered = match args.format {
-        InspectFormat::Json => render_json(&files),
-        InspectFormat::Text => render_text(&files),
-    };
-    let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(rendered.as_bytes()).is_err() {
-        return EXIT_ERROR;
-    }
-    if failed { EXIT_ERROR } else { EXIT_CLEAN }
 }

@@ -326,6 +326,19 @@ fn base(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
+/// A value that is one variable with one value in the script
+/// (`--gpus $GPUS`) is read as that value: it and the variable's name.
+fn single_value(resolve: Resolve, value: &Word) -> Option<(String, String)> {
+    let expanded = resolve(value)?;
+    match expanded.values.as_slice() {
+        [one] => match one.as_slice() {
+            [word] => Some((word.clone(), expanded.name.clone())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl DockerRun {
     /// The `docker run` in a simple command, if it is one, reading no
     /// script variable.
@@ -551,18 +564,7 @@ impl DockerRun {
         let word = &words[k];
         let text = word.text.as_str();
         let option = |name: &str, value: Option<&Word>, inline: Option<(String, TextRange)>| {
-            // A value that is one variable with one value in the script
-            // (`--gpus $GPUS`) is read as that value.
-            let resolved = value.and_then(|v| {
-                let expanded = resolve(v)?;
-                match expanded.values.as_slice() {
-                    [one] => match one.as_slice() {
-                        [word] => Some((word.clone(), expanded.name.clone())),
-                        _ => None,
-                    },
-                    _ => None,
-                }
-            });
+            let resolved = value.and_then(|v| single_value(resolve, v));
             let (value, value_range, dynamic, end, via) = match (inline, value, resolved) {
                 (Some((v, r)), _, _) => (Some(v), Some(r), word.dynamic, word.range, None),
                 (None, Some(v), Some((resolved, variable))) => {

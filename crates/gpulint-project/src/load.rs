@@ -119,39 +119,8 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
         };
         loading.merge_file(&file, &env, &project_dir, &mut model, &mut Vec::new(), 0);
     }
-    // A `.env` Compose cannot read refuses the project before any compose
-    // file is read: said at the first one's first line, as a `.env` it
-    // cannot parse is.
-    let first_compose_file = loading
-        .files
-        .iter()
-        .position(|f| f.role == FileRole::Project);
-    if let Some(index) = first_compose_file {
-        let text = &loading.files[index].source.text;
-        let first_line = TextRange::new(0, text.find('\n').unwrap_or(text.len()));
-        let refusals = std::mem::take(&mut loading.unplaced)
-            .into_iter()
-            .map(|message| Refusal {
-                message,
-                at: Place::Text {
-                    file: index as u32,
-                    range: first_line,
-                },
-                kind: RefusalKind::Config,
-                service: None,
-            });
-        loading.refusals.splice(0..0, refusals);
-    }
-    let profiles: Vec<String> = env
-        .value("COMPOSE_PROFILES")
-        .map(|list| {
-            list.split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    loading.place_unplaced_refusals();
+    let profiles = active_profiles(&env);
     let services = loading.services(&model, &env);
     let mut project = Project {
         spec: spec.clone(),
@@ -169,7 +138,44 @@ pub fn load(ws: &Workspace, spec: &ProjectSpec) -> Project {
     project
 }
 
+/// The profiles `COMPOSE_PROFILES` turns on (a comma-separated list).
+fn active_profiles(env: &Environment) -> Vec<String> {
+    env.value("COMPOSE_PROFILES")
+        .map(|list| {
+            list.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Loading<'_> {
+    /// A `.env` Compose cannot read refuses the project before any compose
+    /// file is read: said at the first one's first line, as a `.env` it
+    /// cannot parse is.
+    fn place_unplaced_refusals(&mut self) {
+        let first_compose_file = self.files.iter().position(|f| f.role == FileRole::Project);
+        let Some(index) = first_compose_file else {
+            return;
+        };
+        let text = &self.files[index].source.text;
+        let first_line = TextRange::new(0, text.find('\n').unwrap_or(text.len()));
+        let refusals = std::mem::take(&mut self.unplaced)
+            .into_iter()
+            .map(|message| Refusal {
+                message,
+                at: Place::Text {
+                    file: index as u32,
+                    range: first_line,
+                },
+                kind: RefusalKind::Config,
+                service: None,
+            });
+        self.refusals.splice(0..0, refusals);
+    }
+
     fn refuse(&mut self, message: impl Into<String>, at: Place, kind: RefusalKind) {
         let refusal = Refusal {
             message: message.into(),

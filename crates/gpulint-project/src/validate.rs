@@ -72,14 +72,7 @@ pub fn validate(project: &mut Project, root: Option<&Node>, schema_leaves: &[Lea
     // variables it would set are unknown: what only the shell could settle
     // is not the question then (its message would say the `.env` does not
     // set them).
-    let env_refused = project.refusals.iter().any(|r| {
-        r.kind == RefusalKind::Config
-            && project
-                .files
-                .get(r.at.file() as usize)
-                .is_some_and(|f| f.role == super::FileRole::Env)
-    });
-    if env_refused {
+    if refuses_its_dotenv(project) {
         found.retain(|r| r.kind != RefusalKind::UnlessShellSets);
     }
     // What the schema refused where a rule with its own fix reports it
@@ -103,7 +96,23 @@ pub fn validate(project: &mut Project, root: Option<&Node>, schema_leaves: &[Lea
             project.refusals.push(refusal);
         }
     }
-    // Compose refuses the whole project: no container is created.
+    mark_services_refused(project);
+}
+
+/// Whether Compose refuses the project's `.env` itself.
+fn refuses_its_dotenv(project: &Project) -> bool {
+    project.refusals.iter().any(|r| {
+        r.kind == RefusalKind::Config
+            && project
+                .files
+                .get(r.at.file() as usize)
+                .is_some_and(|f| f.role == super::FileRole::Env)
+    })
+}
+
+/// Compose refuses the whole project: no container is created, and each
+/// service says why.
+fn mark_services_refused(project: &mut Project) {
     let refused = project
         .refusals
         .iter()

@@ -373,6 +373,28 @@ impl<'a> ComposeContext<'a> {
         ))
     }
 
+    /// The `others` services besides `service` that `reach` holds, as a
+    /// title names them: the first few, then how many more.
+    fn list_others(&self, reach: &Reach, service: &Service, others: usize) -> String {
+        /// Services named in a title; the rest are counted.
+        const NAMED: usize = 3;
+        let mut names: Vec<String> = reach
+            .services
+            .iter()
+            .map(|&i| &self.services()[i])
+            .filter(|s| s.name != service.name)
+            .take(NAMED)
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        if others > NAMED {
+            names.push(format!("{} more", others - NAMED));
+        }
+        match names.len() {
+            0 | 1 => names.concat(),
+            n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn finish_fix(
         &self,
@@ -395,23 +417,7 @@ impl<'a> ComposeContext<'a> {
         let reach = self.reach(file, site, site_node, changes);
         let own = reach.names.contains(service.name.as_str());
         let others = reach.services.len() - usize::from(own);
-        /// Services named in a title; the rest are counted.
-        const NAMED: usize = 3;
-        let mut names: Vec<String> = reach
-            .services
-            .iter()
-            .map(|&i| &self.services()[i])
-            .filter(|s| s.name != service.name)
-            .take(NAMED)
-            .map(|s| format!("`{}`", s.name))
-            .collect();
-        if others > NAMED {
-            names.push(format!("{} more", others - NAMED));
-        }
-        let listed = match names.len() {
-            0 | 1 => names.concat(),
-            n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
-        };
+        let listed = self.list_others(&reach, service, others);
         match (&through_anchor, others == 0) {
             (Some(anchor), true) => title.push_str(&format!(" (in anchor `{anchor}`)")),
             (Some(anchor), false) => title.push_str(&format!(

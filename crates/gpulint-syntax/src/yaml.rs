@@ -140,13 +140,7 @@ impl Yaml {
                     if !inserted.is_empty() {
                         yaml.remap(&inserted);
                     }
-                    yaml.alias_starts = yaml
-                        .nodes
-                        .iter()
-                        .filter(|n| matches!(n.value, Value::Alias(_)))
-                        .map(|n| n.range.start)
-                        .collect();
-                    yaml.alias_starts.sort_unstable();
+                    yaml.index_aliases();
                     return Ok(yaml);
                 }
                 Err(mut e) => {
@@ -154,15 +148,8 @@ impl Yaml {
                         && e.message
                             .starts_with("':' must be followed by a valid YAML whitespace")
                     {
-                        let bytes = patched.as_bytes();
-                        let at: Vec<usize> = (1..bytes.len())
-                            .filter(|&i| bytes[i] == b'\t' && bytes[i - 1] == b':')
-                            .collect();
-                        let mut owned = patched.into_owned();
-                        for &i in &at {
-                            owned.replace_range(i..=i, " ");
-                        }
-                        patched = std::borrow::Cow::Owned(owned);
+                        let (spaced, at) = space_tabs_after_colons(&patched);
+                        patched = std::borrow::Cow::Owned(spaced);
                         tabs = Some(at);
                         continue;
                     }
@@ -200,6 +187,17 @@ impl Yaml {
                 }
             }
         }
+    }
+
+    /// Records where each alias starts, for [`Yaml::has_alias_in`].
+    fn index_aliases(&mut self) {
+        self.alias_starts = self
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.value, Value::Alias(_)))
+            .map(|n| n.range.start)
+            .collect();
+        self.alias_starts.sort_unstable();
     }
 
     /// Maps offsets of a repaired text back to the original.
@@ -597,14 +595,26 @@ impl<'s> KeySet<'s> {
 /// How many lines of one file may be re-indented by [`Yaml::parse`].
 const MAX_INDENT_REPAIRS: usize = 64;
 
+/// `text` with a space for each tab right after a `:` (the same length: no
+/// span moves), and where those tabs were.
+fn space_tabs_after_colons(text: &str) -> (String, Vec<usize>) {
+    let bytes = text.as_bytes();
+    let at: Vec<usize> = (1..bytes.len())
+        .filter(|&i| bytes[i] == b'\t' && bytes[i - 1] == b':')
+        .collect();
+    let mut owned = text.to_string();
+    for &i in &at {
+        owned.replace_range(i..=i, " ");
+    }
+    (owned, at)
+}
+
 /// Offset in the original text of an offset in a text with single spaces
 /// inserted at the (sorted) positions `inserted`.
 fn to_original(inserted: &[usize], offset: usize) -> usize {
     offset - inserted.partition_point(|&p| p < offset)
 }
 
-/// Whether the line at `offset` continues a flow collection: it starts with a
-/// closing bracket, or the line before ends inside `[`/`{` or after a comma.
 /// The spaces a line starts with.
 fn indentation(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
@@ -619,6 +629,8 @@ fn previous_indentation(before: &str) -> usize {
         .map_or(0, indentation)
 }
 
+/// Whether the line at `offset` continues a flow collection: it starts with a
+/// closing bracket, or the line before ends inside `[`/`{` or after a comma.
 fn is_flow_continuation(text: &str, offset: usize) -> bool {
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let line = text[line_start..].lines().next().unwrap_or("").trim_start();

@@ -404,6 +404,32 @@ impl Loading<'_> {
         out
     }
 
+    /// A required `env_file` that is not a file here. Something that is
+    /// there but is no file (a device, a FIFO) is refused without being
+    /// read or waited on. A directory is a mistake in the config wherever
+    /// it is checked out: Compose cannot read it.
+    fn refuse_unreadable_env_file(&mut self, name: &str, path: &str, full: &Path, at: Src) {
+        let (why, kind) = if self.ws.files.is_dir(full) {
+            (
+                format!("read {}: is a directory", full.display()),
+                RefusalKind::Config,
+            )
+        } else if self.ws.files.canonicalize(full).is_some() {
+            (
+                format!("{path} cannot be read here (not a regular file)"),
+                RefusalKind::MissingFile,
+            )
+        } else {
+            (format!("{path} is missing"), RefusalKind::MissingFile)
+        };
+        self.refusals.push(Refusal {
+            message: format!("`env_file`: {why} (Compose refuses the project)"),
+            at: Place::Node(at),
+            kind,
+            service: Some(name.to_string()),
+        });
+    }
+
     /// The variables a service's `env_file`s set, each reported at its
     /// entry. A required one that is missing makes Compose refuse the
     /// service (the file is not in this checkout).
@@ -435,29 +461,7 @@ impl Loading<'_> {
             let full = base.join(&path);
             if !self.ws.files.is_file(&full) {
                 if required {
-                    // Something that is there but is no file (a device, a
-                    // FIFO) is refused without being read or waited on.
-                    // A directory is a mistake in the config wherever it
-                    // is checked out: Compose cannot read it.
-                    let (why, kind) = if self.ws.files.is_dir(&full) {
-                        (
-                            format!("read {}: is a directory", full.display()),
-                            RefusalKind::Config,
-                        )
-                    } else if self.ws.files.canonicalize(&full).is_some() {
-                        (
-                            format!("{path} cannot be read here (not a regular file)"),
-                            RefusalKind::MissingFile,
-                        )
-                    } else {
-                        (format!("{path} is missing"), RefusalKind::MissingFile)
-                    };
-                    self.refusals.push(Refusal {
-                        message: format!("`env_file`: {why} (Compose refuses the project)"),
-                        at: Place::Node(item.src),
-                        kind,
-                        service: Some(name.to_string()),
-                    });
+                    self.refuse_unreadable_env_file(name, &path, &full, item.src);
                 }
                 continue;
             }

@@ -3,7 +3,7 @@
 use crate::diagnostic::Severity;
 use crate::fix::Applicability;
 use crate::helpers::service_shm_need;
-use crate::model::compose::{Service, ShmMount};
+use crate::model::compose::{Service, ShmMount, Spanned};
 use crate::model::shm_need::shm_need;
 use crate::model::size::{
     HumanBytes, KERNEL_TMPFS_REFUSES, MIB, SizeValue, in_whole_units, old_go_units_reads,
@@ -74,45 +74,7 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             SizeValue::Bytes {
                 bytes,
                 bare_number: false,
-            } => {
-                // A literal spelling upstream Compose reads but Debian's
-                // package refuses (an interpolated one depends on the caller).
-                let written = cx.source(shm.node);
-                let Some(text) = cx.yaml(shm.node.file).str(shm.node.node) else {
-                    continue;
-                };
-                if text.contains('$') || old_go_units_reads(text) {
-                    continue;
-                }
-                // Bytes keep a `b`: a bare number would count bytes silently.
-                let portable = in_whole_units(*bytes).unwrap_or_else(|| format!("{bytes}b"));
-                // The same size in another spelling: nothing the service
-                // gets changes, so the fix is safe.
-                let editor = cx.editor(shm.node.file);
-                let fix = cx.edit_fix(
-                    service,
-                    shm.node,
-                    &["shm_size"],
-                    vec![
-                        editor.replace(shm.node.node, editor.scalar_like(shm.node.node, &portable)),
-                    ],
-                    &[&["shm_size"]],
-                    format!("Write `shm_size: \"{portable}\"`"),
-                    Applicability::Safe,
-                );
-                out.report(
-                    range,
-                    format!(
-                        "`shm_size: {written}` of service `{}` is {} for Docker's Compose, but older builds refuse it",
-                        service.name,
-                        HumanBytes(*bytes)
-                    ),
-                )
-                .severity(Severity::Warning)
-                .note("Compose built with docker/go-units v0.4 (Debian 13's `docker-compose` 2.26 package) refuses a sign, an exponent, a leading or trailing `.` and `_` in a size: `docker compose` stops with `invalid size`")
-                .help(format!("write `shm_size: \"{portable}\"`, which every Compose reads as the same size"))
-                .fix(fix);
-            }
+            } => spelling_older_compose_refuses(cx, service, shm, *bytes, out),
             SizeValue::Bytes {
                 bytes,
                 bare_number: true,
@@ -133,6 +95,53 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
             _ => {}
         }
     }
+}
+
+/// A literal size upstream Compose reads but Compose built with
+/// docker/go-units v0.4 refuses: rewritten in whole units, the same size.
+fn spelling_older_compose_refuses(
+    cx: &ComposeContext,
+    service: &Service,
+    shm: &Spanned<SizeValue>,
+    bytes: u64,
+    out: &mut Reporter,
+) {
+    let range = cx.range(shm.node);
+    // A literal spelling upstream Compose reads but Debian's
+    // package refuses (an interpolated one depends on the caller).
+    let written = cx.source(shm.node);
+    let Some(text) = cx.yaml(shm.node.file).str(shm.node.node) else {
+        return;
+    };
+    if text.contains('$') || old_go_units_reads(text) {
+        return;
+    }
+    // Bytes keep a `b`: a bare number would count bytes silently.
+    let portable = in_whole_units(bytes).unwrap_or_else(|| format!("{bytes}b"));
+    // The same size in another spelling: nothing the service
+    // gets changes, so the fix is safe.
+    let editor = cx.editor(shm.node.file);
+    let fix = cx.edit_fix(
+        service,
+        shm.node,
+        &["shm_size"],
+        vec![editor.replace(shm.node.node, editor.scalar_like(shm.node.node, &portable))],
+        &[&["shm_size"]],
+        format!("Write `shm_size: \"{portable}\"`"),
+        Applicability::Safe,
+    );
+    out.report(
+        range,
+        format!(
+            "`shm_size: {written}` of service `{}` is {} for Docker's Compose, but older builds refuse it",
+            service.name,
+            HumanBytes(bytes)
+        ),
+    )
+    .severity(Severity::Warning)
+    .note("Compose built with docker/go-units v0.4 (Debian 13's `docker-compose` 2.26 package) refuses a sign, an exponent, a leading or trailing `.` and `_` in a size: `docker compose` stops with `invalid size`")
+    .help(format!("write `shm_size: \"{portable}\"`, which every Compose reads as the same size"))
+    .fix(fix);
 }
 
 /// `docker run --shm-size=2gigs` (the CLI refuses it) or `--shm-size 2`
