@@ -120,8 +120,12 @@ impl Loading<'_> {
                 node: entry.value.clone(),
                 definitions: vec![own],
             };
-            resolved.insert(name.to_string(), done.clone());
-            return Some(done);
+            return remember(resolved, name, done);
+        };
+        let as_written = || Resolved {
+            depth: 0,
+            node: without_key(&entry.value, "extends"),
+            definitions: vec![own.clone()],
         };
         let kept = |this: &mut Self, message: String, kind: RefusalKind| {
             this.refusals.push(Refusal {
@@ -130,163 +134,156 @@ impl Loading<'_> {
                 kind,
                 service: Some(name.to_string()),
             });
-            Resolved {
-                depth: 0,
-                node: without_key(&entry.value, "extends"),
-                definitions: vec![own.clone()],
-            }
+            as_written()
         };
-        let (base_name, base_file) = match &extends.value.kind {
-            Kind::Scalar { .. } => (extends.value.str().map(str::to_string), None),
-            Kind::Mapping(_) => (
-                extends
-                    .value
-                    .get("service")
-                    .and_then(|s| s.str().map(str::to_string)),
-                extends
-                    .value
-                    .get("file")
-                    .and_then(|f| f.str().map(str::to_string)),
-            ),
-            Kind::Sequence(_) => (None, None),
-        };
+        let (base_name, base_file) = extends_target(&extends.value);
         let Some(base_name) = base_name else {
             let done = kept(
                 self,
                 format!("extends.{name}.service is required"),
                 RefusalKind::Config,
             );
-            resolved.insert(name.to_string(), done.clone());
-            return Some(done);
+            return remember(resolved, name, done);
         };
         let link = (crate::vfs::normalize(&scope.file.path), name.to_string());
-        if chain.contains(&link) || chain.len() >= limits::MAX_EXTENDS_DEPTH {
-            let names: Vec<&str> = chain.iter().map(|(_, n)| n.as_str()).collect();
-            let message = if chain.contains(&link) {
-                format!(
-                    "`extends` makes a cycle: {} -> {name} (Compose refuses it: circular reference)",
-                    names.join(" -> ")
-                )
-            } else {
-                format!(
-                    "`extends` chain deeper than {} services (gpulint's limit)",
-                    limits::MAX_EXTENDS_DEPTH
-                )
-            };
+        if let Some(message) = chain_refusal(chain, &link, name) {
             return Some(kept(self, message, RefusalKind::Config));
         }
         chain.push(link);
-        let base = match &base_file {
-            None => {
-                if scope.services.entry(&base_name).is_none() {
-                    chain.pop();
-                    let done = kept(
-                        self,
-                        format!(
-                            "`extends`: no service `{base_name}` in {} (Compose refuses it: service \"{base_name}\" not found)",
-                            file_name(&scope.file.path)
-                        ),
-                        RefusalKind::Config,
-                    );
-                    resolved.insert(name.to_string(), done.clone());
-                    return Some(done);
-                }
-                self.resolve_service(scope, &base_name, env, role, resolved, chain)
+        let base = match self.resolve_base(
+            scope,
+            &base_name,
+            base_file.as_deref(),
+            env,
+            role,
+            resolved,
+            chain,
+            extends.key_src,
+        ) {
+            BaseLookup::Found(base) => base,
+            BaseLookup::Missing(message) => {
+                chain.pop();
+                let done = kept(self, message, RefusalKind::Config);
+                return remember(resolved, name, done);
             }
-            Some(file) => {
-                let path = scope.file.base_dir.join(file);
-                let other_role = match scope.file.role {
-                    FileRole::Included => FileRole::Included,
-                    _ => FileRole::Extended,
-                };
-                let base_dir = crate::discover::dir_of(&path);
-                match self.open(
-                    &path,
-                    other_role,
-                    &base_dir,
-                    Some(Place::Node(extends.key_src)),
-                ) {
-                    None => {
-                        chain.pop();
-                        let done = Resolved {
-                            depth: 0,
-                            node: without_key(&entry.value, "extends"),
-                            definitions: vec![own],
-                        };
-                        if let Some(last) = self.refusals.last_mut() {
-                            last.service.get_or_insert_with(|| name.to_string());
-                        }
-                        resolved.insert(name.to_string(), done.clone());
-                        return Some(done);
-                    }
-                    Some(other) => {
-                        // The extended file: interpolated with the same
-                        // variables; its own `include` and validation are
-                        // not processed.
-                        let docs = self.documents(&other, env);
-                        let mut base_model = None;
-                        for doc in docs {
-                            let (stripped, resets) = take_resets(&doc);
-                            // compose-go loads it as a file of its own
-                            // (`loadYamlFile`): its sequences made unique and
-                            // put in the canonical form before the service
-                            // that extends it is merged over them, so a
-                            // `gpus: all` there is a list that a later list
-                            // is appended to (and a string cannot override).
-                            base_model = Some((canonical(&enforce_unicity(&stripped)), resets));
-                        }
-                        match base_model.and_then(|(doc, resets)| {
-                            let services = doc.get("services")?.clone();
-                            Some((services, resets))
-                        }) {
-                            Some((services, resets)) if services.get(&base_name).is_some() => {
-                                let other_scope = Scope {
-                                    file: other.clone(),
-                                    services,
-                                    resets,
-                                };
-                                let other_role = if other_role == FileRole::Included {
-                                    Role::Included
-                                } else {
-                                    Role::Extended
-                                };
-                                let mut other_resolved = HashMap::new();
-                                self.resolve_service(
-                                    &other_scope,
-                                    &base_name,
-                                    env,
-                                    other_role,
-                                    &mut other_resolved,
-                                    chain,
-                                )
-                            }
-                            _ => {
-                                chain.pop();
-                                let done = kept(
-                                    self,
-                                    format!(
-                                        "`extends`: no service `{base_name}` in {file} (Compose refuses it: service \"{base_name}\" not found)"
-                                    ),
-                                    RefusalKind::Config,
-                                );
-                                resolved.insert(name.to_string(), done.clone());
-                                return Some(done);
-                            }
-                        }
-                    }
+            BaseLookup::Unreadable => {
+                chain.pop();
+                let done = as_written();
+                if let Some(last) = self.refusals.last_mut() {
+                    last.service.get_or_insert_with(|| name.to_string());
                 }
+                return remember(resolved, name, done);
             }
         };
         chain.pop();
         let Some(base) = base else {
-            let done = Resolved {
-                depth: 0,
-                node: without_key(&entry.value, "extends"),
-                definitions: vec![own],
-            };
-            resolved.insert(name.to_string(), done.clone());
-            return Some(done);
+            let done = as_written();
+            return remember(resolved, name, done);
         };
+        let depth = base.depth + 1;
+        let (node, definitions) = self.merge_over_base(scope, name, &entry.value, base, &own);
+        if depth > limits::MAX_EXTENDS_DEPTH {
+            let done = kept(self, too_deep(), RefusalKind::Config);
+            return remember(resolved, name, done);
+        }
+        let done = Resolved {
+            node,
+            definitions,
+            depth,
+        };
+        remember(resolved, name, done)
+    }
+
+    /// The base service `extends` names, resolved in this file or in the
+    /// file `file:` names. `Missing` carries the refusal's message.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve_base(
+        &mut self,
+        scope: &Scope,
+        base_name: &str,
+        base_file: Option<&str>,
+        env: &Environment,
+        role: Role,
+        resolved: &mut HashMap<String, Resolved>,
+        chain: &mut Vec<(PathBuf, String)>,
+        extends_key: Src,
+    ) -> BaseLookup {
+        let Some(file) = base_file else {
+            if scope.services.entry(base_name).is_none() {
+                return BaseLookup::Missing(format!(
+                    "`extends`: no service `{base_name}` in {} (Compose refuses it: service \"{base_name}\" not found)",
+                    file_name(&scope.file.path)
+                ));
+            }
+            return BaseLookup::Found(
+                self.resolve_service(scope, base_name, env, role, resolved, chain),
+            );
+        };
+        let path = scope.file.base_dir.join(file);
+        let other_role = match scope.file.role {
+            FileRole::Included => FileRole::Included,
+            _ => FileRole::Extended,
+        };
+        let base_dir = crate::discover::dir_of(&path);
+        let Some(other) = self.open(&path, other_role, &base_dir, Some(Place::Node(extends_key)))
+        else {
+            return BaseLookup::Unreadable;
+        };
+        // The extended file: interpolated with the same variables; its own
+        // `include` and validation are not processed.
+        let docs = self.documents(&other, env);
+        let mut base_model = None;
+        for doc in docs {
+            let (stripped, resets) = take_resets(&doc);
+            // compose-go loads it as a file of its own (`loadYamlFile`): its
+            // sequences made unique and put in the canonical form before the
+            // service that extends it is merged over them, so a `gpus: all`
+            // there is a list that a later list is appended to (and a string
+            // cannot override).
+            base_model = Some((canonical(&enforce_unicity(&stripped)), resets));
+        }
+        match base_model.and_then(|(doc, resets)| {
+            let services = doc.get("services")?.clone();
+            Some((services, resets))
+        }) {
+            Some((services, resets)) if services.get(base_name).is_some() => {
+                let other_scope = Scope {
+                    file: other.clone(),
+                    services,
+                    resets,
+                };
+                let other_role = if other_role == FileRole::Included {
+                    Role::Included
+                } else {
+                    Role::Extended
+                };
+                let mut other_resolved = HashMap::new();
+                BaseLookup::Found(self.resolve_service(
+                    &other_scope,
+                    base_name,
+                    env,
+                    other_role,
+                    &mut other_resolved,
+                    chain,
+                ))
+            }
+            _ => BaseLookup::Missing(format!(
+                "`extends`: no service `{base_name}` in {file} (Compose refuses it: service \"{base_name}\" not found)"
+            )),
+        }
+    }
+
+    /// The service merged over its resolved base, after this file's
+    /// `!reset`s of the service are applied to the base copy; the base's
+    /// project definitions become extended ones.
+    fn merge_over_base(
+        &mut self,
+        scope: &Scope,
+        name: &str,
+        value: &Arc<Node>,
+        base: Resolved,
+        own: &Definition,
+    ) -> (Arc<Node>, Vec<Definition>) {
         // This file's resets of the service apply to the base copy.
         let own_resets: Vec<Vec<String>> = scope
             .resets
@@ -295,7 +292,7 @@ impl Loading<'_> {
             .map(|p| p[2..].to_vec())
             .collect();
         let source = apply_resets(&base.node, &own_resets);
-        let service = without_key(&entry.value, "extends");
+        let service = without_key(value, "extends");
         let mut path = vec!["services".to_string(), "x".to_string()];
         let merged = match &source.kind {
             Kind::Mapping(_) => crate::merge::merge_mappings(&source, &service, &mut path),
@@ -319,26 +316,7 @@ impl Loading<'_> {
             }
         }
         definitions.push(own.clone());
-        let depth = base.depth + 1;
-        if depth > limits::MAX_EXTENDS_DEPTH {
-            let done = kept(
-                self,
-                format!(
-                    "`extends` chain deeper than {} services (gpulint's limit)",
-                    limits::MAX_EXTENDS_DEPTH
-                ),
-                RefusalKind::Config,
-            );
-            resolved.insert(name.to_string(), done.clone());
-            return Some(done);
-        }
-        let done = Resolved {
-            node,
-            definitions,
-            depth,
-        };
-        resolved.insert(name.to_string(), done.clone());
-        Some(done)
+        (node, definitions)
     }
 
     /// The services of the merged model, read with their environment,
@@ -562,4 +540,66 @@ impl Loading<'_> {
             &build.args,
         )
     }
+}
+
+/// Where the base service of an `extends` was found.
+enum BaseLookup {
+    /// Resolved (`None` when the base has no usable definition).
+    Found(Option<Resolved>),
+    /// Not there: Compose refuses with this message.
+    Missing(String),
+    /// The file `file:` names could not be read (already refused).
+    Unreadable,
+}
+
+/// What `extends` names: the base service and, when another file holds
+/// it, that file (`None` where the key does not say).
+fn extends_target(extends: &Node) -> (Option<String>, Option<String>) {
+    match &extends.kind {
+        Kind::Scalar { .. } => (extends.str().map(str::to_string), None),
+        Kind::Mapping(_) => (
+            extends
+                .get("service")
+                .and_then(|s| s.str().map(str::to_string)),
+            extends
+                .get("file")
+                .and_then(|f| f.str().map(str::to_string)),
+        ),
+        Kind::Sequence(_) => (None, None),
+    }
+}
+
+/// The refusal for following `link` once more along `chain`: a cycle
+/// (Compose refuses it) or a chain past gpulint's depth limit.
+fn chain_refusal(
+    chain: &[(PathBuf, String)],
+    link: &(PathBuf, String),
+    name: &str,
+) -> Option<String> {
+    if chain.contains(link) {
+        let names: Vec<&str> = chain.iter().map(|(_, n)| n.as_str()).collect();
+        return Some(format!(
+            "`extends` makes a cycle: {} -> {name} (Compose refuses it: circular reference)",
+            names.join(" -> ")
+        ));
+    }
+    (chain.len() >= limits::MAX_EXTENDS_DEPTH).then(too_deep)
+}
+
+/// The refusal of an `extends` chain past gpulint's depth limit.
+fn too_deep() -> String {
+    format!(
+        "`extends` chain deeper than {} services (gpulint's limit)",
+        limits::MAX_EXTENDS_DEPTH
+    )
+}
+
+/// Records `done` as the resolved form of service `name` and returns it.
+fn remember(
+    resolved: &mut HashMap<String, Resolved>,
+    name: &str,
+    done: Resolved,
+) -> Option<Resolved> {
+    resolved.insert(name.to_string(), done.clone());
+    Some(done)
 }
