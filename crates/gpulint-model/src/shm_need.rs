@@ -357,148 +357,168 @@ pub fn shm_floor(policy: &ShmPolicy) -> ShmNeed {
 /// The /dev/shm the container's workload needs.
 pub fn shm_need(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
     let workload = container.workload;
-
     if workload.kind == WorkloadKind::Training {
-        let (workers, workers_assumed) = match workload.dataloader_workers {
-            Some(w) => (w, false),
-            None => (policy.workers, true),
-        };
-        // The launcher's ranks, else one rank per GPU (a full node for
-        // all of them), else a full node unless `min-size-multi-gpu` says.
-        let ranks = match workload.ranks.filter(|n| *n > 0) {
-            Some(n) => Some((n, "")),
-            None => gpu_ranks(container.gpus),
-        };
-        let (ranks, ranks_assumed) = match (ranks, policy.min_multi_gpu) {
-            (Some(known), _) => known,
-            (None, Some(bytes)) => {
-                return ShmNeed {
-                    bytes: round_up(bytes.max(policy.min)),
-                    reason: "distributed training whose rank count gpulint cannot tell".into(),
-                    key: Some("min-size-multi-gpu"),
-                    assumed: false,
-                };
-            }
-            // The rank count is unknown: the need of one rank is what the
-            // config shows for certain, a lower bound that assumes nothing.
-            (None, None) => (1, ", rank count unknown: at least one"),
-        };
-        let assumed = match (workers_assumed, ranks_assumed.is_empty()) {
-            (true, true) => " (assumed)".to_string(),
-            (true, false) => format!(" (assumed{ranks_assumed})"),
-            (false, true) => String::new(),
-            (false, false) => format!(" ({})", ranks_assumed.trim_start_matches(", ")),
-        };
-        let (bytes, what) = training_need(ranks, workers, &assumed, policy);
-        return ShmNeed {
-            bytes,
-            reason: floored(what, bytes, policy),
-            key: if bytes == policy.min {
-                Some("min-size")
-            } else if workers_assumed {
-                Some("dataloader-workers")
-            } else {
-                None
-            },
-            assumed: false,
-        };
+        return training_shm(container, policy);
     }
-
     if workload.kind == WorkloadKind::NcclTests {
-        // One rank per GPU; NCCL's segments are all it keeps there.
-        let (ranks, assumed) = ranks_per_gpu(workload.ranks.or(container.ranks), container.gpus);
-        let exact = nccl_bytes(ranks);
-        let bytes = round_up(exact).max(policy.min);
-        let what = format!(
-            "an NCCL benchmark on {}{assumed} uses about {} (one NCCL segment per local peer)",
-            plural(ranks, "GPU"),
-            HumanBytes(exact)
-        );
-        return ShmNeed {
-            bytes,
-            reason: floored(what, bytes, policy),
-            key: (bytes == policy.min).then_some("min-size"),
-            assumed: !assumed.is_empty(),
-        };
+        return nccl_tests_shm(container, policy);
     }
-
     if let Some(engine) = workload.kind.engine() {
-        // The size the command sets, else the engine's default: TGI (and
-        // LoRAX) shards over every GPU it sees, vLLM, SGLang and Triton run
-        // one tensor-parallel rank.
-        let shards_over_gpus = workload.kind == WorkloadKind::Tgi;
-        let (ranks, assumed) = if shards_over_gpus {
-            ranks_per_gpu(workload.ranks, container.gpus)
-        } else {
-            (workload.ranks.unwrap_or(1), "")
-        };
-        let exact = engine_bytes(workload.kind, ranks).saturating_add(nccl_bytes(ranks));
-        let bytes = round_up(exact).max(policy.min);
-        let what = if ranks >= 2 {
-            format!(
-                "{engine} with {}{assumed}",
-                plural(ranks, "tensor-parallel rank")
-            )
-        } else {
-            format!("{engine} on one GPU")
-        };
-        return ShmNeed {
-            bytes,
-            reason: if bytes > policy.min {
-                format!(
-                    "{what} uses about {} (NCCL's segments between its ranks and the engine's own shared memory)",
-                    HumanBytes(exact)
-                )
-            } else if exact == 0 {
-                format!("{what}, and {FLOOR}")
-            } else {
-                format!("{what} uses about {}, and {FLOOR}", HumanBytes(exact))
-            },
-            key: (bytes == policy.min).then_some("min-size"),
-            assumed: !assumed.is_empty(),
-        };
+        return engine_shm(container, policy, engine);
     }
-
     if container.shares_shm_between_ranks() {
-        const UNKNOWN: &str = "gpulint cannot tell what runs";
-        if let Some(bytes) = policy.min_multi_gpu {
+        return unknown_shared_shm(container, policy);
+    }
+    shm_floor(policy)
+}
+
+/// Training: its ranks times its DataLoader workers, with NCCL's segments.
+fn training_shm(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
+    let workload = container.workload;
+    let (workers, workers_assumed) = match workload.dataloader_workers {
+        Some(w) => (w, false),
+        None => (policy.workers, true),
+    };
+    // The launcher's ranks, else one rank per GPU (a full node for
+    // all of them), else a full node unless `min-size-multi-gpu` says.
+    let ranks = match workload.ranks.filter(|n| *n > 0) {
+        Some(n) => Some((n, "")),
+        None => gpu_ranks(container.gpus),
+    };
+    let (ranks, ranks_assumed) = match (ranks, policy.min_multi_gpu) {
+        (Some(known), _) => known,
+        (None, Some(bytes)) => {
             return ShmNeed {
                 bytes: round_up(bytes.max(policy.min)),
-                reason: format!("several GPUs or NCCL ranks share it, and {UNKNOWN}"),
+                reason: "distributed training whose rank count gpulint cannot tell".into(),
                 key: Some("min-size-multi-gpu"),
                 assumed: false,
             };
         }
-        // Sized for the heaviest workload measured on as many GPUs:
-        // training with one rank per GPU (or per rank the command starts).
-        let (ranks, who) = match (container.ranks.filter(|n| *n >= 2), container.gpus) {
-            (Some(n), _) => (n, format!("the {n} ranks it starts")),
-            (None, Some(Gpus::Count(n))) if n > 0 => (n, plural(n, "GPU")),
-            (None, Some(Gpus::All)) => (FULL_NODE_GPUS, "all GPUs (a full node of 8)".into()),
-            _ => (
-                FULL_NODE_GPUS,
-                "NCCL ranks (how many is unknown: a full node of 8)".into(),
-            ),
-        };
-        let exact = ranks
-            .saturating_mul(policy.workers)
-            .saturating_mul(DATALOADER_WORKER_BYTES)
-            .saturating_add(nccl_bytes(ranks));
-        let bytes = round_up(exact).max(policy.min);
-        let verb = if ranks == 1 { "uses" } else { "share" };
+        // The rank count is unknown: the need of one rank is what the
+        // config shows for certain, a lower bound that assumes nothing.
+        (None, None) => (1, ", rank count unknown: at least one"),
+    };
+    let assumed = match (workers_assumed, ranks_assumed.is_empty()) {
+        (true, true) => " (assumed)".to_string(),
+        (true, false) => format!(" (assumed{ranks_assumed})"),
+        (false, true) => String::new(),
+        (false, false) => format!(" ({})", ranks_assumed.trim_start_matches(", ")),
+    };
+    let (bytes, what) = training_need(ranks, workers, &assumed, policy);
+    ShmNeed {
+        bytes,
+        reason: floored(what, bytes, policy),
+        key: if bytes == policy.min {
+            Some("min-size")
+        } else if workers_assumed {
+            Some("dataloader-workers")
+        } else {
+            None
+        },
+        assumed: false,
+    }
+}
+
+/// An NCCL benchmark: one rank per GPU, NCCL's segments only.
+fn nccl_tests_shm(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
+    let workload = container.workload;
+    // One rank per GPU; NCCL's segments are all it keeps there.
+    let (ranks, assumed) = ranks_per_gpu(workload.ranks.or(container.ranks), container.gpus);
+    let exact = nccl_bytes(ranks);
+    let bytes = round_up(exact).max(policy.min);
+    let what = format!(
+        "an NCCL benchmark on {}{assumed} uses about {} (one NCCL segment per local peer)",
+        plural(ranks, "GPU"),
+        HumanBytes(exact)
+    );
+    ShmNeed {
+        bytes,
+        reason: floored(what, bytes, policy),
+        key: (bytes == policy.min).then_some("min-size"),
+        assumed: !assumed.is_empty(),
+    }
+}
+
+/// An inference engine: its tensor-parallel ranks' NCCL segments and the
+/// engine's own shared memory.
+fn engine_shm(container: &ContainerRuntime, policy: &ShmPolicy, engine: &str) -> ShmNeed {
+    let workload = container.workload;
+    // The size the command sets, else the engine's default: TGI (and
+    // LoRAX) shards over every GPU it sees, vLLM, SGLang and Triton run
+    // one tensor-parallel rank.
+    let shards_over_gpus = workload.kind == WorkloadKind::Tgi;
+    let (ranks, assumed) = if shards_over_gpus {
+        ranks_per_gpu(workload.ranks, container.gpus)
+    } else {
+        (workload.ranks.unwrap_or(1), "")
+    };
+    let exact = engine_bytes(workload.kind, ranks).saturating_add(nccl_bytes(ranks));
+    let bytes = round_up(exact).max(policy.min);
+    let what = if ranks >= 2 {
+        format!(
+            "{engine} with {}{assumed}",
+            plural(ranks, "tensor-parallel rank")
+        )
+    } else {
+        format!("{engine} on one GPU")
+    };
+    ShmNeed {
+        bytes,
+        reason: if bytes > policy.min {
+            format!(
+                "{what} uses about {} (NCCL's segments between its ranks and the engine's own shared memory)",
+                HumanBytes(exact)
+            )
+        } else if exact == 0 {
+            format!("{what}, and {FLOOR}")
+        } else {
+            format!("{what} uses about {}, and {FLOOR}", HumanBytes(exact))
+        },
+        key: (bytes == policy.min).then_some("min-size"),
+        assumed: !assumed.is_empty(),
+    }
+}
+
+/// Several GPUs or ranks share /dev/shm and gpulint cannot tell what runs.
+fn unknown_shared_shm(container: &ContainerRuntime, policy: &ShmPolicy) -> ShmNeed {
+    const UNKNOWN: &str = "gpulint cannot tell what runs";
+    if let Some(bytes) = policy.min_multi_gpu {
         return ShmNeed {
-            bytes,
-            reason: format!(
-                "{who} {verb} it and {UNKNOWN}, so it is sized for the heaviest workload measured there: {} with {} each (assumed), about {}",
-                plural(ranks, "training rank"),
-                plural(policy.workers, "DataLoader worker"),
-                HumanBytes(exact),
-            ),
+            bytes: round_up(bytes.max(policy.min)),
+            reason: format!("several GPUs or NCCL ranks share it, and {UNKNOWN}"),
             key: Some("min-size-multi-gpu"),
-            assumed: true,
+            assumed: false,
         };
     }
-    shm_floor(policy)
+    // Sized for the heaviest workload measured on as many GPUs:
+    // training with one rank per GPU (or per rank the command starts).
+    let (ranks, who) = match (container.ranks.filter(|n| *n >= 2), container.gpus) {
+        (Some(n), _) => (n, format!("the {n} ranks it starts")),
+        (None, Some(Gpus::Count(n))) if n > 0 => (n, plural(n, "GPU")),
+        (None, Some(Gpus::All)) => (FULL_NODE_GPUS, "all GPUs (a full node of 8)".into()),
+        _ => (
+            FULL_NODE_GPUS,
+            "NCCL ranks (how many is unknown: a full node of 8)".into(),
+        ),
+    };
+    let exact = ranks
+        .saturating_mul(policy.workers)
+        .saturating_mul(DATALOADER_WORKER_BYTES)
+        .saturating_add(nccl_bytes(ranks));
+    let bytes = round_up(exact).max(policy.min);
+    let verb = if ranks == 1 { "uses" } else { "share" };
+    ShmNeed {
+        bytes,
+        reason: format!(
+            "{who} {verb} it and {UNKNOWN}, so it is sized for the heaviest workload measured there: {} with {} each (assumed), about {}",
+            plural(ranks, "training rank"),
+            plural(policy.workers, "DataLoader worker"),
+            HumanBytes(exact),
+        ),
+        key: Some("min-size-multi-gpu"),
+        assumed: true,
+    }
 }
 
 #[cfg(test)]
