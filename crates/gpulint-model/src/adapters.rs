@@ -291,25 +291,7 @@ pub fn kubernetes_runtimes(
                     ),
                     (None, None) => (container, container.command_line.clone()),
                 };
-                let gpu = container.gpu();
-                let gpus = match gpu {
-                    Some(g) => Some(match g.count {
-                        Some(n) => Gpus::Count(n.max(0) as u64),
-                        None => Gpus::Unknown,
-                    }),
-                    None => served
-                        .iter()
-                        .filter_map(|p| p.container.gpu())
-                        .map(|g| {
-                            g.count
-                                .map_or(Gpus::Unknown, |n| Gpus::Count(n.max(0) as u64))
-                        })
-                        .reduce(|a, b| match (a, b) {
-                            (Gpus::Count(x), Gpus::Count(y)) => Gpus::Count(x.max(y)),
-                            (Gpus::Unknown, x) | (x, Gpus::Unknown) => x,
-                            (x, _) => x,
-                        }),
-                };
+                let gpus = served_gpus(container, &served);
                 let (launcher, parallelism) = detect_launcher(&command_line);
                 let launcher = launcher
                     .map(str::to_string)
@@ -320,33 +302,7 @@ pub fn kubernetes_runtimes(
                     .iter()
                     .any(|v| selects_rdma(&v.name, v.value.as_deref()))
                     || container.limits.iter().any(|r| r.name.starts_with("rdma/"));
-                let shm = match (&selection, &merged) {
-                    (Some(Selection::Found(r)), Some((merged_pod, merged, from_runtime))) => {
-                        kserve_shm(yaml, pod, container, r, merged_pod, merged, *from_runtime)
-                    }
-                    (Some(Selection::NotHere(name)), _) if container.mount_at("/dev/shm").is_none() => {
-                        Shm::new(
-                            ShmKind::Unknown,
-                            None,
-                            format!("the ServingRuntime `{name}`, not in this file or its directory (runtime not found here): its volumes decide /dev/shm"),
-                        )
-                        .decided_by(ShmSetting::Unresolved, None)
-                    }
-                    (Some(Selection::BuiltIn(b)), _)
-                        if b.mounts_shm && container.mount_at("/dev/shm").is_none() =>
-                    {
-                        Shm::new(
-                            ShmKind::Unbounded,
-                            None,
-                            format!(
-                                "a memory emptyDir that KServe's built-in ClusterServingRuntime `{}` mounts (since KServe v0.14; picked for model format `{}`)",
-                                b.runtime, b.format
-                            ),
-                        )
-                        .decided_by(ShmSetting::Operator, None)
-                    }
-                    _ => kubernetes_shm(yaml, pod, container),
-                };
+                let shm = selected_shm(yaml, pod, container, &selection, &merged);
                 out.push(ContainerRuntime {
                     platform: Platform::Kubernetes,
                     refused: kubernetes_refusal(container),
@@ -389,6 +345,68 @@ pub fn kubernetes_runtimes(
         }
     }
     out
+}
+
+/// The GPUs a container gets: its own limit, else the most that a
+/// predictor it serves asks for.
+fn served_gpus(container: &super::k8s::Container, served: &[&Predictor]) -> Option<Gpus> {
+    match container.gpu() {
+        Some(g) => Some(match g.count {
+            Some(n) => Gpus::Count(n.max(0) as u64),
+            None => Gpus::Unknown,
+        }),
+        None => served
+            .iter()
+            .filter_map(|p| p.container.gpu())
+            .map(|g| {
+                g.count
+                    .map_or(Gpus::Unknown, |n| Gpus::Count(n.max(0) as u64))
+            })
+            .reduce(|a, b| match (a, b) {
+                (Gpus::Count(x), Gpus::Count(y)) => Gpus::Count(x.max(y)),
+                (Gpus::Unknown, x) | (x, Gpus::Unknown) => x,
+                (x, _) => x,
+            }),
+    }
+}
+
+/// A container's /dev/shm as the KServe runtime selected for it decides:
+/// the runtime merged in, one named and not here, or one KServe installs;
+/// else the pod's own volumes.
+fn selected_shm(
+    yaml: &Yaml,
+    pod: &PodSpec,
+    container: &super::k8s::Container,
+    selection: &Option<Selection>,
+    merged: &Option<(PodSpec, super::k8s::Container, bool)>,
+) -> Shm {
+    match (selection, merged) {
+        (Some(Selection::Found(r)), Some((merged_pod, merged, from_runtime))) => {
+            kserve_shm(yaml, pod, container, r, merged_pod, merged, *from_runtime)
+        }
+        (Some(Selection::NotHere(name)), _) if container.mount_at("/dev/shm").is_none() => {
+            Shm::new(
+                ShmKind::Unknown,
+                None,
+                format!("the ServingRuntime `{name}`, not in this file or its directory (runtime not found here): its volumes decide /dev/shm"),
+            )
+            .decided_by(ShmSetting::Unresolved, None)
+        }
+        (Some(Selection::BuiltIn(b)), _)
+            if b.mounts_shm && container.mount_at("/dev/shm").is_none() =>
+        {
+            Shm::new(
+                ShmKind::Unbounded,
+                None,
+                format!(
+                    "a memory emptyDir that KServe's built-in ClusterServingRuntime `{}` mounts (since KServe v0.14; picked for model format `{}`)",
+                    b.runtime, b.format
+                ),
+            )
+            .decided_by(ShmSetting::Operator, None)
+        }
+        _ => kubernetes_shm(yaml, pod, container),
+    }
 }
 
 /// The /dev/shm of a predictor merged with its runtime: its own mount (of
