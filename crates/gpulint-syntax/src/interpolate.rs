@@ -58,21 +58,9 @@ pub fn expand<'v>(
     lookup: &dyn Fn(&str) -> Option<&'v str>,
     budget: usize,
 ) -> Expanded {
-    let over = || Expanded {
-        text: text.to_string(),
-        complete: false,
-        over_budget: true,
-    };
+    let over = || over_budget(text);
     if !text.contains('$') {
-        return if text.len() > budget {
-            over()
-        } else {
-            Expanded {
-                text: text.replace("\\$", "$"),
-                complete: true,
-                over_budget: false,
-            }
-        };
+        return without_variables(text, budget);
     }
     let closing = matching_braces(text);
     let bytes = text.as_bytes();
@@ -85,7 +73,7 @@ pub fn expand<'v>(
             segments.pop();
             continue;
         }
-        let mut next = i + 1;
+        let next;
         let c = bytes[i];
         if c == b'\\' && dialect.backslash_escapes_dollar && bytes.get(i + 1) == Some(&b'$') {
             out.push('$');
@@ -110,23 +98,11 @@ pub fn expand<'v>(
                 continue;
             };
             let inner = &text[i + 2..close];
-            let name_len = inner
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(inner.len());
+            let name_len = name_len(inner);
             let (name, op) = inner.split_at(name_len);
             let value = lookup(name);
             let word_start = i + 2 + name_len;
-            let (word, colon) = if op.starts_with(":-") {
-                (Some(('-', word_start + 2)), true)
-            } else if op.starts_with(":+") {
-                (Some(('+', word_start + 2)), true)
-            } else if op.starts_with('-') {
-                (Some(('-', word_start + 1)), false)
-            } else if op.starts_with('+') {
-                (Some(('+', word_start + 1)), false)
-            } else {
-                (None, false)
-            };
+            let (word, colon) = operator(op, word_start);
             let set = value.is_some_and(|v| !colon || !v.is_empty());
             next = close + 1;
             // The rest of this segment comes after what the word expands to.
@@ -145,40 +121,21 @@ pub fn expand<'v>(
                         complete = false;
                     }
                 }
-                _ => match value {
-                    Some(v) => {
-                        if out.len() + v.len() > budget {
-                            return over();
-                        }
-                        out.push_str(v);
-                    }
-                    None => {
-                        out.push_str(&text[i..=close]);
-                        complete = false;
-                    }
-                },
-            }
-        } else {
-            let name_len = text[i + 1..end]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(end - i - 1);
-            if name_len == 0 {
-                out.push('$');
-            } else {
-                let name = &text[i + 1..i + 1 + name_len];
-                match lookup(name) {
-                    Some(v) => {
-                        if out.len() + v.len() > budget {
-                            return over();
-                        }
-                        out.push_str(v);
-                    }
-                    None => {
-                        out.push_str(&text[i..i + 1 + name_len]);
-                        complete = false;
+                _ => {
+                    // Unknown, it stays as written.
+                    complete &= value.is_some();
+                    if !push_within(&mut out, value.unwrap_or(&text[i..=close]), budget) {
+                        return over();
                     }
                 }
-                next = i + 1 + name_len;
+            }
+        } else {
+            match plain_variable(text, i, end, lookup, &mut out, budget) {
+                Some((after, known)) => {
+                    next = after;
+                    complete &= known;
+                }
+                None => return over(),
             }
         }
         if out.len() > budget {
@@ -193,6 +150,90 @@ pub fn expand<'v>(
         complete,
         over_budget: false,
     }
+}
+
+/// `text` kept as written: what an expansion past its budget gives.
+fn over_budget(text: &str) -> Expanded {
+    Expanded {
+        text: text.to_string(),
+        complete: false,
+        over_budget: true,
+    }
+}
+
+/// The expansion of a text without a `$`: only its `\$` escapes change.
+fn without_variables(text: &str, budget: usize) -> Expanded {
+    if text.len() > budget {
+        return over_budget(text);
+    }
+    Expanded {
+        text: text.replace("\\$", "$"),
+        complete: true,
+        over_budget: false,
+    }
+}
+
+/// The operator after a `${NAME` and where its word starts: `-` (a
+/// default) or `+` (an alternative), and whether a colon makes an empty
+/// value count as unset.
+fn operator(op: &str, word_start: usize) -> (Option<(char, usize)>, bool) {
+    if op.starts_with(":-") {
+        (Some(('-', word_start + 2)), true)
+    } else if op.starts_with(":+") {
+        (Some(('+', word_start + 2)), true)
+    } else if op.starts_with('-') {
+        (Some(('-', word_start + 1)), false)
+    } else if op.starts_with('+') {
+        (Some(('+', word_start + 1)), false)
+    } else {
+        (None, false)
+    }
+}
+
+/// The length of the variable name `text` starts with.
+fn name_len(text: &str) -> usize {
+    text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(text.len())
+}
+
+/// Appends `value` unless that takes `out` past `budget` (false then).
+fn push_within(out: &mut String, value: &str, budget: usize) -> bool {
+    if out.len() + value.len() > budget {
+        return false;
+    }
+    out.push_str(value);
+    true
+}
+
+/// Expands the `$NAME` (or lone `$`) at `i` into `out`: where the text
+/// goes on and whether the value was known; `None` past `budget`.
+fn plain_variable<'v>(
+    text: &str,
+    i: usize,
+    end: usize,
+    lookup: &dyn Fn(&str) -> Option<&'v str>,
+    out: &mut String,
+    budget: usize,
+) -> Option<(usize, bool)> {
+    let name_len = name_len(&text[i + 1..end]);
+    if name_len == 0 {
+        out.push('$');
+        return Some((i + 1, true));
+    }
+    let name = &text[i + 1..i + 1 + name_len];
+    let known = match lookup(name) {
+        Some(v) => {
+            if !push_within(out, v, budget) {
+                return None;
+            }
+            true
+        }
+        None => {
+            out.push_str(&text[i..i + 1 + name_len]);
+            false
+        }
+    };
+    Some((i + 1 + name_len, known))
 }
 
 /// For each `{` of `text`, the index of the `}` that closes it, counting
