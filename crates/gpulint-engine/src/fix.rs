@@ -15,7 +15,7 @@ use super::config::Config;
 use super::session::Session;
 use super::{FileError, FileKind};
 use crate::diagnostic::Diagnostic;
-use crate::model::resolved::{Resolved, changed_paths};
+use crate::model::resolved::{DocumentLeaves, Resolved, changed_paths};
 use crate::model::script::ScriptKind;
 use crate::rules::RuleCode;
 use crate::syntax::yaml::Yaml;
@@ -512,48 +512,7 @@ fn verify(verifier: &Verifier, base: &State, fixes: &[&Diagnostic]) -> Result<St
     let (Some(old), Some(new)) = (&base.resolved.leaves, &new_resolved.leaves) else {
         return Err("the file is too large to verify the fix".into());
     };
-    let fixes_of = || fixes.iter().map(|d| d.fix.as_ref().expect("a fix"));
-    // What the fixes declare, per document.
-    let mut declared: HashMap<usize, PathOverlap> = HashMap::new();
-    for fix in fixes_of() {
-        declared
-            .entry(fix.document)
-            .or_default()
-            .extend(fix.changes.iter().chain(fix.may_change.iter()));
-    }
-    let mut changed = Vec::with_capacity(old.len());
-    for (document, (a, b)) in old.iter().zip(new).enumerate() {
-        let paths = changed_paths(a, b);
-        match declared.get(&document) {
-            None => {
-                if let Some(stray) = paths.first() {
-                    return Err(format!(
-                        "it also changes `{stray}` in YAML document {}, which it did not mean to",
-                        document + 1
-                    ));
-                }
-            }
-            Some(set) => {
-                if let Some(stray) = paths.iter().find(|c| !set.overlaps(c)) {
-                    return Err(format!(
-                        "it also changes `{stray}`, which it did not mean to"
-                    ));
-                }
-            }
-        }
-        changed.push(paths);
-    }
-    let changed: Vec<PathOverlap> = changed.iter().map(PathOverlap::new).collect();
-    for fix in fixes_of() {
-        let here = changed.get(fix.document);
-        if let Some(missed) = fix
-            .changes
-            .iter()
-            .find(|d| !here.is_some_and(|set| set.overlaps(d)))
-        {
-            return Err(format!("it does not change `{missed}` as intended"));
-        }
-    }
+    only_declared_paths_change(fixes, old, new)?;
 
     let new_diagnostics = verifier
         .lint(&fixed)
@@ -601,6 +560,59 @@ fn verify(verifier: &Verifier, base: &State, fixes: &[&Diagnostic]) -> Result<St
         resolved: new_resolved,
         diagnostics: new_diagnostics,
     })
+}
+
+/// Checks that `fixes` change what they declare and nothing else: each
+/// leaf that differs between `old` and `new` is one a fix may change, and
+/// each path a fix means to change did change.
+fn only_declared_paths_change(
+    fixes: &[&Diagnostic],
+    old: &[DocumentLeaves],
+    new: &[DocumentLeaves],
+) -> Result<(), String> {
+    let fixes_of = || fixes.iter().map(|d| d.fix.as_ref().expect("a fix"));
+    // What the fixes declare, per document.
+    let mut declared: HashMap<usize, PathOverlap> = HashMap::new();
+    for fix in fixes_of() {
+        declared
+            .entry(fix.document)
+            .or_default()
+            .extend(fix.changes.iter().chain(fix.may_change.iter()));
+    }
+    let mut changed = Vec::with_capacity(old.len());
+    for (document, (a, b)) in old.iter().zip(new).enumerate() {
+        let paths = changed_paths(a, b);
+        match declared.get(&document) {
+            None => {
+                if let Some(stray) = paths.first() {
+                    return Err(format!(
+                        "it also changes `{stray}` in YAML document {}, which it did not mean to",
+                        document + 1
+                    ));
+                }
+            }
+            Some(set) => {
+                if let Some(stray) = paths.iter().find(|c| !set.overlaps(c)) {
+                    return Err(format!(
+                        "it also changes `{stray}`, which it did not mean to"
+                    ));
+                }
+            }
+        }
+        changed.push(paths);
+    }
+    let changed: Vec<PathOverlap> = changed.iter().map(PathOverlap::new).collect();
+    for fix in fixes_of() {
+        let here = changed.get(fix.document);
+        if let Some(missed) = fix
+            .changes
+            .iter()
+            .find(|d| !here.is_some_and(|set| set.overlaps(d)))
+        {
+            return Err(format!("it does not change `{missed}` as intended"));
+        }
+    }
+    Ok(())
 }
 
 /// A unified diff of one file (`a/` and `b/` prefixes, three lines of
