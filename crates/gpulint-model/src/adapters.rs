@@ -350,18 +350,13 @@ pub fn kubernetes_runtimes(
 /// The GPUs a container gets: its own limit, else the most that a
 /// predictor it serves asks for.
 fn served_gpus(container: &super::k8s::Container, served: &[&Predictor]) -> Option<Gpus> {
+    let count = |n: Option<i64>| n.map_or(Gpus::Unknown, |n| Gpus::Count(n.max(0) as u64));
     match container.gpu() {
-        Some(g) => Some(match g.count {
-            Some(n) => Gpus::Count(n.max(0) as u64),
-            None => Gpus::Unknown,
-        }),
+        Some(g) => Some(count(g.count)),
         None => served
             .iter()
             .filter_map(|p| p.container.gpu())
-            .map(|g| {
-                g.count
-                    .map_or(Gpus::Unknown, |n| Gpus::Count(n.max(0) as u64))
-            })
+            .map(|g| count(g.count))
             .reduce(|a, b| match (a, b) {
                 (Gpus::Count(x), Gpus::Count(y)) => Gpus::Count(x.max(y)),
                 (Gpus::Unknown, x) | (x, Gpus::Unknown) => x,

@@ -170,8 +170,6 @@ impl Loading<'_> {
         project_dir: &Path,
         env: &Environment,
     ) -> Environment {
-        // The included project's own variables, under the including
-        // project's (which win).
         let mut own = Environment::default();
         let env_paths: Vec<(PathBuf, Src)> = if env_files.is_empty() {
             let dotenv = project_dir.join(".env");

@@ -210,10 +210,7 @@ impl Loading<'_> {
     ) -> BaseLookup {
         let Some(file) = base_file else {
             if scope.services.entry(base_name).is_none() {
-                return BaseLookup::Missing(format!(
-                    "`extends`: no service `{base_name}` in {} (Compose refuses it: service \"{base_name}\" not found)",
-                    file_name(&scope.file.path)
-                ));
+                return missing_base(base_name, &file_name(&scope.file.path));
             }
             return BaseLookup::Found(
                 self.resolve_service(scope, base_name, env, role, resolved, chain),
@@ -267,9 +264,7 @@ impl Loading<'_> {
                     chain,
                 ))
             }
-            _ => BaseLookup::Missing(format!(
-                "`extends`: no service `{base_name}` in {file} (Compose refuses it: service \"{base_name}\" not found)"
-            )),
+            _ => missing_base(base_name, file),
         }
     }
 
@@ -550,6 +545,13 @@ enum BaseLookup {
     Missing(String),
     /// The file `file:` names could not be read (already refused).
     Unreadable,
+}
+
+/// No service `base_name` in `file`: Compose refuses the `extends`.
+fn missing_base(base_name: &str, file: &str) -> BaseLookup {
+    BaseLookup::Missing(format!(
+        "`extends`: no service `{base_name}` in {file} (Compose refuses it: service \"{base_name}\" not found)"
+    ))
 }
 
 /// What `extends` names: the base service and, when another file holds
