@@ -2,9 +2,10 @@
 //! (a CPU-only wheel into a CUDA image, a ROCm wheel into a CUDA image, ...).
 
 use crate::diagnostic::Severity;
+use crate::model::dockerfile::BaseImage;
 use crate::model::dockerfile_scope::{Scope, walk_stage};
 use crate::model::workload::Accelerator;
-use crate::syntax::dockerfile::Args;
+use crate::syntax::dockerfile::{Args, Instruction};
 use crate::syntax::shell_script::{BlockKind, ShellScript};
 use crate::text::TextRange;
 use crate::{Check, DockerfileContext, Reporter};
@@ -315,6 +316,17 @@ fn in_branch(shell: &ShellScript, offset: usize) -> bool {
     false
 }
 
+/// One PyTorch build a stage installs, and where it is named.
+struct Install {
+    build: Build,
+    range: TextRange,
+    /// The `ARG` or `ENV` instruction whose value names the build.
+    source: Option<usize>,
+    /// The install runs only in one branch of the script
+    /// (`if [ "$framework" = "jax" ]; then ...`).
+    conditional: bool,
+}
+
 fn check(cx: &DockerfileContext, out: &mut Reporter) {
     for stage in 0..cx.model.stages.len() {
         let Some(base) = cx.model.base(stage, &HashMap::new()) else {
@@ -323,152 +335,185 @@ fn check(cx: &DockerfileContext, out: &mut Reporter) {
         let Some(accelerator) = base.accelerator() else {
             continue;
         };
-        // A build named through an `ARG` or `ENV` value comes with the
-        // instruction that sets it.
-        // The fourth field: the install runs only in one branch of the
-        // script (`if [ "$framework" = "jax" ]; then ...`).
-        let mut found: Vec<(Build, TextRange, Option<usize>, bool)> = Vec::new();
-        walk_stage(cx.model, stage, |index, scope| {
-            let instruction = cx.model.instruction(index);
-            match instruction.keyword.as_str() {
-                "RUN" => {
-                    match &instruction.args {
-                        Args::Shell(_) => {
-                            let text = instruction.args_text();
-                            let shell = ShellScript::read(text, 0);
-                            let conditional = |at: usize| in_branch(&shell, at);
-                            for m in markers(text) {
-                                let branch = conditional(m.start);
-                                found.push((
-                                    m.build,
-                                    instruction.args_range(m.start, m.end),
-                                    None,
-                                    branch,
-                                ));
-                            }
-                            for (build, (start, end), source) in expanded_markers(text, scope) {
-                                let branch = conditional(start);
-                                found.push((
-                                    build,
-                                    instruction.args_range(start, end),
-                                    source,
-                                    branch,
-                                ));
-                            }
-                        }
-                        Args::Exec(words) => {
-                            let script: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-                            for m in markers(&script.join(" ")) {
-                                let range = words
-                                    .iter()
-                                    .map(|w| w.range)
-                                    .reduce(|a, b| a.cover(b))
-                                    .unwrap_or(instruction.range);
-                                found.push((m.build, range, None, false));
-                            }
-                        }
-                    }
-                    for heredoc in &instruction.heredocs {
-                        let at = heredoc.body.range.start as usize;
-                        let shell = ShellScript::read(&heredoc.body.text, 0);
-                        for m in markers(&heredoc.body.text) {
-                            let branch = in_branch(&shell, m.start);
-                            found.push((
-                                m.build,
-                                TextRange::new(at + m.start, at + m.end),
-                                None,
-                                branch,
-                            ));
-                        }
-                        for (build, (start, end), source) in
-                            expanded_markers(&heredoc.body.text, scope)
-                        {
-                            let branch = in_branch(&shell, start);
-                            found.push((
-                                build,
-                                TextRange::new(at + start, at + end),
-                                source,
-                                branch,
-                            ));
-                        }
-                    }
-                }
-                "ENV" => {
-                    for pair in instruction.key_values() {
-                        let Some(value) = &pair.value else { continue };
-                        if let Some(build) = env_build(&pair.key.text, &value.text) {
-                            found.push((build, pair.range, None, false));
-                        } else if value.text.contains('$')
-                            && let Some(build) =
-                                env_build(&pair.key.text, &scope.expand(&value.text).0)
-                        {
-                            let source = references(&value.text)
-                                .iter()
-                                .find_map(|(name, _, _)| scope.get(name))
-                                .map(|v| v.instruction);
-                            found.push((build, pair.range, source, false));
-                        }
-                    }
-                }
-                _ => {}
+        for install in installs(cx, stage) {
+            if !install.build.matches(accelerator) {
+                report(cx, out, stage, &base, accelerator, install);
             }
-        });
-        for (build, range, source, conditional) in found {
-            if build.matches(accelerator) {
-                continue;
-            }
-            let (image_kind, consequence) = match accelerator {
-                Accelerator::Cuda => (
-                    "CUDA",
-                    "`torch.cuda.is_available()` is False and training runs on the CPU, or fails with `Torch not compiled with CUDA enabled`",
-                ),
-                Accelerator::Rocm => (
-                    "ROCm",
-                    "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU",
-                ),
-            };
-            let mut finding = out
-                .report(
-                    range,
-                    format!(
-                        "{} is installed into the {image_kind} image `{}`",
-                        build.describe(),
-                        base.image
-                    ),
-                )
-                .label(format!(
-                    "{} in {}",
-                    build.describe(),
-                    cx.describe_stage(stage)
-                ))
-                .related(base.range, format!("the {image_kind} base image"));
-            if let Some(source) = source {
-                let instruction = cx.model.instruction(source);
-                finding = finding.related(
-                    instruction.range,
-                    format!(
-                        "the `{}` value the build expands there",
-                        instruction.keyword
-                    ),
-                );
-            }
-            // In one branch of the script (a build argument picks the
-            // framework), the other builds may be the GPU ones: it informs.
-            if conditional {
-                finding = finding.severity(Severity::Info).label(format!(
-                    "{} in {}, in one branch of the `RUN` script: the image gets it only when the build takes that branch",
-                    build.describe(),
-                    cx.describe_stage(stage)
-                ));
-            }
-            finding
-                .note(format!("the GPUs in the container go unused: {consequence}"))
-                .help(match accelerator {
-                    Accelerator::Cuda => "install the CUDA build whose version the base image supports (`--index-url https://download.pytorch.org/whl/cu124`, or the default PyPI wheel), or start from a CPU base image if no GPU is meant",
-                    Accelerator::Rocm => "install the ROCm build (`--index-url https://download.pytorch.org/whl/rocm6.2`), or start from a CPU base image if no GPU is meant",
-                });
         }
     }
+}
+
+/// Every PyTorch build the stage's `RUN` scripts and `ENV` values name.
+fn installs(cx: &DockerfileContext, stage: usize) -> Vec<Install> {
+    let mut found = Vec::new();
+    walk_stage(cx.model, stage, |index, scope| {
+        let instruction = cx.model.instruction(index);
+        match instruction.keyword.as_str() {
+            "RUN" => run_installs(instruction, scope, &mut found),
+            "ENV" => env_installs(instruction, scope, &mut found),
+            _ => {}
+        }
+    });
+    found
+}
+
+/// The builds a `RUN` installs, in its shell or exec form and its
+/// here-documents. A build named through an `ARG` or `ENV` value comes with
+/// the instruction that sets it.
+fn run_installs(instruction: &Instruction, scope: &Scope, found: &mut Vec<Install>) {
+    match &instruction.args {
+        Args::Shell(_) => {
+            let text = instruction.args_text();
+            let shell = ShellScript::read(text, 0);
+            for m in markers(text) {
+                found.push(Install {
+                    build: m.build,
+                    range: instruction.args_range(m.start, m.end),
+                    source: None,
+                    conditional: in_branch(&shell, m.start),
+                });
+            }
+            for (build, (start, end), source) in expanded_markers(text, scope) {
+                found.push(Install {
+                    build,
+                    range: instruction.args_range(start, end),
+                    source,
+                    conditional: in_branch(&shell, start),
+                });
+            }
+        }
+        Args::Exec(words) => {
+            let script: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+            for m in markers(&script.join(" ")) {
+                let range = words
+                    .iter()
+                    .map(|w| w.range)
+                    .reduce(|a, b| a.cover(b))
+                    .unwrap_or(instruction.range);
+                found.push(Install {
+                    build: m.build,
+                    range,
+                    source: None,
+                    conditional: false,
+                });
+            }
+        }
+    }
+    for heredoc in &instruction.heredocs {
+        let at = heredoc.body.range.start as usize;
+        let shell = ShellScript::read(&heredoc.body.text, 0);
+        for m in markers(&heredoc.body.text) {
+            found.push(Install {
+                build: m.build,
+                range: TextRange::new(at + m.start, at + m.end),
+                source: None,
+                conditional: in_branch(&shell, m.start),
+            });
+        }
+        for (build, (start, end), source) in expanded_markers(&heredoc.body.text, scope) {
+            found.push(Install {
+                build,
+                range: TextRange::new(at + start, at + end),
+                source,
+                conditional: in_branch(&shell, start),
+            });
+        }
+    }
+}
+
+/// The builds an `ENV` names (`PIP_INDEX_URL=.../whl/cpu`, `UV_TORCH_BACKEND`), directly or
+/// through a variable it expands.
+fn env_installs(instruction: &Instruction, scope: &Scope, found: &mut Vec<Install>) {
+    for pair in instruction.key_values() {
+        let Some(value) = &pair.value else { continue };
+        if let Some(build) = env_build(&pair.key.text, &value.text) {
+            found.push(Install {
+                build,
+                range: pair.range,
+                source: None,
+                conditional: false,
+            });
+        } else if value.text.contains('$')
+            && let Some(build) = env_build(&pair.key.text, &scope.expand(&value.text).0)
+        {
+            let source = references(&value.text)
+                .iter()
+                .find_map(|(name, _, _)| scope.get(name))
+                .map(|v| v.instruction);
+            found.push(Install {
+                build,
+                range: pair.range,
+                source,
+                conditional: false,
+            });
+        }
+    }
+}
+
+fn report(
+    cx: &DockerfileContext,
+    out: &mut Reporter,
+    stage: usize,
+    base: &BaseImage,
+    accelerator: Accelerator,
+    install: Install,
+) {
+    let Install {
+        build,
+        range,
+        source,
+        conditional,
+    } = install;
+    let (image_kind, consequence) = match accelerator {
+        Accelerator::Cuda => (
+            "CUDA",
+            "`torch.cuda.is_available()` is False and training runs on the CPU, or fails with `Torch not compiled with CUDA enabled`",
+        ),
+        Accelerator::Rocm => (
+            "ROCm",
+            "`torch.cuda.is_available()` is False on the AMD GPUs and training runs on the CPU",
+        ),
+    };
+    let mut finding = out
+        .report(
+            range,
+            format!(
+                "{} is installed into the {image_kind} image `{}`",
+                build.describe(),
+                base.image
+            ),
+        )
+        .label(format!(
+            "{} in {}",
+            build.describe(),
+            cx.describe_stage(stage)
+        ))
+        .related(base.range, format!("the {image_kind} base image"));
+    if let Some(source) = source {
+        let instruction = cx.model.instruction(source);
+        finding = finding.related(
+            instruction.range,
+            format!(
+                "the `{}` value the build expands there",
+                instruction.keyword
+            ),
+        );
+    }
+    // In one branch of the script (a build argument picks the
+    // framework), the other builds may be the GPU ones: it informs.
+    if conditional {
+        finding = finding.severity(Severity::Info).label(format!(
+            "{} in {}, in one branch of the `RUN` script: the image gets it only when the build takes that branch",
+            build.describe(),
+            cx.describe_stage(stage)
+        ));
+    }
+    finding
+        .note(format!("the GPUs in the container go unused: {consequence}"))
+        .help(match accelerator {
+            Accelerator::Cuda => "install the CUDA build whose version the base image supports (`--index-url https://download.pytorch.org/whl/cu124`, or the default PyPI wheel), or start from a CPU base image if no GPU is meant",
+            Accelerator::Rocm => "install the ROCm build (`--index-url https://download.pytorch.org/whl/rocm6.2`), or start from a CPU base image if no GPU is meant",
+        });
 }
 
 #[cfg(test)]
