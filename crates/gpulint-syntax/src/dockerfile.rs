@@ -168,6 +168,13 @@ struct Line {
     end: usize,
 }
 
+/// A here-document as `Dockerfile::heredoc_body` read it.
+struct ReadHeredoc {
+    heredoc: Heredoc,
+    /// Where the line that closes it ends (the end of the file when none does).
+    end: usize,
+}
+
 fn physical_lines(text: &str) -> Vec<Line> {
     let mut lines = Vec::new();
     let mut start = 0;
@@ -275,39 +282,11 @@ impl Dockerfile {
         mut i: usize,
         first_from: &mut Option<u32>,
     ) -> usize {
-        let escape = self.escape;
         let first = lines[i];
         let indent =
             text[first.start..first.end].len() - text[first.start..first.end].trim_start().len();
-        let mut logical = Logical::default();
-        let mut piece_start = first.start + indent;
-        let mut last_end;
-        loop {
-            let line = lines[i];
-            let content = &text[piece_start..line.end];
-            let trimmed = content.trim_end();
-            last_end = line.end;
-            i += 1;
-            if let Some(joined) = trimmed.strip_suffix(escape) {
-                logical.push(joined, piece_start);
-                // Comment and blank lines inside a continuation are skipped.
-                while let Some(next) = lines.get(i) {
-                    let c = &text[next.start..next.end];
-                    if is_blank(c) || is_comment(c) {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                match lines.get(i) {
-                    Some(next) => piece_start = next.start,
-                    None => break,
-                }
-            } else {
-                logical.push(content, piece_start);
-                break;
-            }
-        }
+        let (logical, last_end) =
+            self.join_continuations(text, lines, &mut i, first.start + indent);
         let line_text = logical.text.as_str();
         let keyword_end = line_text
             .find(|c: char| c.is_whitespace())
@@ -336,40 +315,10 @@ impl Dockerfile {
                     args_start + marker.start as usize,
                     args_start + marker.end as usize,
                 );
-                let body_start = lines.get(i).map_or(text.len(), |l| l.start);
-                let mut found = None;
-                while let Some(line) = lines.get(i) {
-                    let c = &text[line.start..line.end];
-                    let c = if strip_tabs {
-                        c.trim_start_matches('\t')
-                    } else {
-                        c
-                    };
-                    i += 1;
-                    if c == name {
-                        found = Some(*line);
-                        break;
-                    }
-                }
-                let (body_end, end) = match found {
-                    Some(line) => (line.start, line.end),
-                    None => {
-                        self.errors.push(SyntaxError {
-                            message: format!("unterminated heredoc: no line `{name}` closes it"),
-                            range: marker_range,
-                        });
-                        (text.len(), text.len())
-                    }
-                };
-                range = range.cover(TextRange::new(end, end));
-                heredocs.push(Heredoc {
-                    name,
-                    strip_tabs,
-                    body: Word {
-                        text: text[body_start..body_end].to_string(),
-                        range: TextRange::new(body_start, body_end),
-                    },
-                });
+                let heredoc =
+                    self.heredoc_body(text, lines, &mut i, name, strip_tabs, marker_range);
+                range = range.cover(TextRange::new(heredoc.end, heredoc.end));
+                heredocs.push(heredoc.heredoc);
             }
         }
         let json = JSON_FORM.contains(&keyword.as_str()) && rest_trimmed.starts_with('[');
@@ -413,6 +362,98 @@ impl Dockerfile {
         }
         self.instructions.push(instruction);
         i
+    }
+
+    /// Joins the lines of one instruction that end in the escape character,
+    /// starting at byte `piece_start` of line `*i`; leaves `*i` at the line
+    /// after it and returns the logical line and where its last line ends.
+    fn join_continuations(
+        &self,
+        text: &str,
+        lines: &[Line],
+        i: &mut usize,
+        mut piece_start: usize,
+    ) -> (Logical, usize) {
+        let mut logical = Logical::default();
+        let mut last_end;
+        loop {
+            let line = lines[*i];
+            let content = &text[piece_start..line.end];
+            let trimmed = content.trim_end();
+            last_end = line.end;
+            *i += 1;
+            if let Some(joined) = trimmed.strip_suffix(self.escape) {
+                logical.push(joined, piece_start);
+                // Comment and blank lines inside a continuation are skipped.
+                while let Some(next) = lines.get(*i) {
+                    let c = &text[next.start..next.end];
+                    if is_blank(c) || is_comment(c) {
+                        *i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                match lines.get(*i) {
+                    Some(next) => piece_start = next.start,
+                    None => break,
+                }
+            } else {
+                logical.push(content, piece_start);
+                break;
+            }
+        }
+        (logical, last_end)
+    }
+
+    /// Reads a here-document's body from line `*i` to the line `name` that
+    /// closes it (after leading tabs for `<<-`), leaving `*i` after that
+    /// line. An unclosed one runs to the end of the file and is an error at
+    /// its marker.
+    fn heredoc_body(
+        &mut self,
+        text: &str,
+        lines: &[Line],
+        i: &mut usize,
+        name: String,
+        strip_tabs: bool,
+        marker_range: TextRange,
+    ) -> ReadHeredoc {
+        let body_start = lines.get(*i).map_or(text.len(), |l| l.start);
+        let mut found = None;
+        while let Some(line) = lines.get(*i) {
+            let c = &text[line.start..line.end];
+            let c = if strip_tabs {
+                c.trim_start_matches('\t')
+            } else {
+                c
+            };
+            *i += 1;
+            if c == name {
+                found = Some(*line);
+                break;
+            }
+        }
+        let (body_end, end) = match found {
+            Some(line) => (line.start, line.end),
+            None => {
+                self.errors.push(SyntaxError {
+                    message: format!("unterminated heredoc: no line `{name}` closes it"),
+                    range: marker_range,
+                });
+                (text.len(), text.len())
+            }
+        };
+        ReadHeredoc {
+            heredoc: Heredoc {
+                name,
+                strip_tabs,
+                body: Word {
+                    text: text[body_start..body_end].to_string(),
+                    range: TextRange::new(body_start, body_end),
+                },
+            },
+            end,
+        }
     }
 
     /// Only `ARG` may come before the first `FROM`.
