@@ -4,7 +4,7 @@
 use super::config::{CONFIG_FILE_NAME, Config, ConfigError};
 use super::{Skip, kustomize};
 use crate::model::script::ScriptKind;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -344,12 +344,7 @@ pub fn discover_with(
     paths: &[PathBuf],
     resolver: &ConfigResolver,
 ) -> (Vec<Target>, Vec<DiscoveryError>) {
-    let targets = Mutex::new(Vec::new());
-    let errors = Mutex::new(Vec::new());
-    // Directories the walk saw a kustomization in: only those can hold an
-    // overlay, so no other walked directory needs looking at for one.
-    let kustomized = Mutex::new(HashSet::new());
-    let unwalked = Arc::new(Mutex::new(Vec::new()));
+    let found = Walked::default();
     // Whether each path is a directory, asked on every thread at once: a
     // run given thousands of files would otherwise wait on their `stat`s.
     let is_dir: Vec<bool> = {
@@ -359,7 +354,7 @@ pub fn discover_with(
     for (path, is_dir) in paths.iter().zip(is_dir) {
         if !is_dir {
             // Files, and paths that do not exist (reported when read).
-            targets.lock().expect("targets").push(Target {
+            found.targets.lock().expect("targets").push(Target {
                 path: path.clone(),
                 explicit: true,
                 manifest_only: false,
@@ -371,90 +366,17 @@ pub fn discover_with(
         // which waits forever on a FIFO: a directory with one is not walked
         // (and said so), and neither are ignore files above the root.
         if let Some(file) = blocking_ignore_file(path) {
-            errors.lock().expect("errors").push(not_walked(file));
+            found.errors.lock().expect("errors").push(not_walked(file));
             continue;
         }
-        let parents_readable = std::path::absolute(path).ok().is_some_and(|p| {
-            p.ancestors()
-                .skip(1)
-                .all(|d| blocking_ignore_file(d).is_none())
-        });
-        let unwalked = Arc::clone(&unwalked);
-        let walker = ignore::WalkBuilder::new(path)
-            .hidden(false)
-            .require_git(false)
-            .parents(parents_readable)
-            .filter_entry(move |e| {
-                if e.file_name() == ".git" {
-                    return false;
-                }
-                if e.file_type().is_some_and(|t| t.is_dir())
-                    && let Some(file) = blocking_ignore_file(e.path())
-                {
-                    unwalked.lock().expect("unwalked").push(not_walked(file));
-                    return false;
-                }
-                true
-            })
-            .build_parallel();
-        walker.run(|| {
-            Box::new(|entry| {
-                match entry {
-                    Ok(entry) => {
-                        if entry.file_type().is_some_and(|t| t.is_file()) {
-                            let file = entry.into_path();
-                            let name = crate::vfs::file_name_text(&file);
-                            let name = name.as_ref();
-                            if kustomize::KUSTOMIZATION_NAMES.contains(&name) {
-                                let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-                                kustomized.lock().expect("kustomized").insert(dir);
-                            }
-                            match resolver.for_file(&file) {
-                                Ok(config) => {
-                                    // The globs resolve the path themselves, and
-                                    // only when there are globs.
-                                    let kind = script_kind(&file);
-                                    let script = match kind {
-                                        Some(ScriptKind::Markdown) => config.lint_markdown,
-                                        kind => kind.is_some(),
-                                    };
-                                    let named = is_compose_file_name(name)
-                                        || is_dockerfile_name(name)
-                                        || script
-                                        || config.is_included(&file);
-                                    let wanted =
-                                        named || (kind.is_none() && is_yaml_file_name(&file));
-                                    if wanted && !config.is_excluded(&file) {
-                                        targets.lock().expect("targets").push(Target {
-                                            path: file,
-                                            explicit: false,
-                                            manifest_only: !named,
-                                            skip: None,
-                                        });
-                                    }
-                                }
-                                Err(e) => errors.lock().expect("errors").push(DiscoveryError {
-                                    path: file,
-                                    message: e.0,
-                                }),
-                            }
-                        }
-                    }
-                    Err(err) => {
-                        let path = match &err {
-                            ignore::Error::WithPath { path, .. } => path.clone(),
-                            _ => path.clone(),
-                        };
-                        errors.lock().expect("errors").push(DiscoveryError {
-                            path,
-                            message: err.to_string(),
-                        });
-                    }
-                }
-                ignore::WalkState::Continue
-            })
-        });
+        found.walk(path, resolver);
     }
+    let Walked {
+        targets,
+        errors,
+        kustomized,
+        unwalked,
+    } = found;
     let mut targets = targets.into_inner().expect("targets");
     // The order of `Target`'s `Ord` (its path's components first), with
     // each path's components flattened once rather than walked again in
@@ -476,6 +398,111 @@ pub fn discover_with(
     let mut errors = errors.into_inner().expect("errors");
     errors.extend(std::mem::take(&mut *unwalked.lock().expect("unwalked")));
     (targets, errors)
+}
+
+/// What the directory walks of one run collect, from every walker thread
+/// at once.
+#[derive(Default)]
+struct Walked {
+    targets: Mutex<Vec<Target>>,
+    errors: Mutex<Vec<DiscoveryError>>,
+    /// Directories the walk saw a kustomization in: only those can hold an
+    /// overlay, so no other walked directory needs looking at for one.
+    kustomized: Mutex<HashSet<PathBuf>>,
+    /// Directories left out for a blocking ignore file, found by the walk's
+    /// filter (which must own what it holds).
+    unwalked: Arc<Mutex<Vec<DiscoveryError>>>,
+}
+
+impl Walked {
+    /// Walks the directory `root` on every thread, honouring ignore files.
+    fn walk(&self, root: &Path, resolver: &ConfigResolver) {
+        let parents_readable = std::path::absolute(root).ok().is_some_and(|p| {
+            p.ancestors()
+                .skip(1)
+                .all(|d| blocking_ignore_file(d).is_none())
+        });
+        let unwalked = Arc::clone(&self.unwalked);
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .require_git(false)
+            .parents(parents_readable)
+            .filter_entry(move |e| {
+                if e.file_name() == ".git" {
+                    return false;
+                }
+                if e.file_type().is_some_and(|t| t.is_dir())
+                    && let Some(file) = blocking_ignore_file(e.path())
+                {
+                    unwalked.lock().expect("unwalked").push(not_walked(file));
+                    return false;
+                }
+                true
+            })
+            .build_parallel();
+        walker.run(|| {
+            Box::new(|entry| {
+                match entry {
+                    Ok(entry) => {
+                        if entry.file_type().is_some_and(|t| t.is_file()) {
+                            self.file(entry.into_path(), resolver);
+                        }
+                    }
+                    Err(err) => {
+                        let path = match &err {
+                            ignore::Error::WithPath { path, .. } => path.clone(),
+                            _ => root.to_path_buf(),
+                        };
+                        self.errors.lock().expect("errors").push(DiscoveryError {
+                            path,
+                            message: err.to_string(),
+                        });
+                    }
+                }
+                ignore::WalkState::Continue
+            })
+        });
+    }
+
+    /// Takes a walked file as a target when its name, its kind or the
+    /// configuration's globs ask for it; any YAML file is read for
+    /// manifests.
+    fn file(&self, file: PathBuf, resolver: &ConfigResolver) {
+        let name = crate::vfs::file_name_text(&file);
+        let name = name.as_ref();
+        if kustomize::KUSTOMIZATION_NAMES.contains(&name) {
+            let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+            self.kustomized.lock().expect("kustomized").insert(dir);
+        }
+        match resolver.for_file(&file) {
+            Ok(config) => {
+                // The globs resolve the path themselves, and only when there
+                // are globs.
+                let kind = script_kind(&file);
+                let script = match kind {
+                    Some(ScriptKind::Markdown) => config.lint_markdown,
+                    kind => kind.is_some(),
+                };
+                let named = is_compose_file_name(name)
+                    || is_dockerfile_name(name)
+                    || script
+                    || config.is_included(&file);
+                let wanted = named || (kind.is_none() && is_yaml_file_name(&file));
+                if wanted && !config.is_excluded(&file) {
+                    self.targets.lock().expect("targets").push(Target {
+                        path: file,
+                        explicit: false,
+                        manifest_only: !named,
+                        skip: None,
+                    });
+                }
+            }
+            Err(e) => self.errors.lock().expect("errors").push(DiscoveryError {
+                path: file,
+                message: e.0,
+            }),
+        }
+    }
 }
 
 /// The first of the ignore files a walk reads in `dir` (`.gitignore`,
