@@ -75,83 +75,18 @@ impl Service {
             reserve(&mut gpu, vendor, what, request.node, request.gpu_count());
         }
         for device in &self.devices {
-            let d = device.value.as_str();
-            let host = d.split(':').next().unwrap_or(d);
-            if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
-                let c = if rest == "all" {
-                    Gpus::All
-                } else {
-                    Gpus::Count(1)
-                };
-                reserve(
-                    &mut gpu,
-                    Vendor::Nvidia,
-                    format!("the CDI device `{d}`"),
-                    device.node,
-                    c,
-                );
-            } else if d.starts_with("amd.com/gpu=") {
-                reserve(
-                    &mut gpu,
-                    Vendor::Amd,
-                    format!("the CDI device `{d}`"),
-                    device.node,
-                    Gpus::Unknown,
-                );
-            } else if host.starts_with("/dev/nvidia")
-                && host["/dev/nvidia".len()..]
-                    .chars()
-                    .all(|c| c.is_ascii_digit())
-                && host.len() > "/dev/nvidia".len()
-            {
-                reserve(
-                    &mut gpu,
-                    Vendor::Nvidia,
-                    format!("the device `{host}`"),
-                    device.node,
-                    Gpus::Count(1),
-                );
-            } else if host == "/dev/kfd" {
-                reserve(
-                    &mut gpu,
-                    Vendor::Amd,
-                    "the ROCm device `/dev/kfd`".into(),
-                    device.node,
-                    Gpus::Unknown,
-                );
-            } else if host.starts_with("/dev/infiniband") {
-                gpu.rdma = true;
+            match device_grant(&device.value) {
+                DeviceGrant::Gpu {
+                    vendor,
+                    what,
+                    count,
+                } => reserve(&mut gpu, vendor, what, device.node, count),
+                DeviceGrant::Rdma => gpu.rdma = true,
+                DeviceGrant::Other => {}
             }
         }
-        if let Some(runtime) = &self.runtime {
-            let visible = self.env("NVIDIA_VISIBLE_DEVICES").map(|e| e.value.clone());
-            match runtime.value.as_str() {
-                "nvidia" => {
-                    let disabled = matches!(&visible, Some(Some(v)) if matches!(v.as_str(), "void" | "none" | ""));
-                    if !disabled {
-                        let c = match &visible {
-                            Some(Some(v)) if v == "all" => Gpus::All,
-                            Some(Some(v)) => Gpus::Count(v.split(',').count() as u64),
-                            _ => Gpus::Unknown,
-                        };
-                        reserve(
-                            &mut gpu,
-                            Vendor::Nvidia,
-                            "`runtime: nvidia`".into(),
-                            runtime.node,
-                            c,
-                        );
-                    }
-                }
-                "amd" => reserve(
-                    &mut gpu,
-                    Vendor::Amd,
-                    "`runtime: amd`".into(),
-                    runtime.node,
-                    Gpus::Unknown,
-                ),
-                _ => {}
-            }
+        if let Some((vendor, what, at, c)) = self.runtime_gpus() {
+            reserve(&mut gpu, vendor, what.to_string(), at, c);
         }
         gpu.count = count;
 
@@ -168,5 +103,84 @@ impl Service {
         gpu.launcher = launcher;
         gpu.parallelism = parallelism;
         gpu
+    }
+
+    /// The GPUs a `runtime:` gives: `nvidia` those `NVIDIA_VISIBLE_DEVICES`
+    /// names (none when it is `void`, `none` or empty), `amd` an unknown
+    /// number.
+    fn runtime_gpus(&self) -> Option<(Vendor, &'static str, Src, Gpus)> {
+        let runtime = self.runtime.as_ref()?;
+        match runtime.value.as_str() {
+            "nvidia" => {
+                let visible = self.env("NVIDIA_VISIBLE_DEVICES").map(|e| e.value.clone());
+                let disabled =
+                    matches!(&visible, Some(Some(v)) if matches!(v.as_str(), "void" | "none" | ""));
+                if disabled {
+                    return None;
+                }
+                let c = match &visible {
+                    Some(Some(v)) if v == "all" => Gpus::All,
+                    Some(Some(v)) => Gpus::Count(v.split(',').count() as u64),
+                    _ => Gpus::Unknown,
+                };
+                Some((Vendor::Nvidia, "`runtime: nvidia`", runtime.node, c))
+            }
+            "amd" => Some((Vendor::Amd, "`runtime: amd`", runtime.node, Gpus::Unknown)),
+            _ => None,
+        }
+    }
+}
+
+/// What one `devices:` entry gives the container.
+enum DeviceGrant {
+    Gpu {
+        vendor: Vendor,
+        what: String,
+        count: Gpus,
+    },
+    /// An InfiniBand device: the container can use RDMA.
+    Rdma,
+    Other,
+}
+
+/// Reads a `devices:` entry: a CDI name (`nvidia.com/gpu=0`), a GPU device
+/// node (`/dev/nvidia0`, `/dev/kfd`) or an InfiniBand one.
+fn device_grant(d: &str) -> DeviceGrant {
+    let host = d.split(':').next().unwrap_or(d);
+    let gpu = |vendor, what, count| DeviceGrant::Gpu {
+        vendor,
+        what,
+        count,
+    };
+    if let Some(rest) = d.strip_prefix("nvidia.com/gpu=") {
+        let count = if rest == "all" {
+            Gpus::All
+        } else {
+            Gpus::Count(1)
+        };
+        gpu(Vendor::Nvidia, format!("the CDI device `{d}`"), count)
+    } else if d.starts_with("amd.com/gpu=") {
+        gpu(Vendor::Amd, format!("the CDI device `{d}`"), Gpus::Unknown)
+    } else if host.starts_with("/dev/nvidia")
+        && host["/dev/nvidia".len()..]
+            .chars()
+            .all(|c| c.is_ascii_digit())
+        && host.len() > "/dev/nvidia".len()
+    {
+        gpu(
+            Vendor::Nvidia,
+            format!("the device `{host}`"),
+            Gpus::Count(1),
+        )
+    } else if host == "/dev/kfd" {
+        gpu(
+            Vendor::Amd,
+            "the ROCm device `/dev/kfd`".into(),
+            Gpus::Unknown,
+        )
+    } else if host.starts_with("/dev/infiniband") {
+        DeviceGrant::Rdma
+    } else {
+        DeviceGrant::Other
     }
 }
