@@ -426,83 +426,10 @@ fn dependencies(
     services: Option<&std::sync::Arc<Node>>,
     found: &mut Vec<Refusal>,
 ) {
-    for service in &project.services {
-        // The schema lets `pid: null` by, and compose-go's normalisation
-        // then reads it as a string: Compose stops with a Go panic,
-        // whatever profile the service is in.
-        if let Some(pid) = services
-            .and_then(|s| s.get(&service.name))
-            .and_then(|m| m.get("pid"))
-            .filter(|pid| pid.is_null())
-        {
-            found.push(Refusal {
-                message: format!(
-                    "`pid:` of service `{}` is empty, and Compose stops with a crash on it (`panic: interface conversion: interface {{}} is nil, not string`): remove the key (the container then gets its own PID namespace)",
-                    service.name
-                ),
-                at: Place::Node(pid.src),
-                kind: RefusalKind::Config,
-                service: Some(service.name.clone()),
-            });
-        }
-    }
+    null_pids(project, services, found);
     for service in project.services.iter().filter(|s| project.is_active(s)) {
         let model = services.and_then(|s| s.get(&service.name));
-        let mut wanted: Vec<(String, Place, bool)> = Vec::new();
-        if let Some(depends) = model.and_then(|m| m.get("depends_on")) {
-            match &depends.kind {
-                Kind::Sequence(items) => {
-                    for item in items {
-                        if let Some(n) = item.str() {
-                            wanted.push((n.to_string(), Place::Node(item.src), true));
-                        }
-                    }
-                }
-                Kind::Mapping(entries) => {
-                    for e in entries {
-                        let required = e
-                            .value
-                            .get("required")
-                            .and_then(|r| r.str())
-                            .is_none_or(|r| r != "false");
-                        wanted.push((e.key.clone(), Place::Node(e.key_src), required));
-                    }
-                }
-                Kind::Scalar { .. } => {}
-            }
-        }
-        if let Some(ipc) = &service.ipc
-            && let IpcMode::Service(donor) = &ipc.value
-        {
-            wanted.push((donor.clone(), Place::Node(ipc.node), true));
-        }
-        // compose-go's normalisation adds a required dependency for each
-        // link (`db` or `db:alias`), each service a volume is taken from
-        // (`volumes_from: [data:ro]`, not `container:x`), and each
-        // namespace joined by `service:x`.
-        let items = |key: &str| model.and_then(|m| m.get(key)).map(|v| v.items().to_vec());
-        for item in items("links").unwrap_or_default() {
-            if let Some(link) = item.str() {
-                let parts: Vec<&str> = link.split(':').collect();
-                let other = if parts.len() == 2 { parts[0] } else { link };
-                wanted.push((other.to_string(), Place::Node(item.src), true));
-            }
-        }
-        for item in items("volumes_from").unwrap_or_default() {
-            if let Some(from) = item.str()
-                && !from.starts_with("container:")
-            {
-                let other = from.split(':').next().unwrap_or(from);
-                wanted.push((other.to_string(), Place::Node(item.src), true));
-            }
-        }
-        for key in ["network_mode", "pid", "uts", "cgroup"] {
-            if let Some(node) = model.and_then(|m| m.get(key))
-                && let Some(other) = node.str().and_then(|v| v.strip_prefix("service:"))
-            {
-                wanted.push((other.to_string(), Place::Node(node.src), true));
-            }
-        }
+        let mut wanted = wanted_services(service, model);
         // One dependency per service named, as compose-go's map keeps it:
         // the first place that names it is where it is reported.
         let mut named = HashSet::new();
@@ -540,6 +467,94 @@ fn dependencies(
             });
         }
     }
+}
+
+/// The schema lets `pid: null` by, and compose-go's normalisation then
+/// reads it as a string: Compose stops with a Go panic, whatever profile
+/// the service is in.
+fn null_pids(project: &Project, services: Option<&std::sync::Arc<Node>>, found: &mut Vec<Refusal>) {
+    for service in &project.services {
+        if let Some(pid) = services
+            .and_then(|s| s.get(&service.name))
+            .and_then(|m| m.get("pid"))
+            .filter(|pid| pid.is_null())
+        {
+            found.push(Refusal {
+                message: format!(
+                    "`pid:` of service `{}` is empty, and Compose stops with a crash on it (`panic: interface conversion: interface {{}} is nil, not string`): remove the key (the container then gets its own PID namespace)",
+                    service.name
+                ),
+                at: Place::Node(pid.src),
+                kind: RefusalKind::Config,
+                service: Some(service.name.clone()),
+            });
+        }
+    }
+}
+
+/// The services `service` depends on, each with where it is named and
+/// whether the dependency is required: `depends_on`, `ipc: service:X`,
+/// and those compose-go's normalisation adds.
+fn wanted_services(
+    service: &Service,
+    model: Option<&std::sync::Arc<Node>>,
+) -> Vec<(String, Place, bool)> {
+    let mut wanted: Vec<(String, Place, bool)> = Vec::new();
+    if let Some(depends) = model.and_then(|m| m.get("depends_on")) {
+        match &depends.kind {
+            Kind::Sequence(items) => {
+                for item in items {
+                    if let Some(n) = item.str() {
+                        wanted.push((n.to_string(), Place::Node(item.src), true));
+                    }
+                }
+            }
+            Kind::Mapping(entries) => {
+                for e in entries {
+                    let required = e
+                        .value
+                        .get("required")
+                        .and_then(|r| r.str())
+                        .is_none_or(|r| r != "false");
+                    wanted.push((e.key.clone(), Place::Node(e.key_src), required));
+                }
+            }
+            Kind::Scalar { .. } => {}
+        }
+    }
+    if let Some(ipc) = &service.ipc
+        && let IpcMode::Service(donor) = &ipc.value
+    {
+        wanted.push((donor.clone(), Place::Node(ipc.node), true));
+    }
+    // compose-go's normalisation adds a required dependency for each
+    // link (`db` or `db:alias`), each service a volume is taken from
+    // (`volumes_from: [data:ro]`, not `container:x`), and each
+    // namespace joined by `service:x`.
+    let items = |key: &str| model.and_then(|m| m.get(key)).map(|v| v.items().to_vec());
+    for item in items("links").unwrap_or_default() {
+        if let Some(link) = item.str() {
+            let parts: Vec<&str> = link.split(':').collect();
+            let other = if parts.len() == 2 { parts[0] } else { link };
+            wanted.push((other.to_string(), Place::Node(item.src), true));
+        }
+    }
+    for item in items("volumes_from").unwrap_or_default() {
+        if let Some(from) = item.str()
+            && !from.starts_with("container:")
+        {
+            let other = from.split(':').next().unwrap_or(from);
+            wanted.push((other.to_string(), Place::Node(item.src), true));
+        }
+    }
+    for key in ["network_mode", "pid", "uts", "cgroup"] {
+        if let Some(node) = model.and_then(|m| m.get(key))
+            && let Some(other) = node.str().and_then(|v| v.strip_prefix("service:"))
+        {
+            wanted.push((other.to_string(), Place::Node(node.src), true));
+        }
+    }
+    wanted
 }
 
 /// A project of one file that is not one Compose discovers by name.
