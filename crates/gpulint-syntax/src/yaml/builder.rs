@@ -67,94 +67,12 @@ impl<'a> Builder<'a> {
                     root: self.root.take(),
                 }),
                 Event::Scalar(text, style, anchor, tag) => {
-                    let style = match style {
-                        ScalarStyle::Plain => Style::Plain,
-                        ScalarStyle::SingleQuoted => Style::SingleQuoted,
-                        ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
-                        ScalarStyle::Literal => Style::Literal,
-                        ScalarStyle::Folded => Style::Folded,
-                    };
-                    let (mut props_start, mut range) = self.skip_properties(start, end);
-                    if matches!(style, Style::SingleQuoted | Style::DoubleQuoted) {
-                        // Quoted scalar spans run on over trailing blanks and comments.
-                        if let Some(end) = closing_quote(self.text, range.start as usize, style) {
-                            range.end = range.end.min(end as u32);
-                        }
-                    } else if matches!(style, Style::Literal | Style::Folded) {
-                        // Block scalar spans run on to the next token; trim the trailing blank lines.
-                        let trimmed = self.text[range.as_range()].trim_end().len();
-                        range.end = range.start + trimmed as u32;
-                        // An empty one (`- |` and then a line less indented)
-                        // starts at that next token: it ends with its header
-                        // instead, or text inserted after it would land
-                        // past the next line.
-                        if trimmed == 0 {
-                            let header_end = self.text[..range.start as usize].trim_end().len();
-                            range = TextRange::new(header_end, header_end);
-                            props_start = header_end as u32;
-                        }
-                    }
-                    self.scalar_ranges.push(range);
-                    let id = self.push(Node {
-                        value: Value::Scalar {
-                            text: text.into_owned(),
-                            style,
-                        },
-                        range,
-                        props_start,
-                        tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
-                        anchored: anchor != 0,
-                        flow: false,
-                    });
-                    if anchor != 0 {
-                        self.anchors.insert(anchor, id);
-                    }
-                    self.attach(id);
+                    self.scalar(text.into_owned(), style, anchor, tag, start, end)
                 }
-                Event::Alias(anchor) => {
-                    let target = self.anchors.get(&anchor).copied();
-                    let id = self.push(Node {
-                        value: Value::Alias(target),
-                        range: TextRange::new(start, end),
-                        props_start: start as u32,
-                        tag: None,
-                        anchored: false,
-                        flow: false,
-                    });
-                    self.attach(id);
-                }
+                Event::Alias(anchor) => self.alias(anchor, start, end),
                 Event::SequenceStart(anchor, tag) => self.open(false, anchor, tag, start, end),
                 Event::MappingStart(anchor, tag) => self.open(true, anchor, tag, start, end),
-                Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(frame) = self.stack.pop() else {
-                        continue;
-                    };
-                    let (id, value, last) = match frame {
-                        Frame::Seq { id, items } => {
-                            let last = items.last().copied();
-                            (id, Value::Sequence(items), last)
-                        }
-                        Frame::Map { id, pairs, .. } => {
-                            self.refuse_invalid_keys(&pairs)?;
-                            if pairs.len() >= INDEXED_MAPPING {
-                                let index = self.key_index_of(&pairs);
-                                self.key_index.insert(id, index);
-                            }
-                            let last = pairs.last().map(|&(_, v)| v);
-                            (id, Value::Mapping(pairs), last)
-                        }
-                    };
-                    let node = &mut self.nodes[id as usize];
-                    node.value = value;
-                    if node.flow {
-                        node.range.end = end as u32;
-                    } else if let Some(last) = last {
-                        let last_end = self.nodes[last as usize].range.end;
-                        let node = &mut self.nodes[id as usize];
-                        node.range.end = node.range.end.max(last_end);
-                    }
-                    self.attach(id);
-                }
+                Event::SequenceEnd | Event::MappingEnd => self.close(end)?,
                 Event::StreamStart | Event::StreamEnd | Event::Nothing => {}
             }
         }
@@ -168,6 +86,107 @@ impl<'a> Builder<'a> {
             // Set by `parse` once spans are final.
             alias_starts: Vec::new(),
         })
+    }
+
+    /// A scalar's node, its span trimmed to what a fix may replace.
+    fn scalar(
+        &mut self,
+        text: String,
+        style: ScalarStyle,
+        anchor: usize,
+        tag: Option<std::borrow::Cow<'_, saphyr_parser::Tag>>,
+        start: usize,
+        end: usize,
+    ) {
+        let style = match style {
+            ScalarStyle::Plain => Style::Plain,
+            ScalarStyle::SingleQuoted => Style::SingleQuoted,
+            ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+            ScalarStyle::Literal => Style::Literal,
+            ScalarStyle::Folded => Style::Folded,
+        };
+        let (mut props_start, mut range) = self.skip_properties(start, end);
+        if matches!(style, Style::SingleQuoted | Style::DoubleQuoted) {
+            // Quoted scalar spans run on over trailing blanks and comments.
+            if let Some(end) = closing_quote(self.text, range.start as usize, style) {
+                range.end = range.end.min(end as u32);
+            }
+        } else if matches!(style, Style::Literal | Style::Folded) {
+            // Block scalar spans run on to the next token; trim the trailing blank lines.
+            let trimmed = self.text[range.as_range()].trim_end().len();
+            range.end = range.start + trimmed as u32;
+            // An empty one (`- |` and then a line less indented)
+            // starts at that next token: it ends with its header
+            // instead, or text inserted after it would land
+            // past the next line.
+            if trimmed == 0 {
+                let header_end = self.text[..range.start as usize].trim_end().len();
+                range = TextRange::new(header_end, header_end);
+                props_start = header_end as u32;
+            }
+        }
+        self.scalar_ranges.push(range);
+        let id = self.push(Node {
+            value: Value::Scalar { text, style },
+            range,
+            props_start,
+            tag: tag.map(|t| format!("{}{}", t.handle, t.suffix)),
+            anchored: anchor != 0,
+            flow: false,
+        });
+        if anchor != 0 {
+            self.anchors.insert(anchor, id);
+        }
+        self.attach(id);
+    }
+
+    /// An alias's node, pointing at the node its anchor names (none for an
+    /// undefined anchor).
+    fn alias(&mut self, anchor: usize, start: usize, end: usize) {
+        let target = self.anchors.get(&anchor).copied();
+        let id = self.push(Node {
+            value: Value::Alias(target),
+            range: TextRange::new(start, end),
+            props_start: start as u32,
+            tag: None,
+            anchored: false,
+            flow: false,
+        });
+        self.attach(id);
+    }
+
+    /// Closes the innermost collection at byte `end`: its items become its
+    /// value, and its span runs to its last item (or its closing bracket).
+    fn close(&mut self, end: usize) -> Result<(), YamlError> {
+        let Some(frame) = self.stack.pop() else {
+            return Ok(());
+        };
+        let (id, value, last) = match frame {
+            Frame::Seq { id, items } => {
+                let last = items.last().copied();
+                (id, Value::Sequence(items), last)
+            }
+            Frame::Map { id, pairs, .. } => {
+                self.refuse_invalid_keys(&pairs)?;
+                if pairs.len() >= INDEXED_MAPPING {
+                    let index = self.key_index_of(&pairs);
+                    self.key_index.insert(id, index);
+                }
+                let last = pairs.last().map(|&(_, v)| v);
+                (id, Value::Mapping(pairs), last)
+            }
+        };
+        let node = &mut self.nodes[id as usize];
+        node.value = value;
+        if node.flow {
+            node.range.end = end as u32;
+        } else if let Some(last) = last {
+            let last_end = self.nodes[last as usize].range.end;
+            let node = &mut self.nodes[id as usize];
+            node.range.end = node.range.end.max(last_end);
+        }
+        self.attach(id);
+        Ok(())
     }
 
     /// Where each scalar key of a mapping (an alias of one too) is among
