@@ -339,6 +339,56 @@ fn single_value(resolve: Resolve, value: &Word) -> Option<(String, String)> {
     }
 }
 
+/// Where `docker`, `podman` or `nvidia-docker` is among a command's words,
+/// after assignments and wrappers with their options (`sudo -E`, `srun -N
+/// 2`, `timeout 10m`, `env A=1`), nothing else: `echo docker run` is not a
+/// run.
+fn program_word(words: &[Word]) -> Option<usize> {
+    let mut wrapped = false;
+    for (i, word) in words.iter().enumerate() {
+        let name = base(&word.text);
+        if !word.dynamic && matches!(name, "docker" | "podman" | "nvidia-docker") {
+            return Some(i);
+        }
+        let assignment = word.assigned_name().is_some();
+        let wrapper_argument = wrapped
+            && (word.text.starts_with('-')
+                || words[i - 1].text.starts_with('-')
+                || word.text.starts_with(|c: char| c.is_ascii_digit()));
+        if PREFIXES.contains(&name) {
+            wrapped = true;
+        } else if !(assignment || wrapper_argument) {
+            return None;
+        }
+    }
+    None
+}
+
+/// The word after the CLI's global options (`docker --context x run`),
+/// which come before the subcommand.
+fn after_global_options(words: &[Word], program: usize) -> usize {
+    let mut j = program + 1;
+    while let Some(word) = words.get(j) {
+        if !word.text.starts_with('-') {
+            break;
+        }
+        let takes_value = !word.text.contains('=')
+            && matches!(
+                word.text.as_str(),
+                "-H" | "--host"
+                    | "--context"
+                    | "-c"
+                    | "--config"
+                    | "-l"
+                    | "--log-level"
+                    | "--url"
+                    | "--connection"
+            );
+        j += if takes_value { 2 } else { 1 };
+    }
+    j
+}
+
 impl DockerRun {
     /// The `docker run` in a simple command, if it is one, reading no
     /// script variable.
@@ -350,50 +400,8 @@ impl DockerRun {
     /// among its options are read with the values `resolve` gives.
     pub fn find_in(command: &Command, resolve: Resolve) -> Option<DockerRun> {
         let words = &command.words;
-        // Skip assignments and wrappers with their options (`sudo -E`,
-        // `srun -N 2`, `timeout 10m`, `env A=1`), nothing else: `echo docker
-        // run` is not a run.
-        let mut wrapped = false;
-        let mut program = None;
-        for (i, word) in words.iter().enumerate() {
-            let name = base(&word.text);
-            if !word.dynamic && matches!(name, "docker" | "podman" | "nvidia-docker") {
-                program = Some(i);
-                break;
-            }
-            let assignment = word.assigned_name().is_some();
-            let wrapper_argument = wrapped
-                && (word.text.starts_with('-')
-                    || words[i - 1].text.starts_with('-')
-                    || word.text.starts_with(|c: char| c.is_ascii_digit()));
-            if PREFIXES.contains(&name) {
-                wrapped = true;
-            } else if !(assignment || wrapper_argument) {
-                return None;
-            }
-        }
-        let program = program?;
-        // Global options of the CLI (`docker --context x run`) come first.
-        let mut j = program + 1;
-        while let Some(word) = words.get(j) {
-            if !word.text.starts_with('-') {
-                break;
-            }
-            let takes_value = !word.text.contains('=')
-                && matches!(
-                    word.text.as_str(),
-                    "-H" | "--host"
-                        | "--context"
-                        | "-c"
-                        | "--config"
-                        | "-l"
-                        | "--log-level"
-                        | "--url"
-                        | "--connection"
-                );
-            j += if takes_value { 2 } else { 1 };
-        }
-        let mut sub = j;
+        let program = program_word(words)?;
+        let mut sub = after_global_options(words, program);
         if words.get(sub).is_some_and(|w| w.text == "container") {
             sub += 1;
         }
@@ -414,43 +422,9 @@ impl DockerRun {
             exec_env: Vec::new(),
             env_files_read: 0,
         };
-        let mut k = sub + 1;
-        while let Some(word) = words.get(k) {
-            let text = word.text.as_str();
-            if text == "--" {
-                k += 1;
-                break;
-            }
-            if let Some(expanded) = resolve(word) {
-                match run.read_variable(word, &expanded) {
-                    Ok(()) => {
-                        k += 1;
-                        continue;
-                    }
-                    // What follows may be a value, the image or an option:
-                    // nothing after it is read.
-                    Err(why) => {
-                        run.uncertain = Some(why);
-                        return Some(run);
-                    }
-                }
-            }
-            if !text.starts_with('-') || text == "-" {
-                let hidden = hidden_options(&words[k..]);
-                if hidden > 0 {
-                    run.uncertain = Some(format!(
-                        "`{text}` may hold options, which are only known at run time"
-                    ));
-                    k += hidden;
-                    continue;
-                }
-                break;
-            }
-            if word.dynamic && !text.starts_with("--") {
-                run.uncertain = Some(format!("`{text}` is only known at run time"));
-            }
-            k += run.read_option(words, k, resolve);
-        }
+        let Some(k) = run.read_options(words, sub + 1, resolve) else {
+            return Some(run);
+        };
         if let Some(image) = words.get(k) {
             if image.dynamic && holds_options(&image.text) {
                 run.uncertain = Some(format!(
@@ -466,6 +440,48 @@ impl DockerRun {
                 .join(" ");
         }
         Some(run)
+    }
+
+    /// Reads the options from word `k` on; returns where the image is, or
+    /// `None` when a variable's value leaves nothing after it readable.
+    fn read_options(&mut self, words: &[Word], mut k: usize, resolve: Resolve) -> Option<usize> {
+        while let Some(word) = words.get(k) {
+            let text = word.text.as_str();
+            if text == "--" {
+                k += 1;
+                break;
+            }
+            if let Some(expanded) = resolve(word) {
+                match self.read_variable(word, &expanded) {
+                    Ok(()) => {
+                        k += 1;
+                        continue;
+                    }
+                    // What follows may be a value, the image or an option:
+                    // nothing after it is read.
+                    Err(why) => {
+                        self.uncertain = Some(why);
+                        return None;
+                    }
+                }
+            }
+            if !text.starts_with('-') || text == "-" {
+                let hidden = hidden_options(&words[k..]);
+                if hidden > 0 {
+                    self.uncertain = Some(format!(
+                        "`{text}` may hold options, which are only known at run time"
+                    ));
+                    k += hidden;
+                    continue;
+                }
+                break;
+            }
+            if word.dynamic && !text.starts_with("--") {
+                self.uncertain = Some(format!("`{text}` is only known at run time"));
+            }
+            k += self.read_option(words, k, resolve);
+        }
+        Some(k)
     }
 
     /// Reads `$name` (the word `at`) where an option may be, with every
