@@ -524,6 +524,67 @@ fn string_list(node: &Node) -> Vec<String> {
     }
 }
 
+/// `ipc:`, with where it is written.
+fn read_ipc(map: &Node) -> Option<Spanned<IpcMode>> {
+    map.entry("ipc")
+        .filter(|e| !e.value.is_null())
+        .map(|e| Spanned {
+            value: IpcMode::read(&e.value),
+            node: e.value.src,
+            key: Some(e.key_src),
+        })
+}
+
+/// The GPUs `gpus:` asks for, with where it is written.
+fn read_gpus(map: &Node) -> Option<Spanned<Gpus>> {
+    map.entry("gpus")
+        .filter(|e| !e.value.is_null())
+        .map(|e| Spanned {
+            value: gpus_requests(&e.value)
+                .iter()
+                .map(DeviceRequest::gpu_count)
+                .fold(Gpus::Count(0), Gpus::combine),
+            node: e.value.src,
+            key: Some(e.key_src),
+        })
+}
+
+/// The host paths of `devices:`, in the short syntax or the long one
+/// (`{source: /dev/nvidia0, target: ...}`).
+fn read_devices(map: &Node) -> Vec<Spanned<String>> {
+    map.get("devices")
+        .map(|devices| {
+            devices
+                .items()
+                .iter()
+                .filter_map(|item| {
+                    // Long syntax: {source: /dev/nvidia0, target: ...}
+                    let text = text_of(item).or_else(|| {
+                        item.is_mapping()
+                            .then(|| item.get("source").and_then(|s| text_of(s)))
+                            .flatten()
+                    })?;
+                    Some(Spanned {
+                        value: text,
+                        node: item.src,
+                        key: None,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The services `depends_on` names, in its list or its mapping form.
+fn read_depends_on(map: &Node) -> Vec<String> {
+    map.get("depends_on")
+        .map(|d| match &d.kind {
+            Kind::Mapping(_) => d.entries().iter().map(|e| e.key.clone()).collect(),
+            _ => string_list(d),
+        })
+        .unwrap_or_default()
+}
+
 impl Service {
     /// Reads a service from its merged model. `definitions` are its
     /// definitions in merge order, `home` the one findings about what it
@@ -545,14 +606,6 @@ impl Service {
             .get("build")
             .filter(|b| b.is_mapping())
             .and_then(|b| size_entry(b, "shm_size"));
-        let ipc = map
-            .entry("ipc")
-            .filter(|e| !e.value.is_null())
-            .map(|e| Spanned {
-                value: IpcMode::read(&e.value),
-                node: e.value.src,
-                key: Some(e.key_src),
-            });
         let mut environment = reading.from_env_files;
         let own = read_environment(map, reading.env);
         // `environment` wins over every `env_file`.
@@ -564,39 +617,6 @@ impl Service {
             .filter_map(|key| Some((key.to_string(), map.get(key).filter(|v| !v.is_null())?.src)))
             .collect();
         let (device_requests, devices_key, malformed_devices) = read_device_requests(map);
-        let gpus = map
-            .entry("gpus")
-            .filter(|e| !e.value.is_null())
-            .map(|e| Spanned {
-                value: gpus_requests(&e.value)
-                    .iter()
-                    .map(DeviceRequest::gpu_count)
-                    .fold(Gpus::Count(0), Gpus::combine),
-                node: e.value.src,
-                key: Some(e.key_src),
-            });
-        let devices = map
-            .get("devices")
-            .map(|devices| {
-                devices
-                    .items()
-                    .iter()
-                    .filter_map(|item| {
-                        // Long syntax: {source: /dev/nvidia0, target: ...}
-                        let text = text_of(item).or_else(|| {
-                            item.is_mapping()
-                                .then(|| item.get("source").and_then(|s| text_of(s)))
-                                .flatten()
-                        })?;
-                        Some(Spanned {
-                            value: text,
-                            node: item.src,
-                            key: None,
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
         let mut service = Service {
             name: name.to_string(),
             key: home_definition.key,
@@ -605,7 +625,7 @@ impl Service {
             image: scalar(map, "image"),
             shm_size,
             build_shm_size,
-            ipc,
+            ipc: read_ipc(map),
             shm_mounts: read_shm_mounts(map, reading.named_volumes),
             environment,
             command_line,
@@ -614,9 +634,9 @@ impl Service {
             device_requests,
             devices_key,
             malformed_devices,
-            gpus,
+            gpus: read_gpus(map),
             runtime: scalar(map, "runtime"),
-            devices,
+            devices: read_devices(map),
             ulimits: read_ulimits(map),
             misplaced_gpu_resources: read_misplaced_resources(map),
             cap_add: map
@@ -633,13 +653,7 @@ impl Service {
                 .get("profiles")
                 .map(|p| string_list(p))
                 .unwrap_or_default(),
-            depends_on: map
-                .get("depends_on")
-                .map(|d| match &d.kind {
-                    Kind::Mapping(_) => d.entries().iter().map(|e| e.key.clone()).collect(),
-                    _ => string_list(d),
-                })
-                .unwrap_or_default(),
+            depends_on: read_depends_on(map),
             resets: Vec::new(),
             refused: None,
         };
