@@ -88,18 +88,7 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
     let (mut local, elsewhere): (Vec<&Label>, Vec<&Label>) =
         d.related.iter().partition(|l| l.file.is_none());
     local.sort_by_key(|l| l.range.start);
-    let line_of = |l: &Label| match &l.file {
-        Some(f) => f.index().line_of(l.range.start as usize),
-        None => report.index.line_of(l.range.start as usize),
-    };
-    let widest = d
-        .related
-        .iter()
-        .map(line_of)
-        .chain([report.index.line_of(d.range.start as usize)])
-        .max()
-        .unwrap_or(0);
-    let gutter = (widest + 1).to_string().len();
+    let gutter = gutter_width(report, d);
     let pad = " ".repeat(gutter);
     let _ = writeln!(
         out,
@@ -163,6 +152,12 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
         related(&mut out, source, label);
     }
     let _ = writeln!(out, "{pad} {bar}");
+    footer(&mut out, d, &pad, style);
+    out
+}
+
+/// A finding's note, help and fix, under its frames.
+fn footer(out: &mut String, d: &Diagnostic, pad: &str, style: Style) {
     if let Some(note) = &d.note {
         let note = human(note);
         let _ = writeln!(out, "{pad} {} {note}", style.paint("34", "= note:"));
@@ -184,7 +179,23 @@ pub fn render(report: &FileReport, d: &Diagnostic, style: Style) -> String {
             human(&fix.title)
         );
     }
-    out
+}
+
+/// The columns of the line-number gutter: enough for the last line any of
+/// the finding's frames shows.
+fn gutter_width(report: &FileReport, d: &Diagnostic) -> usize {
+    let line_of = |l: &Label| match &l.file {
+        Some(f) => f.index().line_of(l.range.start as usize),
+        None => report.index.line_of(l.range.start as usize),
+    };
+    let widest = d
+        .related
+        .iter()
+        .map(line_of)
+        .chain([report.index.line_of(d.range.start as usize)])
+        .max()
+        .unwrap_or(0);
+    (widest + 1).to_string().len()
 }
 
 /// The most columns of a source line a frame shows: a longer line is cut
