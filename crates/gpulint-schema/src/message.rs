@@ -6,7 +6,7 @@
 //! words itself (`schema/schema.go`, `kind/kind.go`).
 
 use crate::instance::Step;
-use boon::{ErrorKind, InstanceToken, Type, ValidationError};
+use boon::{ErrorKind, InstanceToken, Type, Types, ValidationError};
 use serde_json::Value;
 
 /// compose-go's `getMostSpecificError`, except that an error `known`
@@ -70,15 +70,7 @@ pub fn words(error: &ValidationError) -> String {
     let path = location(error).join(".");
     let what = match &error.kind {
         ErrorKind::Type { want, .. } => {
-            let mut wanted: Vec<&str> = want.iter().map(type_name).collect();
-            let wanted = if wanted.len() == 1 {
-                wanted[0].to_string()
-            } else {
-                wanted.sort_unstable();
-                let (last, rest) = wanted.split_last().unwrap_or((&"", &[]));
-                format!("{} or {last}", rest.join(", "))
-            };
-            return format!("{path} must be a {wanted}");
+            return format!("{path} must be a {}", type_names(*want));
         }
         ErrorKind::Minimum { want, .. } => {
             return format!("{path} must be greater than or equal to {}", number(want));
@@ -92,18 +84,7 @@ pub fn words(error: &ValidationError) -> String {
         ErrorKind::PropertyName { prop } => format!("invalid propertyName {}", quote(prop)),
         ErrorKind::RefCycle { url, .. } => format!("reference cycle at {url}"),
         ErrorKind::FalseSchema => "false schema".to_string(),
-        ErrorKind::Enum { want } => {
-            if want.iter().all(is_primitive) {
-                if want.len() == 1 {
-                    format!("value must be {}", display(&want[0]))
-                } else {
-                    let all: Vec<String> = want.iter().map(display).collect();
-                    format!("value must be one of {}", all.join(", "))
-                }
-            } else {
-                "enum failed".to_string()
-            }
-        }
+        ErrorKind::Enum { want } => enum_words(want),
         ErrorKind::Const { want } => {
             if is_primitive(want) {
                 format!("value must be {}", display(want))
@@ -117,23 +98,17 @@ pub fn words(error: &ValidationError) -> String {
         ErrorKind::MinProperties { got, want } => format!("minProperties: got {got}, want {want}"),
         ErrorKind::MaxProperties { got, want } => format!("maxProperties: got {got}, want {want}"),
         ErrorKind::AdditionalProperties { got } => {
-            let names: Vec<String> = got.iter().map(|n| quote(n)).collect();
-            format!("additional properties {} not allowed", names.join(", "))
+            format!("additional properties {} not allowed", quoted(got))
         }
-        ErrorKind::Required { want } => {
-            if want.len() == 1 {
-                format!("missing property {}", quote(want[0]))
-            } else {
-                let names: Vec<String> = want.iter().map(|n| quote(n)).collect();
-                format!("missing properties {}", names.join(", "))
-            }
+        ErrorKind::Required { want } if want.len() == 1 => {
+            format!("missing property {}", quote(want[0]))
         }
+        ErrorKind::Required { want } => format!("missing properties {}", quoted(want)),
         ErrorKind::Dependency { prop, missing }
         | ErrorKind::DependentRequired { prop, missing } => {
-            let names: Vec<String> = missing.iter().map(|n| quote(n)).collect();
             format!(
                 "properties {} required, if {} exists",
-                names.join(", "),
+                quoted(missing),
                 quote(prop)
             )
         }
@@ -181,6 +156,37 @@ pub fn words(error: &ValidationError) -> String {
         ErrorKind::OneOf(Some((a, b))) => format!("oneOf failed, subschemas {a}, {b} matched"),
     };
     format!("{path} {what}")
+}
+
+/// The types an instance may have, as compose-go's `humanReadableType`
+/// names them: `mapping`, `string or number`, `array, null or string`.
+fn type_names(want: Types) -> String {
+    let mut wanted: Vec<&str> = want.iter().map(type_name).collect();
+    if wanted.len() == 1 {
+        return wanted[0].to_string();
+    }
+    wanted.sort_unstable();
+    let (last, rest) = wanted.split_last().unwrap_or((&"", &[]));
+    format!("{} or {last}", rest.join(", "))
+}
+
+/// The words of an `enum` a value is not in: its values when all are
+/// primitive.
+fn enum_words(want: &[Value]) -> String {
+    if !want.iter().all(is_primitive) {
+        return "enum failed".to_string();
+    }
+    if want.len() == 1 {
+        return format!("value must be {}", display(&want[0]));
+    }
+    let all: Vec<String> = want.iter().map(display).collect();
+    format!("value must be one of {}", all.join(", "))
+}
+
+/// Property names, each quoted, joined by commas.
+fn quoted<S: AsRef<str>>(names: &[S]) -> String {
+    let names: Vec<String> = names.iter().map(|n| quote(n.as_ref())).collect();
+    names.join(", ")
 }
 
 /// compose-go's `humanReadableType` of one JSON type.
