@@ -60,6 +60,33 @@ impl DockerRun {
             .option("--shm-size")
             .map(|(_, o)| o)
             .filter(|o| !o.dynamic && o.value.is_some());
+        let ipc = self.option("--ipc").map(|(_, o)| o);
+        if let Some(refused) = self.refused_shm(shm_size, ipc) {
+            return refused;
+        }
+        // A mount at /dev/shm is the container's whatever its IPC mode:
+        // the engine adds the IPC namespace's /dev/shm only where no mount
+        // is (moby `container.IpcMounts`, `HasMountFor("/dev/shm")`;
+        // Podman's `MountExists(..., "/dev/shm")`).
+        if let Some(mount) = self.dev_shm_mount() {
+            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
+        }
+        if let Some(shm) = ipc.and_then(ipc_shm) {
+            return shm;
+        }
+        if let Some(o) = ipc {
+            match o.value.as_deref() {
+                Some("private" | "shareable" | "") | None if !o.dynamic => {}
+                _ => return run_time(Some(o)),
+            }
+        }
+        self.size_shm()
+    }
+
+    /// The refusals that decide the container whatever else is set: a size
+    /// the CLI cannot read, an IPC mode the engine does not know, and
+    /// Podman's refusal of a size with the host's or no IPC namespace.
+    fn refused_shm(&self, shm_size: Option<&RunOption>, ipc: Option<&RunOption>) -> Option<Shm> {
         // A size the CLI cannot read refuses the container whatever else
         // decides /dev/shm (the Docker CLI's `--shm-size` flag, Podman's
         // "unable to translate --shm-size").
@@ -69,14 +96,15 @@ impl DockerRun {
                 "--shm-size",
             );
             if shm.kind == ShmKind::Refused {
-                return shm.decided_by(ShmSetting::Size, Some(o.range));
+                return Some(shm.decided_by(ShmSetting::Size, Some(o.range)));
             }
         }
-        let ipc = self.option("--ipc").map(|(_, o)| o);
         if let Some(o) = ipc {
             if let Some(why) = self.ipc_refusal(o) {
-                return Shm::new(ShmKind::Refused, None, why)
-                    .decided_by(ShmSetting::Ipc, Some(o.range));
+                return Some(
+                    Shm::new(ShmKind::Refused, None, why)
+                        .decided_by(ShmSetting::Ipc, Some(o.range)),
+                );
             }
             // Podman refuses any size with the host's or no IPC namespace:
             // "cannot set shmsize when running in the {host } IPC
@@ -84,57 +112,20 @@ impl DockerRun {
             if let (Some(mode @ ("host" | "none")), Some(size)) = (o.value.as_deref(), shm_size)
                 && self.is_podman()
             {
-                return Shm::new(
+                return Some(Shm::new(
                     ShmKind::Refused,
                     None,
                     format!("Podman refuses `--shm-size` with `--ipc {mode}`: it cannot set a size for that IPC namespace"),
                 )
-                .decided_by(ShmSetting::Size, Some(size.range));
+                .decided_by(ShmSetting::Size, Some(size.range)));
             }
         }
-        // A mount at /dev/shm is the container's whatever its IPC mode:
-        // the engine adds the IPC namespace's /dev/shm only where no mount
-        // is (moby `container.IpcMounts`, `HasMountFor("/dev/shm")`;
-        // Podman's `MountExists(..., "/dev/shm")`).
-        if let Some(mount) = self.dev_shm_mount() {
-            return mount_shm(mount).decided_by(ShmSetting::Mount, Some(mount.range));
-        }
-        if let Some(o) = ipc {
-            let decided = |shm: Shm, setting| shm.decided_by(setting, Some(o.range));
-            match o.value.as_deref() {
-                Some("host") => {
-                    return decided(Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc);
-                }
-                Some("none") => {
-                    return decided(
-                        Shm::new(ShmKind::Missing, None, "--ipc none"),
-                        ShmSetting::Ipc,
-                    );
-                }
-                Some(other) if other.starts_with("container:") => {
-                    return decided(
-                        Shm::new(
-                            ShmKind::Unknown,
-                            None,
-                            format!("the IPC namespace of {other}"),
-                        ),
-                        ShmSetting::Donor,
-                    );
-                }
-                _ => {}
-            }
-        }
-        // Decided by an option (or, at `None`, words) only known at run time.
-        let run_time = |at: Option<&RunOption>| {
-            Shm::new(ShmKind::Unknown, None, "options only known at run time")
-                .decided_by(ShmSetting::Unresolved, at.map(|o| o.range))
-        };
-        if let Some(o) = ipc {
-            match o.value.as_deref() {
-                Some("private" | "shareable" | "") | None if !o.dynamic => {}
-                _ => return run_time(Some(o)),
-            }
-        }
+        None
+    }
+
+    /// The /dev/shm `--shm-size` gives, or the default when no size is
+    /// written.
+    fn size_shm(&self) -> Shm {
         match self.option("--shm-size") {
             Some((_, o)) if o.dynamic || o.value.is_none() => run_time(Some(o)),
             // `--shm-size=0` is written, so a fix must not add another.
@@ -166,6 +157,35 @@ impl DockerRun {
             },
         }
     }
+}
+
+/// A /dev/shm decided by an option (or, at `None`, words) only known at run
+/// time.
+fn run_time(at: Option<&RunOption>) -> Shm {
+    Shm::new(ShmKind::Unknown, None, "options only known at run time")
+        .decided_by(ShmSetting::Unresolved, at.map(|o| o.range))
+}
+
+/// The /dev/shm `--ipc host`, `none` or `container:NAME` gives: the host's,
+/// none, or the other container's.
+fn ipc_shm(o: &RunOption) -> Option<Shm> {
+    let (shm, setting) = match o.value.as_deref() {
+        Some("host") => (Shm::new(ShmKind::Host, None, "--ipc host"), ShmSetting::Ipc),
+        Some("none") => (
+            Shm::new(ShmKind::Missing, None, "--ipc none"),
+            ShmSetting::Ipc,
+        ),
+        Some(other) if other.starts_with("container:") => (
+            Shm::new(
+                ShmKind::Unknown,
+                None,
+                format!("the IPC namespace of {other}"),
+            ),
+            ShmSetting::Donor,
+        ),
+        _ => return None,
+    };
+    Some(shm.decided_by(setting, Some(o.range)))
 }
 
 /// The `/dev/shm` a `--volume`, `--tmpfs` or `--mount` at `/dev/shm` gives.
