@@ -190,104 +190,123 @@ fn fix_in_passes(
         resolved: resolve(text, verifier.kind),
         diagnostics,
     };
-    let mut applied = Vec::new();
-    let mut failed: Vec<FailedFix> = Vec::new();
-    // Fixes that failed, by their finding in `state.text`.
-    let mut rejected: HashSet<FindingKey> = HashSet::new();
-    // The edits of each pass, in order, to map offsets back to the original.
-    let mut history: Vec<Vec<Edit>> = Vec::new();
+    let mut ledger = Ledger::default();
     let mut passes = 0;
-    let pending = |state: &State, rejected: &HashSet<FindingKey>| -> Vec<usize> {
-        (0..state.diagnostics.len())
-            .filter(|&i| {
-                let d = &state.diagnostics[i];
-                d.fix.as_ref().is_some_and(|f| mode.applies(f)) && !rejected.contains(&key(d))
-            })
-            .collect()
-    };
     loop {
-        let candidates = pending(&state, &rejected);
+        let candidates = ledger.pending(&state, mode);
         if candidates.is_empty() || passes == max_passes {
             break;
         }
         passes += 1;
-        let mut reject = |d: &Diagnostic, reason: String, rejected: &mut HashSet<FindingKey>| {
-            rejected.insert(key(d));
-            failed.push(FailedFix {
-                code: d.code,
-                title: d.fix.as_ref().expect("a fix").title.clone(),
-                reason,
-                offset: original_offset(&history, d.range.start),
-            });
-        };
-        // A fix that cannot apply to any text is refused before batching.
-        let mut sound = Vec::new();
-        for i in candidates {
-            let d = &state.diagnostics[i];
-            match malformed(&state.text, d.fix.as_ref().expect("a fix")) {
-                Some(reason) => reject(d, reason, &mut rejected),
-                None => sound.push(i),
-            }
+        if let Some(verified) = ledger.pass(&verifier, &state, candidates) {
+            state = verified;
         }
-        let batch = disjoint_batch(&state.diagnostics, &sound);
-        if batch.is_empty() {
-            continue;
-        }
-        let mut settled = Settled::default();
-        let fixes: Vec<&Diagnostic> = batch.iter().map(|&i| &state.diagnostics[i]).collect();
-        match state.resolved.leaves {
-            // Nothing can be compared: every fix fails alike, no halving.
-            None => {
-                for d in fixes {
-                    reject(
-                        d,
-                        "the file is too large to verify the fix".into(),
-                        &mut rejected,
-                    );
-                }
-                continue;
-            }
-            Some(_) => settle(&verifier, &state, &fixes, &mut settled),
-        }
-        for (d, reason) in settled.failed {
-            reject(d, reason, &mut rejected);
-        }
-        let Some(verified) = settled.verified else {
-            continue;
-        };
-        let edits = batch_edits(&settled.accepted);
-        let moved = OffsetMap::new(&edits);
-        rejected = rejected
-            .into_iter()
-            .map(|(code, offset)| (code, moved.map(offset)))
-            .collect();
-        for d in &settled.accepted {
-            applied.push(AppliedFix {
-                code: d.code,
-                title: d.fix.as_ref().expect("a fix").title.clone(),
-            });
-        }
-        history.push(edits);
-        state = verified;
     }
-    let unsettled = pending(&state, &rejected).len();
+    let unsettled = ledger.pending(&state, mode).len();
     let mut remaining = state.diagnostics;
     // A fix that failed verification is not a fix: what is left must not
     // count it as fixable.
     for d in &mut remaining {
-        if rejected.contains(&key(d)) {
+        if ledger.rejected.contains(&key(d)) {
             d.fix = None;
         }
     }
     Ok(FixOutcome {
         found,
         fixed_text: state.text,
-        applied,
-        failed,
+        applied: ledger.applied,
+        failed: ledger.failed,
         remaining,
         unsettled,
         passes,
     })
+}
+
+/// What the passes of one fix run have applied and refused so far.
+#[derive(Default)]
+struct Ledger {
+    applied: Vec<AppliedFix>,
+    failed: Vec<FailedFix>,
+    /// Fixes that failed, by their finding in the current text.
+    rejected: HashSet<FindingKey>,
+    /// The edits of each pass, in order, to map offsets back to the original.
+    history: Vec<Vec<Edit>>,
+}
+
+impl Ledger {
+    /// The findings of `state` whose fix `mode` applies and that have not
+    /// failed.
+    fn pending(&self, state: &State, mode: FixMode) -> Vec<usize> {
+        (0..state.diagnostics.len())
+            .filter(|&i| {
+                let d = &state.diagnostics[i];
+                d.fix.as_ref().is_some_and(|f| mode.applies(f)) && !self.rejected.contains(&key(d))
+            })
+            .collect()
+    }
+
+    /// Refuses `d`'s fix for `reason`, at its offset in the original text.
+    fn reject(&mut self, d: &Diagnostic, reason: String) {
+        self.rejected.insert(key(d));
+        self.failed.push(FailedFix {
+            code: d.code,
+            title: d.fix.as_ref().expect("a fix").title.clone(),
+            reason,
+            offset: original_offset(&self.history, d.range.start),
+        });
+    }
+
+    /// One pass over `candidates`: a batch of disjoint fixes is verified
+    /// together (halved down to the one that fails). Returns the text with
+    /// the verified fixes applied, or `None` when none was.
+    fn pass(
+        &mut self,
+        verifier: &Verifier,
+        state: &State,
+        candidates: Vec<usize>,
+    ) -> Option<State> {
+        // A fix that cannot apply to any text is refused before batching.
+        let mut sound = Vec::new();
+        for i in candidates {
+            let d = &state.diagnostics[i];
+            match malformed(&state.text, d.fix.as_ref().expect("a fix")) {
+                Some(reason) => self.reject(d, reason),
+                None => sound.push(i),
+            }
+        }
+        let batch = disjoint_batch(&state.diagnostics, &sound);
+        if batch.is_empty() {
+            return None;
+        }
+        let mut settled = Settled::default();
+        let fixes: Vec<&Diagnostic> = batch.iter().map(|&i| &state.diagnostics[i]).collect();
+        if state.resolved.leaves.is_none() {
+            // Nothing can be compared: every fix fails alike, no halving.
+            for d in fixes {
+                self.reject(d, "the file is too large to verify the fix".into());
+            }
+            return None;
+        }
+        settle(verifier, state, &fixes, &mut settled);
+        for (d, reason) in settled.failed {
+            self.reject(d, reason);
+        }
+        let verified = settled.verified?;
+        let edits = batch_edits(&settled.accepted);
+        let moved = OffsetMap::new(&edits);
+        self.rejected = std::mem::take(&mut self.rejected)
+            .into_iter()
+            .map(|(code, offset)| (code, moved.map(offset)))
+            .collect();
+        for d in &settled.accepted {
+            self.applied.push(AppliedFix {
+                code: d.code,
+                title: d.fix.as_ref().expect("a fix").title.clone(),
+            });
+        }
+        self.history.push(edits);
+        Some(verified)
+    }
 }
 
 /// Why a fix cannot apply to `text` at all, whatever else is applied.
