@@ -470,16 +470,7 @@ impl<'a> Flow<'a> {
     fn command(&mut self, n: usize) {
         let words = &self.lexed.commands[n].words;
         if self.in_patterns() {
-            if keyword(&words[0]) == Some("esac") {
-                self.pop_to(words[0].range.start, |f| matches!(f, Frame::Case { .. }));
-            } else if let Some(Frame::Case {
-                patterns: Some(patterns),
-                ..
-            }) = self.stack.last_mut()
-            {
-                patterns.extend(words.iter().map(|w| w.text.clone()));
-            }
-            self.command_block[n] = self.current();
+            self.pattern_words(n);
             return;
         }
         let mut k = 0;
@@ -495,32 +486,9 @@ impl<'a> Flow<'a> {
                         condition: Some(Vec::new()),
                     });
                 }
-                Some("then") if self.top_is(is_if) => {
-                    let condition = match self.stack.last_mut() {
-                        Some(Frame::If { condition, .. }) => condition.take().unwrap_or_default(),
-                        _ => Vec::new(),
-                    };
-                    let statement = self.if_statement();
-                    let b = self.open(BlockKind::Then, statement, end);
-                    self.blocks[b].condition = condition;
-                    self.set_if_block(Some(b));
-                }
-                Some("elif") if self.top_is(is_if) => {
-                    let open = self.if_block();
-                    self.close(open, start);
-                    self.set_if_block(None);
-                    if let Some(Frame::If { condition, .. }) = self.stack.last_mut() {
-                        *condition = Some(Vec::new());
-                    }
-                }
-                Some("else") if self.top_is(is_if) => {
-                    let open = self.if_block();
-                    self.close(open, start);
-                    self.set_if_block(None);
-                    let statement = self.if_statement();
-                    let b = self.open(BlockKind::Else, statement, end);
-                    self.set_if_block(Some(b));
-                }
+                Some("then") if self.top_is(is_if) => self.then(end),
+                Some("elif") if self.top_is(is_if) => self.elif(start),
+                Some("else") if self.top_is(is_if) => self.else_branch(start, end),
                 Some("fi") => {
                     self.pop_to(start, is_if);
                 }
@@ -579,6 +547,57 @@ impl<'a> Flow<'a> {
         {
             condition.push((n, k));
         }
+    }
+
+    /// A command between `case WORD in` and an arm's `)`: its words are
+    /// patterns, unless it is the `esac` that closes the `case`.
+    fn pattern_words(&mut self, n: usize) {
+        let words = &self.lexed.commands[n].words;
+        if keyword(&words[0]) == Some("esac") {
+            self.pop_to(words[0].range.start, |f| matches!(f, Frame::Case { .. }));
+        } else if let Some(Frame::Case {
+            patterns: Some(patterns),
+            ..
+        }) = self.stack.last_mut()
+        {
+            patterns.extend(words.iter().map(|w| w.text.clone()));
+        }
+        self.command_block[n] = self.current();
+    }
+
+    /// `then`, ending at `end`: opens the branch the condition read so far
+    /// guards.
+    fn then(&mut self, end: u32) {
+        let condition = match self.stack.last_mut() {
+            Some(Frame::If { condition, .. }) => condition.take().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let statement = self.if_statement();
+        let b = self.open(BlockKind::Then, statement, end);
+        self.blocks[b].condition = condition;
+        self.set_if_block(Some(b));
+    }
+
+    /// `elif` at `start`: closes the branch open, and a new condition
+    /// begins.
+    fn elif(&mut self, start: u32) {
+        let open = self.if_block();
+        self.close(open, start);
+        self.set_if_block(None);
+        if let Some(Frame::If { condition, .. }) = self.stack.last_mut() {
+            *condition = Some(Vec::new());
+        }
+    }
+
+    /// `else` from `start` to `end`: closes the branch open and opens the
+    /// one no condition chose.
+    fn else_branch(&mut self, start: u32, end: u32) {
+        let open = self.if_block();
+        self.close(open, start);
+        self.set_if_block(None);
+        let statement = self.if_statement();
+        let b = self.open(BlockKind::Else, statement, end);
+        self.set_if_block(Some(b));
     }
 
     fn group(&mut self, at: u32, paren: bool) {
