@@ -726,7 +726,8 @@ const WORKFLOW_OTHER_PARTS: &[&str] = &[
 ];
 
 /// Every size or mount with every other part, on one line and on two
-/// (`options: |`, where the newline is no separator), and the two alone.
+/// (`options: |`, where the newline is no separator), the two alone, and
+/// options with a stray word that Docker takes as the image.
 fn workflow_options_cases() -> Vec<String> {
     let mut cases = Vec::new();
     for shm in WORKFLOW_SHM_PARTS {
@@ -744,6 +745,15 @@ fn workflow_options_cases() -> Vec<String> {
     ] {
         cases.push(format!("{shm}\n{other}"));
         cases.push(format!("{shm}\n{other}\n"));
+    }
+    // A word that is neither an option nor an option's value: Docker
+    // takes it as the image, and the real image becomes the command.
+    for stray in [
+        "--shm-size 1g ulimit memlock=-1",
+        "--ipc=host --shm-size=2g host",
+        "-e NCCL_DEBUG=INFO NCCL_P2P_DISABLE=1",
+    ] {
+        cases.push(stray.to_string());
     }
     cases
 }

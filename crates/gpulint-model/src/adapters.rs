@@ -676,7 +676,15 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 file: 0,
                 refused: (shm.kind == ShmKind::Refused)
                     .then(|| shm.from.clone())
-                    .or_else(|| run.refusal()),
+                    .or_else(|| run.refusal())
+                    .or_else(|| {
+                        site.stray_image().map(|word| {
+                            format!(
+                                "`{}` among the options is no option: the CLI takes it as the image to create the container from",
+                                word.text
+                            )
+                        })
+                    }),
                 gpu_workload: run.gpu_request().is_some(),
                 gpus: run.gpu_request().map(|_| run.gpus()),
                 ranks: detect_launcher(&run.command).1,

@@ -222,6 +222,20 @@ impl DevContainer {
         started
     }
 
+    /// Where the configuration names the image the Dev Container CLI
+    /// passes after the options: `image`, or the `build` (or the older
+    /// `dockerFile`) whose image it builds.
+    pub fn image_written_at(&self) -> Option<TextRange> {
+        let root = &self.json.root;
+        if let Some(image) = root.get("image").filter(|v| v.as_str().is_some()) {
+            return Some(image.inner_range());
+        }
+        ["build", "dockerFile", "dockerfile"]
+            .iter()
+            .find_map(|key| root.member(key))
+            .map(|m| m.key_range)
+    }
+
     /// The dev container's `docker run`, read by the `docker run` model.
     pub fn run(&self, command: &Command) -> Option<DockerRun> {
         let mut run = DockerRun::find(command)?;

@@ -143,6 +143,13 @@ impl Quadlet {
         }
     }
 
+    /// Where the last `Image=` writes the image the generator passes after
+    /// the options.
+    pub fn image_range(&self) -> Option<TextRange> {
+        let image = self.settings.iter().rfind(|s| s.key == "Image")?;
+        Some(value_word(image).range)
+    }
+
     /// The `podman run` the generator writes, as words in the file: flags
     /// on their key, values on their text; `None` without an `Image=`.
     pub fn command(&self, text: &str) -> Option<Command> {

@@ -46,6 +46,28 @@ pub struct RunSite {
     pub run: DockerRun,
     /// Where a new option goes when it is not right after `run`.
     pub options_at: OptionsAt,
+    /// Where the configuration names the image its tool passes after the
+    /// options (a workflow container's `image:`, a dev container's `image`
+    /// or `build`, a Quadlet `Image=`). `None` on a command line, where
+    /// the first word that is no option is the image as written.
+    pub image_written_at: Option<crate::text::TextRange>,
+}
+
+impl RunSite {
+    /// The word among the options that the CLI takes as the image, where
+    /// the configuration names the image elsewhere (`options:` ending
+    /// `--gpus all ulimit`). `None` when the options are only known at run
+    /// time, which is not guessed at.
+    pub fn stray_image(&self) -> Option<&Word> {
+        if self.run.uncertain.is_some() {
+            return None;
+        }
+        let written = self.image_written_at?;
+        self.run
+            .image
+            .as_ref()
+            .filter(|image| image.range != written)
+    }
 }
 
 /// Where a fix writes a new option.
@@ -174,6 +196,7 @@ impl Script {
                     command: n,
                     run,
                     options_at: OptionsAt::AfterRun,
+                    image_written_at: None,
                 });
             }
             if let Some(apptainer) = ApptainerRun::find(command, &resolve) {
@@ -277,6 +300,7 @@ impl Script {
             host.yaml_document = container.yaml_document;
             self.snippets.push(host);
             let step_env = container.step_env;
+            let image_written_at = container.image.as_ref().map(|(_, range)| *range);
             if let Some(mut run) = DockerRun::find(&command) {
                 run.exec_env = step_env;
                 if unmapped {
@@ -294,6 +318,7 @@ impl Script {
                     command: self.commands.len(),
                     run,
                     options_at,
+                    image_written_at,
                 });
             }
             self.commands.push((snippet, command));
@@ -312,6 +337,7 @@ impl Script {
                     command: 0,
                     run,
                     options_at: OptionsAt::AfterRun,
+                    image_written_at: dev.image_written_at(),
                 });
             }
             script.commands.push((0, command));
@@ -337,6 +363,7 @@ impl Script {
                     options_at: unit
                         .header_end
                         .map_or(OptionsAt::Nowhere, OptionsAt::UnitLine),
+                    image_written_at: unit.image_range(),
                 });
             }
             script.commands.push((0, command));
