@@ -38,6 +38,7 @@ macro_rules! for_each_rule {
                 GPU006 => gpu006_training_without_gpu_reservation,
                 GPU011 => gpu011_gpu_resource_in_deploy_resources,
                 GPU012 => gpu012_gpus_value_refused,
+                GPU013 => gpu013_option_word_taken_as_image,
             }
             nccl {
                 NCCL001 => nccl001_shm_transport_disabled,

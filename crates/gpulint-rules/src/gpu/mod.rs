@@ -8,3 +8,4 @@ pub mod gpu005_legacy_nvidia_runtime;
 pub mod gpu006_training_without_gpu_reservation;
 pub mod gpu011_gpu_resource_in_deploy_resources;
 pub mod gpu012_gpus_value_refused;
+pub mod gpu013_option_word_taken_as_image;
