@@ -232,6 +232,12 @@ fn check_paths(
     for line in config_errors.into_iter().chain(errors) {
         emitter.problem(line);
     }
+    plan.session.set_checked_files(
+        targets
+            .iter()
+            .filter(|t| t.skip.is_none())
+            .map(|t| t.path.clone()),
+    );
     if targets.len() <= 1 {
         // One file (what pre-commit and editors often pass) is not worth
         // starting the thread pool for.

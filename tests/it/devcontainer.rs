@@ -228,6 +228,85 @@ fn host_requirements_gpu_gives_a_compose_backed_service_every_gpu() {
     assert_eq!(doc["containers"][0]["gpus"], Value::Null, "{doc:#}");
 }
 
+/// The findings of the service a Compose-backed dev container starts are
+/// reported on its `devcontainer.json`, at `service`, with the compose
+/// file's place beside them: only the services the Dev Container CLI
+/// starts (`runServices`), as it starts them (`hostRequirements.gpu`
+/// gives `service` every GPU). A run that also checks the compose file
+/// does not repeat what that file reports itself.
+#[test]
+fn a_compose_backed_dev_container_reports_the_service_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let torchrun = "    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node 8 train.py\n    gpus: all\n";
+    write(
+        dir.path(),
+        "compose.yaml",
+        format!(
+            "services:\n  trainer:\n{torchrun}  tools:\n{torchrun}  web:\n    image: nvcr.io/nvidia/pytorch:24.01-py3\n    command: torchrun --nproc_per_node 2 train.py\n"
+        ),
+    );
+    let dev = |service: &str, extra: &str| {
+        format!(
+            "{{\n  \"dockerComposeFile\": \"../compose.yaml\",\n  \"service\": \"{service}\",\n  \"runServices\": [\"{service}\"]{extra}\n}}\n"
+        )
+    };
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        dev("trainer", ""),
+    );
+    let concise = |args: &[&str]| {
+        let mut all = vec!["check", "--output-format", "concise", "--select", "SHM001"];
+        all.extend(args);
+        stdout(&gpulint(dir.path(), &all))
+    };
+    // Alone, as an editor opens it: the started service's finding, at
+    // `service` (line 3), with where the compose file decides it.
+    let alone = concise(&[".devcontainer/devcontainer.json"]);
+    let lines: Vec<&str> = alone.lines().filter(|l| l.contains("SHM001")).collect();
+    assert_eq!(lines.len(), 1, "{alone}");
+    assert!(
+        lines[0].starts_with(
+            ".devcontainer/devcontainer.json:3:14: error[SHM001] GPU service `trainer`"
+        ),
+        "{alone}"
+    );
+    assert!(
+        lines[0].contains("in compose.yaml, which this dev container starts"),
+        "{alone}"
+    );
+    let full = stdout(&gpulint(
+        dir.path(),
+        &[
+            "check",
+            "--select",
+            "SHM001",
+            ".devcontainer/devcontainer.json",
+        ],
+    ));
+    assert!(full.contains("--> compose.yaml:2:3"), "{full}");
+    // `tools` is never started by `devcontainer up`: not on the dev container.
+    assert!(!alone.contains("`tools`"), "{alone}");
+    // With the compose file in the run, its own findings are not repeated.
+    let both = concise(&["."]);
+    assert!(!both.contains("devcontainer.json"), "{both}");
+    assert_eq!(both.matches("compose.yaml:").count(), 3, "{both}");
+    // What the dev container changes is said on it: `hostRequirements.gpu`
+    // gives `web` every GPU, where the compose file alone gives it none
+    // (a warning there, an error in the dev container).
+    write(
+        dir.path(),
+        ".devcontainer/devcontainer.json",
+        dev("web", ",\n  \"hostRequirements\": {\"gpu\": true}"),
+    );
+    let both = concise(&["."]);
+    assert!(
+        both.contains("devcontainer.json:3:14: error[SHM001] GPU service `web`"),
+        "{both}"
+    );
+    assert!(both.contains("warning[SHM001] GPU service `web`"), "{both}");
+}
+
 /// `--add-noqa` writes each syntax's own comment: `//` in a
 /// `devcontainer.json` (it wrote `#`, which JSON with comments is not).
 #[test]

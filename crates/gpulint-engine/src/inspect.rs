@@ -89,21 +89,9 @@ fn inspect_yaml(
             // its `dockerComposeFile` list makes (`docker compose -f ...`),
             // as the Dev Container CLI starts them.
             let dev = script.as_ref().and_then(|(s, _)| s.devcontainer.as_deref());
-            if let Some((dev, compose)) = dev
-                .and_then(|d| Some((d, d.compose.as_ref()?)))
-                .filter(|(_, c)| !c.files.is_empty())
+            if let Some((dev, spec)) =
+                dev.and_then(|d| Some((d, super::devcontainer::devcontainer_project(d, path)?)))
             {
-                let dir = crate::project::discover::dir_of(path);
-                let files: Vec<std::path::PathBuf> = compose
-                    .files
-                    .iter()
-                    .map(|(file, _)| crate::vfs::normalize(&dir.join(file)))
-                    .collect();
-                let spec = crate::project::discover::ProjectSpec {
-                    run_dir: crate::project::discover::dir_of(&files[0]),
-                    files,
-                    how: crate::project::discover::Discovery::Configured,
-                };
                 inspect_project(session, &spec, Some(dev), &mut inspection);
             }
             return Ok(inspection);

@@ -12,6 +12,7 @@ use gpulint_vfs as vfs;
 
 mod classify;
 pub mod config;
+mod devcontainer;
 pub mod discover;
 pub mod fix;
 mod inspect;

@@ -161,7 +161,12 @@ fn lint_with_suppressions(
             let Some((script, yaml)) = read_script(session, path, text, kind)? else {
                 return Ok(Some(Vec::new()));
             };
-            let diagnostics = lint_script(text, &script, config, &active);
+            let mut diagnostics = lint_script(text, &script, config, &active);
+            if let Some(dev) = script.devcontainer.as_deref() {
+                diagnostics.extend(super::devcontainer::compose_findings(
+                    session, dev, path, config,
+                ));
+            }
             let index = suppression_index(text);
             // A workflow's comments are YAML's; a dev container's `//`
             // comments its JSON's; a script's are whole lines.

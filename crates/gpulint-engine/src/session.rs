@@ -22,6 +22,8 @@ pub struct Session {
     workspace: Arc<Workspace>,
     /// Each project's findings, once per project and rule configuration.
     lints: Mutex<HashMap<LintKey, Arc<OnceLock<Arc<ProjectLint>>>>>,
+    /// The files the run checks itself, when it says (the command line).
+    checked: OnceLock<foldhash::HashSet<PathBuf>>,
 }
 
 /// What decides a project's findings: its files, the rules enabled and
@@ -53,6 +55,7 @@ impl Session {
         Session {
             workspace: Arc::new(self.workspace.renewed(system)),
             lints: Mutex::default(),
+            checked: OnceLock::new(),
         }
     }
 
@@ -60,7 +63,25 @@ impl Session {
         Session {
             workspace: Arc::new(Workspace::new(files)),
             lints: Mutex::default(),
+            checked: OnceLock::new(),
         }
+    }
+
+    /// Names the files this run checks itself (once; later calls are
+    /// ignored): a dev container then leaves out of its view of a compose
+    /// file that is one of them what that file reports anyway.
+    pub fn set_checked_files(&self, files: impl IntoIterator<Item = PathBuf>) {
+        let _ = self
+            .checked
+            .set(files.into_iter().map(|p| normalize(&p)).collect());
+    }
+
+    /// Whether the run checks `path` itself (see
+    /// [`Session::set_checked_files`]).
+    pub(crate) fn checks_itself(&self, path: &Path) -> bool {
+        self.checked
+            .get()
+            .is_some_and(|files| files.contains(&normalize(path)))
     }
 
     /// A session that reads the disk.
@@ -221,7 +242,7 @@ impl Session {
 }
 
 /// Runs the enabled compose rules over a project.
-fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
+pub(crate) fn lint_project(project: &Project, config: &Config) -> Vec<Diagnostic> {
     let cx = ComposeContext::new(project, &config.rule_settings);
     let mut diagnostics = Vec::new();
     for ((info, meta), &enabled) in rules::RULES

@@ -221,6 +221,24 @@ impl Project {
         self.services.iter().find(|s| s.name == name)
     }
 
+    /// The same project with `services` in place of its own: the services
+    /// a tool that starts only some of them (the Dev Container CLI's
+    /// `runServices`) creates, with what it adds to them.
+    pub fn with_services(&self, services: Vec<Service>) -> Project {
+        let mut project = Project {
+            spec: self.spec.clone(),
+            files: self.files.clone(),
+            env: self.env.clone(),
+            services,
+            refusals: self.refusals.clone(),
+            profiles: self.profiles.clone(),
+            service_index: HashMap::new(),
+            refused_by_schema: self.refused_by_schema.clone(),
+        };
+        project.index_services();
+        project
+    }
+
     /// Indexes the services by name, once they are final.
     pub(crate) fn index_services(&mut self) {
         let mut index = HashMap::with_capacity(self.services.len());
