@@ -131,6 +131,36 @@ mod tests {
         }
     }
 
+    /// dotnet/runtime's own vectors for this split (`ProcessTests.cs`,
+    /// `TestArgumentParsing`: a child process prints its three arguments
+    /// joined by commas), written here as the strings they are.
+    #[test]
+    fn agrees_with_dotnet_runtimes_own_test_vectors() {
+        let cases: &[(&str, &str)] = &[
+            (r#""abc" d e"#, "abc,d,e"),
+            (r#""abc"      d e"#, "abc,d,e"),
+            ("\"abc\"\t\td\te", "abc,d,e"),
+            (r#"a\\b d"e f"g h"#, r#"a\\b,de fg,h"#),
+            (r#"\ \\ \\\"#, r#"\,\\,\\\"#),
+            (r#"a\\\"b c d"#, r#"a\"b,c,d"#),
+            (r#"a\\\\"b c" d e"#, r#"a\\b c,d,e"#),
+            (r#"a"b c"d e"f g"h i"j k"l"#, "ab cd,ef gh,ij kl"),
+            (r#"a b c"def"#, "a,b,cdef"),
+            (r#""\a\" \\"\\\ b c"#, r#"\a" \\\\,b,c"#),
+            (r#""" b """#, ",b,"),
+            (r#""""" b c"#, r#"",b,c"#),
+            (r#"c"""" b ""\"#, r#"c",b,\"#),
+            (r#"""c ""b"" d"\"#, r#"c,b,d\"#),
+            (r#"""a"" b d"#, "a,b,d"),
+            (r#"b d ""a"" "#, "b,d,a"),
+            (r#"\"\"a\"\" b d"#, r#"""a"",b,d"#),
+            (r#"b d \"\"a\"\""#, r#"b,d,""a"""#),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(words(text).join(","), *expected, "{text:?}");
+        }
+    }
+
     #[test]
     fn words_map_back_to_where_they_are_written() {
         let snippet = Snippet::verbatim("--gpus \"all\" --ipc=${{ x }}", 10);
