@@ -393,6 +393,16 @@ impl DockerRun {
         Ok(())
     }
 
+    /// Whether every option before byte `offset` is a flag of `docker run`
+    /// the reader knows: one it does not know may take no value where the
+    /// reader gave it the next word.
+    pub fn knows_options_before(&self, offset: u32) -> bool {
+        self.options
+            .iter()
+            .filter(|o| o.range.start < offset)
+            .all(|o| is_run_flag(&o.name))
+    }
+
     /// Why what `names` decide is only known at run time, when a
     /// variable holds one of them on some of its values only.
     pub fn varies(&self, names: &[&str]) -> Option<&str> {

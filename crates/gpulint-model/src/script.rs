@@ -57,7 +57,8 @@ impl RunSite {
     /// The word among the options that the CLI takes as the image, where
     /// the configuration names the image elsewhere (`options:` ending
     /// `--gpus all ulimit`). `None` when the options are only known at run
-    /// time, which is not guessed at.
+    /// time, which is not guessed at, or when an option before the word is
+    /// one the reader does not know (it may take no value).
     pub fn stray_image(&self) -> Option<&Word> {
         if self.run.uncertain.is_some() {
             return None;
@@ -67,6 +68,8 @@ impl RunSite {
             .image
             .as_ref()
             .filter(|image| image.range != written)
+            // An option the reader does not know may have taken no value.
+            .filter(|image| self.run.knows_options_before(image.range.start))
     }
 }
 

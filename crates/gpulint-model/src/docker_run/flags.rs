@@ -21,6 +21,7 @@ pub(super) const BOOLEAN_LONG: &[&str] = &[
     "--http-proxy",
     "--tls-verify",
     "--use-all-gpus",
+    "--use-api-socket",
 ];
 pub(super) const BOOLEAN_SHORT: &[u8] = b"dit PqR";
 /// Short flags that take a value, and the long flag each stands for.

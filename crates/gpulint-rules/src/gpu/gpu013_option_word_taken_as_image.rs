@@ -55,6 +55,14 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
             }
         };
         let words = &cx.script.commands[site.command].1.words;
+        // `options: --device-cgroup-rule 'c 195:* rmw'`: no shell reads
+        // it, so `'` groups nothing and the quoted words come apart.
+        let before = words
+            .iter()
+            .filter(|w| w.range.end <= taken.range.start)
+            .max_by_key(|w| w.range.end);
+        let single_quoted = surface.setting == "`options:`"
+            && (taken.text.contains('\'') || before.is_some_and(|w| w.text.contains('\'')));
         let image = words
             .iter()
             .find(|w| w.range == written)
@@ -77,9 +85,13 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
             "{} looks for an image named `{}` and the pull fails (or an image of that name starts with the wrong command): {}",
             surface.cli, taken.text, surface.consequence
         ))
-        .help(format!(
-            "write `{}` as the value of the option it belongs to (`--ulimit memlock=-1`, `--ipc=host`), or remove it from {}",
-            taken.text, surface.setting
-        ));
+        .help(if single_quoted {
+            "the runner splits `options:` without a shell, so `'` groups nothing: group the words of one value with `\"` (`--device-cgroup-rule \"c 195:* rmw\"`)".to_string()
+        } else {
+            format!(
+                "write `{}` as the value of the option it belongs to (`--ulimit memlock=-1`, `--ipc=host`), or remove it from {}",
+                taken.text, surface.setting
+            )
+        });
     }
 }
