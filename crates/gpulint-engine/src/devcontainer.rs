@@ -94,18 +94,10 @@ fn own_findings(
     TextRange,
     crate::diagnostic::Severity,
 )> {
-    let wanted = crate::vfs::normalize(path);
     let mut own = foldhash::HashSet::default();
-    for spec in session.projects_of(path, config) {
-        for d in &session.project_lint(&spec, config).diagnostics {
-            if d.file
-                .as_ref()
-                .is_some_and(|f| crate::vfs::normalize(&f.path) == wanted)
-            {
-                own.insert((d.code, d.range, d.severity));
-            }
-        }
-    }
+    session.for_each_finding_in(path, config, |d| {
+        own.insert((d.code, d.range, d.severity));
+    });
     own
 }
 

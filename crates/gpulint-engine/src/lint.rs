@@ -468,29 +468,17 @@ fn compose_findings(
     config: &Config,
 ) -> Vec<Diagnostic> {
     let session = reading(session, text, path);
-    let wanted = crate::vfs::normalize(path);
     let mut found: Vec<Diagnostic> = Vec::new();
     // A finding once, however many projects judge the file (a set: a file
     // of many services has many findings).
     let mut seen: foldhash::HashSet<(crate::codes::RuleCode, u32, u32, String)> =
         Default::default();
-    for spec in session.projects_of(path, config) {
-        let lint = session.project_lint(&spec, config);
-        for d in &lint.diagnostics {
-            let here = d
-                .file
-                .as_ref()
-                .is_some_and(|f| crate::vfs::normalize(&f.path) == wanted);
-            if !here {
-                continue;
-            }
-            if !seen.insert((d.code, d.range.start, d.range.end, d.message.clone())) {
-                continue;
-            }
+    session.for_each_finding_in(path, config, |d| {
+        if seen.insert((d.code, d.range.start, d.range.end, d.message.clone())) {
             let mut d = d.clone();
             d.file = None;
             found.push(d);
         }
-    }
+    });
     found
 }

@@ -191,6 +191,28 @@ impl Session {
         .clone()
     }
 
+    /// Visits the findings that lie in compose file `path`, of every
+    /// project it is judged in (a finding of two projects twice).
+    pub(crate) fn for_each_finding_in(
+        &self,
+        path: &Path,
+        config: &Config,
+        mut visit: impl FnMut(&Diagnostic),
+    ) {
+        let wanted = normalize(path);
+        for spec in self.projects_of(path, config) {
+            let lint = self.project_lint(&spec, config);
+            for d in &lint.diagnostics {
+                if d.file
+                    .as_ref()
+                    .is_some_and(|f| normalize(&f.path) == wanted)
+                {
+                    visit(d);
+                }
+            }
+        }
+    }
+
     /// Every project this session linted.
     pub fn project_lints(&self) -> Vec<Arc<ProjectLint>> {
         self.lints
