@@ -657,13 +657,7 @@ pub fn command_runtimes(script: &Script) -> Vec<ContainerRuntime> {
                 .collect();
             let shm = run.shm();
             ContainerRuntime {
-                platform: if script.devcontainer.is_some() {
-                    Platform::DevContainer
-                } else if script.quadlet.is_some() {
-                    Platform::Quadlet
-                } else {
-                    Platform::DockerRun
-                },
+                platform: script.platform(),
                 id: format!("{label} #{}", n + 1),
                 name: run.image.as_ref().map_or(label, |i| i.text.clone()),
                 image: run

@@ -4,6 +4,7 @@
 //! distributed launches.
 
 use crate::apptainer::ApptainerRun;
+use crate::container::Platform;
 use crate::devcontainer::DevContainer;
 use crate::docker_run::{DockerRun, takes_next_word};
 use crate::quadlet::Quadlet;
@@ -382,6 +383,18 @@ impl Script {
             .iter()
             .filter(|b| b.scope.start <= range.start && range.end <= b.scope.end)
             .min_by_key(|b| b.scope.len())
+    }
+
+    /// The platform its runs are on: a dev container's, a Quadlet unit's,
+    /// else command lines' (a workflow job container's among them).
+    pub fn platform(&self) -> Platform {
+        if self.devcontainer.is_some() {
+            Platform::DevContainer
+        } else if self.quadlet.is_some() {
+            Platform::Quadlet
+        } else {
+            Platform::DockerRun
+        }
     }
 
     /// Whether the script sets `name`.

@@ -5,6 +5,7 @@
 //! (`--gpus all ulimit`) becomes the image, and the real image becomes
 //! the command.
 
+use crate::model::container::Platform;
 use crate::{Check, Reporter, ScriptContext};
 
 crate::declare_rule! {
@@ -35,24 +36,25 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
         let (Some(taken), Some(written)) = (site.stray_image(), site.image_written_at) else {
             continue;
         };
-        let surface = if site.run.program == "devcontainer" {
-            Surface {
+        let platform = cx.script.platform();
+        let surface = match platform {
+            Platform::DevContainer => Surface {
                 setting: "`runArgs`",
                 cli: "Docker",
                 consequence: "the dev container does not start",
-            }
-        } else if cx.script.quadlet.is_some() {
-            Surface {
+            },
+            Platform::Quadlet => Surface {
                 setting: "`PodmanArgs=`",
                 cli: "Podman",
                 consequence: "the unit's service fails to start",
-            }
-        } else {
-            Surface {
+            },
+            // A command line with its image written apart: a workflow
+            // job or service container.
+            _ => Surface {
                 setting: "`options:`",
                 cli: "Docker",
                 consequence: "the job fails in \"Initialize containers\"",
-            }
+            },
         };
         let words = &cx.script.commands[site.command].1.words;
         // `options: --device-cgroup-rule 'c 195:* rmw'`: no shell reads
@@ -61,7 +63,7 @@ fn check(cx: &ScriptContext, out: &mut Reporter) {
             .iter()
             .filter(|w| w.range.end <= taken.range.start)
             .max_by_key(|w| w.range.end);
-        let single_quoted = surface.setting == "`options:`"
+        let single_quoted = platform == Platform::DockerRun
             && (taken.text.contains('\'') || before.is_some_and(|w| w.text.contains('\'')));
         let image = words
             .iter()
