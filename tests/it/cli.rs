@@ -270,8 +270,10 @@ fn exclude_names_match_at_any_depth_like_gitignore() {
 
 /// runtipi/runtipi-appstore (apps/*/docker-compose.yml): each app names
 /// the store's network, which the store's own base declares. Compose
-/// refuses an app alone, and so does gpulint until the files are declared
-/// fragments; then only what the base cannot supply is reported.
+/// refuses an app alone; gpulint says so as information (the app declares
+/// no network, so a merged base may) and reports the named volume no file
+/// declares as an error, until the files are declared fragments; then only
+/// what the base cannot supply is reported.
 #[test]
 fn declared_compose_fragments_leave_undefined_references_to_their_base() {
     let dir = tempfile::tempdir().unwrap();
@@ -284,8 +286,26 @@ fn declared_compose_fragments_leave_undefined_references_to_their_base() {
         dir.path(),
         &["check", "--output-format", "json", "."],
     ));
-    assert!(
-        before.contains("refers to undefined network `tipi_main_network`"),
+    let findings: serde_json::Value = serde_json::from_str(&before).unwrap();
+    let severity_of = |words: &str| {
+        findings["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["message"].as_str().unwrap().contains(words))
+            .map(|d| d["severity"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        severity_of(
+            "undefined network `tipi_main_network`, and no file of the project declares any network"
+        )
+        .as_deref(),
+        Some("info"),
+        "{before}"
+    );
+    assert_eq!(
+        severity_of("undefined volume `data`").as_deref(),
+        Some("error"),
         "{before}"
     );
     assert!(

@@ -42,7 +42,10 @@ impl Hidden {
         let mut values: Vec<(String, String)> = variables
             .into_iter()
             .filter(|(_, value)| {
-                !value.trim().is_empty() && !is_short_plain_word(value) && !text.contains(value)
+                !value.trim().is_empty()
+                    && !is_short_plain_word(value)
+                    && !is_placeholder(value)
+                    && !text.contains(value)
             })
             .map(|(name, value)| (name.to_string(), value.to_string()))
             .collect();
@@ -147,6 +150,20 @@ pub fn is_short_plain_word(value: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._:/@+-".contains(c))
         && !looks_like_credential(value)
+}
+
+/// `<your_path>`, `<MODEL_DIR>`: a value shipped to be replaced, which
+/// holds no secret (it is the same in every checkout) and is the finding's
+/// point when it is quoted. Letters, digits and `._-/ ` between the
+/// angle brackets.
+pub fn is_placeholder(value: &str) -> bool {
+    value.len() > 2
+        && value.len() <= 64
+        && value.starts_with('<')
+        && value.ends_with('>')
+        && value[1..value.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/ ".contains(c))
 }
 
 /// Redacts every text of a finding: message, label, note, help, related
@@ -557,21 +574,39 @@ mod tests {
         );
     }
 
-    /// THUDM/ChatGLM3 openai_api_demo: two variables of its `.env` hold the
-    /// same placeholder, and the message must not name the other one.
+    /// After THUDM/ChatGLM3 openai_api_demo: two variables of a `.env` hold
+    /// the same value, and the message must not name the other one alone.
     #[test]
     fn a_value_two_variables_hold_names_both() {
         let hidden = Hidden::values_not_in(
             [
-                ("LOCAL_MODEL_PATH", "<your_path>"),
-                ("LOCAL_EMBEDDING_MODEL_PATH", "<your_path>"),
+                ("LOCAL_MODEL_PATH", "/srv/models/shared"),
+                ("LOCAL_EMBEDDING_MODEL_PATH", "/srv/models/shared"),
             ],
             "volumes: [${LOCAL_MODEL_PATH}:/models]",
         );
         assert_eq!(
-            hidden.apply("undefined volume `<your_path>`"),
-            "undefined volume `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
+            hidden.apply("mounts `/srv/models/shared`"),
+            "mounts `${LOCAL_EMBEDDING_MODEL_PATH} or ${LOCAL_MODEL_PATH}`"
         );
+    }
+
+    /// THUDM/ChatGLM3 ships `LOCAL_MODEL_PATH=<your_path>`: a placeholder
+    /// is the same in every checkout, hides nothing, and is what the
+    /// finding is about, so it is quoted; a path beside it is not.
+    #[test]
+    fn a_placeholder_is_quoted() {
+        let hidden = Hidden::values_not_in(
+            [("MODEL", "<your_path>"), ("DATA", "/srv/data/private")],
+            "",
+        );
+        assert_eq!(
+            hidden.apply("`<your_path>` and `/srv/data/private`"),
+            "`<your_path>` and `${DATA}`"
+        );
+        assert!(is_placeholder("<MODEL_DIR>"));
+        assert!(!is_placeholder("<a><b>"));
+        assert!(!is_placeholder("<tok=secret>"));
     }
 
     /// A `.env` line without `=` has no variable to be shown by: it is

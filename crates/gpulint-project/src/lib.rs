@@ -144,6 +144,12 @@ pub enum RefusalKind {
     /// Refused unless the shell that runs Compose sets a variable the
     /// project does not (`${VAR?}`, an empty `shm_size`).
     UnlessShellSets,
+    /// Refused unless a file merged with the project at run time declares
+    /// what it names: a network, when no file of it declares any network.
+    /// App stores merge each app with a base of their own that declares
+    /// the network every app joins (`-f base.yml -f app.yml`); which files
+    /// are merged is chosen where Compose runs, not in the checkout.
+    UnlessMerged,
 }
 
 /// A loaded project: its files, variables, merged services and refusals.

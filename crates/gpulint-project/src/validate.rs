@@ -210,7 +210,18 @@ fn undefined_references(
             Kind::Mapping(_) => !source.is_empty(),
             _ => crate::model::compose::names_a_volume(&source),
         };
-        if is_name && !volumes.contains(&source) {
+        if is_name && !volumes.contains(&source) && gpulint_base::redact::is_placeholder(&source) {
+            // `LOCAL_MODEL_PATH=<your_path>` in a shipped `.env`: a prompt
+            // to fill in, refused until the user (or the shell, whose
+            // variables win over the `.env`) does.
+            refuse(
+                format!(
+                    "a volume is mounted from `{source}`, a placeholder to fill in: Compose reads it as the name of a volume no file declares"
+                ),
+                Place::Node(item.src),
+                RefusalKind::UnlessShellSets,
+            );
+        } else if is_name && !volumes.contains(&source) {
             refuse(
                 format!(
                     "service `{name}` refers to undefined volume `{source}` (a relative path needs `./`; a named volume is declared under the top-level `volumes:`)"
@@ -230,7 +241,22 @@ fn undefined_references(
             Kind::Scalar { .. } => Vec::new(),
         };
         for (network, at) in names {
-            if network != "default" && !networks.contains(&network) {
+            if network == "default" || networks.contains(&network) {
+                continue;
+            }
+            // Networks alone: a project that joins one and declares none
+            // is how a fragment joins its base's network, while a named
+            // volume used without any `volumes:` is the common mistake of
+            // a project that runs on its own.
+            if networks.is_empty() {
+                refuse(
+                    format!(
+                        "undefined network `{network}`, and no file of the project declares any network"
+                    ),
+                    Place::Node(at),
+                    RefusalKind::UnlessMerged,
+                );
+            } else {
                 refuse(
                     format!("service `{name}` refers to undefined network `{network}`"),
                     Place::Node(at),

@@ -8,7 +8,9 @@
 //! not reported
 //! (`inspect` says Compose refuses the project here). What only the shell
 //! can settle (`${VAR?}`, a size left empty, a service in a profile that
-//! is not enabled) is a warning that says so.
+//! is not enabled) is information that says so, as is a network that no
+//! file of the project declares when it declares none: a base merged with
+//! it where Compose runs may (an app store's apps).
 
 use crate::diagnostic::{At, Severity};
 use crate::project::{FileRole, Place, RefusalKind};
@@ -61,6 +63,8 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 Severity::Info
             }
             RefusalKind::UnlessShellSets => continue,
+            RefusalKind::UnlessMerged if asked.insert(refusal.message.as_str()) => Severity::Info,
+            RefusalKind::UnlessMerged => continue,
             RefusalKind::MissingFile | RefusalKind::ConfigReportedBy(_) => continue,
         };
         let at = match refusal.at {
@@ -100,6 +104,10 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
                 format!("Compose may refuse this project: {}", refusal.message),
                 "`docker compose up` (and `config`) fails before any container is created when the shell does not settle it",
             ),
+            RefusalKind::UnlessMerged => (
+                format!("Compose refuses this file alone: {}", refusal.message),
+                "`docker compose up` fails unless a file merged with this one (`-f base.yml -f this.yml`, an app store's base) declares it; which files are merged is chosen where Compose runs, so gpulint cannot know",
+            ),
             _ => (
                 format!("Compose cannot load this project: {}", refusal.message),
                 "`docker compose up` (and `config`) fails before any container is created",
@@ -109,7 +117,9 @@ fn check(cx: &ComposeContext, out: &mut Reporter) {
         if let Some(line) = env_line {
             finding = finding.related(line, "Compose stops reading here");
         }
-        finding.help(if undefined_reference {
+        finding.help(if refusal.kind == RefusalKind::UnlessMerged {
+            "when the project runs on its own, declare the network under the top-level `networks:` (`external: true` for one another project creates); when it is merged with a base, say so in gpulint.toml: `[compose] fragments = [\"apps/*/docker-compose.yml\"]`"
+        } else if undefined_reference {
             "define what it names, or fix the reference; if another tool merges this file with its own base that defines it (an app store's apps), declare such files in gpulint.toml: `[compose] fragments = [\"apps/*/docker-compose.yml\"]`"
         } else {
             "fix the value this points at (or the file or service it names)"
