@@ -75,12 +75,17 @@ pub struct Diagnostic {
     /// project): the engine reports the finding with that file and clears
     /// this. `None` is the file being linted.
     pub file: Option<Arc<SourceFile>>,
+    // Label, note and help are shared: one rule run words them alike for
+    // every container it reports (see `Reporter`), and a file of 80,000
+    // `docker run` lines then holds one copy of each, not 80,000.
     /// A short text shown under the primary span.
-    pub label: Option<String>,
+    pub label: Option<Arc<str>>,
     /// What breaks at run time: the error users see.
-    pub note: Option<String>,
+    pub note: Option<Arc<str>>,
     /// What to do about it.
-    pub help: Option<String>,
+    pub help: Option<Arc<str>>,
     pub related: Vec<Label>,
-    pub fix: Option<Fix>,
+    // Boxed: most findings of a large file carry one, and the whole
+    // finding is half the size with it out of line.
+    pub fix: Option<Box<Fix>>,
 }

@@ -175,14 +175,19 @@ pub fn redact_diagnostic(d: &mut Diagnostic, hidden: &Hidden) {
         }
     };
     apply(&mut d.message, true);
+    let apply_shared = |text: &mut std::sync::Arc<str>, shorten: bool| {
+        if let Cow::Owned(redacted) = redact_with(text, hidden, shorten) {
+            *text = redacted.into();
+        }
+    };
     if let Some(label) = &mut d.label {
-        apply(label, true);
+        apply_shared(label, true);
     }
     if let Some(note) = &mut d.note {
-        apply(note, false);
+        apply_shared(note, false);
     }
     if let Some(help) = &mut d.help {
-        apply(help, false);
+        apply_shared(help, false);
     }
     for related in &mut d.related {
         apply(&mut related.message, true);

@@ -111,10 +111,10 @@ fn mirrored(d: Diagnostic, source: &Arc<SourceFile>, at: TextRange) -> Diagnosti
         .unwrap_or_default();
     let mut related = vec![Label {
         range: d.range,
-        message: d
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("where {name} decides it")),
+        message: d.label.clone().map_or_else(
+            || format!("where {name} decides it"),
+            |label| label.to_string(),
+        ),
         file: Some(source.clone()),
     }];
     related.extend(d.related.into_iter().map(|label| Label {
@@ -126,14 +126,12 @@ fn mirrored(d: Diagnostic, source: &Arc<SourceFile>, at: TextRange) -> Diagnosti
         message: format!("{} (in {name}, which this dev container starts)", d.message),
         range: at,
         file: None,
-        label: Some(format!(
-            "the Dev Container CLI starts this service from {name}"
-        )),
+        label: Some(format!("the Dev Container CLI starts this service from {name}").into()),
         help: d.help.map(|help| {
             if fixable {
-                format!("{help}, in {name} (`--fix` applies it when {name} is checked)")
+                format!("{help}, in {name} (`--fix` applies it when {name} is checked)").into()
             } else {
-                format!("{help}, in {name}")
+                format!("{help}, in {name}").into()
             }
         }),
         related,

@@ -783,7 +783,12 @@ mod tests {
             .iter()
             .map(|c| ModelPath::new(c.split('.')))
             .collect();
-        target.fix = Some(Fix::new("bad", Applicability::Safe, edits, changes));
+        target.fix = Some(Box::new(Fix::new(
+            "bad",
+            Applicability::Safe,
+            edits,
+            changes,
+        )));
         verify_on(
             text,
             "compose.yaml",
@@ -865,7 +870,7 @@ mod tests {
         let at = text.find(line).unwrap();
         let in_first = Edit::delete(crate::text::TextRange::new(at, at + line.len()));
         let mut target = second.clone();
-        target.fix = Some(
+        target.fix = Some(Box::new(
             Fix::new(
                 "bad",
                 Applicability::Safe,
@@ -873,7 +878,7 @@ mod tests {
                 vec![ModelPath::new(["spec", "hostIPC"])],
             )
             .in_document(1),
-        );
+        ));
         let reason = verify_on(
             &text,
             "pods.yaml",
@@ -1063,7 +1068,9 @@ mod tests {
         let finding = |edits: Vec<Edit>, path: &str, document: usize| {
             let mut d = template.clone();
             let changes = vec![ModelPath::new(path.split('.'))];
-            d.fix = Some(Fix::new("f", Applicability::Safe, edits, changes).in_document(document));
+            d.fix = Some(Box::new(
+                Fix::new("f", Applicability::Safe, edits, changes).in_document(document),
+            ));
             d
         };
         let diagnostics = vec![

@@ -57,9 +57,10 @@ fn run_check(
     meta: &rules::RuleMeta,
     check: &dyn Fn(&mut Reporter),
 ) {
-    let mut reporter = Reporter::new(info.code, meta.severity);
+    let mut reporter =
+        Reporter::appending_to(std::mem::take(diagnostics), info.code, meta.severity);
     check(&mut reporter);
-    diagnostics.extend(reporter.into_diagnostics());
+    *diagnostics = reporter.into_diagnostics();
 }
 
 /// Lints one text: a compose file, Kubernetes manifests or a Dockerfile,

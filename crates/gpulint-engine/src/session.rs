@@ -393,8 +393,8 @@ fn note_profiles(project: &Project, cx: &ComposeContext, diagnostics: &mut [Diag
             })
         }) {
             d.note = Some(match d.note.take() {
-                Some(note) => format!("{note}; {said}"),
-                None => said.clone(),
+                Some(note) => format!("{note}; {said}").into(),
+                None => said.as_str().into(),
             });
             d.related.extend(related.clone());
         }

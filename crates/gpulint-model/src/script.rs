@@ -225,7 +225,22 @@ impl Script {
         if let (ScriptKind::Workflow, Some(yaml)) = (kind, yaml) {
             script.read_workflow_containers(yaml, text);
         }
+        script.shrink_to_fit();
         script
+    }
+
+    /// Gives back what the lists grew by and will not use: a script is
+    /// read once and then kept while every rule runs on it, and a list
+    /// that doubled its way to 20,000 run lines holds room for 32,768.
+    fn shrink_to_fit(&mut self) {
+        self.commands.shrink_to_fit();
+        self.runs.shrink_to_fit();
+        self.apptainer_runs.shrink_to_fit();
+        self.batches.shrink_to_fit();
+        self.launches.shrink_to_fit();
+        self.assigned.shrink_to_fit();
+        self.nccl_env.shrink_to_fit();
+        self.workflow_env.shrink_to_fit();
     }
 
     /// The job and service containers of a workflow: each a `docker

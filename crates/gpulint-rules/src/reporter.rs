@@ -6,6 +6,7 @@ use crate::diagnostic::{At, Diagnostic, Label, Severity};
 use crate::fix::Fix;
 use crate::model::compose::{Service, Src};
 use crate::text::TextRange;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Collects the findings of one rule run.
@@ -13,15 +14,39 @@ pub struct Reporter {
     pub(crate) code: super::RuleCode,
     pub(crate) default_severity: Severity,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Each label, note and help text said so far, shared by the findings
+    /// that say it: a rule words them alike for each container.
+    texts: HashSet<Arc<str>>,
 }
 
 impl Reporter {
     pub fn new(code: super::RuleCode, default_severity: Severity) -> Self {
+        Self::appending_to(Vec::new(), code, default_severity)
+    }
+
+    /// A reporter that adds its findings after `diagnostics`, which
+    /// [`Reporter::into_diagnostics`] gives back: the findings of every
+    /// rule run on a file collect in one vector, never copied between two.
+    pub fn appending_to(
+        diagnostics: Vec<Diagnostic>,
+        code: super::RuleCode,
+        default_severity: Severity,
+    ) -> Self {
         Self {
             code,
             default_severity,
-            diagnostics: Vec::new(),
+            diagnostics,
+            texts: HashSet::new(),
         }
+    }
+
+    fn shared(texts: &mut HashSet<Arc<str>>, text: String) -> Arc<str> {
+        if let Some(said) = texts.get(text.as_str()) {
+            return said.clone();
+        }
+        let text: Arc<str> = text.into();
+        texts.insert(text.clone());
+        text
     }
 
     /// Reports a finding at `range` with the rule's default severity; the
@@ -44,7 +69,10 @@ impl Reporter {
             related: Vec::new(),
             fix: None,
         });
-        DiagnosticBuilder(self.diagnostics.last_mut().expect("just pushed"))
+        DiagnosticBuilder {
+            diagnostic: self.diagnostics.last_mut().expect("just pushed"),
+            texts: &mut self.texts,
+        }
     }
 
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
@@ -52,45 +80,48 @@ impl Reporter {
     }
 }
 
-pub struct DiagnosticBuilder<'r>(&'r mut Diagnostic);
+pub struct DiagnosticBuilder<'r> {
+    diagnostic: &'r mut Diagnostic,
+    texts: &'r mut HashSet<Arc<str>>,
+}
 
 impl DiagnosticBuilder<'_> {
     /// Moves the finding to `at` (a rule that words a finding before it
     /// knows where it goes).
     pub fn at(self, at: At) -> Self {
-        self.0.range = at.range;
-        self.0.file = at.file;
+        self.diagnostic.range = at.range;
+        self.diagnostic.file = at.file;
         self
     }
 
     pub fn severity(self, severity: Severity) -> Self {
-        self.0.severity = severity;
+        self.diagnostic.severity = severity;
         self
     }
 
     pub fn label(self, label: impl Into<String>) -> Self {
-        self.0.label = Some(label.into());
+        self.diagnostic.label = Some(Reporter::shared(self.texts, label.into()));
         self
     }
 
     pub fn note(self, note: impl Into<String>) -> Self {
-        self.0.note = Some(note.into());
+        self.diagnostic.note = Some(Reporter::shared(self.texts, note.into()));
         self
     }
 
     pub fn help(self, help: impl Into<String>) -> Self {
-        self.0.help = Some(help.into());
+        self.diagnostic.help = Some(Reporter::shared(self.texts, help.into()));
         self
     }
 
     /// A labelled span: in the finding's file, or in another one.
     pub fn related(self, at: impl Into<At>, message: impl Into<String>) -> Self {
         let at = at.into();
-        let file = match (&at.file, &self.0.file) {
+        let file = match (&at.file, &self.diagnostic.file) {
             (Some(file), Some(own)) if Arc::ptr_eq(file, own) || file == own => None,
             (file, _) => file.clone(),
         };
-        self.0.related.push(Label {
+        self.diagnostic.related.push(Label {
             range: at.range,
             message: message.into(),
             file,
@@ -102,7 +133,7 @@ impl DiagnosticBuilder<'_> {
     /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
     /// are asked for in another file of the compose project, points there.
     pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
-        let elsewhere = |evidence: Src| match &self.0.file {
+        let elsewhere = |evidence: Src| match &self.diagnostic.file {
             Some(file) => !Arc::ptr_eq(file, cx.source_file(evidence.file)),
             None => false,
         };
@@ -155,7 +186,7 @@ impl DiagnosticBuilder<'_> {
         range: TextRange,
         message: impl Into<String>,
     ) -> Self {
-        self.0.related.push(Label {
+        self.diagnostic.related.push(Label {
             range,
             message: message.into(),
             file: Some(file.clone()),
@@ -165,7 +196,7 @@ impl DiagnosticBuilder<'_> {
 
     /// Attaches a fix; `None` (a fix that could not be built here) leaves the finding without one.
     pub fn fix(self, fix: impl Into<Option<Fix>>) -> Self {
-        self.0.fix = fix.into();
+        self.diagnostic.fix = fix.into().map(Box::new);
         self
     }
 }
