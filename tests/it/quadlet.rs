@@ -73,3 +73,235 @@ fn inspect_prints_the_units_container() {
     assert_eq!(unit["ulimits"]["memlock"]["soft"], -1);
     assert_eq!(unit["env"]["NCCL_DEBUG"], "INFO");
 }
+
+/// The flags gpulint's Quadlet reader writes for the keys it models, by
+/// their long names (the generator writes `-v` for `Volume=`).
+const MODELED_FLAGS: &[&str] = &[
+    "--cap-add",
+    "--shm-size",
+    "--memory",
+    "--ulimit",
+    "--tmpfs",
+    "--device",
+    "--volume",
+    "--env",
+    "--mount",
+];
+
+fn long_flag(word: &str) -> &str {
+    match word {
+        "-v" => "--volume",
+        "-e" => "--env",
+        other => other,
+    }
+}
+
+/// An assertion line's words as Podman's test reads them
+/// (`github.com/mattn/go-shellwords`): quotes group, a backslash escapes
+/// the next character except inside single quotes.
+fn shellwords(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut in_word) = (Vec::new(), String::new(), false);
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in line.chars() {
+        if escaped {
+            word.push(c);
+            escaped = false;
+            in_word = true;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => {
+                single = !single;
+                in_word = true;
+            }
+            '"' if !single => {
+                double = !double;
+                in_word = true;
+            }
+            c if c.is_whitespace() && !single && !double => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// A `--mount` value as the test compares it: its `key=value` fields as
+/// a map, split on `,` as Go's CSV reader splits them (quotes group).
+/// Podman's aliases of a key are one key (`src` is `source`, `dst` and
+/// `target` are `destination`).
+fn mount_fields(value: &str) -> std::collections::BTreeMap<String, String> {
+    let mut fields = std::collections::BTreeMap::new();
+    let (mut field, mut quoted) = (String::new(), false);
+    let mut add = |field: &str| {
+        let (key, value) = field.split_once('=').unwrap_or((field, ""));
+        let key = match key {
+            "src" => "source",
+            "dst" | "target" => "destination",
+            key => key,
+        };
+        fields.insert(key.to_string(), value.to_string());
+    };
+    for c in value.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => add(&std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    add(&field);
+    fields
+}
+
+fn find_sublist(haystack: &[String], needle: &[String]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// containers/podman's own Quadlet tests (tests/judges/quadlet, copied
+/// from `test/e2e/quadlet/`), whose `##` lines assert the arguments its
+/// generator writes for a unit: every assertion about a flag gpulint
+/// models must hold for the `podman run` gpulint reads the unit as, and
+/// every negative one must not be contradicted.
+#[test]
+fn podmans_quadlet_tests_agree_with_gpulints_generator() {
+    use gpulint::model::quadlet::Quadlet;
+    let dir = common::root().join("tests/judges/quadlet");
+    let mut units: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "container"))
+        .collect();
+    units.sort();
+    assert!(units.len() >= 20, "{units:?}");
+    let (mut agreed, mut disagreed) = (Vec::new(), Vec::new());
+    let mut not_judged: std::collections::BTreeMap<&str, usize> = Default::default();
+    for unit in &units {
+        let name = unit.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(unit).unwrap();
+        // The unit without the assertions, which quote what it becomes.
+        let body = text
+            .lines()
+            .filter(|l| !l.starts_with("##"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let quadlet = Quadlet::parse(&text);
+        let args: Option<Vec<String>> = quadlet.command(&text).map(|command| {
+            command.words[2..]
+                .iter()
+                .map(|w| long_flag(&w.text).to_string())
+                .collect()
+        });
+        let podman_args: Vec<&str> = quadlet
+            .settings
+            .iter()
+            .filter(|s| s.key == "PodmanArgs")
+            .map(|s| s.value.as_str())
+            .collect();
+        for line in text.lines().filter(|l| l.starts_with("##")) {
+            let words = shellwords(&line[2..]);
+            let Some((kind, asserted)) = words.split_first() else {
+                continue;
+            };
+            let asserted: Vec<String> = asserted.iter().map(|w| long_flag(w).to_string()).collect();
+            let flag = asserted.first().map(String::as_str).unwrap_or("");
+            let modeled = MODELED_FLAGS.contains(&flag)
+                || podman_args
+                    .iter()
+                    .any(|written| written.contains(flag.trim_start_matches('-')));
+            let verdict: Result<bool, &str> = match (kind.as_str(), &args) {
+                ("assert-failed", None) => Ok(true),
+                ("assert-failed", Some(_)) => Err("refused for what gpulint does not model"),
+                ("assert-stderr-contains", _) => Err("the generator's message"),
+                (k, _) if k.starts_with("assert-key") || k.starts_with("assert-has-key") => {
+                    Err("a systemd unit key, not an argument")
+                }
+                (k, _) if k.ends_with("-regex") => Err("a path the test machine decides"),
+                // go-shellwords reads `\\n` in an assertion as a backslash
+                // and an `n`, where systemd's reader of the generated
+                // `ExecStart=` decodes the escape: the two readings cannot
+                // be compared without running the generator.
+                (_, _) if asserted.iter().any(|a| a.contains(['\\', '\n', '\t'])) => {
+                    Err("a C escape read two ways")
+                }
+                (_, None) => Ok(false),
+                ("assert-podman-final-args", Some(args)) => Ok(args.ends_with(&asserted)),
+                (_, Some(_)) if !modeled => Err("a flag gpulint does not model"),
+                (_, Some(_))
+                    if text.lines().any(|l| {
+                        l.starts_with("AddDevice=-")
+                            && asserted.iter().any(|a| l.contains(a.as_str()))
+                    }) =>
+                {
+                    Err("an optional device the host's /dev decides")
+                }
+                // `Volume=basic.volume:/data` names the volume its unit
+                // makes (`systemd-basic`, or its `VolumeName=`).
+                (_, Some(_))
+                    if flag == "--volume"
+                        && text.lines().any(|l| {
+                            l.starts_with("Volume=")
+                                && l.split(':').next().is_some_and(|s| s.ends_with(".volume"))
+                        })
+                        && asserted.get(1).is_some_and(|v| !body.contains(v.as_str())) =>
+                {
+                    Err("a source Quadlet resolves to a unit's name")
+                }
+                ("assert-podman-args", Some(args)) => Ok(find_sublist(args, &asserted)),
+                ("!assert-podman-args", Some(args)) => Ok(!find_sublist(args, &asserted)),
+                ("assert-podman-args-key-val", Some(args)) => {
+                    let [flag, _, expected] = asserted.as_slice() else {
+                        panic!("{name}: {line}")
+                    };
+                    let mut expected = mount_fields(expected);
+                    // A source Quadlet resolves (`basic.volume` is the
+                    // volume its unit makes, `systemd-basic`) is the
+                    // generator's name for it, not the unit's words.
+                    let resolved = text.lines().any(|l| {
+                        l.starts_with("Mount=")
+                            && [".volume", ".image", ".artifact"]
+                                .iter()
+                                .any(|s| l.contains(s))
+                    });
+                    let found = args.windows(2).any(|pair| {
+                        let mut actual = mount_fields(&pair[1]);
+                        if resolved && actual.get("source").is_some_and(|s| s.contains('.')) {
+                            actual.remove("source");
+                            expected.remove("source");
+                        }
+                        pair[0] == *flag && actual == expected
+                    });
+                    if resolved && !found {
+                        Err("a source Quadlet resolves to a unit's name")
+                    } else {
+                        Ok(found)
+                    }
+                }
+                _ => Err("an assertion kind the judge does not read"),
+            };
+            match verdict {
+                Ok(true) => agreed.push(format!("{name}: {line}")),
+                Ok(false) => disagreed.push(format!("{name}: {line}\n    gpulint: {args:?}")),
+                Err(why) => *not_judged.entry(why).or_default() += 1,
+            }
+        }
+    }
+    eprintln!(
+        "Quadlet upstream tests: {} units, {} assertions agree, {} disagree; not judged: {not_judged:?}",
+        units.len(),
+        agreed.len(),
+        disagreed.len()
+    );
+    assert!(disagreed.is_empty(), "{}", disagreed.join("\n"));
+    assert!(agreed.len() >= 40, "{agreed:#?}");
+}

@@ -7,8 +7,11 @@
 //! `ConvertContainer` (commit c6580b4a). A key the table does not list
 //! decides nothing gpulint reads.
 
-use crate::syntax::shell::{Command, Snippet, Word, commands};
+mod unit_words;
+
+use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
+use unit_words::{Logical, Split};
 
 /// How a key's values become arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,10 +20,16 @@ enum Form {
     Last,
     /// Every value, one argument each (`lookupAndAddAllStrings`).
     All,
-    /// Every whitespace-separated word of every value (`LookupAllStrv`).
+    /// Every word of every value, quotes removed, backslashes kept
+    /// (`LookupAllStrv`).
     Words,
-    /// Every word, split and unquoted as systemd does (`LookupAllArgs`).
+    /// Every word, split, unquoted and unescaped as systemd does
+    /// (`LookupAllArgs`).
     Args,
+    /// `NAME=value` words as [`Form::Args`] splits them, the last value of
+    /// each name, in the order of the names (`LookupAllKeyVal`, then
+    /// `addKeys` sorts them).
+    KeyVals,
 }
 
 /// `[Container]` keys that decide what gpulint reads, with the `podman
@@ -44,7 +53,7 @@ const KEYS: &[(&str, &str, Form)] = &[
     // "Volume=/source:/dest | --volume /source:/dest".
     ("Volume", "--volume", Form::All),
     // "Environment=foo=bar | --env foo=bar".
-    ("Environment", "--env", Form::Words),
+    ("Environment", "--env", Form::KeyVals),
     // "Mount=type=... | --mount type=...".
     ("Mount", "--mount", Form::Args),
 ];
@@ -88,7 +97,7 @@ impl Quadlet {
                 if trimmed.starts_with(['#', ';']) {
                     continue;
                 }
-                continuing = line.ends_with('\\');
+                continuing = line.trim_end().ends_with('\\');
                 // Comment lines inside a continued value are skipped, as
                 // systemd skips them.
                 if let Some(last) = settings.last_mut().filter(|_| in_container) {
@@ -113,7 +122,7 @@ impl Quadlet {
             let Some((key, value)) = line.split_once('=') else {
                 continue;
             };
-            continuing = line.ends_with('\\');
+            continuing = line.trim_end().ends_with('\\');
             if !in_container {
                 continue;
             }
@@ -128,14 +137,7 @@ impl Quadlet {
             });
         }
         for setting in &mut settings {
-            let written = &text[setting.value_range.as_range()];
-            // systemd joins continued lines with a space.
-            setting.value = written
-                .split('\n')
-                .map(|l| l.trim_end_matches('\r').trim_end_matches('\\').trim())
-                .filter(|l| !l.is_empty() && !l.starts_with(['#', ';']))
-                .collect::<Vec<_>>()
-                .join(" ");
+            setting.value = Logical::read(text, setting.value_range).text;
         }
         Quadlet {
             settings,
@@ -164,6 +166,19 @@ impl Quadlet {
                 Form::Last => values.last().copied().into_iter().collect(),
                 _ => values,
             };
+            let flagged = |part: Word, words: &mut Vec<Word>| {
+                words.push(Word {
+                    text: flag.to_string(),
+                    ..part.clone()
+                });
+                words.push(part);
+            };
+            if *form == Form::KeyVals {
+                for part in key_vals(text, &values) {
+                    flagged(part, &mut words);
+                }
+                continue;
+            }
             for setting in values {
                 if setting.value.is_empty() {
                     continue;
@@ -174,26 +189,32 @@ impl Quadlet {
                         words.push(value_word(setting));
                     }
                     Form::Words | Form::Args => {
-                        for mut part in split(text, setting) {
+                        let how = if *form == Form::Words {
+                            Split::Strv
+                        } else {
+                            Split::Args
+                        };
+                        for mut part in split(text, setting, how) {
                             if *key == "AddDevice" && part.text.starts_with('-') {
                                 part.text.remove(0);
                             }
-                            words.push(Word {
-                                text: flag.to_string(),
-                                ..part.clone()
-                            });
-                            words.push(part);
+                            // The generator lowers capabilities' names.
+                            if *key == "AddCapability" {
+                                part.text.make_ascii_lowercase();
+                            }
+                            flagged(part, &mut words);
                         }
                     }
+                    Form::KeyVals => unreachable!("read above"),
                 }
             }
         }
         for setting in self.settings.iter().filter(|s| s.key == "PodmanArgs") {
-            words.extend(split(text, setting));
+            words.extend(split(text, setting, Split::Args));
         }
         words.push(value_word(image));
         if let Some(exec) = self.settings.iter().rfind(|s| s.key == "Exec") {
-            words.extend(split(text, exec));
+            words.extend(split(text, exec, Split::Args));
         }
         Some(Command { words })
     }
@@ -220,20 +241,29 @@ fn value_word(setting: &Setting) -> Word {
     word(&setting.value, setting.value_range, dynamic)
 }
 
-/// A value's words, quotes removed as systemd removes them (close to the
-/// shell's: double and single quotes, backslash escapes).
-fn split(text: &str, setting: &Setting) -> Vec<Word> {
-    // The shell reads a final `\` as systemd does: the line goes on.
-    let written = &text[setting.value_range.as_range()];
-    let snippet = Snippet::verbatim(written, setting.value_range.start as usize);
-    commands(&snippet)
-        .into_iter()
-        .flat_map(|c| c.words)
-        .map(|mut w| {
-            w.dynamic |= w.text.contains('%');
-            w
-        })
-        .collect()
+/// A value's words as the generator splits them; none for a value it
+/// refuses (an escape systemd does not know), which it drops with a
+/// warning.
+fn split(text: &str, setting: &Setting, how: Split) -> Vec<Word> {
+    Logical::read(text, setting.value_range)
+        .words(how)
+        .unwrap_or_default()
+}
+
+/// `Environment=` values: the last word of each name, in the order of the
+/// names, as `addKeys` writes them.
+fn key_vals(text: &str, values: &[&Setting]) -> Vec<Word> {
+    let mut by_name: std::collections::BTreeMap<String, Word> = Default::default();
+    for setting in values {
+        for part in split(text, setting, Split::Args) {
+            let name = part
+                .text
+                .split_once('=')
+                .map_or(part.text.as_str(), |(n, _)| n);
+            by_name.insert(name.to_string(), part);
+        }
+    }
+    by_name.into_values().collect()
 }
 
 #[cfg(test)]
@@ -257,7 +287,8 @@ mod tests {
         let env: Vec<_> = run.env().map(|(n, v, _)| (n, v)).collect();
         assert_eq!(
             env,
-            [("NCCL_DEBUG", Some("INFO")), ("HF_HOME", Some("/data hub"))]
+            // In the order of their names, as `addKeys` writes them.
+            [("HF_HOME", Some("/data hub")), ("NCCL_DEBUG", Some("INFO"))]
         );
         assert_eq!(run.image.unwrap().text, "docker.io/vllm/vllm-openai:latest");
         assert_eq!(run.command, "--model m --tensor-parallel-size 2");
@@ -273,7 +304,8 @@ mod tests {
             .options_named("--cap-add")
             .filter_map(|(_, o)| o.value.as_deref())
             .collect();
-        assert_eq!(caps, ["IPC_LOCK", "SYS_NICE", "SYS_PTRACE"]);
+        // The generator lowers them (`strings.ToLower(caps)`).
+        assert_eq!(caps, ["ipc_lock", "sys_nice", "sys_ptrace"]);
     }
 
     #[test]
