@@ -390,6 +390,57 @@ fn podman_agrees_with_inspect_on_podman_run_lines_and_quadlet_units() {
     );
 }
 
+/// A Quadlet unit's `PodmanArgs=` go before the image the generator adds
+/// (GPU013): a word there that is neither an option nor an option's value
+/// becomes the image, and Podman refuses the container (here, the image
+/// it names is not one it has). Words that are options' values, and
+/// options that take none, are no such word.
+#[test]
+#[ignore = "needs podman (Podman 4.3, Debian 12's): installed by .ci/run"]
+fn podman_refuses_the_units_whose_podman_args_leave_a_stray_word() {
+    let podman = Podman::start();
+    let cases = [
+        "--shm-size=1g stray",
+        "stray --shm-size=1g",
+        "--shm-size 1g --ipc=host-x",
+        "--name gpulint-judge-a --shm-size=1g",
+        "-it --shm-size=1g",
+        "--read-only --shm-size 2g",
+        "--env NCCL_DEBUG=INFO --shm-size=1g",
+        "--shm-size=1g --label a=b extra",
+    ];
+    let work = tempfile::tempdir().unwrap();
+    let paths: Vec<PathBuf> = cases
+        .iter()
+        .enumerate()
+        .map(|(n, case)| {
+            let path = work.path().join(format!("stray{n}.container"));
+            let unit = format!("[Container]\nImage=img\nPodmanArgs={case}\n");
+            std::fs::write(&path, unit).unwrap();
+            path
+        })
+        .collect();
+    let on_units = claims(&paths, "quadlet");
+    assert_eq!(on_units.len(), cases.len(), "one container per unit");
+    let mut refused = 0;
+    let mut disagreements = Vec::new();
+    for (case, claim) in cases.iter().zip(&on_units) {
+        let truth = podman.judge(case);
+        refused += usize::from(truth == Shm::Refused);
+        if *claim != truth {
+            disagreements.push(format!(
+                "PodmanArgs={case}: podman gives {truth:?}, gpulint says {claim:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "podman judged {} units with PodmanArgs=, {refused} refused",
+        cases.len()
+    );
+    assert!(refused >= 3 && refused < cases.len(), "{refused} refused");
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
+
 #[test]
 fn the_quadlet_unit_of_a_case_writes_its_options_as_keys() {
     assert_eq!(
