@@ -883,6 +883,17 @@ const DEV_MOUNTS: &[&str] = &[
 ];
 const DEV_ENV: &[&str] = &["{}", r#"{"NCCL_DEBUG": "INFO"}"#];
 
+/// `runArgs` go before the image the CLI adds (GPU013): a word that is
+/// neither an option nor an option's value becomes the image, which the
+/// engine does not have; options' values and flags that take none do not.
+/// Each alone, without `mounts` or `containerEnv`.
+const DEV_STRAY_RUN_ARGS: &[&str] = &[
+    r#"["--shm-size=1g", "stray"]"#,
+    r#"["stray", "--ipc=host"]"#,
+    r#"["--label", "gpulint=judge", "--shm-size=1g"]"#,
+    r#"["--init", "--shm-size", "2g"]"#,
+];
+
 /// Compose-backed dev containers: the `service` the CLI starts, with its
 /// own /dev/shm settings, and a `runServices` that leaves another out.
 const DEV_COMPOSE_SERVICES: &[&str] = &[
@@ -927,6 +938,16 @@ fn dev_container_cli_agrees_with_inspect() {
                 cases.push((dir, None, json));
             }
         }
+    }
+    for (a, run_args) in DEV_STRAY_RUN_ARGS.iter().enumerate() {
+        let dir = temp.path().join(format!("stray-{a}"));
+        std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
+        let json = format!(
+            "{{\"image\": \"{}\", \"runArgs\": {run_args}}}\n",
+            engine.image()
+        );
+        std::fs::write(dir.join(".devcontainer/devcontainer.json"), &json).unwrap();
+        cases.push((dir, None, json));
     }
     for (n, settings) in DEV_COMPOSE_SERVICES.iter().enumerate() {
         let dir = temp.path().join(format!("compose-{n}"));
