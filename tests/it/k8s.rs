@@ -278,6 +278,8 @@ fn the_kubernetes_schema_agrees_with_kubernetes_validate() {
         }
     }
     let kinds: Vec<&str> = kubernetes::kinds().collect();
+    let crd_kinds: Vec<&str> = kubernetes::crd_kinds().collect();
+    let schemas = root().join("crates/gpulint-schema/schemas");
     let version = format!("{}.0", kubernetes::KUBERNETES_VERSION);
     let names: Vec<&String> = ours.keys().collect();
     let mut theirs: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
@@ -286,6 +288,9 @@ fn the_kubernetes_schema_agrees_with_kubernetes_validate() {
             .arg(root().join("tests/judges/kubernetes_validate_judge.py"))
             .arg(&version)
             .arg(serde_json::to_string(&kinds).unwrap())
+            .arg("--crd")
+            .arg(serde_json::to_string(&crd_kinds).unwrap())
+            .arg(schemas.join("crd-*.json"))
             .args(chunk.iter().map(|s| s.as_str()))
             .output()
             .expect("run the kubernetes-validate judge");
@@ -301,6 +306,7 @@ fn the_kubernetes_schema_agrees_with_kubernetes_validate() {
         }
     }
     let (mut objects, mut refused, mut unreadable) = (0, 0, 0);
+    let (mut custom, mut custom_refused) = (0, 0);
     let mut disagreements = Vec::new();
     for (file, verdicts) in &ours {
         let judged = theirs.get(file).map(Vec::as_slice).unwrap_or_default();
@@ -319,6 +325,10 @@ fn the_kubernetes_schema_agrees_with_kubernetes_validate() {
         for (ordinal, (ours, theirs)) in verdicts.iter().zip(judged).enumerate() {
             objects += 1;
             let valid = theirs["valid"].as_bool().unwrap();
+            if theirs["custom"].as_bool() == Some(true) {
+                custom += 1;
+                custom_refused += usize::from(!valid);
+            }
             match ours {
                 Ok(()) if valid => {}
                 Err(paths) if !valid => {
@@ -346,8 +356,15 @@ fn the_kubernetes_schema_agrees_with_kubernetes_validate() {
         ours.len(),
         disagreements.len()
     );
+    println!(
+        "of them custom resources (judged by Python jsonschema on their CRDs' schemas): {custom} objects, {custom_refused} refused by both"
+    );
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
     assert!(objects >= 500, "only {objects} objects were compared");
+    assert!(
+        custom >= 50 && custom_refused >= 3,
+        "only {custom} custom resources, {custom_refused} refused"
+    );
     assert!(
         refused >= 20,
         "only {refused} refused objects: the judge would miss a permissive gpulint"

@@ -18,12 +18,42 @@ use std::sync::OnceLock;
 
 const SCHEMA: &str = include_str!("../schemas/kubernetes-strict.json");
 
+/// The custom resources gpulint reads pods from, each as the schema of its
+/// project's CustomResourceDefinition (`scripts/vendor_crd_schemas.py`),
+/// one document per API group, each read only when a resource of its
+/// group is checked; their `metadata` is the API's ObjectMeta, copied
+/// from [`SCHEMA`].
+const CRD_SCHEMAS: &[(&str, &str)] = &[
+    (
+        "batch.volcano.sh",
+        include_str!("../schemas/crd-batch.volcano.sh.json"),
+    ),
+    (
+        "jobset.x-k8s.io",
+        include_str!("../schemas/crd-jobset.x-k8s.io.json"),
+    ),
+    (
+        "kubeflow.org",
+        include_str!("../schemas/crd-kubeflow.org.json"),
+    ),
+    (
+        "leaderworkerset.x-k8s.io",
+        include_str!("../schemas/crd-leaderworkerset.x-k8s.io.json"),
+    ),
+    ("ray.io", include_str!("../schemas/crd-ray.io.json")),
+    (
+        "serving.kserve.io",
+        include_str!("../schemas/crd-serving.kserve.io.json"),
+    ),
+];
+
 /// The Kubernetes version whose API the vendored schema describes.
 pub const KUBERNETES_VERSION: &str = "1.37";
 
 /// Where boon finds the schema; see `compose::FAST_LOCATION` for why a
 /// `json-schema.org` address (its metaschema check is skipped).
 const FAST_LOCATION: &str = "https://json-schema.org/gpulint-vendored/kubernetes-strict.json";
+const CRD_FAST_LOCATION: &str = "https://json-schema.org/gpulint-vendored/crd.json";
 
 /// The most nodes a manifest may expand to for the schema to be asked.
 const MAX_NODES: usize = 200_000;
@@ -52,88 +82,183 @@ pub enum Refusal {
     Value,
 }
 
+/// One vendored document: its JSON, its kinds, and what is built from it
+/// on first use.
 struct Vendored {
     json: Value,
     /// `apiVersion/kind` and the schema's reference for it.
     kinds: Vec<(String, String)>,
+    /// For a custom resource's kind: the project and release whose
+    /// CustomResourceDefinition gave its schema.
+    origins: Vec<(String, String)>,
+    /// Where boon finds it.
+    location: &'static str,
+    quick: OnceLock<Option<(Checker, Vec<usize>)>>,
+    compiled: OnceLock<(Schemas, Vec<SchemaIndex>)>,
 }
 
+impl Vendored {
+    fn read(text: &str, location: &'static str) -> Vendored {
+        let json: Value = serde_json::from_str(text).expect("a vendored Kubernetes schema is JSON");
+        let pairs = |value: &Value| -> Vec<(String, String)> {
+            value
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        };
+        let kinds = pairs(&json["kinds"]);
+        let origins = pairs(&json["origins"]);
+        Vendored {
+            json,
+            kinds,
+            origins,
+            location,
+            quick: OnceLock::new(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn entry(&self, api_version: &str, kind: &str) -> Option<usize> {
+        self.kinds.iter().position(|(name, _)| {
+            name.strip_prefix(api_version)
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(kind)
+        })
+    }
+
+    fn quick(&self) -> Option<&(Checker, Vec<usize>)> {
+        self.quick
+            .get_or_init(|| {
+                let entries: Vec<&str> = self.kinds.iter().map(|(_, r)| r.as_str()).collect();
+                Checker::with_entries(&self.json, &entries)
+            })
+            .as_ref()
+    }
+
+    /// boon's compile of each kind, on first use (only for a manifest the
+    /// quick checker does not accept).
+    fn compiled(&self) -> &(Schemas, Vec<SchemaIndex>) {
+        self.compiled.get_or_init(|| {
+            self.compile(self.location)
+                .expect("a vendored Kubernetes schema compiles")
+        })
+    }
+
+    fn compile(
+        &self,
+        location: &str,
+    ) -> Result<(Schemas, Vec<SchemaIndex>), Box<boon::CompileError>> {
+        let mut compiler = Compiler::new();
+        compiler.add_resource(location, self.json.clone())?;
+        let mut schemas = Schemas::new();
+        let mut indexes = Vec::new();
+        for (_, reference) in &self.kinds {
+            indexes.push(compiler.compile(&format!("{location}{reference}"), &mut schemas)?);
+        }
+        Ok((schemas, indexes))
+    }
+}
+
+/// The API's own kinds.
 fn vendored() -> &'static Vendored {
     static VENDORED: OnceLock<Vendored> = OnceLock::new();
-    VENDORED.get_or_init(|| {
-        let json: Value =
-            serde_json::from_str(SCHEMA).expect("the vendored kubernetes-strict.json is JSON");
-        let kinds = json["kinds"]
-            .as_object()
-            .expect("the vendored schema lists its kinds")
-            .iter()
-            .map(|(kind, reference)| (kind.clone(), reference.as_str().unwrap_or("").to_string()))
-            .collect();
-        Vendored { json, kinds }
-    })
+    VENDORED.get_or_init(|| Vendored::read(SCHEMA, FAST_LOCATION))
 }
 
-/// The kinds the vendored schema has, as `apiVersion/kind`.
+/// The custom resources' document of an API group (`ray.io`), read the
+/// first time a resource of the group is checked, so that checking a
+/// Deployment, or a PyTorchJob, costs no other group's schema.
+fn custom(group: &str) -> Option<&'static Vendored> {
+    static CUSTOM: [OnceLock<Vendored>; CRD_SCHEMAS.len()] =
+        [const { OnceLock::new() }; CRD_SCHEMAS.len()];
+    let at = CRD_SCHEMAS.iter().position(|(name, _)| *name == group)?;
+    Some(CUSTOM[at].get_or_init(|| Vendored::read(CRD_SCHEMAS[at].1, CRD_FAST_LOCATION)))
+}
+
+/// Every custom resources' document.
+fn all_custom() -> impl Iterator<Item = &'static Vendored> {
+    CRD_SCHEMAS.iter().filter_map(|(group, _)| custom(group))
+}
+
+/// The document that has the kind, and its entry there.
+fn find(api_version: &str, kind: &str) -> Option<(&'static Vendored, usize)> {
+    if let Some(entry) = vendored().entry(api_version, kind) {
+        return Some((vendored(), entry));
+    }
+    let group = api_version.split_once('/').map_or("", |(group, _)| group);
+    let custom = custom(group)?;
+    custom.entry(api_version, kind).map(|entry| (custom, entry))
+}
+
+/// For a custom resource's kind gpulint has the schema of: the project
+/// and release whose CustomResourceDefinition it is (`kserve/kserve
+/// v0.20.0-rc0+`); `None` for the API's own kinds.
+pub fn crd_origin(api_version: &str, kind: &str) -> Option<&'static str> {
+    let (document, _) = find(api_version, kind)?;
+    let name = format!("{api_version}/{kind}");
+    document
+        .origins
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, origin)| origin.as_str())
+}
+
+/// The kinds the vendored schemas have, as `apiVersion/kind`: the API's
+/// own and the custom resources' ([`crd_kinds`]).
 pub fn kinds() -> impl Iterator<Item = &'static str> {
-    vendored().kinds.iter().map(|(kind, _)| kind.as_str())
+    vendored()
+        .kinds
+        .iter()
+        .chain(all_custom().flat_map(|document| &document.kinds))
+        .map(|(kind, _)| kind.as_str())
 }
 
-/// Whether the vendored schema has the kind (`apiVersion` `apps/v1`, kind
-/// `Deployment`).
+/// The custom resources' kinds, as `apiVersion/kind`, whose schema is
+/// their CustomResourceDefinition's.
+pub fn crd_kinds() -> impl Iterator<Item = &'static str> {
+    all_custom()
+        .flat_map(|document| &document.kinds)
+        .map(|(kind, _)| kind.as_str())
+}
+
+/// Whether the vendored schemas have the kind (`apiVersion` `apps/v1`,
+/// kind `Deployment`).
 pub fn knows(api_version: &str, kind: &str) -> bool {
-    entry(api_version, kind).is_some()
+    find(api_version, kind).is_some()
 }
 
+#[cfg(test)]
 fn entry(api_version: &str, kind: &str) -> Option<usize> {
-    vendored().kinds.iter().position(|(name, _)| {
-        name.strip_prefix(api_version)
-            .and_then(|rest| rest.strip_prefix('/'))
-            == Some(kind)
-    })
+    vendored().entry(api_version, kind)
 }
 
+#[cfg(test)]
 fn quick() -> Option<&'static (Checker, Vec<usize>)> {
-    static CHECKER: OnceLock<Option<(Checker, Vec<usize>)>> = OnceLock::new();
-    CHECKER
-        .get_or_init(|| {
-            let v = vendored();
-            let entries: Vec<&str> = v.kinds.iter().map(|(_, r)| r.as_str()).collect();
-            Checker::with_entries(&v.json, &entries)
-        })
-        .as_ref()
+    vendored().quick()
 }
 
-/// boon's compile of each kind, on first use (only for a manifest the
-/// quick checker does not accept).
+#[cfg(test)]
 fn compiled() -> &'static (Schemas, Vec<SchemaIndex>) {
-    static COMPILED: OnceLock<(Schemas, Vec<SchemaIndex>)> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        compile(FAST_LOCATION).expect("the vendored kubernetes-strict.json compiles")
-    })
+    vendored().compiled()
 }
 
+#[cfg(test)]
 pub(crate) fn compile(
     location: &str,
 ) -> Result<(Schemas, Vec<SchemaIndex>), Box<boon::CompileError>> {
-    let v = vendored();
-    let mut compiler = Compiler::new();
-    compiler.add_resource(location, v.json.clone())?;
-    let mut schemas = Schemas::new();
-    let mut indexes = Vec::new();
-    for (_, reference) in &v.kinds {
-        indexes.push(compiler.compile(&format!("{location}{reference}"), &mut schemas)?);
-    }
-    Ok((schemas, indexes))
+    vendored().compile(location)
 }
 
 /// Whether the API accepts the object at `node` of `yaml` as written, as
 /// far as the quick checker can tell without building its tree: `false`
 /// is "not known to be accepted", and [`validate`] then decides.
 pub fn accepts(yaml: &Yaml, node: NodeId, api_version: &str, kind: &str) -> bool {
-    let Some(entry) = entry(api_version, kind) else {
+    let Some((document, entry)) = find(api_version, kind) else {
         return true;
     };
-    quick().is_some_and(|(checker, starts)| {
+    document.quick().is_some_and(|(checker, starts)| {
         checker.accepts_at(starts[entry], instance::Yaml11::new(yaml, node)) == Some(true)
     })
 }
@@ -142,19 +267,19 @@ pub fn accepts(yaml: &Yaml, node: NodeId, api_version: &str, kind: &str) -> bool
 /// `kind` the schema [`knows`]); empty when it accepts it or does not
 /// know the kind.
 pub fn validate(object: &Node, api_version: &str, kind: &str) -> Vec<ManifestError> {
-    let Some(entry) = entry(api_version, kind) else {
+    let Some((document, entry)) = find(api_version, kind) else {
         return Vec::new();
     };
     if object.size(MAX_NODES) > MAX_NODES {
         return Vec::new();
     }
     let json = instance::to_json_yaml_1_1(object);
-    if let Some((checker, starts)) = quick()
+    if let Some((checker, starts)) = document.quick()
         && checker.accepts_at(starts[entry], &json) == Some(true)
     {
         return Vec::new();
     }
-    let (schemas, indexes) = compiled();
+    let (schemas, indexes) = document.compiled();
     let Err(error) = schemas.validate(&json, indexes[entry]) else {
         return Vec::new();
     };
@@ -344,6 +469,12 @@ mod tests {
         if let Err(error) = compile("kubernetes-strict.json") {
             panic!("the vendored schema fails its metaschema: {error:#}");
         }
+        for (group, _) in super::CRD_SCHEMAS {
+            let document = super::custom(group).unwrap();
+            if let Err(error) = document.compile(&format!("crd-{group}.json")) {
+                panic!("the vendored CRD schema of {group} fails its metaschema: {error:#}");
+            }
+        }
     }
 
     #[test]
@@ -357,9 +488,44 @@ mod tests {
         ] {
             assert!(knows(api, kind), "{api} {kind}");
         }
-        assert!(!knows("kubeflow.org/v1", "PyTorchJob"));
         assert!(!knows("apps/v1beta1", "Deployment"));
         assert!(!knows("v1", "Deployment"));
+        // Custom resources, by their CRDs' served versions only.
+        assert!(knows("kubeflow.org/v1", "PyTorchJob"));
+        assert!(knows("ray.io/v1alpha1", "RayCluster"));
+        assert!(!knows("kubeflow.org/v2beta1", "MPIJob"));
+        assert_eq!(
+            super::crd_origin("kubeflow.org/v1", "PyTorchJob"),
+            Some("kubeflow/training-operator v1.9.0")
+        );
+        assert_eq!(super::crd_origin("v1", "Pod"), None);
+    }
+
+    /// A custom resource's `metadata` is the API's ObjectMeta, and its
+    /// pod templates are the API's pod spec as its CRD inlines it.
+    #[test]
+    fn custom_resources_are_judged_by_their_crds() {
+        let job = |spec: &str| {
+            format!("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: j\n{spec}")
+        };
+        assert_eq!(
+            refused(&job("spec:\n  pytorchReplicaSpecs: {}\n")),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            refused(&job(
+                "  lables: {a: b}\nspec:\n  pytorchReplicaSpecs: {}\n  runPolicy: {backoffLimit: three}\n"
+            )),
+            [
+                "unknown field \"metadata.lables\"",
+                "\"spec.runPolicy.backoffLimit\" must be an integer, not a string"
+            ]
+        );
+        // `status` is the server's, not judged.
+        assert_eq!(
+            refused(&job("status:\n  anything: 1\n")),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

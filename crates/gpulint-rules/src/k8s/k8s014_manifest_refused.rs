@@ -1,6 +1,7 @@
 //! K8S014: the Kubernetes API refuses the manifest (an unknown field, a
 //! value of the wrong type, a missing required field), as the API's
-//! published schema decides it.
+//! published schema decides it, or for a custom resource the schema of its
+//! project's CustomResourceDefinition.
 
 use crate::syntax::tree::{Budget, Builder, Interpolated};
 use crate::{Check, KubeContext, Reporter};
@@ -14,6 +15,7 @@ crate::declare_rule! {
     sources: [
         "kubectl apply --validate=strict (the default since Kubernetes 1.27): unknown fields are an error",
         "the Kubernetes OpenAPI schema, as kubernetes-validate publishes it (local-strict, v1.37.0)",
+        "the CustomResourceDefinitions of kubeflow/training-operator v1.9.0, ray-project/kuberay, kubernetes-sigs/jobset, kubernetes-sigs/lws, kserve/kserve and volcano-sh/volcano (commits in scripts/vendor_crd_schemas.py; vendored in crates/gpulint-schema/schemas/crd-GROUP.json)",
     ],
 }
 
@@ -62,6 +64,7 @@ fn check_object(cx: &KubeContext, out: &mut Reporter, root: crate::syntax::yaml:
         .get_path(&["metadata", "name"])
         .and_then(|n| n.str())
         .map_or(String::new(), |n| format!(" \"{n}\""));
+    let origin = kubernetes::crd_origin(api_version, kind);
     for error in kubernetes::validate(&tree, api_version, kind)
         .into_iter()
         .filter(|error| reported(error, cx.source(error.at.node)))
@@ -78,10 +81,18 @@ fn check_object(cx: &KubeContext, out: &mut Reporter, root: crate::syntax::yaml:
             cx.range(error.at.node),
             format!("Kubernetes refuses {kind}{name}: {}", error.message),
         )
-        .label("refused by the API's schema")
-        .note(format!(
-            "`kubectl apply` checks a manifest against the API's schema (Kubernetes {KUBERNETES_VERSION}; strict, kubectl's default `--validate=strict`) and refuses all of it: nothing in it is created or changed"
-        ))
+        .label(match origin {
+            Some(_) => "refused by its CustomResourceDefinition's schema",
+            None => "refused by the API's schema",
+        })
+        .note(match origin {
+            Some(origin) => format!(
+                "the API server checks a custom resource against the schema of its CustomResourceDefinition (as {origin} ships it; strict, kubectl's default `--validate=strict`) and refuses all of it: nothing in it is created or changed"
+            ),
+            None => format!(
+                "`kubectl apply` checks a manifest against the API's schema (Kubernetes {KUBERNETES_VERSION}; strict, kubectl's default `--validate=strict`) and refuses all of it: nothing in it is created or changed"
+            ),
+        })
         .help(help);
     }
 }
