@@ -450,19 +450,29 @@ fn skip_notes<'a>(skipped: impl Iterator<Item = (&'a PathBuf, &'a Skip)>) -> Vec
     };
     let mut notes = Vec::new();
     for (chart, files) in charts {
+        let in_chart = chart.join("Chart.yaml").is_file();
+        let kind = if in_chart {
+            "Helm template"
+        } else {
+            "Go template"
+        };
         let what = if files.len() == 1 {
-            format!("the Helm template {}", shown(files[0]))
+            format!("the {kind} {}", shown(files[0]))
         } else {
-            format!("{} Helm templates in {}", files.len(), shown(&chart))
+            format!("{} {kind}s in {}", files.len(), shown(&chart))
         };
-        let source = if chart.join("Chart.yaml").is_file() {
-            shown(&chart)
+        notes.push(if in_chart {
+            format!(
+                "gpulint: note: skipped {what}: templates are not YAML until rendered; lint the output instead: `helm template {} | gpulint check -`",
+                shown(&chart)
+            )
         } else {
-            "<chart>".to_string()
-        };
-        notes.push(format!(
-            "gpulint: note: skipped {what}: templates are not YAML until rendered; lint the output instead: `helm template {source} | gpulint check -`"
-        ));
+            // An operator's or a script's template (`{{ .Namespace }}`):
+            // no chart renders it, so `helm template` is no advice.
+            format!(
+                "gpulint: note: skipped {what}: `{{{{ ... }}}}` makes it a template, not YAML, and no Chart.yaml is above it, so whatever renders it (an operator, a script) decides the manifest; lint what that renders: `RENDER | gpulint check -`"
+            )
+        });
     }
     for (dir, files) in overlays {
         notes.push(format!(

@@ -34,7 +34,7 @@ fn part(report: &FileReport) -> super::document::Part {
         skipped += 1;
         let (message, line) = match skip {
             Skip::HelmTemplate { offset } => (
-                "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead (`helm template CHART | gpulint check -`)".to_string(),
+                "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead (`helm template CHART | gpulint check -` for a chart's template; for another, the output of what renders it)".to_string(),
                 (!report.text.is_empty()).then(|| report.index.line_col(*offset, &report.text).line),
             ),
             Skip::Kustomize { kustomization } => (
