@@ -925,29 +925,29 @@ fn dev_container_cli_agrees_with_inspect() {
     let temp = tempfile::tempdir().unwrap();
     // (folder, the service gpulint's claim is found under, a description)
     let mut cases: Vec<(PathBuf, Option<&str>, String)> = Vec::new();
+    // An image-based dev container in a folder of its own: the image, and
+    // the settings after it (`"runArgs": [...]`, ...).
+    let mut image_case = |folder: String, settings: String| {
+        let dir = temp.path().join(folder);
+        std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
+        let json = format!("{{\"image\": \"{}\", {settings}}}\n", engine.image());
+        std::fs::write(dir.join(".devcontainer/devcontainer.json"), &json).unwrap();
+        cases.push((dir, None, json));
+    };
     for (a, run_args) in DEV_RUN_ARGS.iter().enumerate() {
         for (m, mounts) in DEV_MOUNTS.iter().enumerate() {
             for (e, env) in DEV_ENV.iter().enumerate() {
-                let dir = temp.path().join(format!("image-{a}-{m}-{e}"));
-                std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
-                let json = format!(
-                    "{{\"image\": \"{}\", \"runArgs\": {run_args}, \"mounts\": {mounts}, \"containerEnv\": {env}}}\n",
-                    engine.image()
+                image_case(
+                    format!("image-{a}-{m}-{e}"),
+                    format!(
+                        "\"runArgs\": {run_args}, \"mounts\": {mounts}, \"containerEnv\": {env}"
+                    ),
                 );
-                std::fs::write(dir.join(".devcontainer/devcontainer.json"), &json).unwrap();
-                cases.push((dir, None, json));
             }
         }
     }
     for (a, run_args) in DEV_STRAY_RUN_ARGS.iter().enumerate() {
-        let dir = temp.path().join(format!("stray-{a}"));
-        std::fs::create_dir_all(dir.join(".devcontainer")).unwrap();
-        let json = format!(
-            "{{\"image\": \"{}\", \"runArgs\": {run_args}}}\n",
-            engine.image()
-        );
-        std::fs::write(dir.join(".devcontainer/devcontainer.json"), &json).unwrap();
-        cases.push((dir, None, json));
+        image_case(format!("stray-{a}"), format!("\"runArgs\": {run_args}"));
     }
     for (n, settings) in DEV_COMPOSE_SERVICES.iter().enumerate() {
         let dir = temp.path().join(format!("compose-{n}"));
