@@ -11,7 +11,7 @@ use super::{
 use crate::engine::config::{Config, validate_selector};
 use crate::engine::discover::{ConfigResolver, Target, discover_with};
 use crate::engine::fix::{self, FixMode};
-use crate::engine::{self, FileError, FileKind, FileReport, Scope, Session};
+use crate::engine::{self, FileError, FileKind, FileReport, Scope, Session, Skip};
 use crate::output::escape::{human, human_path};
 use crate::output::{OutputFormat, text};
 use crate::vfs::Stamp;
@@ -20,7 +20,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 mod emit;
+mod overlays;
 use emit::*;
+use overlays::Overlays;
 
 /// A file's report plus what fixing it did.
 struct Checked {
@@ -44,6 +46,8 @@ struct Plan {
     reads_stdin: bool,
     action: FixAction,
     mode: FixMode,
+    /// What the run's kustomize builds found, once they are built.
+    overlays: std::sync::OnceLock<Overlays>,
 }
 
 impl Plan {
@@ -80,6 +84,7 @@ impl Plan {
             mode: FixMode {
                 unsafe_fixes: args.unsafe_fixes,
             },
+            overlays: std::sync::OnceLock::new(),
         })
     }
 }
@@ -238,6 +243,7 @@ fn check_paths(
             .filter(|t| t.skip.is_none())
             .map(|t| t.path.clone()),
     );
+    let _ = plan.overlays.set(Overlays::build(plan, &targets));
     if targets.len() <= 1 {
         // One file (what pre-commit and editors often pass) is not worth
         // starting the thread pool for.
@@ -399,6 +405,9 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
         .map(|(t, _)| crate::vfs::normalize(&t.path))
         .collect();
     add_findings_elsewhere(plan, elsewhere, &linted, emitter);
+    if let Some(overlays) = plan.overlays.get() {
+        overlays.emit_elsewhere(plan, targets, emitter);
+    }
 }
 
 /// The order to check a chunk's files in: its Dockerfiles, then its
@@ -551,9 +560,25 @@ fn add_findings_elsewhere(
 /// YAML that is no manifest or cannot be read), an error when its
 /// configuration does not load.
 fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
+    let overlays = plan.overlays.get();
     if let Some(skip) = &t.skip {
+        if let Some(overlays) = overlays
+            && let Some(checked) = overlays.check_patch(t, plan)?
+        {
+            return Ok(Some(checked));
+        }
+        let skip = match (skip, overlays) {
+            (Skip::Kustomize { kustomization, .. }, Some(overlays)) => Skip::Kustomize {
+                kustomization: kustomization.clone(),
+                why: overlays
+                    .failed
+                    .get(&crate::vfs::normalize(kustomization))
+                    .cloned(),
+            },
+            _ => skip.clone(),
+        };
         let error = FileError {
-            skip: Some(skip.clone()),
+            skip: Some(skip),
             ..FileError::new("part of a kustomize overlay")
         };
         return Ok(Some(Checked {
@@ -571,7 +596,11 @@ fn check_target(t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
             let from = Source::File {
                 stamp: stamp.filter(crate::vfs::Stamp::is_disk),
             };
-            plan.check_one(t.path.clone(), text, &config, from, scope)
+            let checked = plan.check_one(t.path.clone(), text, &config, from, scope);
+            match (checked, overlays) {
+                (Some(checked), Some(overlays)) => Some(overlays.add_to(checked, plan, &config)),
+                (checked, _) => checked,
+            }
         }
         Err((error, text)) => Some(Checked {
             report: FileReport::failed(t.path.clone(), text, error.into()),

@@ -7,6 +7,7 @@ use super::{
 use crate::engine::discover::{ConfigResolver, discover};
 use crate::engine::{self, FileError, Session};
 use crate::output::escape::{human, human_path};
+use crate::project::kustomize::is_kustomization_name;
 use rayon::prelude::*;
 use std::io::Write;
 
@@ -24,8 +25,11 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
     }
     let files: Vec<Inspected> = targets
         .par_iter()
-        .filter(|t| t.skip.is_none())
+        .filter(|t| t.skip.is_none() || is_kustomization_name(&t.path))
         .filter_map(|t| {
+            if is_kustomization_name(&t.path) {
+                return inspect_overlay(&session, &resolver, t);
+            }
             let read = read_target(&session, t)?.map(|(text, _)| text);
             let (text, outcome) = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text))
@@ -64,6 +68,27 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
         return EXIT_ERROR;
     }
     if failed { EXIT_ERROR } else { EXIT_CLEAN }
+}
+
+/// A kustomization: the containers of its build, or why it cannot be
+/// built (`None` for one that builds nothing gpulint reads).
+fn inspect_overlay(
+    session: &Session,
+    resolver: &ConfigResolver,
+    t: &crate::engine::discover::Target,
+) -> Option<crate::output::inspect::Inspected> {
+    let outcome = match resolver.for_file(&t.path) {
+        Ok(config) => session.inspect_overlay(&t.path, &config),
+        Err(e) => Err(FileError::new(e.to_string())),
+    };
+    if outcome.as_ref().is_ok_and(|i| i.containers.is_empty()) {
+        return None;
+    }
+    Some(crate::output::inspect::Inspected {
+        path: t.path.clone(),
+        text: String::new(),
+        outcome,
+    })
 }
 
 /// A compose project inspected through several of its files is shown

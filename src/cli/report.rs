@@ -6,6 +6,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::fix::FixMode;
 use crate::engine::{FileReport, Skip};
 use crate::fix::Applicability;
+use crate::output::escape::human;
 use crate::output::{OutputFormat, Summary, github, text};
 use crate::rules::RuleCode;
 use std::path::{Path, PathBuf};
@@ -431,16 +432,18 @@ fn summary_line(totals: &Totals, mode: FixMode, unchecked: usize, fixing: &FixTa
 fn skip_notes<'a>(skipped: impl Iterator<Item = (&'a PathBuf, &'a Skip)>) -> Vec<String> {
     use std::collections::BTreeMap;
     let mut charts: BTreeMap<PathBuf, Vec<&PathBuf>> = BTreeMap::new();
-    let mut overlays: BTreeMap<PathBuf, usize> = BTreeMap::new();
+    let mut overlays: BTreeMap<PathBuf, (usize, Option<&String>)> = BTreeMap::new();
     for (path, skip) in skipped {
         match skip {
             Skip::HelmTemplate { .. } => charts.entry(chart_root(path)).or_default().push(path),
-            Skip::Kustomize { kustomization } => {
+            Skip::Kustomize { kustomization, why } => {
                 let dir = kustomization
                     .parent()
                     .unwrap_or(Path::new("."))
                     .to_path_buf();
-                *overlays.entry(dir).or_default() += 1;
+                let overlay = overlays.entry(dir).or_default();
+                overlay.0 += 1;
+                overlay.1 = overlay.1.or(why.as_ref());
             }
         }
     }
@@ -474,9 +477,13 @@ fn skip_notes<'a>(skipped: impl Iterator<Item = (&'a PathBuf, &'a Skip)>) -> Vec
             )
         });
     }
-    for (dir, files) in overlays {
+    for (dir, (files, why)) in overlays {
+        let because = match why {
+            Some(why) => format!("gpulint cannot build it ({})", human(why)),
+            None => "no kustomization of this run builds its patches".to_string(),
+        };
         notes.push(format!(
-            "gpulint: note: skipped the kustomize overlay in {} ({}): patches are partial manifests; lint the built output instead: `kubectl kustomize {} | gpulint check -`",
+            "gpulint: note: skipped the kustomize overlay in {} ({}): {because}, and patches alone are partial manifests; lint the built output instead: `kubectl kustomize {} | gpulint check -`",
             shown(&dir),
             plural(files, "file"),
             shown(&dir)

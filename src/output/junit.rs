@@ -37,7 +37,7 @@ fn part(report: &FileReport) -> super::document::Part {
                 "a Helm/Go template ({{ ... }}), not plain YAML: lint the rendered output instead (`helm template CHART | gpulint check -` for a chart's template; for another, the output of what renders it)".to_string(),
                 (!report.text.is_empty()).then(|| report.index.line_col(*offset, &report.text).line),
             ),
-            Skip::Kustomize { kustomization } => (
+            Skip::Kustomize { kustomization, .. } => (
                 format!(
                     "part of the kustomize overlay of {}: patches are partial manifests; lint the built output instead (`kubectl kustomize DIR | gpulint check -`)",
                     human_path(std::path::Path::new(&shown_path(kustomization)))

@@ -23,6 +23,7 @@ mod fuzz_regressions;
 mod inspect;
 mod integrations;
 mod k8s;
+mod kustomize;
 mod lsp;
 mod model;
 mod podman;

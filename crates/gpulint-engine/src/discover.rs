@@ -608,6 +608,7 @@ fn mark_kustomize_overlays(
         if let Some(kustomization) = kustomization {
             target.skip = Some(Skip::Kustomize {
                 kustomization: kustomization.clone(),
+                why: None,
             });
         }
     }

@@ -1,15 +1,150 @@
-//! Kustomize overlays: a `kustomization.yaml` with patches turns the files
-//! it patches with into partial manifests (a Deployment patch that only sets
-//! resources has no volumes), which would be linted into false alarms. Those
-//! files, and the kustomization itself, are skipped with a note saying how to
-//! lint the built output.
+//! Kustomize overlays. Each kustomization is built as `kubectl kustomize`
+//! builds it ([`crate::project::kustomize`]) and the built objects are
+//! linted as manifests; each finding is then reported where the value that
+//! decided it is written (a patch, or the base it patches), without a fix
+//! (an edit there changes every overlay that shares the file).
+//!
+//! The files a kustomization applies as patches are partial manifests (a
+//! Deployment patch that only sets resources has no volumes): linted
+//! alone they would be false alarms, so they are only ever reported
+//! through a build. A build gpulint cannot make (a remote base, a Helm
+//! chart) leaves them skipped, with a note saying how to lint the output.
 
+use crate::config::Config;
+use crate::diagnostic::Diagnostic;
+use crate::project::kustomize::{self as build, BuildError};
+use crate::session::Session;
 use crate::syntax::yaml::{Value, Yaml};
+use crate::text::SourceFile;
 use crate::vfs::System;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-pub const KUSTOMIZATION_NAMES: &[&str] =
-    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub use build::KUSTOMIZATION_NAMES;
+
+/// What linting one overlay's build found.
+#[derive(Debug)]
+pub struct OverlayLint {
+    /// Every file the build read.
+    pub files: Vec<Arc<SourceFile>>,
+    /// The findings, by the file each is in.
+    pub findings: Vec<(Arc<SourceFile>, Vec<Diagnostic>)>,
+}
+
+impl Session {
+    /// Builds the kustomization `kustomization` and lints what it builds.
+    /// The findings are as the rules report them: the caller applies each
+    /// file's suppressions and configuration ([`Session::finish_elsewhere`]).
+    pub fn lint_overlay(
+        &self,
+        kustomization: &Path,
+        config: &Config,
+    ) -> Result<OverlayLint, BuildError> {
+        let dir = kustomization
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let overlay = build::build(&self.workspace().files, dir)?;
+        if overlay.objects.is_empty() {
+            return Ok(OverlayLint {
+                files: overlay.files,
+                findings: Vec::new(),
+            });
+        }
+        let rendered = overlay.render();
+        let diagnostics = self
+            .lint_text_unsuppressed(&rendered.text, kustomization, config)
+            .map_err(|e| BuildError {
+                message: format!("the build is not what gpulint reads: {}", e.message),
+            })?;
+        // The directory as given, with nothing a terminal would act on.
+        let shown: String = dir
+            .display()
+            .to_string()
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        let built = format!("Found in what `kubectl kustomize {shown}` builds.");
+        let mut by_file: Vec<Vec<Diagnostic>> = vec![Vec::new(); overlay.files.len()];
+        for mut d in diagnostics {
+            let Some(origin) = rendered.origin(d.range) else {
+                continue;
+            };
+            let (file, range) = overlay.place(origin);
+            d.range = range;
+            d.fix = None;
+            d.file = None;
+            for label in &mut d.related {
+                if label.file.is_some() {
+                    continue;
+                }
+                if let Some(origin) = rendered.origin(label.range) {
+                    let (at, range) = overlay.place(origin);
+                    label.range = range;
+                    label.file = (at != file).then(|| overlay.files[at as usize].clone());
+                }
+            }
+            d.note = Some(Arc::from(match &d.note {
+                Some(note) if note.ends_with('.') => format!("{note} {built}"),
+                Some(note) => format!("{note}. {built}"),
+                None => built.clone(),
+            }));
+            by_file[file as usize].push(d);
+        }
+        let findings = overlay
+            .files
+            .iter()
+            .cloned()
+            .zip(by_file)
+            .filter(|(_, found)| !found.is_empty())
+            .collect();
+        Ok(OverlayLint {
+            files: overlay.files,
+            findings,
+        })
+    }
+}
+
+impl Session {
+    /// What `inspect` shows for a kustomization: the containers of its
+    /// build, each placed where the value that decided it is written.
+    pub fn inspect_overlay(
+        &self,
+        kustomization: &Path,
+        config: &Config,
+    ) -> Result<crate::Inspection, crate::FileError> {
+        let dir = kustomization
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let overlay = build::build(&self.workspace().files, dir).map_err(|e| {
+            crate::FileError::new(format!("gpulint cannot build this kustomization: {e}"))
+        })?;
+        let rendered = overlay.render();
+        let mut inspection = self.inspect_text(&rendered.text, kustomization, config)?;
+        let place = |range| rendered.origin(range).map(|o| overlay.place(o));
+        for c in &mut inspection.containers {
+            if c.file != 0 {
+                continue;
+            }
+            if let Some((file, range)) = place(c.range) {
+                c.file = file;
+                c.range = range;
+            }
+            c.scope = place(c.scope)
+                .filter(|&(file, _)| file == c.file)
+                .map_or(c.range, |(_, range)| range);
+            if c.shm.at_file == 0
+                && let Some((file, range)) = c.shm.at.and_then(place)
+            {
+                c.shm.at = Some(range);
+                c.shm.at_file = file;
+            }
+        }
+        inspection.files = overlay.files;
+        Ok(inspection)
+    }
+}
 
 /// The kustomization file in `dir` and the files it applies as patches,
 /// when it has patches. Paths are `dir` joined with what the file says.

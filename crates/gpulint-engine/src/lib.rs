@@ -52,8 +52,13 @@ pub struct FileError {
 pub enum Skip {
     /// A Helm/Go template; `{{` at `offset`.
     HelmTemplate { offset: usize },
-    /// A kustomization with patches, or a patch it applies: partial manifests.
-    Kustomize { kustomization: PathBuf },
+    /// A kustomization with patches, or a patch it applies, that no build
+    /// of this run used: partial manifests.
+    Kustomize {
+        kustomization: PathBuf,
+        /// Why gpulint could not build the kustomization, when it tried.
+        why: Option<String>,
+    },
 }
 
 impl FileError {

@@ -28,6 +28,7 @@ use gpulint_vfs as vfs;
 
 pub mod discover;
 pub mod env;
+pub mod kustomize;
 pub mod load;
 pub mod merge;
 pub mod ports;

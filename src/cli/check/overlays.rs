@@ -1,0 +1,181 @@
+//! The run's kustomize overlays: every kustomization among the files to
+//! check is built and its build linted before the files are checked, and
+//! what a build finds is reported with the file that writes it. Patches,
+//! partial manifests, are checked only through the builds that read them.
+
+use super::{Checked, Emitter, Plan};
+use crate::diagnostic::Diagnostic;
+use crate::engine::FileReport;
+use crate::engine::config::Config;
+use crate::engine::discover::Target;
+use crate::project::kustomize::is_kustomization_name;
+use crate::text::SourceFile;
+use crate::vfs::normalize;
+use foldhash::{HashMap, HashSet};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A file and what the builds found in it.
+type Found = (Arc<SourceFile>, Vec<Diagnostic>);
+
+#[derive(Default)]
+pub(super) struct Overlays {
+    /// What the builds found, by file, each finding once however many
+    /// builds share the file.
+    by_file: HashMap<PathBuf, Found>,
+    /// Every file a build read: a patch among them was checked by it.
+    read: HashSet<PathBuf>,
+    /// The kustomizations that could not be built, and why.
+    pub(super) failed: HashMap<PathBuf, String>,
+}
+
+impl Overlays {
+    pub(super) fn build(plan: &Plan, targets: &[Target]) -> Overlays {
+        let kustomizations: Vec<&Target> = targets
+            .iter()
+            .filter(|t| is_kustomization_name(&t.path))
+            .collect();
+        let built: Vec<_> = kustomizations
+            .par_iter()
+            .filter_map(|t| {
+                let config = plan.resolver.for_file(&t.path).ok()?;
+                Some((t, plan.session.lint_overlay(&t.path, &config)))
+            })
+            .collect();
+        let mut overlays = Overlays::default();
+        let mut seen: HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)> =
+            HashSet::default();
+        for (target, result) in built {
+            let lint = match result {
+                Ok(lint) => lint,
+                Err(e) => {
+                    overlays.failed.insert(normalize(&target.path), e.message);
+                    continue;
+                }
+            };
+            overlays
+                .read
+                .extend(lint.files.iter().map(|f| normalize(&f.path)));
+            for (source, diagnostics) in lint.findings {
+                let key = normalize(&source.path);
+                for d in diagnostics {
+                    let identity = (
+                        key.clone(),
+                        d.code,
+                        d.range.start,
+                        d.range.end,
+                        d.message.clone(),
+                    );
+                    if seen.insert(identity) {
+                        overlays
+                            .by_file
+                            .entry(key.clone())
+                            .or_insert_with(|| (source.clone(), Vec::new()))
+                            .1
+                            .push(d);
+                    }
+                }
+            }
+        }
+        overlays
+    }
+
+    /// A patch, or a kustomization with patches, that a build read: its
+    /// report is what the builds found in it.
+    pub(super) fn check_patch(&self, t: &Target, plan: &Plan) -> Result<Option<Checked>, String> {
+        let key = normalize(&t.path);
+        if !self.read.contains(&key) {
+            return Ok(None);
+        }
+        let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
+        let diagnostics = match self.by_file.get(&key) {
+            Some((source, found)) => plan
+                .session
+                .finish_elsewhere(source, found.clone(), &config),
+            None => Vec::new(),
+        };
+        let text = match self.by_file.get(&key) {
+            Some((source, _)) if !diagnostics.is_empty() => source.text.clone(),
+            _ => String::new(),
+        };
+        Ok(Some(Checked {
+            report: FileReport::new(t.path.clone(), text, diagnostics),
+            fixing: None,
+        }))
+    }
+
+    /// A file checked on its own, with what the builds found in it beyond
+    /// that: a finding of the same rule at the same place is one finding.
+    pub(super) fn add_to(&self, mut checked: Checked, plan: &Plan, config: &Config) -> Checked {
+        let key = normalize(&checked.report.path);
+        let Some((source, found)) = self.by_file.get(&key) else {
+            return checked;
+        };
+        let report = &checked.report;
+        // A file that does not read as the builds read it (fixed since, or
+        // not lintable) keeps its own report.
+        let same_text = report.text.is_empty() || report.text == source.text;
+        let unfixed = checked
+            .fixing
+            .as_ref()
+            .is_none_or(|f| f.original == source.text);
+        if report.error.is_some() || !same_text || !unfixed {
+            return checked;
+        }
+        let beyond: Vec<Diagnostic> = found
+            .iter()
+            .filter(|d| {
+                !report
+                    .diagnostics
+                    .iter()
+                    .any(|own| own.code == d.code && own.range == d.range)
+            })
+            .cloned()
+            .collect();
+        let beyond = plan.session.finish_elsewhere(source, beyond, config);
+        if beyond.is_empty() {
+            return checked;
+        }
+        let mut diagnostics = std::mem::take(&mut checked.report.diagnostics);
+        diagnostics.extend(beyond);
+        diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
+        checked.report = FileReport::new(
+            std::mem::take(&mut checked.report.path),
+            source.text.clone(),
+            diagnostics,
+        );
+        checked
+    }
+
+    /// What the builds found in files that are not among the run's: a base
+    /// outside the paths given. Reported after the others, in path order.
+    pub(super) fn emit_elsewhere(&self, plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
+        let checked: HashSet<PathBuf> = targets.iter().map(|t| normalize(&t.path)).collect();
+        let mut elsewhere: Vec<(&PathBuf, &Found)> = self
+            .by_file
+            .iter()
+            .filter(|(path, _)| !checked.contains(*path))
+            .collect();
+        elsewhere.sort_by(|a, b| a.0.cmp(b.0));
+        for (path, (source, found)) in elsewhere {
+            let config = match plan.resolver.for_file(&source.path) {
+                Ok(config) => config,
+                Err(e) => {
+                    emitter.problem(format!("gpulint: error: {e}"));
+                    continue;
+                }
+            };
+            let diagnostics = plan
+                .session
+                .finish_elsewhere(source, found.clone(), &config);
+            if diagnostics.is_empty() {
+                continue;
+            }
+            emitter.file(Checked {
+                report: FileReport::new(path.clone(), source.text.clone(), diagnostics),
+                fixing: None,
+            });
+        }
+    }
+}
