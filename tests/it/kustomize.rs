@@ -529,8 +529,75 @@ fn generate(rng: &mut Rng, root: &Path) -> PathBuf {
     if rng.chance(if scalable { 40 } else { 5 }) {
         k += "replicas:\n- name: trainer\n  count: 4\n";
     }
+    if rng.chance(30) {
+        k += &replacement(rng, w, &b);
+        write(
+            "overlay/settings.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  image: registry.local/pytorch:25.01\n  domain: ml.example.com\n  gpus: \"4\"\n",
+        );
+        k = k.replacen("resources:\n", "resources:\n- settings.yaml\n", 1);
+    }
     write("overlay/kustomization.yaml", &k);
     root.join("overlay")
+}
+
+/// A `replacements` field: a value of the overlay's ConfigMap (or of the
+/// workload itself) copied into the workload.
+fn replacement(rng: &mut Rng, w: &Workload, b: &BaseChoice) -> String {
+    let pod = w.pod_path.join(".");
+    let c = w.container;
+    let source = |field: &str, options: &str| {
+        format!(
+            "- source:\n    kind: ConfigMap\n    name: settings\n    fieldPath: {field}\n{options}"
+        )
+    };
+    let target = |paths: &str, options: &str| {
+        format!(
+            "  targets:\n  - select:\n      kind: {}\n    fieldPaths:\n    - {paths}\n{options}",
+            w.kind
+        )
+    };
+    let mut options: Vec<String> = vec![
+        source("data.image", "") + &target(&format!("{pod}.containers.[name={c}].image"), ""),
+        source("data.image", "") + &target(&format!("{pod}.containers.0.image"), ""),
+        source(
+            "data.domain",
+            "    options:\n      delimiter: .\n      index: 0\n",
+        ) + &target(
+            &format!("{pod}.containers.[name={c}].env.[name=NCCL_SOCKET_IFNAME].value"),
+            "    options:\n      create: true\n",
+        ),
+        format!(
+            "- source:\n    kind: {}\n    name: trainer\n    fieldPath: metadata.name\n",
+            w.kind
+        ) + &target(
+            "metadata.annotations.[example.com/owner]",
+            "    options:\n      create: true\n",
+        ),
+        // No such field, and nothing created: kustomize refuses.
+        source("data.image", "") + &target(&format!("{pod}.containers.[name=nobody].image"), ""),
+    ];
+    if b.gpus.is_some() {
+        options.push(
+            source("data.gpus", "")
+                + &target(
+                    &format!("{pod}.containers.[name={c}].resources.limits.[nvidia.com/gpu]"),
+                    "",
+                ),
+        );
+    }
+    if b.env {
+        options.push(
+            source(
+                "data.domain",
+                "    options:\n      delimiter: .\n      index: 1\n",
+            ) + &target(
+                &format!("{pod}.containers.[name={c}].env.[name=NCCL_DEBUG].value"),
+                "    options:\n      delimiter: '-'\n      index: 1\n",
+            ),
+        );
+    }
+    format!("replacements:\n{}", rng.pick(&options))
 }
 
 fn report(label: &str, verdicts: &[(PathBuf, Verdict)]) -> (usize, Vec<String>) {

@@ -9,7 +9,7 @@
 //! ([`Src`]): a patch's value points into the patch, a base's into the
 //! base, so a finding about the built objects is reported where the
 //! setting is written. What gpulint does not build (remote bases, Helm
-//! charts, generator and transformer plugins, `replacements`) is an error
+//! charts, generator and transformer plugins, `vars`) is an error
 //! that says so, and the overlay is then not checked, rather than checked
 //! as something kustomize would not build.
 
@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod json_patch;
 mod render;
+mod replacements;
 mod strategic;
 
 pub use render::{Origin, Rendered};
@@ -44,10 +45,6 @@ const NOT_BUILT: &[(&str, &str)] = &[
     ("generators", "runs generator plugins"),
     ("transformers", "runs transformer plugins"),
     ("validators", "runs validator plugins"),
-    (
-        "replacements",
-        "copies values between resources (`replacements`)",
-    ),
     ("vars", "substitutes `vars`"),
 ];
 
@@ -369,6 +366,32 @@ impl Build<'_> {
         self.json_6902_patches(dir, &k, acc)?;
         set_replicas(&k, acc)?;
         set_images(&k, acc);
+        self.replacements(dir, &k, acc)
+    }
+
+    /// `replacements`, written in the kustomization or in files it names.
+    fn replacements(
+        &mut self,
+        dir: &Path,
+        k: &Node,
+        acc: &mut [Resource],
+    ) -> Result<(), BuildError> {
+        for item in k.get("replacements").map(|v| v.items()).unwrap_or_default() {
+            let Some(path) = item.get("path").and_then(|n| n.str()) else {
+                replacements::apply(item, acc)?;
+                continue;
+            };
+            let file = self.read(&local_path(dir, path, "replacement")?)?;
+            for document in self.documents(file)? {
+                if document.is_sequence() {
+                    for replacement in document.items() {
+                        replacements::apply(replacement, acc)?;
+                    }
+                } else {
+                    replacements::apply(&document, acc)?;
+                }
+            }
+        }
         Ok(())
     }
 

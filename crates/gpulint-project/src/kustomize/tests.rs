@@ -333,9 +333,7 @@ fn what_gpulint_does_not_build_is_refused_with_the_reason() {
         refused("resources:\n- github.com/org/repo//base?ref=v1\n").contains("remote repository")
     );
     assert!(refused("resources: [../base]\nhelmCharts:\n- name: x\n").contains("Helm chart"));
-    assert!(
-        refused("resources: [../base]\nreplacements:\n- path: r.yaml\n").contains("replacements")
-    );
+    assert!(refused("resources: [../base]\nvars:\n- name: X\n").contains("vars"));
     assert!(refused("resources: [../missing]\n").contains("is not there"));
     assert!(
         refused("resources: [../base]\nconfigurations: [conf.yaml]\n")
@@ -407,4 +405,40 @@ fn shape(node: &Node) -> String {
                 .join(", ")
         ),
     }
+}
+
+#[test]
+fn a_replacement_copies_a_value_and_keeps_where_its_source_writes_it() {
+    let k = "resources: [../base, settings.yaml]
+replacements:
+- source: {kind: ConfigMap, name: settings, fieldPath: data.image}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=main].image
+- source: {kind: ConfigMap, name: settings, fieldPath: data.domain, options: {delimiter: ., index: 1}}
+  targets:
+  - select: {kind: Deployment}
+    fieldPaths:
+    - spec.template.spec.containers.[name=main].env.[name=NCCL_DEBUG].value
+    options: {delimiter: '-', index: 5}
+";
+    let mut files = with_overlay(k, "");
+    files.push((
+        "/r/overlay/settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata:\n  image: registry.local/pytorch:25.01\n  domain: a.b.c\n".to_string(),
+    ));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let overlay = built(&files, "/r/overlay").unwrap();
+    let main = &pod(&overlay).get("containers").unwrap().items()[0];
+    let image = main.get("image").unwrap();
+    assert_eq!(
+        written(&overlay, image),
+        (
+            "/r/overlay/settings.yaml".into(),
+            "registry.local/pytorch:25.01".into()
+        )
+    );
+    let env = main.get("env").unwrap().items()[0].get("value").unwrap();
+    assert_eq!(env.raw(), Some("INFO-b"));
 }
