@@ -582,5 +582,91 @@ fn config_for(session: &Session, document: &Document) -> Result<Arc<Config>, Str
 }
 
 fn lint_with(session: &Session, document: &Document, config: &Config) -> FileReport {
-    session.check_text(document.path.clone(), document.text.clone(), config)
+    let own = session.check_text(document.path.clone(), document.text.clone(), config);
+    with_overlays(session, document, config, own)
+}
+
+/// How many directories above a document are looked at for a
+/// kustomization that builds it.
+const KUSTOMIZATIONS_ABOVE: usize = 8;
+
+/// A document a kustomization in its directory or above builds (its
+/// buffer as the editor has it): what the builds find in it. A patch or
+/// the kustomization itself, partial manifests alone, gets only that, as
+/// `gpulint check` reports them; another file gets it beside its own
+/// findings (same rule, same place: one finding).
+fn with_overlays(
+    session: &Session,
+    document: &Document,
+    config: &Config,
+    own: FileReport,
+) -> FileReport {
+    use crate::project::kustomize::{is_kustomization_name, kustomization_in};
+    use crate::vfs::normalize;
+    if !crate::engine::discover::is_yaml_file_name(&document.path)
+        && !is_kustomization_name(&document.path)
+    {
+        return own;
+    }
+    let key = normalize(&document.path);
+    let mut source = None;
+    let mut found: Vec<crate::diagnostic::Diagnostic> = Vec::new();
+    let mut partial = is_kustomization_name(&document.path);
+    let dirs = document.path.ancestors().skip(1).take(KUSTOMIZATIONS_ABOVE);
+    for dir in dirs {
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        let Some(kustomization) = kustomization_in(&session.workspace().files, dir) else {
+            continue;
+        };
+        let Ok(lint) = session.lint_overlay(&kustomization, config) else {
+            continue;
+        };
+        let Some(read) = lint.files.iter().find(|f| normalize(&f.path) == key) else {
+            continue;
+        };
+        source.get_or_insert_with(|| read.clone());
+        partial |= engine::kustomize::overlay_files(session.system(), dir)
+            .is_some_and(|(_, patches)| patches.iter().any(|p| normalize(p) == key));
+        for (file, diagnostics) in lint.findings {
+            if normalize(&file.path) == key {
+                for d in diagnostics {
+                    if !found_before(&found, &d) {
+                        found.push(d);
+                    }
+                }
+            }
+        }
+    }
+    let Some(source) = source else {
+        return own;
+    };
+    if own.error.is_some() && !partial {
+        return own;
+    }
+    let mut diagnostics = if partial { Vec::new() } else { own.diagnostics };
+    let beyond: Vec<_> = found
+        .into_iter()
+        .filter(|d| {
+            !diagnostics
+                .iter()
+                .any(|o| o.code == d.code && o.range == d.range)
+        })
+        .collect();
+    diagnostics.extend(session.finish_elsewhere(&source, beyond, config));
+    diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
+    FileReport::new(document.path.clone(), document.text.clone(), diagnostics)
+}
+
+/// Whether `found` holds `d` already (two builds of one base).
+fn found_before(
+    found: &[crate::diagnostic::Diagnostic],
+    d: &crate::diagnostic::Diagnostic,
+) -> bool {
+    found
+        .iter()
+        .any(|f| f.code == d.code && f.range == d.range && f.message == d.message)
 }

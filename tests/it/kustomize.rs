@@ -862,3 +862,38 @@ fn a_base_finding_is_reported_once_and_an_unbuilt_overlay_says_why() {
         "{err}"
     );
 }
+
+/// pre-commit passes the files that changed: a patch alone is checked
+/// through the overlay it belongs to, reporting in the files passed.
+#[test]
+fn a_patch_passed_alone_is_checked_through_its_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = BASE_DEPLOYMENT.to_string()
+        + "        volumeMounts:\n        - {name: dshm, mountPath: /dev/shm}\n      volumes:\n      - name: dshm\n        emptyDir: {medium: Memory, sizeLimit: 16Gi}\n";
+    common::write(dir.path(), "base/deploy.yaml", &base);
+    common::write(
+        dir.path(),
+        "base/kustomization.yaml",
+        "resources: [deploy.yaml]\n",
+    );
+    common::write(
+        dir.path(),
+        "overlay/kustomization.yaml",
+        "resources: [../base]\npatches:\n- path: gpu.yaml\n",
+    );
+    let patch = GPU_PATCH.to_string()
+        + "      volumes:\n      - name: dshm\n        emptyDir:\n          medium: Memory\n          sizeLimit: 64Mi\n";
+    common::write(dir.path(), "overlay/gpu.yaml", &patch);
+    let out = common::gpulint(
+        dir.path(),
+        &["check", "overlay/gpu.yaml", "--output-format", "concise"],
+    );
+    let (text, err) = (common::stdout(&out), common::stderr(&out));
+    let findings: Vec<&str> = text.lines().collect();
+    assert_eq!(findings.len(), 1, "{text}{err}");
+    assert!(
+        findings[0].starts_with("overlay/gpu.yaml:17:22: warning[SHM002]"),
+        "{text}"
+    );
+    assert!(!err.contains("skipped"), "{err}");
+}

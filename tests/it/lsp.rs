@@ -1118,3 +1118,38 @@ fn code_actions_over_a_whole_file_verify_a_bounded_number_of_findings() {
         actions[0].title
     );
 }
+
+/// A kustomize patch is a partial manifest: alone, this one is a GPU
+/// container with a /dev/shm volume it does not mount. The server builds
+/// the overlay of the patch's directory, with the buffer as it is, and
+/// reports what the build finds in the patch: its /dev/shm is too small,
+/// and no longer once the unsaved edit makes it larger.
+#[test]
+fn a_kustomize_patch_gets_what_its_overlays_build_finds_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "base/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: trainer\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        command: [torchrun, --nproc_per_node=8, train.py]\n        volumeMounts:\n        - {name: dshm, mountPath: /dev/shm}\n      volumes:\n      - name: dshm\n        emptyDir: {medium: Memory, sizeLimit: 16Gi}\n",
+    );
+    write(
+        dir.path(),
+        "base/kustomization.yaml",
+        "resources: [deploy.yaml]\n",
+    );
+    write(
+        dir.path(),
+        "overlay/kustomization.yaml",
+        "resources: [../base]\npatches:\n- path: gpu.yaml\n",
+    );
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: trainer\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        resources:\n          limits:\n            nvidia.com/gpu: 8\n      volumes:\n      - name: dshm\n        emptyDir:\n          medium: Memory\n          sizeLimit: 64Mi\n";
+    write(dir.path(), "overlay/gpu.yaml", patch);
+    let patch_uri = uri(&dir.path().join("overlay/gpu.yaml"));
+    let mut client = Client::start();
+    client.open(&patch_uri, "yaml", patch);
+    let found = client.diagnostics(&patch_uri);
+    assert_eq!(codes(&found), ["SHM002"], "{found:?}");
+    client.change(&patch_uri, 2, full_change(&patch.replace("64Mi", "16Gi")));
+    let edited = client.diagnostics(&patch_uri);
+    assert!(edited.is_empty(), "{edited:?}");
+}

@@ -5,9 +5,9 @@
 
 use super::{Checked, Emitter, Plan};
 use crate::diagnostic::Diagnostic;
-use crate::engine::FileReport;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
+use crate::engine::{FileReport, Skip};
 use crate::project::kustomize::is_kustomization_name;
 use crate::text::SourceFile;
 use crate::vfs::normalize;
@@ -31,26 +31,42 @@ pub(super) struct Overlays {
 }
 
 impl Overlays {
+    /// Builds every kustomization among `targets`, and the kustomization
+    /// of every patch among them (pre-commit passes a changed patch alone).
     pub(super) fn build(plan: &Plan, targets: &[Target]) -> Overlays {
-        let kustomizations: Vec<&Target> = targets
+        let mut kustomizations: Vec<(PathBuf, bool)> = targets
             .iter()
             .filter(|t| is_kustomization_name(&t.path))
+            .map(|t| (t.path.clone(), true))
             .collect();
+        let walked: HashSet<PathBuf> = kustomizations.iter().map(|(k, _)| normalize(k)).collect();
+        let mut named: Vec<PathBuf> = targets
+            .iter()
+            .filter_map(|t| match &t.skip {
+                Some(Skip::Kustomize { kustomization, .. }) => Some(kustomization.clone()),
+                _ => None,
+            })
+            .filter(|k| !walked.contains(&normalize(k)))
+            .collect();
+        named.sort();
+        named.dedup();
+        kustomizations.extend(named.into_iter().map(|k| (k, false)));
         let built: Vec<_> = kustomizations
             .par_iter()
-            .filter_map(|t| {
-                let config = plan.resolver.for_file(&t.path).ok()?;
-                Some((t, plan.session.lint_overlay(&t.path, &config)))
+            .filter_map(|(path, walked)| {
+                let config = plan.resolver.for_file(path).ok()?;
+                Some((path, *walked, plan.session.lint_overlay(path, &config)))
             })
             .collect();
         let mut overlays = Overlays::default();
         let mut seen: HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)> =
             HashSet::default();
-        for (target, result) in built {
+        let checked: HashSet<PathBuf> = targets.iter().map(|t| normalize(&t.path)).collect();
+        for (kustomization, walked, result) in built {
             let lint = match result {
                 Ok(lint) => lint,
                 Err(e) => {
-                    overlays.failed.insert(normalize(&target.path), e.message);
+                    overlays.failed.insert(normalize(kustomization), e.message);
                     continue;
                 }
             };
@@ -59,6 +75,11 @@ impl Overlays {
                 .extend(lint.files.iter().map(|f| normalize(&f.path)));
             for (source, diagnostics) in lint.findings {
                 let key = normalize(&source.path);
+                // A build only a patch of the run asked for reports in the
+                // run's files, not in its base's.
+                if !walked && !checked.contains(&key) {
+                    continue;
+                }
                 for d in diagnostics {
                     let identity = (
                         key.clone(),
