@@ -78,6 +78,16 @@ pub struct Setting {
     pub line: TextRange,
 }
 
+/// A list key's values as the generator reads them: an empty assignment
+/// (`Environment=`) drops the values before it, as in systemd
+/// (Podman's `LookupAll`).
+fn after_reset(values: Vec<&Setting>) -> Vec<&Setting> {
+    match values.iter().rposition(|s| s.value.is_empty()) {
+        Some(reset) => values[reset + 1..].to_vec(),
+        None => values,
+    }
+}
+
 impl Quadlet {
     /// The `[Container]` section of a unit file: systemd's syntax, `#` and
     /// `;` comment lines, sections in brackets, a value continued on the
@@ -164,7 +174,7 @@ impl Quadlet {
             let values: Vec<&Setting> = self.settings.iter().filter(|s| s.key == *key).collect();
             let values = match form {
                 Form::Last => values.last().copied().into_iter().collect(),
-                _ => values,
+                _ => after_reset(values),
             };
             let flagged = |part: Word, words: &mut Vec<Word>| {
                 words.push(Word {
@@ -209,7 +219,12 @@ impl Quadlet {
                 }
             }
         }
-        for setting in self.settings.iter().filter(|s| s.key == "PodmanArgs") {
+        let podman_args = self
+            .settings
+            .iter()
+            .filter(|s| s.key == "PodmanArgs")
+            .collect();
+        for setting in after_reset(podman_args) {
             words.extend(split(text, setting, Split::Args));
         }
         words.push(value_word(image));
@@ -292,6 +307,21 @@ mod tests {
         );
         assert_eq!(run.image.unwrap().text, "docker.io/vllm/vllm-openai:latest");
         assert_eq!(run.command, "--model m --tensor-parallel-size 2");
+    }
+
+    /// An empty assignment of a list key drops what came before it, as
+    /// upstream's `merged-override.container` asserts (there across
+    /// drop-ins); a single key keeps its last value.
+    #[test]
+    fn an_empty_assignment_resets_a_list_key() {
+        let run = run(
+            "[Container]\nImage=x\nEnvironment=FIRST=value\nAddCapability=IPC_LOCK\nEnvironment=\nEnvironment=SECOND=othervalue\nAddCapability=\nPodmanArgs=--ipc=host\nPodmanArgs=\nShmSize=1g\n",
+        );
+        let env: Vec<_> = run.env().map(|(n, _, _)| n).collect();
+        assert_eq!(env, ["SECOND"]);
+        assert_eq!(run.options_named("--cap-add").count(), 0);
+        assert_eq!(run.options_named("--ipc").count(), 0);
+        assert_eq!(run.shm().kind, ShmKind::Sized);
     }
 
     /// podman-container.unit(5): "AddCapability=CAP | --cap-add CAP".
