@@ -168,6 +168,30 @@ fn find_sublist(haystack: &[String], needle: &[String]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// The unit's text with the drop-ins Quadlet merges into it, found as
+/// Quadlet finds them beside it.
+fn with_its_dropins(unit: &std::path::Path, text: &str) -> String {
+    use gpulint::model::quadlet::{dropin_dirs, dropin_order, with_dropins};
+    let dir = unit.parent().unwrap();
+    let name = unit.file_name().unwrap().to_string_lossy();
+    let found: Vec<(String, Vec<String>)> = dropin_dirs(&name)
+        .into_iter()
+        .filter_map(|d| {
+            let names = std::fs::read_dir(dir.join(&d)).ok()?;
+            let names = names
+                .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+                .collect();
+            Some((d, names))
+        })
+        .collect();
+    let texts: Vec<String> = dropin_order(&found)
+        .iter()
+        .map(|(d, n)| std::fs::read_to_string(dir.join(d).join(n)).unwrap())
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    with_dropins(text, &texts).0
+}
+
 /// containers/podman's own Quadlet tests (tests/judges/quadlet, copied
 /// from `test/e2e/quadlet/`), whose `##` lines assert the arguments its
 /// generator writes for a unit: every assertion about a flag gpulint
@@ -183,7 +207,7 @@ fn podmans_quadlet_tests_agree_with_gpulints_generator() {
         .filter(|p| p.extension().is_some_and(|e| e == "container"))
         .collect();
     units.sort();
-    assert!(units.len() >= 20, "{units:?}");
+    assert!(units.len() >= 24, "{units:?}");
     let (mut agreed, mut disagreed) = (Vec::new(), Vec::new());
     let mut not_judged: std::collections::BTreeMap<&str, usize> = Default::default();
     for unit in &units {
@@ -195,8 +219,10 @@ fn podmans_quadlet_tests_agree_with_gpulints_generator() {
             .filter(|l| !l.starts_with("##"))
             .collect::<Vec<_>>()
             .join("\n");
-        let quadlet = Quadlet::parse(&text);
-        let args: Option<Vec<String>> = quadlet.command(&text).map(|command| {
+        // Read with its drop-ins, as the generator reads it.
+        let merged = with_its_dropins(unit, &text);
+        let quadlet = Quadlet::parse(&merged);
+        let args: Option<Vec<String>> = quadlet.command(&merged).map(|command| {
             command.words[2..]
                 .iter()
                 .map(|w| long_flag(&w.text).to_string())
@@ -304,4 +330,46 @@ fn podmans_quadlet_tests_agree_with_gpulints_generator() {
     );
     assert!(disagreed.is_empty(), "{}", disagreed.join("\n"));
     assert!(agreed.len() >= 40, "{agreed:#?}");
+}
+
+/// Quadlet merges a unit's drop-ins before it writes the `podman run`:
+/// a `container.d/` drop-in that gives every unit 16 GiB keeps this GPU
+/// unit quiet, and a more specific one that lowers it is reported in the
+/// unit, with the drop-in's line beside it and no fix (the drop-in may
+/// apply to other units).
+#[test]
+fn drop_ins_are_merged_as_quadlet_merges_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit =
+        "[Container]\nImage=docker.io/vllm/vllm-openai:latest\nAddDevice=nvidia.com/gpu=all\n";
+    write(dir.path(), "vllm.container", unit);
+    write(
+        dir.path(),
+        "container.d/10-shm.conf",
+        "[Container]\nShmSize=16g\n",
+    );
+    let quiet = gpulint(dir.path(), &["check", "--output-format", "concise"]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", stdout(&quiet));
+    write(
+        dir.path(),
+        "vllm.container.d/20-small.conf",
+        "[Container]\nShmSize=64m\n",
+    );
+    let out = gpulint(dir.path(), &["check"]);
+    let text = stdout(&out);
+    assert!(text.contains("warning[SHM002]"), "{text}");
+    assert!(text.contains("--> ./vllm.container:1:1"), "{text}");
+    assert!(
+        text.contains("set in the drop-in ./vllm.container.d/20-small.conf"),
+        "{text}"
+    );
+    let fixed = gpulint(dir.path(), &["check", "--fix"]);
+    assert_eq!(fixed.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("vllm.container")).unwrap(),
+        unit
+    );
+    let inspected = gpulint(dir.path(), &["inspect", "--format", "json", "."]);
+    let doc: Value = serde_json::from_str(&stdout(&inspected)).unwrap();
+    assert_eq!(doc["containers"][0]["shm"]["bytes"], 64_u64 << 20);
 }

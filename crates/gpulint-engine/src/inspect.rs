@@ -79,11 +79,22 @@ fn inspect_yaml(
         // Dockerfiles run nothing by themselves.
         FileKind::Dockerfile => return Ok(inspection),
         FileKind::Script(kind) => {
-            let script = read_script(session, path, text, kind)?;
-            let found = script
+            let merged = (kind == crate::model::script::ScriptKind::Quadlet)
+                .then(|| super::quadlet::merged(session, path, text))
+                .flatten();
+            let read_text = merged.as_ref().map_or(text, |m| m.text.as_str());
+            let script = read_script(session, path, read_text, kind)?;
+            let mut found = script
                 .as_ref()
                 .map(|(script, _)| adapters::command_runtimes(script))
                 .unwrap_or_default();
+            if let Some(merged) = &merged {
+                for c in &mut found {
+                    c.range = merged.in_unit(c.range);
+                    c.scope = merged.in_unit(c.scope);
+                    c.shm.at = c.shm.at.map(|at| merged.in_unit(at));
+                }
+            }
             local(&mut inspection, found);
             // A Compose-backed dev container: the containers of the project
             // its `dockerComposeFile` list makes (`docker compose -f ...`),

@@ -20,6 +20,7 @@ pub mod kserve;
 pub mod kustomize;
 mod lint;
 pub mod noqa;
+mod quadlet;
 pub mod session;
 pub mod suppress;
 pub mod write;

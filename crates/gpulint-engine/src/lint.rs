@@ -159,10 +159,18 @@ fn lint_with_suppressions(
         }
         FileKind::Script(kind) => {
             // A workflow that is not YAML is GitHub's to report, not ours.
-            let Some((script, yaml)) = read_script(session, path, text, kind)? else {
+            // A Quadlet unit is read with the drop-ins Quadlet merges into it.
+            let merged = (kind == crate::model::script::ScriptKind::Quadlet)
+                .then(|| super::quadlet::merged(session, path, text))
+                .flatten();
+            let read_text = merged.as_ref().map_or(text, |m| m.text.as_str());
+            let Some((script, yaml)) = read_script(session, path, read_text, kind)? else {
                 return Ok(Some(Vec::new()));
             };
-            let mut diagnostics = lint_script(text, &script, config, &active);
+            let mut diagnostics = lint_script(read_text, &script, config, &active);
+            if let Some(merged) = &merged {
+                diagnostics = merged.place(diagnostics);
+            }
             if let Some(dev) = script.devcontainer.as_deref() {
                 diagnostics.extend(super::devcontainer::compose_findings(
                     session, dev, path, config,

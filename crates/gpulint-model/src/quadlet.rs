@@ -78,6 +78,74 @@ pub struct Setting {
     pub line: TextRange,
 }
 
+/// The drop-in directories Quadlet reads for the unit named `file_name`
+/// (`a-b.container`), most specific first: `a-b.container.d`, a template's
+/// `t@.container.d`, the truncations `a-.container.d`, then the type's
+/// `container.d` (Podman's `GetUnitDropinPaths`). A `.conf` name found in a
+/// more specific directory hides the same name further down.
+pub fn dropin_dirs(file_name: &str) -> Vec<String> {
+    let Some((stem, ext)) = file_name.rsplit_once('.') else {
+        return Vec::new();
+    };
+    let dropin_ext = format!(".{ext}.d");
+    let (unit, instance, template) = match stem.split_once('@') {
+        Some((unit, instance)) => (unit, instance, true),
+        None => (stem, "", false),
+    };
+    let mut dirs = vec![dropin_ext[1..].to_string()];
+    let parts: Vec<&str> = unit.split('-').collect();
+    for i in 1..parts.len() {
+        let truncated = parts[..i].join("-") + "-";
+        dirs.push(format!("{truncated}{dropin_ext}"));
+        if template {
+            dirs.push(format!("{truncated}@{dropin_ext}"));
+        }
+    }
+    if !instance.is_empty() {
+        dirs.push(format!("{unit}@{dropin_ext}"));
+    }
+    dirs.push(format!("{file_name}.d"));
+    dirs.reverse();
+    dirs
+}
+
+/// Which drop-in files apply, in the order Quadlet merges them: `found`
+/// is each directory of [`dropin_dirs`] with its `.conf` names, most
+/// specific first; the result is (directory, name) sorted by name.
+pub fn dropin_order(found: &[(String, Vec<String>)]) -> Vec<(String, String)> {
+    let mut chosen: std::collections::BTreeMap<&str, &str> = Default::default();
+    for (dir, names) in found {
+        for name in names.iter().filter(|n| n.ends_with(".conf")) {
+            chosen.entry(name.as_str()).or_insert(dir.as_str());
+        }
+    }
+    chosen
+        .into_iter()
+        .map(|(name, dir)| (dir.to_string(), name.to_string()))
+        .collect()
+}
+
+/// A unit with its drop-ins, as one text Quadlet's merge reads alike (each
+/// drop-in's keys after the unit's, in its sections), and where each
+/// drop-in starts in it. A line that closes every section keeps a drop-in
+/// from continuing the one before it.
+pub fn with_dropins(unit: &str, dropins: &[&str]) -> (String, Vec<usize>) {
+    let mut text = unit.to_string();
+    let mut starts = Vec::with_capacity(dropins.len());
+    for dropin in dropins {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(DROPIN_SEPARATOR);
+        starts.push(text.len());
+        text.push_str(dropin);
+    }
+    (text, starts)
+}
+
+/// Between a unit and its drop-ins: a section no key is read from.
+const DROPIN_SEPARATOR: &str = "[gpulint: drop-in]\n";
+
 /// A list key's values as the generator reads them: an empty assignment
 /// (`Environment=`) drops the values before it, as in systemd
 /// (Podman's `LookupAll`).
@@ -307,6 +375,63 @@ mod tests {
         );
         assert_eq!(run.image.unwrap().text, "docker.io/vllm/vllm-openai:latest");
         assert_eq!(run.command, "--model m --tensor-parallel-size 2");
+    }
+
+    #[test]
+    fn dropins_are_found_and_merged_as_quadlet_does() {
+        assert_eq!(
+            dropin_dirs("a-b-c.container"),
+            [
+                "a-b-c.container.d",
+                "a-b-.container.d",
+                "a-.container.d",
+                "container.d"
+            ]
+        );
+        assert_eq!(
+            dropin_dirs("t-x@i.container"),
+            [
+                "t-x@i.container.d",
+                "t-x@.container.d",
+                "t-@.container.d",
+                "t-.container.d",
+                "container.d"
+            ]
+        );
+        let order = dropin_order(&[
+            (
+                "a.container.d".into(),
+                vec!["20-b.conf".into(), "10-a.conf".into(), "x.txt".into()],
+            ),
+            (
+                "container.d".into(),
+                vec!["10-a.conf".into(), "05-all.conf".into()],
+            ),
+        ]);
+        let names: Vec<String> = order.iter().map(|(d, n)| format!("{d}/{n}")).collect();
+        assert_eq!(
+            names,
+            [
+                "container.d/05-all.conf",
+                "a.container.d/10-a.conf",
+                "a.container.d/20-b.conf"
+            ]
+        );
+        // Upstream's merged-override.container and its two drop-ins.
+        let (text, starts) = with_dropins(
+            "[Container]\nImage=localhost/imagename\nEnvironment=MAIN=mainvalue",
+            &[
+                "[Container]\nEnvironment=FIRST=value\n",
+                "[Container]\n# Empty previous\nEnvironment=\nEnvironment=SECOND=othervalue\n",
+            ],
+        );
+        assert_eq!(&text[starts[1]..starts[1] + 11], "[Container]");
+        let merged = run(&text);
+        let env: Vec<_> = merged.env().map(|(n, _, _)| n).collect();
+        assert_eq!(env, ["SECOND"]);
+        // A drop-in with keys before any section adds nothing to the container.
+        let (text, _) = with_dropins("[Container]\nImage=x\n", &["ShmSize=8g\n"]);
+        assert_eq!(run(&text).shm().kind, ShmKind::Default);
     }
 
     /// An empty assignment of a list key drops what came before it, as
