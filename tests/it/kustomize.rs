@@ -428,6 +428,14 @@ fn generate(rng: &mut Rng, root: &Path) -> PathBuf {
     for i in 0..patch_count {
         let form = rng.next() % 8;
         match form {
+            0 if rng.chance(15) => {
+                // A file above the kustomization: kustomize does not read it.
+                write(
+                    &format!("common/patch{i}.yaml"),
+                    &object(w, name_in_patch, &smp_body(rng, w, &b), ""),
+                );
+                let _ = writeln!(patches, "- path: ../common/patch{i}.yaml");
+            }
             0 => {
                 write(
                     &format!("overlay/patch{i}.yaml"),
@@ -798,6 +806,17 @@ fn an_overlay_is_checked_as_kubectl_kustomize_builds_it() {
         "{}{}",
         common::stdout(&alone),
         common::stderr(&alone)
+    );
+    // And from inside it, where the kustomization's directory is `.`.
+    let inside = common::gpulint(
+        &dir.path().join("overlays/gpu"),
+        &["check", "--output-format", "concise"],
+    );
+    assert!(
+        common::stdout(&inside).starts_with("../../base/deploy.yaml:9:15: error[K8S004]"),
+        "{}{}",
+        common::stdout(&inside),
+        common::stderr(&inside)
     );
     // `inspect` shows the built container.
     let inspected = common::stdout(&common::gpulint(

@@ -51,7 +51,7 @@ impl Session {
                 findings: Vec::new(),
             });
         }
-        let rendered = overlay.render();
+        let rendered = overlay.render()?;
         let diagnostics = self
             .lint_text_unsuppressed(&rendered.text, kustomization, config)
             .map_err(|e| BuildError {
@@ -120,7 +120,9 @@ impl Session {
         let overlay = build::build(&self.workspace().files, dir).map_err(|e| {
             crate::FileError::new(format!("gpulint cannot build this kustomization: {e}"))
         })?;
-        let rendered = overlay.render();
+        let rendered = overlay.render().map_err(|e| {
+            crate::FileError::new(format!("gpulint cannot build this kustomization: {e}"))
+        })?;
         let mut inspection = self.inspect_text(&rendered.text, kustomization, config)?;
         let place = |range| rendered.origin(range).map(|o| overlay.place(o));
         for c in &mut inspection.containers {

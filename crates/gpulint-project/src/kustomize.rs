@@ -36,6 +36,10 @@ pub const KUSTOMIZATION_NAMES: &[&str] =
 const MAX_NESTING: usize = 32;
 /// Files one build may read.
 const MAX_FILES: usize = 1024;
+/// Kustomizations one build may run: bases shared by many kustomizations
+/// (a diamond, nested) are built once per use, as kustomize builds them,
+/// and a nest of them would otherwise grow exponentially.
+const MAX_RUNS: usize = 1024;
 
 /// Fields of a kustomization that change what is built in ways gpulint
 /// does not follow: a build that uses one is refused, not guessed.
@@ -104,6 +108,7 @@ pub fn build(files: &Files, dir: &Path) -> Result<Overlay, BuildError> {
         yamls: Vec::new(),
         by_path: HashMap::new(),
         stack: Vec::new(),
+        runs: 0,
     };
     let dir = normalize(dir);
     let kustomization = kustomization_in(files, &dir)
@@ -134,12 +139,14 @@ pub fn restream(text: &str) -> Result<String, BuildError> {
             objects.push(node);
         }
     }
-    Ok(render::render(&objects).text)
+    Ok(render::render(&objects)?.text)
 }
 
 impl Overlay {
-    /// The objects as one YAML stream, with where each part came from.
-    pub fn render(&self) -> Rendered {
+    /// The objects as one YAML stream, with where each part came from; an
+    /// error past what gpulint reads (a JSON patch that copies a subtree
+    /// into itself, again and again, doubles it each time).
+    pub fn render(&self) -> Result<Rendered, BuildError> {
         render::render(&self.objects)
     }
 
@@ -181,6 +188,8 @@ struct Build<'f> {
     by_path: HashMap<PathBuf, u32>,
     /// The kustomizations being built, outermost first: a cycle is an error.
     stack: Vec<PathBuf>,
+    /// Kustomizations built so far.
+    runs: usize,
 }
 
 /// Scalars as written: kustomize does not interpolate.
@@ -262,7 +271,7 @@ impl Build<'_> {
             }
             return Ok(documents);
         }
-        let path = local_path(dir, text, "patch")?;
+        let path = within(dir, local_path(dir, text, "patch")?)?;
         let file = self.read(&path)?;
         self.documents(file)
     }
@@ -281,6 +290,12 @@ impl Build<'_> {
             return Err(BuildError::new(format!(
                 "{} includes itself through its resources",
                 shown(&dir)
+            )));
+        }
+        self.runs += 1;
+        if self.runs > MAX_RUNS {
+            return Err(BuildError::new(format!(
+                "the build runs more than {MAX_RUNS} kustomizations"
             )));
         }
         if self.stack.len() >= MAX_NESTING {
@@ -381,7 +396,7 @@ impl Build<'_> {
                 replacements::apply(item, acc)?;
                 continue;
             };
-            let file = self.read(&local_path(dir, path, "replacement")?)?;
+            let file = self.read(&within(dir, local_path(dir, path, "replacement")?)?)?;
             for document in self.documents(file)? {
                 if document.is_sequence() {
                     for replacement in document.items() {
@@ -424,7 +439,7 @@ impl Build<'_> {
             }
         }
         for (field, entry) in named {
-            let path = local_path(dir, entry, field)?;
+            let path = within(dir, local_path(dir, entry, field)?)?;
             if !self.files.is_file(&path) {
                 return Err(BuildError::new(format!(
                     "its `{field}` names {}, which is not there",
@@ -454,7 +469,7 @@ impl Build<'_> {
                 shown(&path)
             )));
         }
-        let file = self.read(&path)?;
+        let file = self.read(&within(dir, path)?)?;
         for document in self.documents(file)? {
             add_objects(document, acc)?;
         }
@@ -579,6 +594,29 @@ fn local_path(dir: &Path, entry: &str, what: &str) -> Result<PathBuf, BuildError
         )));
     }
     Ok(normalize(&dir.join(entry)))
+}
+
+/// `path`, if it is in or below `dir`: kustomize reads no file above the
+/// kustomization that names it (`kubectl kustomize`'s default
+/// `--load-restrictor LoadRestrictionsRootOnly`); a directory of a base
+/// may be anywhere.
+fn within(dir: &Path, path: PathBuf) -> Result<PathBuf, BuildError> {
+    // Compared as absolute paths: `.` holds `gpu.yaml`, `..` does not
+    // hold `../../x.yaml`.
+    let absolute = |p: &Path| std::path::absolute(p).map(|p| normalize(&p)).ok();
+    let inside = match (absolute(dir), absolute(&path)) {
+        (Some(dir), Some(file)) => file.starts_with(dir),
+        _ => path.starts_with(dir),
+    };
+    if inside {
+        Ok(path)
+    } else {
+        Err(BuildError::new(format!(
+            "its file {} is outside {}, and kustomize reads no file above a kustomization",
+            shown(&path),
+            shown(dir)
+        )))
+    }
 }
 
 /// The node with every value placed at `src`.

@@ -37,19 +37,33 @@ impl Rendered {
     }
 }
 
-pub(super) fn render(objects: &[Arc<Node>]) -> Rendered {
+/// Nodes a rendered build may hold, as a file's tree may
+/// ([`crate::syntax::tree::Budget`]).
+const MAX_NODES: usize = 4_000_000;
+
+pub(super) fn render(objects: &[Arc<Node>]) -> Result<Rendered, super::BuildError> {
     let mut writer = Writer::default();
+    let mut left = MAX_NODES;
     for object in objects {
+        // Counted before it is written: shared subtrees count each time.
+        let size = object.size(left);
+        if size > left {
+            return Err(super::BuildError::new(format!(
+                "the build expands past what gpulint reads ({} million nodes)",
+                MAX_NODES / 1_000_000
+            )));
+        }
+        left -= size;
         writer.text.push_str("---");
         writer.node(object, 0);
         writer.text.push('\n');
     }
     let mut parts = writer.parts;
     parts.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
-    Rendered {
+    Ok(Rendered {
         text: writer.text,
         parts,
-    }
+    })
 }
 
 #[derive(Default)]

@@ -130,7 +130,7 @@ fn the_rendered_stream_maps_back_to_where_each_value_is_written() {
         GPU_PATCH,
     )
     .unwrap();
-    let rendered = overlay.render();
+    let rendered = overlay.render().unwrap();
     let at = rendered.text.find("nvidia.com/gpu: 8").unwrap();
     let value = TextRange::new(
         at + "nvidia.com/gpu: ".len(),
@@ -350,6 +350,9 @@ fn what_gpulint_does_not_build_is_refused_with_the_reason() {
     )
     .unwrap_err();
     assert!(e.message.contains("other"), "{e}");
+    // A file above the kustomization, which kustomize does not read.
+    let e = build_overlay("resources: [../base/deploy.yaml]\n", GPU_PATCH).unwrap_err();
+    assert!(e.message.contains("outside"), "{e}");
     // A kustomization that includes itself.
     let looped = built(
         &[
@@ -441,4 +444,38 @@ replacements:
     );
     let env = main.get("env").unwrap().items()[0].get("value").unwrap();
     assert_eq!(env.raw(), Some("INFO-b"));
+}
+
+#[test]
+fn a_build_that_explodes_is_refused_not_followed() {
+    // Each copy doubles the container list's subtree: 2^40 nodes rendered.
+    let mut ops = String::from("- op: add\n  path: /spec/x\n  value: {a: [1, 2, 3]}\n");
+    for _ in 0..40 {
+        ops.push_str("- op: copy\n  from: /spec/x\n  path: /spec/x/a/-\n");
+    }
+    let k = "resources: [../base]\npatches:\n- path: patch.yaml\n  target: {kind: Deployment}\n";
+    let overlay = build_overlay(k, &ops).unwrap();
+    let e = overlay.render().unwrap_err();
+    assert!(e.message.contains("expands past"), "{e}");
+    // Bases shared by two kustomizations at each of 20 levels: 2^20 runs.
+    let mut files: Vec<(String, String)> = Vec::new();
+    for level in 0..20 {
+        for side in ["a", "b"] {
+            let below = if level == 19 {
+                "[]".to_string()
+            } else {
+                format!("[../a{}, ../b{}]", level + 1, level + 1)
+            };
+            files.push((
+                format!("/r/{side}{level}/kustomization.yaml"),
+                format!("resources: {below}\nnamePrefix: {side}-\n"),
+            ));
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let e = built(&files, "/r/a0").unwrap_err();
+    assert!(e.message.contains("more than 1024 kustomizations"), "{e}");
 }
