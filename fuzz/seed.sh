@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 ROOT="$(cd .. && pwd)"
 SHARED="${GPULINT_SHARED_CORPUS:-$ROOT/../shared/corpus}"
 CORPUS="${FUZZ_CORPUS:-$PWD/corpus}"
-TARGETS=(yaml_lint dockerfile shell fix lsp lsp_lifecycle reports)
+TARGETS=(yaml_lint dockerfile shell fix lsp lsp_lifecycle reports kustomize)
 for t in "${TARGETS[@]}"; do mkdir -p "$CORPUS/$t"; done
 
 # put TARGET PREFIX FILE: FILE's bytes after PREFIX (a kind byte, or none).
@@ -88,6 +88,14 @@ reports_seed '::error::x/compose.yaml\0IFACE="eth0\\n::add-mask::secret value"\n
 reports_seed 'd\351/compose-\351.yaml\0S="8 gb"\nIMAGE=registry.example.com/team/private-image:2024\n\0t\0image: ${IMAGE}\ngpus: all\nshm_size: ${S}\ncommand: torchrun --nproc_per_node=8 train.py'
 reports_seed ' ::notice::odd.yml\0export MEMLOCK=not-a-number-at-all\nIPC=service:other thing\n\0%%0A::error::x\0gpus: all\nipc: ${IPC}\nulimits:\n  memlock: ${MEMLOCK}'
 reports_seed 'compose.yaml\0COMPOSE_PROFILES=gpu,::x\nS=${T:-eight gigabytes}\n\0t\0profiles: [gpu]\ngpus: all\nshm_size: ${S}'
+
+# The kustomize target (fuzz_targets/overlay_checks.rs): an overlay, its
+# patches and its base as one text, each file after a `==> NAME` line.
+kustomize_seed() { printf "$1" >"$CORPUS/kustomize/$(printf "$1" | sha1sum | cut -c1-40)"; }
+base='==> base/kustomization.yaml\nresources: [deploy.yaml]\n==> base/deploy.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer, labels: {app: t}}\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        command: [torchrun, --nproc_per_node=8, train.py]\n        env: [{name: NCCL_DEBUG, value: INFO}]\n'
+kustomize_seed "resources: [../base]\nnamePrefix: p-\nnamespace: ml\nimages: [{name: nvcr.io/nvidia/pytorch, newTag: x}]\npatches:\n- path: gpu.yaml\n==> overlay/gpu.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: trainer}\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        resources: {limits: {nvidia.com/gpu: 8}}\n      volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 64Mi}}]\n$base"
+kustomize_seed "resources: [../base]\npatches:\n- target: {kind: Deployment, name: \"t.*\"}\n  patch: |-\n    - op: add\n      path: /spec/template/spec/hostIPC\n      value: true\n    - op: copy\n      from: /spec/template/spec/containers/0\n      path: /spec/template/spec/containers/-\nreplacements:\n- source: {kind: Deployment, name: trainer, fieldPath: metadata.name}\n  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [\"spec.template.spec.containers.[name=main].env.[name=X].value\"]\n    options: {create: true}\n$base"
+kustomize_seed "resources: [../base]\ncomponents: [../c]\n==> c/kustomization.yaml\nkind: Component\npatchesStrategicMerge:\n- |-\n  apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: trainer}\n  spec: {template: {spec: {containers: [{name: main, \$patch: delete}]}}}\n$base"
 
 for t in "${TARGETS[@]}"; do
   echo "seeded $t: $(find "$CORPUS/$t" -type f | wc -l) inputs"

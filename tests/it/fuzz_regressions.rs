@@ -19,6 +19,9 @@ mod fuzz_common;
 // The reports target's checks, exactly as it runs them.
 #[path = "../../fuzz/fuzz_targets/report_checks.rs"]
 mod report_checks;
+// The kustomize target's checks, exactly as it runs them.
+#[path = "../../fuzz/fuzz_targets/overlay_checks.rs"]
+mod overlay_checks;
 
 use fuzz_common::{kind_name, path};
 use gpulint::engine::config::Config;
@@ -213,6 +216,12 @@ fn reports(data: &[u8]) {
     report_checks::run(data, &every_rule());
 }
 
+/// fuzz/fuzz_targets/kustomize.rs: a tree of files built as an overlay
+/// (`overlay_checks.rs`).
+fn kustomize(data: &[u8]) {
+    overlay_checks::run(data, &every_rule());
+}
+
 /// Every stored case is run by a test below.
 #[test]
 fn every_case_has_a_test() {
@@ -243,6 +252,7 @@ const GPU_COMPOSE: &str = "services:\n  trainer:\n    image: nvcr.io/nvidia/pyto
 #[test]
 fn checks_pass_on_ordinary_input() {
     yaml_lint(GPU_COMPOSE.as_bytes());
+    kustomize(b"resources: [../base]\npatches:\n- path: gpu.yaml\n==> overlay/gpu.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec: {template: {spec: {containers: [{name: m, resources: {limits: {nvidia.com/gpu: 8}}}]}}}\n==> base/kustomization.yaml\nresources: [d.yaml]\n==> base/d.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec: {template: {spec: {containers: [{name: m, image: x, command: [torchrun, --nproc_per_node=8]}]}}}\n");
     dockerfile(b"FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nRUN pip install torch\n");
     shell(b"#!/bin/bash\n#SBATCH --gres=gpu:8\ndocker run --gpus all nvcr.io/nvidia/pytorch:24.01-py3 torchrun train.py\n");
     fix(format!("c{GPU_COMPOSE}").as_bytes());
