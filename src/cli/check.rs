@@ -352,7 +352,9 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
         }))
     };
     let mut linted = vec![false; targets.len()];
-    let mut elsewhere = Elsewhere::default();
+    // The compose project findings in files no chunk linted so far,
+    // gathered before each chunk's projects are forgotten.
+    let mut elsewhere = crate::engine::FindingsElsewhere::default();
     let mut checked_before: Vec<Done> = Vec::new();
     // What the session loaded for the chunk before: freed beside the next
     // chunk's check, by the thread that emits, so that memory stays bounded
@@ -390,7 +392,7 @@ fn check_chunks(plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
                 linted_here.insert(crate::vfs::normalize(&c.report.path));
             }
         }
-        elsewhere.add(plan.session.findings_elsewhere(&linted_here));
+        elsewhere.merge(plan.session.findings_elsewhere(&linted_here));
         let next_dir = targets.get(end).and_then(|t| t.path.parent());
         forgotten_before = Some(plan.session.forget_loaded(next_dir));
         checked_before = results;
@@ -473,66 +475,17 @@ fn chunk_end(targets: &[Target], start: usize) -> usize {
     end
 }
 
-/// The compose project findings in files no chunk linted so far, gathered
-/// before each chunk's projects are forgotten; each finding once.
-#[derive(Default)]
-struct Elsewhere {
-    by_file: std::collections::BTreeMap<
-        PathBuf,
-        (
-            std::sync::Arc<crate::text::SourceFile>,
-            Vec<crate::diagnostic::Diagnostic>,
-        ),
-    >,
-    seen: foldhash::HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)>,
-}
-
-impl Elsewhere {
-    fn add(
-        &mut self,
-        found: Vec<(
-            std::sync::Arc<crate::text::SourceFile>,
-            Vec<crate::diagnostic::Diagnostic>,
-        )>,
-    ) {
-        for (source, diagnostics) in found {
-            let key = crate::vfs::normalize(&source.path);
-            for d in diagnostics {
-                let identity = (
-                    key.clone(),
-                    d.code,
-                    d.range.start,
-                    d.range.end,
-                    d.message.clone(),
-                );
-                if self.seen.insert(identity) {
-                    self.by_file
-                        .entry(key.clone())
-                        .or_insert_with(|| (source.clone(), Vec::new()))
-                        .1
-                        .push(d);
-                }
-            }
-        }
-    }
-
-    /// Whether a finding was gathered in `path`.
-    fn concerns(&self, path: &Path) -> bool {
-        !self.by_file.is_empty() && self.by_file.contains_key(&crate::vfs::normalize(path))
-    }
-}
-
 /// A compose project is linted whole when any of its files is: what its
 /// lint finds in files that were not linted themselves (a file it extends
 /// or includes, outside the paths given) is reported under those files,
 /// once each, in path order after the files that were linted.
 fn add_findings_elsewhere(
     plan: &Plan,
-    elsewhere: Elsewhere,
+    elsewhere: crate::engine::FindingsElsewhere,
     linted: &foldhash::HashSet<PathBuf>,
     emitter: &mut Emitter,
 ) {
-    for (path, (source, diagnostics)) in elsewhere.by_file {
+    for (path, (source, diagnostics)) in elsewhere.into_files() {
         if linted.contains(&path) {
             continue;
         }

@@ -610,7 +610,7 @@ fn with_overlays(
     }
     let key = normalize(&document.path);
     let mut source = None;
-    let mut found: Vec<crate::diagnostic::Diagnostic> = Vec::new();
+    let mut found = crate::engine::FindingsElsewhere::default();
     let mut partial = is_kustomization_name(&document.path);
     let dirs = document.path.ancestors().skip(1).take(KUSTOMIZATIONS_ABOVE);
     for dir in dirs {
@@ -634,9 +634,7 @@ fn with_overlays(
         for (file, diagnostics) in lint.findings {
             if normalize(&file.path) == key {
                 for d in diagnostics {
-                    if !found_before(&found, &d) {
-                        found.push(d);
-                    }
+                    found.add(&file, d);
                 }
             }
         }
@@ -648,25 +646,11 @@ fn with_overlays(
         return own;
     }
     let mut diagnostics = if partial { Vec::new() } else { own.diagnostics };
-    let beyond: Vec<_> = found
-        .into_iter()
-        .filter(|d| {
-            !diagnostics
-                .iter()
-                .any(|o| o.code == d.code && o.range == d.range)
-        })
-        .collect();
+    let beyond = match found.get(&document.path) {
+        Some((_, found)) => crate::engine::beyond_own(&diagnostics, found),
+        None => Vec::new(),
+    };
     diagnostics.extend(session.finish_elsewhere(&source, beyond, config));
     diagnostics.sort_by_key(|d| (d.range.start, d.range.end));
     FileReport::new(document.path.clone(), document.text.clone(), diagnostics)
-}
-
-/// Whether `found` holds `d` already (two builds of one base).
-fn found_before(
-    found: &[crate::diagnostic::Diagnostic],
-    d: &crate::diagnostic::Diagnostic,
-) -> bool {
-    found
-        .iter()
-        .any(|f| f.code == d.code && f.range == d.range && f.message == d.message)
 }

@@ -14,6 +14,7 @@ mod classify;
 pub mod config;
 mod devcontainer;
 pub mod discover;
+mod elsewhere;
 pub mod fix;
 mod inspect;
 pub mod kserve;
@@ -27,6 +28,7 @@ pub mod write;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};
 pub use classify::{FileKind, Scope, is_manifest_candidate};
+pub use elsewhere::{FindingsElsewhere, beyond_own};
 pub use inspect::{Inspection, ProjectOf, inspect_text};
 pub use lint::{lint_text, lint_text_unsuppressed};
 pub use session::Session;

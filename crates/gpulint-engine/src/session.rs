@@ -9,6 +9,7 @@
 //! the files that ask.
 
 use super::config::Config;
+use crate::FindingsElsewhere;
 use crate::diagnostic::Diagnostic;
 use crate::project::{Project, ProjectSpec, Workspace};
 use crate::rules::{self, ComposeContext, Reporter};
@@ -226,40 +227,20 @@ impl Session {
     /// The compose project findings in files other than `linted`, by file
     /// (sorted by path, each file once): what a project's extended or
     /// included files get when only its own files were linted.
-    pub fn findings_elsewhere(
-        &self,
-        linted: &foldhash::HashSet<PathBuf>,
-    ) -> Vec<(Arc<SourceFile>, Vec<Diagnostic>)> {
-        let mut by_file: std::collections::BTreeMap<PathBuf, (Arc<SourceFile>, Vec<Diagnostic>)> =
-            std::collections::BTreeMap::new();
-        let mut seen: foldhash::HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)> =
-            Default::default();
+    pub fn findings_elsewhere(&self, linted: &foldhash::HashSet<PathBuf>) -> FindingsElsewhere {
+        let mut found = FindingsElsewhere::default();
         for lint in self.project_lints() {
             for d in &lint.diagnostics {
                 let Some(file) = &d.file else { continue };
-                let key = normalize(&file.path);
-                if linted.contains(&key) {
+                if linted.contains(&normalize(&file.path)) {
                     continue;
                 }
-                let identity = (
-                    key.clone(),
-                    d.code,
-                    d.range.start,
-                    d.range.end,
-                    d.message.clone(),
-                );
-                if !seen.insert(identity) {
-                    continue;
-                }
-                let entry = by_file
-                    .entry(key)
-                    .or_insert_with(|| (file.clone(), Vec::new()));
                 let mut d = d.clone();
                 d.file = None;
-                entry.1.push(d);
+                found.add(file, d);
             }
         }
-        by_file.into_values().collect()
+        found
     }
 }
 

@@ -4,26 +4,20 @@
 //! partial manifests, are checked only through the builds that read them.
 
 use super::{Checked, Emitter, Plan};
-use crate::diagnostic::Diagnostic;
 use crate::engine::config::Config;
 use crate::engine::discover::Target;
-use crate::engine::{FileReport, Skip};
+use crate::engine::{FileReport, FindingsElsewhere, Skip, beyond_own};
 use crate::project::kustomize::is_kustomization_name;
-use crate::text::SourceFile;
 use crate::vfs::normalize;
 use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::path::PathBuf;
-use std::sync::Arc;
-
-/// A file and what the builds found in it.
-type Found = (Arc<SourceFile>, Vec<Diagnostic>);
 
 #[derive(Default)]
 pub(super) struct Overlays {
     /// What the builds found, by file, each finding once however many
     /// builds share the file.
-    by_file: HashMap<PathBuf, Found>,
+    found: FindingsElsewhere,
     /// Every file a build read: a patch among them was checked by it.
     read: HashSet<PathBuf>,
     /// The kustomizations that could not be built, and why.
@@ -59,8 +53,6 @@ impl Overlays {
             })
             .collect();
         let mut overlays = Overlays::default();
-        let mut seen: HashSet<(PathBuf, crate::codes::RuleCode, u32, u32, String)> =
-            HashSet::default();
         let checked: HashSet<PathBuf> = targets.iter().map(|t| normalize(&t.path)).collect();
         for (kustomization, walked, result) in built {
             let lint = match result {
@@ -74,28 +66,13 @@ impl Overlays {
                 .read
                 .extend(lint.files.iter().map(|f| normalize(&f.path)));
             for (source, diagnostics) in lint.findings {
-                let key = normalize(&source.path);
                 // A build only a patch of the run asked for reports in the
                 // run's files, not in its base's.
-                if !walked && !checked.contains(&key) {
+                if !walked && !checked.contains(&normalize(&source.path)) {
                     continue;
                 }
                 for d in diagnostics {
-                    let identity = (
-                        key.clone(),
-                        d.code,
-                        d.range.start,
-                        d.range.end,
-                        d.message.clone(),
-                    );
-                    if seen.insert(identity) {
-                        overlays
-                            .by_file
-                            .entry(key.clone())
-                            .or_insert_with(|| (source.clone(), Vec::new()))
-                            .1
-                            .push(d);
-                    }
+                    overlays.found.add(&source, d);
                 }
             }
         }
@@ -110,13 +87,13 @@ impl Overlays {
             return Ok(None);
         }
         let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-        let diagnostics = match self.by_file.get(&key) {
+        let diagnostics = match self.found.get(&key) {
             Some((source, found)) => plan
                 .session
                 .finish_elsewhere(source, found.clone(), &config),
             None => Vec::new(),
         };
-        let text = match self.by_file.get(&key) {
+        let text = match self.found.get(&key) {
             Some((source, _)) if !diagnostics.is_empty() => source.text.clone(),
             _ => String::new(),
         };
@@ -129,8 +106,7 @@ impl Overlays {
     /// A file checked on its own, with what the builds found in it beyond
     /// that: a finding of the same rule at the same place is one finding.
     pub(super) fn add_to(&self, mut checked: Checked, plan: &Plan, config: &Config) -> Checked {
-        let key = normalize(&checked.report.path);
-        let Some((source, found)) = self.by_file.get(&key) else {
+        let Some((source, found)) = self.found.get(&checked.report.path) else {
             return checked;
         };
         let report = &checked.report;
@@ -144,16 +120,7 @@ impl Overlays {
         if report.error.is_some() || !same_text || !unfixed {
             return checked;
         }
-        let beyond: Vec<Diagnostic> = found
-            .iter()
-            .filter(|d| {
-                !report
-                    .diagnostics
-                    .iter()
-                    .any(|own| own.code == d.code && own.range == d.range)
-            })
-            .cloned()
-            .collect();
+        let beyond = beyond_own(&report.diagnostics, found);
         let beyond = plan.session.finish_elsewhere(source, beyond, config);
         if beyond.is_empty() {
             return checked;
@@ -173,12 +140,10 @@ impl Overlays {
     /// outside the paths given. Reported after the others, in path order.
     pub(super) fn emit_elsewhere(&self, plan: &Plan, targets: &[Target], emitter: &mut Emitter) {
         let checked: HashSet<PathBuf> = targets.iter().map(|t| normalize(&t.path)).collect();
-        let mut elsewhere: Vec<(&PathBuf, &Found)> = self
-            .by_file
+        let elsewhere = self
+            .found
             .iter()
-            .filter(|(path, _)| !checked.contains(*path))
-            .collect();
-        elsewhere.sort_by(|a, b| a.0.cmp(b.0));
+            .filter(|(path, _)| !checked.contains(*path));
         for (path, (source, found)) in elsewhere {
             let config = match plan.resolver.for_file(&source.path) {
                 Ok(config) => config,
