@@ -22,9 +22,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod json_patch;
+mod patches;
 mod render;
 mod replacements;
+mod selector;
 mod strategic;
+mod transformers;
+
+use selector::Selector;
+use transformers::{rename, set_images, set_namespace, set_replicas};
 
 pub use render::{Origin, Rendered};
 
@@ -358,14 +364,14 @@ impl Build<'_> {
         }
         self.files_it_reads(dir, &k)?;
         for field in ["resources", "bases"] {
-            for item in k.get(field).map(|v| v.items()).unwrap_or_default() {
+            for item in field_items(&k, field) {
                 let entry = item
                     .str()
                     .ok_or_else(|| BuildError::new(format!("a `{field}` entry is not a path")))?;
                 self.resource(dir, entry, acc)?;
             }
         }
-        for item in k.get("components").map(|v| v.items()).unwrap_or_default() {
+        for item in field_items(&k, "components") {
             let entry = item
                 .str()
                 .ok_or_else(|| BuildError::new("a `components` entry is not a path"))?;
@@ -391,7 +397,7 @@ impl Build<'_> {
         k: &Node,
         acc: &mut [Resource],
     ) -> Result<(), BuildError> {
-        for item in k.get("replacements").map(|v| v.items()).unwrap_or_default() {
+        for item in field_items(k, "replacements") {
             let Some(path) = item.get("path").and_then(|n| n.str()) else {
                 replacements::apply(item, acc)?;
                 continue;
@@ -417,7 +423,7 @@ impl Build<'_> {
     fn files_it_reads(&self, dir: &Path, k: &Node) -> Result<(), BuildError> {
         let mut named: Vec<(&str, &str)> = Vec::new();
         for field in ["configurations", "crds"] {
-            for item in k.get(field).map(|v| v.items()).unwrap_or_default() {
+            for item in field_items(k, field) {
                 named.extend(item.str().map(|p| (field, p)));
             }
         }
@@ -425,9 +431,9 @@ impl Build<'_> {
             named.push(("openapi", path));
         }
         for field in ["configMapGenerator", "secretGenerator"] {
-            for generator in k.get(field).map(|v| v.items()).unwrap_or_default() {
+            for generator in field_items(k, field) {
                 for source in ["files", "envs"] {
-                    for item in generator.get(source).map(|v| v.items()).unwrap_or_default() {
+                    for item in field_items(generator, source) {
                         // `files: [key=path]` names the key the file becomes.
                         let path = item.str().map(|p| p.split_once('=').map_or(p, |(_, p)| p));
                         named.extend(path.map(|p| (field, p)));
@@ -475,101 +481,12 @@ impl Build<'_> {
         }
         Ok(())
     }
+}
 
-    fn strategic_merge_patches(
-        &mut self,
-        dir: &Path,
-        k: &Node,
-        acc: &mut Vec<Resource>,
-    ) -> Result<(), BuildError> {
-        for item in k
-            .get("patchesStrategicMerge")
-            .map(|v| v.items())
-            .unwrap_or_default()
-        {
-            for patch in self.patch_documents(dir, item)? {
-                merge_by_name(&patch, acc)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn patches(&mut self, dir: &Path, k: &Node, acc: &mut Vec<Resource>) -> Result<(), BuildError> {
-        for item in k.get("patches").map(|v| v.items()).unwrap_or_default() {
-            let text = item
-                .get("patch")
-                .or_else(|| item.get("path"))
-                .ok_or_else(|| {
-                    BuildError::new("a `patches` entry has neither `path` nor `patch`")
-                })?;
-            let documents = self.patch_documents(dir, text)?;
-            let target = item.get("target").map(|t| Selector::of(t)).transpose()?;
-            for document in documents {
-                match (document.is_sequence(), &target) {
-                    (true, Some(target)) => {
-                        for r in acc.iter_mut().filter(|r| target.selects(r)) {
-                            r.node =
-                                json_patch::apply(&r.node, &document).map_err(BuildError::new)?;
-                        }
-                    }
-                    (true, None) => {
-                        return Err(BuildError::new(
-                            "a JSON 6902 patch has no `target` to apply to",
-                        ));
-                    }
-                    (false, Some(target)) => {
-                        // The patch's own name is ignored: the target chose.
-                        let mut deleted = Vec::new();
-                        for (i, r) in acc
-                            .iter_mut()
-                            .enumerate()
-                            .filter(|(_, r)| target.selects(r))
-                        {
-                            let patch = keep_name(&document, &r.node);
-                            match strategic::merge_object(&r.node, &patch) {
-                                Some(node) => r.node = node,
-                                None => deleted.push(i),
-                            }
-                        }
-                        remove_all(acc, &deleted);
-                    }
-                    (false, None) => merge_by_name(&document, acc)?,
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn json_6902_patches(
-        &mut self,
-        dir: &Path,
-        k: &Node,
-        acc: &mut [Resource],
-    ) -> Result<(), BuildError> {
-        for item in k
-            .get("patchesJson6902")
-            .map(|v| v.items())
-            .unwrap_or_default()
-        {
-            let text = item
-                .get("patch")
-                .or_else(|| item.get("path"))
-                .ok_or_else(|| {
-                    BuildError::new("a `patchesJson6902` entry has neither `path` nor `patch`")
-                })?;
-            let target = item
-                .get("target")
-                .map(|t| Selector::of(t))
-                .transpose()?
-                .ok_or_else(|| BuildError::new("a `patchesJson6902` entry has no `target`"))?;
-            for document in self.patch_documents(dir, text)? {
-                for r in acc.iter_mut().filter(|r| target.selects(r)) {
-                    r.node = json_patch::apply(&r.node, &document).map_err(BuildError::new)?;
-                }
-            }
-        }
-        Ok(())
-    }
+/// The entries of a list field of `node`: none when it is missing or is
+/// not a list.
+fn field_items<'n>(node: &'n Node, field: &str) -> &'n [Arc<Node>] {
+    node.get(field).map(|v| v.items()).unwrap_or_default()
 }
 
 fn is_empty(node: &Node) -> bool {
@@ -679,70 +596,8 @@ fn group_version(node: &Node) -> (&str, &str) {
     api_version.rsplit_once('/').unwrap_or(("", api_version))
 }
 
-/// Applies a strategic-merge patch to the object it names (by kind and
-/// name, and namespace where the patch gives one), as kustomize does when
-/// a patch has no `target`.
-fn merge_by_name(patch: &Arc<Node>, acc: &mut Vec<Resource>) -> Result<(), BuildError> {
-    let kind = str_at(patch, &["kind"]).unwrap_or_default();
-    let name = str_at(patch, &["metadata", "name"]).unwrap_or_default();
-    let namespace = str_at(patch, &["metadata", "namespace"]);
-    let mut matched = false;
-    let mut deleted = Vec::new();
-    for (i, r) in acc.iter_mut().enumerate() {
-        let selected = str_at(&r.node, &["kind"]) == Some(kind)
-            && r.named(name)
-            && namespace.is_none_or(|ns| namespace_of(&r.node) == ns);
-        if selected {
-            matched = true;
-            // The patch keeps the object's name: it was matched by any.
-            let patch = keep_name(patch, &r.node);
-            match strategic::merge_object(&r.node, &patch) {
-                Some(node) => r.node = node,
-                None => deleted.push(i),
-            }
-        }
-    }
-    remove_all(acc, &deleted);
-    if !matched {
-        return Err(BuildError::new(format!(
-            "a patch names {kind} `{name}`, which the build does not have"
-        )));
-    }
-    Ok(())
-}
-
-/// Removes the resources at `indexes` (ascending).
-fn remove_all(acc: &mut Vec<Resource>, indexes: &[usize]) {
-    for &i in indexes.iter().rev() {
-        acc.remove(i);
-    }
-}
-
 fn namespace_of(node: &Node) -> &str {
     str_at(node, &["metadata", "namespace"]).unwrap_or("default")
-}
-
-/// The patch without a `metadata.name` that differs from the object's.
-fn keep_name(patch: &Arc<Node>, object: &Node) -> Arc<Node> {
-    let object_name = str_at(object, &["metadata", "name"]);
-    if str_at(patch, &["metadata", "name"]) == object_name {
-        return patch.clone();
-    }
-    let Some(metadata) = patch.get("metadata") else {
-        return patch.clone();
-    };
-    let entries = metadata
-        .entries()
-        .iter()
-        .filter(|e| e.key != "name")
-        .cloned()
-        .collect();
-    with_entry(
-        patch,
-        "metadata",
-        Arc::new(metadata.with_kind(Kind::Mapping(entries))),
-        None,
-    )
 }
 
 /// `node` (a mapping) with `key` set to `value`, in place if it has the
@@ -794,320 +649,6 @@ fn scalar(text: String, src: Src) -> Arc<Node> {
         src,
         entry_key: None,
         keys: KeyIndex::default(),
-    })
-}
-
-/// Kinds kustomize's namespace transformer leaves alone.
-const CLUSTER_SCOPED: &[&str] = &[
-    "APIService",
-    "ClusterIssuer",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CSIDriver",
-    "CSINode",
-    "CustomResourceDefinition",
-    "IngressClass",
-    "MutatingWebhookConfiguration",
-    "Namespace",
-    "Node",
-    "PersistentVolume",
-    "PodSecurityPolicy",
-    "PriorityClass",
-    "RuntimeClass",
-    "StorageClass",
-    "ValidatingWebhookConfiguration",
-    "VolumeAttachment",
-];
-
-fn set_namespace(namespace: &Arc<Node>, acc: &mut [Resource]) {
-    for r in acc.iter_mut() {
-        let kind = str_at(&r.node, &["kind"]).unwrap_or_default();
-        if !CLUSTER_SCOPED.contains(&kind) {
-            r.node = with_path(&r.node, &["metadata", "namespace"], namespace.clone());
-        }
-    }
-}
-
-/// `namePrefix` and `nameSuffix`, which kustomize gives every object but
-/// these kinds.
-fn rename(k: &Node, acc: &mut [Resource]) {
-    const NOT_RENAMED: &[&str] = &["CustomResourceDefinition", "APIService", "Namespace"];
-    let prefix = k
-        .get("namePrefix")
-        .and_then(|n| n.str())
-        .unwrap_or_default();
-    let suffix = k
-        .get("nameSuffix")
-        .and_then(|n| n.str())
-        .unwrap_or_default();
-    if prefix.is_empty() && suffix.is_empty() {
-        return;
-    }
-    for r in acc.iter_mut() {
-        let kind = str_at(&r.node, &["kind"]).unwrap_or_default();
-        let Some(name) = r.node.get_path(&["metadata", "name"]).cloned() else {
-            continue;
-        };
-        if NOT_RENAMED.contains(&kind) {
-            continue;
-        }
-        let Some(text) = name.str() else { continue };
-        let renamed = format!("{prefix}{text}{suffix}");
-        r.names.push(renamed.clone());
-        r.node = with_path(&r.node, &["metadata", "name"], scalar(renamed, name.src));
-    }
-}
-
-/// `replicas`: kustomize scales these kinds, and refuses an entry that
-/// names none of them.
-fn set_replicas(k: &Node, acc: &mut [Resource]) -> Result<(), BuildError> {
-    const SCALED: &[&str] = &[
-        "Deployment",
-        "ReplicaSet",
-        "ReplicationController",
-        "StatefulSet",
-    ];
-    for item in k.get("replicas").map(|v| v.items()).unwrap_or_default() {
-        let (Some(name), Some(count)) = (item.get("name").and_then(|n| n.str()), item.get("count"))
-        else {
-            continue;
-        };
-        let mut scaled = false;
-        for r in acc.iter_mut().filter(|r| r.named(name)) {
-            let kind = str_at(&r.node, &["kind"]).unwrap_or_default();
-            if SCALED.contains(&kind) {
-                r.node = with_path(&r.node, &["spec", "replicas"], count.clone());
-                scaled = true;
-            }
-        }
-        if !scaled {
-            return Err(BuildError::new(format!(
-                "its `replicas` entry `{name}` names no Deployment, ReplicaSet, ReplicationController or StatefulSet"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// `images`: every `image` of a `containers` or `initContainers` list
-/// anywhere in an object whose name the entry gives.
-fn set_images(k: &Node, acc: &mut [Resource]) {
-    let images = k.get("images").map(|v| v.items()).unwrap_or_default();
-    if images.is_empty() {
-        return;
-    }
-    for r in acc.iter_mut() {
-        r.node = retag(&r.node, images, false);
-    }
-}
-
-fn retag(node: &Arc<Node>, images: &[Arc<Node>], in_containers: bool) -> Arc<Node> {
-    match &node.kind {
-        Kind::Mapping(entries) => {
-            let mut changed = false;
-            let entries: Vec<Entry> = entries
-                .iter()
-                .map(|e| {
-                    let value = if in_containers && e.key == "image" {
-                        new_image(&e.value, images)
-                    } else {
-                        let containers = matches!(e.key.as_str(), "containers" | "initContainers")
-                            && e.value.is_sequence();
-                        retag(&e.value, images, containers)
-                    };
-                    changed |= !Arc::ptr_eq(&value, &e.value);
-                    Entry { value, ..e.clone() }
-                })
-                .collect();
-            if changed {
-                Arc::new(node.with_kind(Kind::Mapping(entries)))
-            } else {
-                node.clone()
-            }
-        }
-        Kind::Sequence(items) => {
-            let retagged: Vec<Arc<Node>> = items
-                .iter()
-                .map(|i| {
-                    if in_containers && i.is_mapping() {
-                        retag_container(i, images)
-                    } else {
-                        retag(i, images, false)
-                    }
-                })
-                .collect();
-            if retagged.iter().zip(items).all(|(a, b)| Arc::ptr_eq(a, b)) {
-                node.clone()
-            } else {
-                Arc::new(node.with_kind(Kind::Sequence(retagged)))
-            }
-        }
-        Kind::Scalar { .. } => node.clone(),
-    }
-}
-
-fn retag_container(container: &Arc<Node>, images: &[Arc<Node>]) -> Arc<Node> {
-    let Some(image) = container.get("image") else {
-        return retag(container, images, false);
-    };
-    let new = new_image(image, images);
-    if Arc::ptr_eq(&new, image) {
-        container.clone()
-    } else {
-        with_entry(container, "image", new, None)
-    }
-}
-
-/// The image an `images` entry makes of `image`, placed at the entry.
-fn new_image(image: &Arc<Node>, images: &[Arc<Node>]) -> Arc<Node> {
-    let Some(text) = image.str() else {
-        return image.clone();
-    };
-    let (name, tag) = split_image(text);
-    for entry in images {
-        if entry.get("name").and_then(|n| n.str()) != Some(name) {
-            continue;
-        }
-        let field = |f: &str| {
-            entry
-                .get(f)
-                .and_then(|n| n.str().map(|s| (s.to_string(), n.src)))
-        };
-        let new_name = field("newName");
-        let new_tag = field("newTag");
-        let digest = field("digest");
-        let src = [&digest, &new_tag, &new_name]
-            .into_iter()
-            .flatten()
-            .map(|(_, src)| *src)
-            .next()
-            .unwrap_or(entry.src);
-        let name = new_name.map(|(n, _)| n).unwrap_or_else(|| name.to_string());
-        let tag = match (digest, new_tag) {
-            (Some((d, _)), _) => format!("@{d}"),
-            (None, Some((t, _))) => format!(":{t}"),
-            (None, None) => tag.to_string(),
-        };
-        return scalar(format!("{name}{tag}"), src);
-    }
-    image.clone()
-}
-
-/// `registry/name:tag@digest` → (`registry/name`, `:tag@digest`).
-fn split_image(image: &str) -> (&str, &str) {
-    let end_of_name = image.find('@').unwrap_or(image.len());
-    let name = &image[..end_of_name];
-    let tag_start = name
-        .rfind(':')
-        .filter(|&colon| !name[colon..].contains('/'))
-        .unwrap_or(end_of_name);
-    (&image[..tag_start], &image[tag_start..])
-}
-
-/// A patch's `target`: kustomize's selector, whose names are patterns.
-struct Selector {
-    group: Option<regex::Regex>,
-    version: Option<regex::Regex>,
-    kind: Option<regex::Regex>,
-    name: Option<regex::Regex>,
-    namespace: Option<regex::Regex>,
-    labels: Vec<Requirement>,
-    annotations: Vec<Requirement>,
-}
-
-/// One term of a label selector.
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    Exists(String),
-    Absent(String),
-}
-
-impl Selector {
-    fn of(target: &Node) -> Result<Selector, BuildError> {
-        let pattern = |field: &str| -> Result<Option<regex::Regex>, BuildError> {
-            let Some(text) = target.get(field).and_then(|n| n.str()) else {
-                return Ok(None);
-            };
-            regex::Regex::new(&format!("^(?:{text})$"))
-                .map(Some)
-                .map_err(|_| {
-                    BuildError::new(format!(
-                        "a patch target's {field} `{text}` is not a pattern"
-                    ))
-                })
-        };
-        let requirements = |field: &str| -> Result<Vec<Requirement>, BuildError> {
-            match target.get(field).and_then(|n| n.str()) {
-                Some(text) => parse_selector(text),
-                None => Ok(Vec::new()),
-            }
-        };
-        Ok(Selector {
-            group: pattern("group")?,
-            version: pattern("version")?,
-            kind: pattern("kind")?,
-            name: pattern("name")?,
-            namespace: pattern("namespace")?,
-            labels: requirements("labelSelector")?,
-            annotations: requirements("annotationSelector")?,
-        })
-    }
-
-    fn selects(&self, r: &Resource) -> bool {
-        let node = &r.node;
-        let (group, version) = group_version(node);
-        let is = |pattern: &Option<regex::Regex>, text: &str| {
-            pattern.as_ref().is_none_or(|p| p.is_match(text))
-        };
-        is(&self.group, group)
-            && is(&self.version, version)
-            && is(&self.kind, str_at(node, &["kind"]).unwrap_or_default())
-            && self
-                .name
-                .as_ref()
-                .is_none_or(|p| r.names.iter().any(|n| p.is_match(n)))
-            && is(
-                &self.namespace,
-                str_at(node, &["metadata", "namespace"]).unwrap_or_default(),
-            )
-            && satisfied(&self.labels, node.get_path(&["metadata", "labels"]))
-            && satisfied(
-                &self.annotations,
-                node.get_path(&["metadata", "annotations"]),
-            )
-    }
-}
-
-fn parse_selector(text: &str) -> Result<Vec<Requirement>, BuildError> {
-    let mut requirements = Vec::new();
-    for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        if term.contains(" in ") || term.contains(" notin ") || term.contains('(') {
-            return Err(BuildError::new(format!(
-                "a patch target's selector `{text}` uses set terms, which gpulint does not read"
-            )));
-        }
-        let requirement = if let Some((k, v)) = term.split_once("!=") {
-            Requirement::NotEquals(k.trim().into(), v.trim().into())
-        } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
-            Requirement::Equals(k.trim().into(), v.trim().into())
-        } else if let Some(k) = term.strip_prefix('!') {
-            Requirement::Absent(k.trim().into())
-        } else {
-            Requirement::Exists(term.into())
-        };
-        requirements.push(requirement);
-    }
-    Ok(requirements)
-}
-
-fn satisfied(requirements: &[Requirement], map: Option<&Arc<Node>>) -> bool {
-    let value = |k: &str| map.and_then(|m| m.get(k)).and_then(|n| n.str());
-    requirements.iter().all(|r| match r {
-        Requirement::Equals(k, v) => value(k) == Some(v),
-        Requirement::NotEquals(k, v) => value(k) != Some(v),
-        Requirement::Exists(k) => value(k).is_some(),
-        Requirement::Absent(k) => value(k).is_none(),
     })
 }
 

@@ -2,6 +2,7 @@
 //! and where each built value is placed. `tests/it/kustomize.rs` holds the
 //! same to the real `kubectl kustomize`.
 
+use super::transformers::split_image;
 use super::*;
 use crate::vfs::MemoryFs;
 
