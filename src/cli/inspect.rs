@@ -31,7 +31,7 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
                 return inspect_overlay(&session, &resolver, t);
             }
             let read = read_target(&session, t)?.map(|(text, _)| text);
-            let (text, outcome) = match (resolver.for_file(&t.path), read) {
+            let outcome = match (resolver.for_file(&t.path), read) {
                 (_, Ok(text))
                     if t.manifest_only
                         && !engine::is_manifest_candidate(&text)
@@ -39,16 +39,12 @@ pub(super) fn inspect(args: InspectArgs) -> u8 {
                 {
                     return None;
                 }
-                (Err(e), _) => (String::new(), Err(FileError::new(e.to_string()))),
-                (Ok(_), Err((error, text))) => (text, Err(error.into())),
-                (Ok(config), Ok(text)) => {
-                    let outcome = session.inspect_text(&text, &t.path, &config);
-                    (text, outcome)
-                }
+                (Err(e), _) => Err(FileError::new(e.to_string())),
+                (Ok(_), Err((error, _))) => Err(error.into()),
+                (Ok(config), Ok(text)) => session.inspect_text(&text, &t.path, &config),
             };
             Some(Inspected {
                 path: t.path.clone(),
-                text,
                 outcome,
             })
         })
@@ -86,7 +82,6 @@ fn inspect_overlay(
     }
     Some(crate::output::inspect::Inspected {
         path: t.path.clone(),
-        text: String::new(),
         outcome,
     })
 }

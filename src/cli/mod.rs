@@ -17,9 +17,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
 /// Exit codes: 0 clean, 1 findings, 2 usage, configuration or I/O errors.
-pub const EXIT_CLEAN: u8 = 0;
-pub const EXIT_FINDINGS: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
+pub(crate) const EXIT_CLEAN: u8 = 0;
+pub(crate) const EXIT_FINDINGS: u8 = 1;
+pub(crate) const EXIT_ERROR: u8 = 2;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -27,7 +27,7 @@ pub const EXIT_ERROR: u8 = 2;
     version,
     about = "Lint container configs for GPU and distributed-training misconfigurations"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }

@@ -68,7 +68,7 @@ impl Totals {
     }
 
     /// One note per Helm chart and per kustomize overlay passed over.
-    pub fn skip_notes(&self) -> Vec<String> {
+    pub(crate) fn skip_notes(&self) -> Vec<String> {
         skip_notes(self.skipped.iter().map(|(path, skip)| (path, skip)))
     }
 }
@@ -189,7 +189,7 @@ impl Left {
 
 impl FixTally {
     /// Adds what fixing one file did; `remaining` are its findings after.
-    pub fn add_file<'d>(
+    pub(crate) fn add_file<'d>(
         &mut self,
         outcome: &crate::engine::fix::FixOutcome,
         changed: bool,

@@ -153,7 +153,7 @@ impl Sink {
     }
 
     /// Writes a file's part, rendered by [`Render::file`].
-    pub fn file_part(&mut self, rendered: Rendered) {
+    pub(crate) fn file_part(&mut self, rendered: Rendered) {
         if self.error.is_some() {
             return;
         }
@@ -181,7 +181,7 @@ impl Sink {
     }
 
     /// What is to be written to stdout so far.
-    pub fn take_pending(&mut self) -> Vec<u8> {
+    pub(crate) fn take_pending(&mut self) -> Vec<u8> {
         match &mut self.dest {
             Dest::Stdout(pending) => std::mem::take(pending),
             Dest::File { .. } => Vec::new(),

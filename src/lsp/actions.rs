@@ -14,7 +14,7 @@ use lsp_types::{self as lsp, CodeActionKind};
 use std::collections::HashMap;
 
 /// Applies every safe fix, as `gpulint check --fix` would.
-pub const FIX_ALL: CodeActionKind = CodeActionKind::new("source.fixAll.gpulint");
+pub(crate) const FIX_ALL: CodeActionKind = CodeActionKind::new("source.fixAll.gpulint");
 
 /// The findings of one code-action request that get quick fixes and
 /// suppressions (each costs a lint of the edited text).

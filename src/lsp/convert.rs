@@ -25,7 +25,7 @@ pub fn offset(index: &LineIndex, text: &str, position: lsp::Position) -> usize {
 
 /// Applies one `didChange` content change: a whole new text, or a range
 /// (in UTF-16 positions of the current text) replaced.
-pub fn apply_change(text: &mut String, change: lsp::TextDocumentContentChangeEvent) {
+pub(crate) fn apply_change(text: &mut String, change: lsp::TextDocumentContentChangeEvent) {
     match change.range {
         None => *text = change.text,
         Some(range) => {
@@ -37,7 +37,7 @@ pub fn apply_change(text: &mut String, change: lsp::TextDocumentContentChangeEve
     }
 }
 
-pub fn uri_of(path: &std::path::Path) -> Option<Uri> {
+pub(crate) fn uri_of(path: &std::path::Path) -> Option<Uri> {
     let absolute = std::path::absolute(path).ok()?;
     Uri::from_str(&file_uri(&absolute.to_string_lossy().replace('\\', "/"))).ok()
 }

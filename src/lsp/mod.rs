@@ -53,7 +53,7 @@ const WATCHED_FILES: &[&str] = &[
 
 /// Serves one client on stdin/stdout until it exits; the exit status is
 /// the one the protocol asks for (0 after `shutdown`, 1 without).
-pub fn run_stdio() -> anyhow::Result<Ending> {
+pub(crate) fn run_stdio() -> anyhow::Result<Ending> {
     // Our own transport: lsp-server's stops at the first malformed message.
     let (connection, io_threads) = transport::stdio();
     let ending = serve(connection)?;

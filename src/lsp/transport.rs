@@ -18,7 +18,7 @@ const INVALID_REQUEST: i32 = -32600;
 /// The largest message body read: four times the largest file gpulint
 /// lints, room for a document's text escaped in JSON. A larger
 /// `Content-Length` is answered with an error at once, not waited for.
-pub const MAX_MESSAGE_SIZE: usize = 4 * crate::engine::MAX_FILE_SIZE as usize;
+pub(crate) const MAX_MESSAGE_SIZE: usize = 4 * crate::engine::MAX_FILE_SIZE as usize;
 
 /// How much of a header line is kept: a header is short, and a longer line
 /// is garbage whose end alone matters (a `Content-Length` header sent right
@@ -44,7 +44,7 @@ pub fn stdio() -> (Connection, IoThreads) {
     (connection, IoThreads { reader, writer })
 }
 
-pub struct IoThreads {
+pub(crate) struct IoThreads {
     reader: thread::JoinHandle<io::Result<()>>,
     writer: thread::JoinHandle<io::Result<()>>,
 }

@@ -63,7 +63,7 @@ fn utf8_or_hex_escaped(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 /// Whether `c` is written as an escape.
-pub fn is_escaped(c: char) -> bool {
+pub(crate) fn is_escaped(c: char) -> bool {
     c.is_control() || is_layout_control(c)
 }
 

@@ -13,9 +13,8 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// One file's containers, or why it has none.
-pub struct Inspected {
+pub(crate) struct Inspected {
     pub path: PathBuf,
-    pub text: String,
     pub outcome: Result<Inspection, FileError>,
 }
 
@@ -77,7 +76,7 @@ struct JsonInspect<'a> {
     errors: Vec<JsonError<'a>>,
 }
 
-pub fn render_json(files: &[Inspected]) -> String {
+pub(crate) fn render_json(files: &[Inspected]) -> String {
     let mut containers = Vec::new();
     let mut errors = Vec::new();
     for file in files {
@@ -133,7 +132,7 @@ pub fn render_json(files: &[Inspected]) -> String {
 }
 
 /// A table for people: one row per container.
-pub fn render_text(files: &[Inspected]) -> String {
+pub(crate) fn render_text(files: &[Inspected]) -> String {
     let mut rows = vec![[
         "LOCATION".to_string(),
         "CONTAINER".to_string(),

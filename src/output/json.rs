@@ -8,7 +8,7 @@ use crate::rules::RuleCode;
 use crate::text::TextRange;
 use serde::Serialize;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The document around its two arrays (see [`super::document`]).
 #[derive(Serialize)]

@@ -17,7 +17,7 @@ use crate::text::{LineCol, LineIndex, TextRange};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// Findings with a code frame, for people.
     Text,
     /// One line per finding: `path:line:col: severity[CODE] message`.
@@ -59,7 +59,7 @@ impl OutputFormat {
 
 /// A span as lines and columns: 1-based, columns in characters, end exclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Region {
+pub(crate) struct Region {
     pub start: LineCol,
     pub end: LineCol,
 }
@@ -74,17 +74,15 @@ impl Region {
 }
 
 /// A finding's secondary span, resolved in whichever file it lies.
-pub struct RelatedLocation<'a> {
+pub(crate) struct RelatedLocation<'a> {
     pub path: &'a Path,
-    pub text: &'a str,
-    pub range: TextRange,
     pub region: Region,
     pub message: &'a str,
 }
 
 /// The finding's secondary spans, in this file or in others, in the order
 /// the rule gave them.
-pub fn related_locations<'a>(
+pub(crate) fn related_locations<'a>(
     report: &'a FileReport,
     d: &'a Diagnostic,
 ) -> Vec<RelatedLocation<'a>> {
@@ -97,8 +95,6 @@ pub fn related_locations<'a>(
             };
             RelatedLocation {
                 path,
-                text,
-                range: label.range,
                 region: Region::of(index, text, label.range),
                 message: &label.message,
             }
@@ -108,7 +104,7 @@ pub fn related_locations<'a>(
 
 /// A path as CI systems want it: relative to the working directory when it
 /// lies under it, with `/` separators and no leading `./`.
-pub fn shown_path(path: &Path) -> String {
+pub(crate) fn shown_path(path: &Path) -> String {
     let relative = relative_to_cwd(path).unwrap_or_else(|| path.to_path_buf());
     let shown = relative.to_string_lossy();
     // Only Windows separates with `\`; elsewhere it is part of a name.
@@ -129,7 +125,7 @@ pub fn shown_path(path: &Path) -> String {
 /// is not UTF-8: quoted as git quotes it (`"a/dir\377/x"`, octal escapes
 /// for bytes outside printable ASCII), which `git apply` and `patch` read
 /// back to the same bytes. A UTF-8 path's diff is returned as it is.
-pub fn with_exact_diff_header(path: &Path, diff: String) -> String {
+pub(crate) fn with_exact_diff_header(path: &Path, diff: String) -> String {
     let Some(bytes) = non_utf8_shown_path(path) else {
         return diff;
     };
@@ -239,7 +235,7 @@ pub fn fingerprints(report: &FileReport) -> Vec<String> {
 }
 
 /// A finding's message, then what breaks (`note:`) and what to do (`help:`).
-pub fn message_with_advice(d: &Diagnostic) -> String {
+pub(crate) fn message_with_advice(d: &Diagnostic) -> String {
     advice_with(d, &|text| std::borrow::Cow::Borrowed(text))
 }
 
@@ -260,7 +256,7 @@ fn advice_with(d: &Diagnostic, escape: &dyn Fn(&str) -> std::borrow::Cow<'_, str
 
 /// A finding as plain text for formats without code frames: the message
 /// with its advice, then its other spans as `path:line:col: label`.
-pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
+pub(crate) fn explanation(report: &FileReport, d: &Diagnostic) -> String {
     explanation_with(
         report,
         d,
@@ -272,7 +268,7 @@ pub fn explanation(report: &FileReport, d: &Diagnostic) -> String {
 /// [`explanation`] for a log: each part escaped with [`escape::human`],
 /// lines joined with `\n`; a related path that starts a line is written
 /// as [`escape::human_path`] writes it (never starting with `::`).
-pub fn human_explanation(report: &FileReport, d: &Diagnostic) -> String {
+pub(crate) fn human_explanation(report: &FileReport, d: &Diagnostic) -> String {
     explanation_with(report, d, &escape::human, &|p| {
         escape::human_path(Path::new(&shown_path(p)))
     })
@@ -299,7 +295,7 @@ fn explanation_with(
 
 /// A 128-bit FNV-1a hash as 32 hex digits. Written out (not `DefaultHasher`)
 /// because fingerprints are compared across releases and machines.
-pub fn stable_hash(parts: &[&str]) -> String {
+pub(crate) fn stable_hash(parts: &[&str]) -> String {
     const PRIME: u128 = 0x0000000001000000000000000000013B;
     let mut hash: u128 = 0x6c62272e07bb014262b821756295c58d;
     for part in parts {
@@ -361,7 +357,7 @@ impl Summary {
 }
 
 /// A `file:` URI for an absolute path (`/` separators).
-pub fn file_uri(absolute: &str) -> String {
+pub(crate) fn file_uri(absolute: &str) -> String {
     let path = encode_uri_path(absolute);
     if path.starts_with('/') {
         format!("file://{path}")
@@ -373,7 +369,7 @@ pub fn file_uri(absolute: &str) -> String {
 
 /// Percent-encodes everything but RFC 3986 unreserved characters, `/`, and
 /// the `:` of a drive letter.
-pub fn encode_uri_path(path: &str) -> String {
+pub(crate) fn encode_uri_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for (i, byte) in path.bytes().enumerate() {
         let keep = byte.is_ascii_alphanumeric()
@@ -390,7 +386,7 @@ pub fn encode_uri_path(path: &str) -> String {
 
 /// The path of a `file:` URI, percent-decoded; `None` for other schemes or
 /// a path that is not UTF-8 once decoded.
-pub fn file_uri_path(uri: &str) -> Option<PathBuf> {
+pub(crate) fn file_uri_path(uri: &str) -> Option<PathBuf> {
     let rest = uri.strip_prefix("file://")?;
     // `file:///C:/x` on Windows; `file://host/x` names another host.
     let path = rest.strip_prefix('/').map(|p| {

@@ -200,7 +200,7 @@ fn gutter_width(report: &FileReport, d: &Diagnostic) -> usize {
 
 /// The most columns of a source line a frame shows: a longer line is cut
 /// around the span (`…` where it is cut), and so is the underline.
-pub const FRAME_WIDTH: usize = 320;
+pub(crate) const FRAME_WIDTH: usize = 320;
 /// How many columns before the span a cut line keeps.
 const FRAME_CONTEXT: usize = 60;
 /// How many bytes of a line around the span are read for its frame

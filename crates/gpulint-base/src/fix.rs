@@ -198,7 +198,8 @@ pub fn edits_are_well_formed(text: &str, edits: &[Edit]) -> bool {
 /// Where the character at `offset` of the text before `edits` lands after
 /// them (text inserted at an offset goes before that character). Offsets
 /// inside a replaced range map to the start of its replacement.
-pub fn map_offset(edits: &[Edit], offset: u32) -> u32 {
+#[cfg(test)] // the reference the tests hold `OffsetMap` to
+pub(crate) fn map_offset(edits: &[Edit], offset: u32) -> u32 {
     let mut delta: i64 = 0;
     for edit in edits {
         if edit.range.end <= offset {
@@ -210,7 +211,7 @@ pub fn map_offset(edits: &[Edit], offset: u32) -> u32 {
     (i64::from(offset) + delta) as u32
 }
 
-/// [`map_offset`] for many offsets through the same edits, in time
+/// `map_offset` for many offsets through the same edits, in time
 /// logarithmic in the number of edits: the fix loop maps every finding of a
 /// file through the edits of hundreds of fixes at once.
 pub struct OffsetMap<'a> {
@@ -232,7 +233,7 @@ impl<'a> OffsetMap<'a> {
         OffsetMap { edits, shift }
     }
 
-    /// Where `offset` lands after the edits, as [`map_offset`] says.
+    /// Where `offset` lands after the edits, as `map_offset` says.
     pub fn map(&self, offset: u32) -> u32 {
         // The edits that end at or before `offset` are a prefix: sorted,
         // non-overlapping edits end in order.

@@ -46,7 +46,7 @@ impl FileKind {
     }
 
     /// YAML text: parsed as YAML first (a workflow too).
-    pub fn is_yaml(self) -> bool {
+    pub(crate) fn is_yaml(self) -> bool {
         matches!(
             self,
             FileKind::Yaml | FileKind::Script(ScriptKind::Workflow)

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const CONFIG_FILE_NAME: &str = "gpulint.toml";
+pub(crate) const CONFIG_FILE_NAME: &str = "gpulint.toml";
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -171,7 +171,7 @@ impl Config {
 
     /// Reads and validates a config file through `system` (an editor's
     /// unsaved buffer of it, for the language server).
-    pub fn load_through(
+    pub(crate) fn load_through(
         system: &dyn crate::vfs::System,
         path: &Path,
     ) -> Result<Config, ConfigError> {
@@ -347,7 +347,7 @@ impl Config {
     }
 
     /// Whether a discovered (not explicitly named) file is excluded.
-    pub fn is_excluded(&self, path: &Path) -> bool {
+    pub(crate) fn is_excluded(&self, path: &Path) -> bool {
         if self.exclude.is_empty() {
             return false;
         }
@@ -361,12 +361,12 @@ impl Config {
     }
 
     /// Extra files to lint as compose files.
-    pub fn is_included(&self, path: &Path) -> bool {
+    pub(crate) fn is_included(&self, path: &Path) -> bool {
         !self.include.is_empty() && self.include.is_match(self.relative(path))
     }
 
     /// Whether `per-file-ignores` switches `code` off for `path`.
-    pub fn is_ignored_for(&self, path: &Path, code: RuleCode) -> bool {
+    pub(crate) fn is_ignored_for(&self, path: &Path, code: RuleCode) -> bool {
         if self.per_file_ignores.is_empty() {
             return false;
         }

@@ -121,7 +121,7 @@ impl Merged {
 
     /// A range of the merged text as a range of the unit (a drop-in's
     /// becomes the anchor).
-    pub fn in_unit(&self, range: TextRange) -> TextRange {
+    pub(crate) fn in_unit(&self, range: TextRange) -> TextRange {
         if (range.end as usize) <= self.unit_len {
             range
         } else {

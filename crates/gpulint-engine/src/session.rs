@@ -215,7 +215,7 @@ impl Session {
     }
 
     /// Every project this session linted.
-    pub fn project_lints(&self) -> Vec<Arc<ProjectLint>> {
+    pub(crate) fn project_lints(&self) -> Vec<Arc<ProjectLint>> {
         self.lints
             .lock()
             .unwrap_or_else(|p| p.into_inner())

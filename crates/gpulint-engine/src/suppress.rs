@@ -38,7 +38,7 @@ pub struct Suppression {
 
 /// Whether `text` may hold a suppression comment: without one, neither
 /// [`parse`] nor [`apply`] needs the file's lines.
-pub fn may_have_directives(text: &str) -> bool {
+pub(crate) fn may_have_directives(text: &str) -> bool {
     text.contains("gpulint:")
 }
 

@@ -187,7 +187,7 @@ mod unix {
     /// it a write raises SIGXFSZ, which would end gpulint mid-write.
     // `rlim_t` is narrower than u64 on some targets.
     #[allow(clippy::unnecessary_cast)]
-    pub fn within_file_size_limit(len: usize) -> Result<(), String> {
+    pub(crate) fn within_file_size_limit(len: usize) -> Result<(), String> {
         let mut limit = libc::rlimit {
             rlim_cur: 0,
             rlim_max: 0,
@@ -263,7 +263,7 @@ mod unix {
 
     /// Gives `to` the owner, group, mode and extended attributes of the file
     /// at `from` (whose metadata is `metadata`).
-    pub fn copy_owner_and_attributes(
+    pub(crate) fn copy_owner_and_attributes(
         from: &Path,
         metadata: &std::fs::Metadata,
         to: &File,

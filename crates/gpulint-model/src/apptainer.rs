@@ -137,7 +137,7 @@ const GLOBAL_VALUE_SHORT: &[u8] = b"c";
 const GLOBAL_SWITCH_SHORT: &[u8] = b"dsqv";
 
 /// The options that give the container the host's GPUs.
-pub const GPU_OPTIONS: &[&str] = &["--nv", "--nvccli", "--rocm"];
+pub(crate) const GPU_OPTIONS: &[&str] = &["--nv", "--nvccli", "--rocm"];
 
 /// One launch of a container by Apptainer or Singularity.
 #[derive(Debug, Clone)]
@@ -161,7 +161,7 @@ pub struct ApptainerRun {
 }
 
 /// What the script says a lone variable becomes (see [`Expanded`]).
-pub type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
+pub(crate) type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
 
 impl ApptainerRun {
     /// The container launch in a simple command, if it is one.

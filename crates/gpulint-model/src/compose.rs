@@ -197,7 +197,7 @@ impl IpcMode {
     }
 
     /// Whether the engine uses `shm_size` in this mode.
-    pub fn honours_shm_size(&self) -> bool {
+    pub(crate) fn honours_shm_size(&self) -> bool {
         matches!(self, IpcMode::Private | IpcMode::Shareable)
     }
 
@@ -292,7 +292,7 @@ impl DeviceRequest {
     /// a request's capability set as a whole (moby daemon/devices.go), so one
     /// unknown capability makes the container fail to start. `None` when the
     /// set matches, or when the request is for another driver.
-    pub fn unmatched_capabilities(&self) -> Option<Vec<String>> {
+    pub(crate) fn unmatched_capabilities(&self) -> Option<Vec<String>> {
         let caps = &self.capabilities.as_ref()?.value;
         let nvidia = match self.driver.as_ref().map(|d| d.value.to_ascii_lowercase()) {
             Some(driver) => driver == "nvidia",
@@ -424,7 +424,8 @@ impl GpuIntent {
     }
 
     /// Uses several GPUs in one container (so NCCL talks through `/dev/shm`).
-    pub fn is_multi_gpu(&self) -> bool {
+    #[cfg(test)] // only the tests ask
+    pub(crate) fn is_multi_gpu(&self) -> bool {
         self.count.is_some_and(Gpus::is_multi) || self.parallelism.is_some_and(|p| p >= 2)
     }
 
@@ -676,7 +677,7 @@ impl Service {
 
     /// The service builds its image on a CUDA or ROCm base, and that makes
     /// it a GPU service.
-    pub fn builds_gpu_image(&self) -> bool {
+    pub(crate) fn builds_gpu_image(&self) -> bool {
         self.gpu_from_build
     }
 
@@ -700,7 +701,7 @@ impl Service {
     }
 
     /// Every ulimit the service sets, by name.
-    pub fn all_ulimits(&self) -> Vec<(String, super::container::Ulimit)> {
+    pub(crate) fn all_ulimits(&self) -> Vec<(String, super::container::Ulimit)> {
         let named = [
             ("memlock", self.ulimits.memlock.as_ref()),
             ("stack", self.ulimits.stack.as_ref()),

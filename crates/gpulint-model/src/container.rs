@@ -162,7 +162,7 @@ pub struct Workload {
 
 impl Workload {
     /// Nothing known: not printed.
-    pub fn is_unknown(&self) -> bool {
+    pub(crate) fn is_unknown(&self) -> bool {
         *self == Workload::default()
     }
 }
@@ -395,7 +395,7 @@ impl Shm {
     }
 
     /// The runtime's default, which nothing in the config changes.
-    pub fn default_of(runtime: &str) -> Shm {
+    pub(crate) fn default_of(runtime: &str) -> Shm {
         Shm::new(
             ShmKind::Default,
             Some(DEFAULT_SHM_BYTES),
@@ -405,7 +405,7 @@ impl Shm {
 
     /// What a size setting gives, as Compose and the engine read it
     /// (`setting` names it: `shm_size`, `--shm-size`, `tmpfs size`).
-    pub fn of_size(size: &SizeValue, setting: &str) -> Shm {
+    pub(crate) fn of_size(size: &SizeValue, setting: &str) -> Shm {
         match size {
             SizeValue::Bytes { bytes: 0, .. } => Shm::new(
                 ShmKind::Default,
@@ -469,7 +469,7 @@ impl Shm {
     /// What a tmpfs `size=` option gives a tmpfs at `/dev/shm`: as
     /// [`Shm::of_size`], except that the kernel reads a size of 0 as no
     /// limit at all, not as the engine's default.
-    pub fn of_tmpfs_size(size: &SizeValue, setting: &str) -> Shm {
+    pub(crate) fn of_tmpfs_size(size: &SizeValue, setting: &str) -> Shm {
         match size {
             SizeValue::Bytes { bytes: 0, .. } => Shm::new(
                 ShmKind::Unbounded,
@@ -491,7 +491,7 @@ impl Shm {
 }
 
 /// The variables among `vars` that change how GPU jobs run.
-pub fn gpu_env(
+pub(crate) fn gpu_env(
     vars: impl IntoIterator<Item = (String, Option<String>)>,
 ) -> BTreeMap<String, Option<String>> {
     vars.into_iter()
@@ -540,9 +540,5 @@ impl Containers {
 
     pub fn iter(&self) -> impl Iterator<Item = &ContainerRuntime> {
         self.list.iter()
-    }
-
-    pub fn into_vec(self) -> Vec<ContainerRuntime> {
-        self.list
     }
 }

@@ -84,7 +84,7 @@ impl DevContainer {
     }
 
     /// The member `hostRequirements.gpu` when it asks for GPUs.
-    pub fn gpu_requirement(&self) -> Option<&jsonc::Member> {
+    pub(crate) fn gpu_requirement(&self) -> Option<&jsonc::Member> {
         self.json
             .root
             .get("hostRequirements")?

@@ -10,7 +10,7 @@ use crate::size::{SizeValue, parse_compose_size, parse_tmpfs_size_option, tmpfs_
 /// Podman's /dev/shm when nothing sets it: containers.conf's `65536k`,
 /// which Podman 4.3 records as 65,536,000 bytes (`podman inspect`'s
 /// `HostConfig.ShmSize`, checked by `tests/it/podman.rs`).
-pub const PODMAN_DEFAULT_SHM_BYTES: u64 = 65_536_000;
+pub(crate) const PODMAN_DEFAULT_SHM_BYTES: u64 = 65_536_000;
 use crate::syntax::shell::{Command, Word};
 use crate::text::TextRange;
 use crate::workload::detect_launcher;
@@ -86,7 +86,7 @@ pub struct DockerRun {
 /// What the script says a word that is one variable (`$FLAG`,
 /// `"${ARGS[@]}"`) becomes at the command being read: the words of every
 /// value it can take, or `None` when the script does not say.
-pub type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
+pub(crate) type Resolve<'a> = &'a dyn Fn(&Word) -> Option<Expanded>;
 
 /// Whether an expansion where the image would be may hold options instead:
 /// an array (`"${ARGS[@]}"`) or a variable named as an option list
@@ -225,7 +225,7 @@ impl DockerRun {
 
     /// The `docker run` in a simple command, if it is one; `$NAME` words
     /// among its options are read with the values `resolve` gives.
-    pub fn find_in(command: &Command, resolve: Resolve) -> Option<DockerRun> {
+    pub(crate) fn find_in(command: &Command, resolve: Resolve) -> Option<DockerRun> {
         let words = &command.words;
         let program = program_word(words)?;
         let mut sub = after_global_options(words, program);
@@ -396,7 +396,7 @@ impl DockerRun {
     /// Whether every option before byte `offset` is a flag of `docker run`
     /// the reader knows: one it does not know may take no value where the
     /// reader gave it the next word.
-    pub fn knows_options_before(&self, offset: u32) -> bool {
+    pub(crate) fn knows_options_before(&self, offset: u32) -> bool {
         self.options
             .iter()
             .filter(|o| o.range.start < offset)
@@ -627,7 +627,7 @@ impl DockerRun {
 
     /// Uses InfiniBand/RDMA: NCCL or UCX pointed at RDMA devices, or an
     /// `/dev/infiniband` device passed in.
-    pub fn uses_rdma(&self) -> bool {
+    pub(crate) fn uses_rdma(&self) -> bool {
         self.env()
             .any(|(name, value, _)| crate::workload::selects_rdma(name, value))
             || self.options_named("--device").any(|(_, d)| {

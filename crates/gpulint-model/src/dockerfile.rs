@@ -197,7 +197,7 @@ impl DockerfileModel {
 
     /// The global `ARG` values `FROM` lines see, with `build_args` replacing
     /// the defaults of declared `ARG`s.
-    pub fn from_args(
+    pub(crate) fn args_seen_by_from(
         &self,
         build_args: &HashMap<String, String>,
     ) -> HashMap<String, Option<String>> {
@@ -217,7 +217,7 @@ impl DockerfileModel {
 
     /// What `stage` is built on, following `FROM <earlier stage>`.
     pub fn base(&self, stage: usize, build_args: &HashMap<String, String>) -> Option<BaseImage> {
-        let args = self.from_args(build_args);
+        let args = self.args_seen_by_from(build_args);
         let mut chain = vec![stage];
         let mut current = stage;
         loop {
@@ -264,7 +264,7 @@ impl DockerfileModel {
     }
 
     /// The `ENV` settings written in one stage.
-    pub fn stage_env(&self, stage: usize) -> Vec<EnvSetting<'_>> {
+    pub(crate) fn stage_env(&self, stage: usize) -> Vec<EnvSetting<'_>> {
         let mut settings = Vec::new();
         for index in self.stages[stage].body.clone() {
             let instruction = self.instruction(index);

@@ -79,7 +79,7 @@ impl Scope {
 /// Dockerfile stays linear.
 pub fn walk_stage(model: &DockerfileModel, stage: usize, mut visit: impl FnMut(usize, &Scope)) {
     let globals: HashMap<String, String> = model
-        .from_args(&HashMap::new())
+        .args_seen_by_from(&HashMap::new())
         .into_iter()
         .filter_map(|(name, value)| Some((name, value?)))
         .collect();

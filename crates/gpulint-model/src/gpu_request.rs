@@ -49,7 +49,7 @@ impl DeviceRequest {
 
     /// Whether the NVIDIA driver serves it (moby `daemon/devices.go`: the
     /// driver named, or one whose capabilities hold the whole set).
-    pub fn is_nvidia(&self) -> bool {
+    pub(crate) fn is_nvidia(&self) -> bool {
         match self.driver.as_str() {
             "" => self
                 .capabilities

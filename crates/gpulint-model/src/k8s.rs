@@ -186,7 +186,7 @@ impl Container {
         self.limits.iter().find(|r| r.name == "memory")
     }
 
-    pub fn mount_at(&self, path: &str) -> Option<&VolumeMount> {
+    pub(crate) fn mount_at(&self, path: &str) -> Option<&VolumeMount> {
         self.mounts
             .iter()
             .find(|m| m.mount_path.as_deref() == Some(path))
@@ -312,23 +312,26 @@ const KNOWN_WORKLOADS: &[(&str, &str, Workload)] = {
 /// creates from a pod template, recognised by the shape of the spec that
 /// holds the template (any kind: a RayCluster wrapped in an AppWrapper or
 /// another custom resource is still KubeRay's).
-pub struct ShmOperator {
+pub(crate) struct ShmOperator {
     pub name: &'static str,
     /// Keys between the object and the pod template that only its specs have.
     pub spec_keys: &'static [&'static str],
-    /// Where the operator adds the volume.
-    pub source: &'static str,
 }
 
-/// Operators known to inject `/dev/shm`, each with its source.
-pub const SHM_OPERATORS: &[ShmOperator] = &[ShmOperator {
-    name: "KubeRay",
-    spec_keys: &["headGroupSpec", "workerGroupSpecs"],
-    source: "ray-project/kuberay ray-operator/controllers/ray/common/pod.go: addEmptyDir(..., SharedMemoryVolumeName \"shared-mem\", SharedMemoryVolumeMountPath \"/dev/shm\", corev1.StorageMediumMemory) on the Ray container of every head and worker pod",
-}];
+/// Operators known to inject `/dev/shm`, each with where its source does.
+pub(crate) const SHM_OPERATORS: &[ShmOperator] = &[
+    // ray-project/kuberay ray-operator/controllers/ray/common/pod.go:
+    // addEmptyDir(..., SharedMemoryVolumeName "shared-mem",
+    // SharedMemoryVolumeMountPath "/dev/shm", corev1.StorageMediumMemory) on
+    // the Ray container of every head and worker pod.
+    ShmOperator {
+        name: "KubeRay",
+        spec_keys: &["headGroupSpec", "workerGroupSpecs"],
+    },
+];
 
 /// The operator that gives a pod template at `path` its `/dev/shm`, if any.
-pub fn shm_operator(path: &[String]) -> Option<&'static ShmOperator> {
+pub(crate) fn shm_operator(path: &[String]) -> Option<&'static ShmOperator> {
     SHM_OPERATORS.iter().find(|op| {
         path.iter()
             .any(|segment| op.spec_keys.contains(&segment.as_str()))
@@ -356,7 +359,7 @@ const MAX_DEPTH: usize = 48;
 const MAX_VISITS: usize = 100_000;
 
 /// The API group of an `apiVersion` (`""` for the core group's `v1`).
-pub fn api_group(api_version: &str) -> &str {
+pub(crate) fn api_group(api_version: &str) -> &str {
     api_version.rsplit_once('/').map_or("", |(g, _)| g)
 }
 

@@ -56,7 +56,7 @@ pub struct ServingRuntime {
 
 impl ServingRuntime {
     /// The container the predictor is merged into.
-    pub fn model_container(&self) -> Option<&Container> {
+    pub(crate) fn model_container(&self) -> Option<&Container> {
         self.pod
             .containers
             .iter()
@@ -230,7 +230,7 @@ fn str_at(yaml: &Yaml, map: NodeId, path: &[&str]) -> Option<String> {
 
 /// The predictor's model reference: `model.runtime` and `model.modelFormat`,
 /// or a framework key (`pytorch: {...}`), read as KServe converts it.
-pub fn model_ref(yaml: &Yaml, object: &Object, pod: &PodSpec) -> Option<ModelRef> {
+pub(crate) fn model_ref(yaml: &Yaml, object: &Object, pod: &PodSpec) -> Option<ModelRef> {
     if !is_inference_service(object) || pod.role.as_deref() != Some("predictor") {
         return None;
     }
@@ -388,7 +388,7 @@ impl KServe {
 /// runtime's `hostIPC` is not merged (`MergePodSpec` takes its volumes,
 /// scheduling and pull secrets only). Returns the merged pod, its one
 /// container, and whether the `/dev/shm` mount is the runtime's.
-pub fn merged_pod(
+pub(crate) fn merged_pod(
     pod: &PodSpec,
     container: &Container,
     runtime: &ServingRuntime,

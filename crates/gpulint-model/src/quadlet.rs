@@ -225,7 +225,7 @@ impl Quadlet {
 
     /// Where the last `Image=` writes the image the generator passes after
     /// the options.
-    pub fn image_range(&self) -> Option<TextRange> {
+    pub(crate) fn image_range(&self) -> Option<TextRange> {
         let image = self.settings.iter().rfind(|s| s.key == "Image")?;
         Some(value_word(image).range)
     }

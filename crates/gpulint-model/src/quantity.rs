@@ -168,7 +168,7 @@ impl Quantity {
         u64::try_from(bytes).unwrap_or(u64::MAX)
     }
 
-    pub fn is_positive(&self) -> bool {
+    pub(crate) fn is_positive(&self) -> bool {
         self.nanos > 0
     }
 }

@@ -10,7 +10,7 @@ use crate::script::{Script, ScriptKind};
 use crate::syntax::yaml::Yaml;
 
 /// A file expands to at most this many leaves for verification (alias bombs stop here).
-pub const MAX_VERIFIED_LEAVES: usize = 200_000;
+pub(crate) const MAX_VERIFIED_LEAVES: usize = 200_000;
 
 /// One document's resolved tree as sorted (path, leaf) pairs.
 pub type DocumentLeaves = Vec<(Vec<String>, String)>;

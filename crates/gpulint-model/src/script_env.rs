@@ -57,7 +57,7 @@ fn setting(word: &Word, set_by: SetBy) -> Option<ScriptEnv> {
 /// The `NCCL_*` settings of one simple command. A `docker run`'s prefix
 /// sets the variable for the docker client, not the container: it is not
 /// one.
-pub fn command_settings(command: &Command) -> Vec<ScriptEnv> {
+pub(crate) fn command_settings(command: &Command) -> Vec<ScriptEnv> {
     let words = &command.words;
     let mut out = Vec::new();
     let assignments = words

@@ -17,7 +17,7 @@
 use crate::syntax::shell::{Command, Word};
 
 #[derive(Debug, Clone, Default)]
-pub struct ScriptVariables {
+pub(crate) struct ScriptVariables {
     assignments: Vec<Assignment>,
 }
 
@@ -218,7 +218,7 @@ fn is_name(text: &str) -> bool {
 
 /// How a lone variable is written, which decides the words it becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
+pub(crate) enum Form {
     /// `$NAME`, `${NAME}` (an array's first element): split at blanks
     /// unless quoted.
     Plain { quoted: bool },
@@ -254,7 +254,7 @@ impl Form {
 
 /// A word that is one variable's value and nothing else: `$FLAG`,
 /// `${FLAG}`, `"$FLAG"`, `"${ARGS[@]}"`, with how it is written.
-pub fn lone_expansion(word: &Word) -> Option<(&str, Form)> {
+pub(crate) fn lone_expansion(word: &Word) -> Option<(&str, Form)> {
     if !word.dynamic {
         return None;
     }

@@ -31,7 +31,7 @@ use super::workload::detect_launcher;
 
 /// One DataLoader worker's share: PyTorch's default `prefetch_factor` of 2
 /// batches of 32 RGB 224×224 float32 images (the reference workload's).
-pub const DATALOADER_WORKER_BYTES: u64 = 2 * 32 * 3 * 224 * 224 * 4;
+pub(crate) const DATALOADER_WORKER_BYTES: u64 = 2 * 32 * 3 * 224 * 224 * 4;
 
 /// One NCCL shared-memory segment, one per local peer of each rank: the
 /// size NCCL logs of 8-GPU jobs show (NVIDIA/nccl#342, pytorch/torchtitan#853).
@@ -110,7 +110,7 @@ impl ShmNeed {
 }
 
 /// The serving engine a command or image runs, by name.
-pub fn serving_engine(command: &str, image: Option<&str>) -> Option<WorkloadKind> {
+pub(crate) fn serving_engine(command: &str, image: Option<&str>) -> Option<WorkloadKind> {
     let text = format!("{} {command}", image.unwrap_or("")).to_ascii_lowercase();
     if text.contains("sglang") {
         Some(WorkloadKind::Sglang)
@@ -146,7 +146,7 @@ const NCCL_TESTS: &[&str] = &[
 
 /// The command runs one of NCCL's benchmarks (`mpirun ... all_reduce_perf
 /// -g 8`, `BENCHMARK=all_gather_perf run.sh`).
-pub fn runs_nccl_tests(command: &str) -> bool {
+pub(crate) fn runs_nccl_tests(command: &str) -> bool {
     NCCL_TESTS.iter().any(|name| {
         command.match_indices(name).any(|(at, _)| {
             let before = command[..at].chars().next_back();

@@ -8,7 +8,7 @@
 use super::variables::{Interpolated, interpolate_alone};
 use std::fmt;
 
-pub const KIB: u64 = 1024;
+pub(crate) const KIB: u64 = 1024;
 pub const MIB: u64 = 1024 * KIB;
 pub const GIB: u64 = 1024 * MIB;
 
@@ -51,7 +51,7 @@ pub enum SizeValue {
 /// value is dropped. A string (quoted, `!!str`, or plain text that is not a
 /// number) is read, as `value` interpolates it, by go-units `RAMInBytes`
 /// as upstream Compose links it (v0.5.0).
-pub fn parse_compose_yaml_size(
+pub(crate) fn parse_compose_yaml_size(
     text: &str,
     plain: bool,
     tag: Option<&str>,

@@ -326,7 +326,7 @@ impl NodeTest {
 impl BranchPath {
     /// Whether the branch can run on a job of `nodes` nodes, as far as
     /// its known tests say.
-    pub fn runs_with(&self, nodes: u64) -> bool {
+    pub(crate) fn runs_with(&self, nodes: u64) -> bool {
         self.known
             .iter()
             .all(|(any, must)| any.iter().any(|t| t.holds(nodes)) == *must)
@@ -361,7 +361,7 @@ pub fn runs_on_several_nodes(branches: &[BranchPath]) -> bool {
 /// Variables that hold the job's node count: SLURM's own, and those the
 /// script assigns from them and nothing else (`NNODES=${SLURM_NNODES:-1}`).
 #[derive(Debug, Clone, Default)]
-pub struct NodeVariables {
+pub(crate) struct NodeVariables {
     names: Vec<String>,
 }
 
@@ -476,7 +476,11 @@ fn referenced(word: &str) -> Option<&str> {
 
 /// The branches command `n` of `script` sits in, innermost first, with
 /// what the node count says about each.
-pub fn branch_paths(script: &ShellScript, n: usize, nodes: &NodeVariables) -> Vec<BranchPath> {
+pub(crate) fn branch_paths(
+    script: &ShellScript,
+    n: usize,
+    nodes: &NodeVariables,
+) -> Vec<BranchPath> {
     let mut paths = Vec::new();
     for (index, block) in script.blocks_of(n) {
         if !matches!(

@@ -21,7 +21,7 @@ pub fn interpolate_alone(template: &str) -> Interpolated {
 
 /// A variable's value as substitution sees it: `Ok` known, `Err` unknown
 /// (with the variable it depends on); `None` when it is not set at all.
-pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<Result<&'a str, &'a str>>;
+pub(crate) type Lookup<'a> = &'a dyn Fn(&str) -> Option<Result<&'a str, &'a str>>;
 
 /// compose-go's `template.Substitute`, bounded (see the module docs).
 pub fn interpolate<'a>(template: &str, lookup: Lookup<'a>) -> Interpolated {

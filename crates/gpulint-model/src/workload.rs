@@ -38,7 +38,7 @@ pub struct EnvView<'a> {
 
 /// An environment variable that points NCCL or UCX at InfiniBand/RDMA
 /// devices (which then need `memlock` unlimited to register memory).
-pub fn selects_rdma(name: &str, value: Option<&str>) -> bool {
+pub(crate) fn selects_rdma(name: &str, value: Option<&str>) -> bool {
     let value = value.unwrap_or("");
     name == "NCCL_IB_HCA"
         || (name == "NCCL_NET" && value.eq_ignore_ascii_case("ib"))
@@ -64,7 +64,7 @@ pub fn split_image(image: &str) -> (&str, Option<&str>) {
 /// Whether an image ships CUDA or ROCm user space, by its name and tag
 /// (NGC, `nvidia/cuda`, `pytorch/pytorch:*-cuda*`, `*-gpu` and `cu124` tags,
 /// `rocm/*`): soft evidence of GPU intent.
-pub fn image_accelerator(image: &str) -> Option<Accelerator> {
+pub(crate) fn image_accelerator(image: &str) -> Option<Accelerator> {
     let image = image.to_ascii_lowercase();
     let (name, tag) = split_image(&image);
     let tag = tag.unwrap_or("");

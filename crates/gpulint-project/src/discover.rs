@@ -110,7 +110,7 @@ fn first_existing(ws: &Workspace, dir: &Path, names: &[&str]) -> Option<PathBuf>
 /// The variables of `dir`'s `.env`, as discovery reads them (a `.env`
 /// Compose cannot parse refuses the project when it is loaded; discovery
 /// takes what could be read).
-pub fn dotenv_of(ws: &Workspace, dir: &Path) -> Environment {
+pub(crate) fn dotenv_of(ws: &Workspace, dir: &Path) -> Environment {
     let path = dir.join(".env");
     let mut env = Environment::default();
     if let Ok(text) = ws.files.read(&path) {
@@ -121,7 +121,7 @@ pub fn dotenv_of(ws: &Workspace, dir: &Path) -> Environment {
 
 /// The project Compose discovers when run in `dir` (no search of parent
 /// directories: a linted directory without a compose file is no project).
-pub fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
+pub(crate) fn default_project(ws: &Workspace, dir: &Path) -> Option<ProjectSpec> {
     if let Some(spec) = compose_file_project(ws, dir) {
         return Some(spec);
     }

@@ -90,7 +90,7 @@ impl Environment {
 
     /// Adds what `other` sets and this does not (compose-go's
     /// `Mapping.Merge`: what is set first wins).
-    pub fn merge_under(&mut self, other: &Environment) {
+    pub(crate) fn merge_under(&mut self, other: &Environment) {
         for (name, var) in &other.vars {
             self.vars.entry(name.clone()).or_insert_with(|| var.clone());
         }
@@ -101,7 +101,7 @@ impl Environment {
     /// current environment first) and to the file's earlier lines; what the
     /// file sets is added where these do not set it. Errors are those
     /// compose-go refuses the file with, at their line.
-    pub fn read_file(&mut self, path: &Path, text: &str) -> Result<(), EnvError> {
+    pub(crate) fn read_file(&mut self, path: &Path, text: &str) -> Result<(), EnvError> {
         let read = parse_dotenv(path, text, self)?;
         for (name, var) in read {
             self.vars.entry(name).or_insert(var);
@@ -111,7 +111,11 @@ impl Environment {
 
     /// What one env file sets, in its order, its `${...}` looked up in
     /// these variables first (a service's `env_file`).
-    pub fn parse_file(&self, path: &Path, text: &str) -> Result<Vec<(String, Var)>, EnvError> {
+    pub(crate) fn parse_file(
+        &self,
+        path: &Path,
+        text: &str,
+    ) -> Result<Vec<(String, Var)>, EnvError> {
         parse_dotenv(path, text, self)
     }
 
@@ -123,7 +127,7 @@ impl Environment {
     /// Reads one of a list of env files read into one map (compose-go's
     /// `GetEnvFromFile`: an include's `env_file`s): what it sets replaces
     /// what an earlier file of the list set.
-    pub fn read_file_over(&mut self, path: &Path, text: &str) -> Result<(), EnvError> {
+    pub(crate) fn read_file_over(&mut self, path: &Path, text: &str) -> Result<(), EnvError> {
         let read = parse_dotenv(path, text, self)?;
         self.vars.extend(read);
         Ok(())
@@ -143,7 +147,7 @@ impl Environment {
 
 /// Why an env file is refused, and where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvError {
+pub(crate) struct EnvError {
     pub message: String,
     pub file: PathBuf,
     pub line: usize,

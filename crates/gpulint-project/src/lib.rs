@@ -50,11 +50,11 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 /// project is refused with a located error.
 pub mod limits {
     /// Files one project may read (its own, extended and included ones).
-    pub const MAX_FILES: usize = 256;
+    pub(crate) const MAX_FILES: usize = 256;
     /// `extends` chains longer than this are refused rather than followed.
-    pub const MAX_EXTENDS_DEPTH: usize = 64;
+    pub(crate) const MAX_EXTENDS_DEPTH: usize = 64;
     /// `include:` nests at most this deep.
-    pub const MAX_INCLUDE_DEPTH: usize = 32;
+    pub(crate) const MAX_INCLUDE_DEPTH: usize = 32;
 }
 
 /// How a file came into a project.
@@ -193,14 +193,6 @@ impl Project {
         match self.file(src.file).yaml() {
             Some(yaml) => yaml.range(src.node),
             None => TextRange::default(),
-        }
-    }
-
-    /// The span of a place.
-    pub fn place_range(&self, place: Place) -> TextRange {
-        match place {
-            Place::Node(src) => self.range(src),
-            Place::Text { range, .. } => range,
         }
     }
 
@@ -404,18 +396,8 @@ impl Workspace {
             .clone()
     }
 
-    /// Every project this workspace loaded so far.
-    pub fn loaded_projects(&self) -> Vec<Arc<Project>> {
-        self.projects
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .filter_map(|slot| slot.get().cloned())
-            .collect()
-    }
-
     /// The project Compose discovers when run in `dir`, found once.
-    pub fn default_project(&self, dir: &Path) -> Option<ProjectSpec> {
+    pub(crate) fn default_project(&self, dir: &Path) -> Option<ProjectSpec> {
         let key = crate::vfs::normalized(dir);
         let mut slots = self
             .default_projects

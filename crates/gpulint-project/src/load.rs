@@ -19,7 +19,7 @@ use crate::model::compose::{ComposeEnv, Definition, Reading, Role, Service};
 use crate::model::dockerfile::BuiltImage;
 use crate::schema::DecidedBy;
 use crate::syntax::tree::{Budget, Builder, Entry, KeyIndex, Kind, Node, Src};
-use crate::text::{SourceFile, TextRange};
+use crate::text::TextRange;
 use foldhash::{HashMap, HashMapExt};
 use gpulint_base::codes::RuleCode;
 use std::path::{Path, PathBuf};
@@ -678,8 +678,9 @@ fn file_name(path: &Path) -> String {
         .to_string()
 }
 
-/// A file's source, for tests and callers that need it by index.
-pub fn source_of(project: &Project, index: u32) -> &Arc<SourceFile> {
+/// A file's source, by index.
+#[cfg(test)] // only the tests ask
+pub(crate) fn source_of(project: &Project, index: u32) -> &Arc<crate::text::SourceFile> {
     &project.files[index as usize].source
 }
 

@@ -14,7 +14,7 @@ use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 mod unicity;
-pub use unicity::*;
+pub(crate) use unicity::*;
 
 /// A value's place in the model, as compose-go's `tree.Path` (keys only;
 /// sequence items as their index).
@@ -158,7 +158,7 @@ pub fn merge(
 
 /// Two mappings merged key by key (compose-go's `mergeMappings`): a key
 /// only one has is kept, a key both have is merged.
-pub fn merge_mappings(
+pub(crate) fn merge_mappings(
     earlier: &Arc<Node>,
     later: &Arc<Node>,
     path: &mut Vec<String>,
@@ -232,7 +232,7 @@ fn entry_string(entry: &Entry) -> Arc<Node> {
 
 /// compose-go's `convertIntoSequence`: a mapping as sorted `KEY=value`
 /// strings, a sequence as it is, a string as a sequence of one.
-pub fn to_sequence(node: &Arc<Node>) -> Vec<Arc<Node>> {
+pub(crate) fn to_sequence(node: &Arc<Node>) -> Vec<Arc<Node>> {
     match &node.kind {
         Kind::Sequence(items) => items.clone(),
         Kind::Mapping(entries) => {
@@ -354,7 +354,7 @@ fn scalar_key(node: &Node) -> Option<String> {
 /// `ResetProcessor`: keys of mappings, as dotted paths; an item of a
 /// sequence records its index, which removes nothing), and the file's
 /// model without its `!reset` values.
-pub fn take_resets(node: &Arc<Node>) -> (Arc<Node>, Vec<Vec<String>>) {
+pub(crate) fn take_resets(node: &Arc<Node>) -> (Arc<Node>, Vec<Vec<String>>) {
     let mut resets = Resets::default();
     let kept = resets
         .strip(node, &mut Vec::new())
@@ -490,7 +490,7 @@ impl Resets {
 /// Removes the values at `paths` from a model before a file tagging them
 /// is merged over it (compose-go's `applyNullOverrides`: mapping keys
 /// only; `*` in a recorded path matches any key).
-pub fn apply_resets(node: &Arc<Node>, paths: &[Vec<String>]) -> Arc<Node> {
+pub(crate) fn apply_resets(node: &Arc<Node>, paths: &[Vec<String>]) -> Arc<Node> {
     if paths.is_empty() {
         return node.clone();
     }

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 /// The first port of a service that compose-go's `transformPorts` refuses,
 /// in its words.
-pub fn port_refusal(root: &Node) -> Option<UnicityRefusal> {
+pub(crate) fn port_refusal(root: &Node) -> Option<UnicityRefusal> {
     let services = root.get("services")?;
     services.entries().iter().find_map(|service| {
         let ports = service.value.get("ports")?;

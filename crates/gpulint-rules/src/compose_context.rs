@@ -36,7 +36,7 @@ type SiteIndex = foldhash::HashMap<NodeId, Vec<(usize, usize)>>;
 /// anchor all get the same fix into it; resolving the whole file once per
 /// finding made a file of n such services take n² time.
 #[derive(Default)]
-pub struct AliasChecks {
+pub(crate) struct AliasChecks {
     /// The spans (`props_start..end`) of anchored nodes some alias reads.
     aliased: std::cell::OnceCell<Vec<(u32, u32)>>,
     /// What each distinct set of edits changes (`model::resolved::paths_changed_by`).
@@ -54,7 +54,7 @@ pub struct AliasChecks {
 
 /// The services whose setting at a site (`shm_size`) is one node, directly
 /// or through merges and anchors, and the paths a fix there may change.
-pub struct Reach {
+pub(crate) struct Reach {
     /// Indexes into the project's services, in order.
     services: Vec<usize>,
     names: foldhash::HashSet<String>,
@@ -114,7 +114,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// The file a node is in.
-    pub fn source_file(&self, file: u32) -> &'a Arc<crate::text::SourceFile> {
+    pub(crate) fn source_file(&self, file: u32) -> &'a Arc<crate::text::SourceFile> {
         &self.project.file(file).source
     }
 
@@ -132,7 +132,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// The span of `key: value` for an entry.
-    pub fn entry_range(&self, key: Src, value: Src) -> At {
+    pub(crate) fn entry_range(&self, key: Src, value: Src) -> At {
         let mut at = self.range(value);
         if key.file == value.file {
             at.range = self.project.range(key).cover(at.range);
@@ -142,14 +142,14 @@ impl<'a> ComposeContext<'a> {
 
     /// The span of a setting as written: `key: value`, or just the value
     /// when it has no key (a list item).
-    pub fn setting_range<T>(&self, setting: &Spanned<T>) -> At {
+    pub(crate) fn setting_range<T>(&self, setting: &Spanned<T>) -> At {
         self.entry_range(setting.key.unwrap_or(setting.node), setting.node)
     }
 
     /// The span of an environment variable as written: the whole
     /// `KEY: value` entry or `KEY=value` item, or the `env_file` entry
     /// that brings it.
-    pub fn env_range(&self, var: &ComposeEnv) -> At {
+    pub(crate) fn env_range(&self, var: &ComposeEnv) -> At {
         match var.key {
             Some(key) => self.entry_range(key, var.at),
             None => self.range(var.at),
@@ -157,7 +157,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// The definition of `service` in file `file` (its last there).
-    pub fn definition_in(&self, service: &Service, file: u32) -> Option<&'a Definition> {
+    pub(crate) fn definition_in(&self, service: &Service, file: u32) -> Option<&'a Definition> {
         let service = self.project.service(&service.name)?;
         service
             .definitions
@@ -174,7 +174,7 @@ impl<'a> ComposeContext<'a> {
     ///
     /// Only where the service's own mapping is in the same file: a fix
     /// edits the file its finding is reported in.
-    pub fn is_extended_from_base(&self, service: &Service, node: Src) -> bool {
+    pub(crate) fn is_extended_from_base(&self, service: &Service, node: Src) -> bool {
         if service.map.file != node.file {
             return false;
         }
@@ -191,7 +191,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// Where the setting that decides a container's /dev/shm is written.
-    pub fn decided_at(&self, shm: &crate::model::container::Shm) -> Option<At> {
+    pub(crate) fn decided_at(&self, shm: &crate::model::container::Shm) -> Option<At> {
         Some(At {
             range: shm.at?,
             file: Some(self.source_file(shm.at_file).clone()),
@@ -208,7 +208,7 @@ impl<'a> ComposeContext<'a> {
 
     /// The name a definition gives the service (a base it extends may
     /// have another).
-    pub fn name_in(&self, definition: &Definition) -> &'a str {
+    pub(crate) fn name_in(&self, definition: &Definition) -> &'a str {
         self.yaml(definition.key.file)
             .str(definition.key.node)
             .unwrap_or_default()
@@ -231,14 +231,6 @@ impl<'a> ComposeContext<'a> {
 /// an edit in a file other projects may read (an extended base, an
 /// included file).
 impl<'a> ComposeContext<'a> {
-    /// The service's home mapping, through an alias.
-    pub fn service_map(&self, service: &Service) -> Src {
-        Src {
-            file: service.map.file,
-            node: self.yaml(service.map.file).resolve(service.map.node),
-        }
-    }
-
     /// Builds a fix's edits in two steps: `first`, then whatever `then` makes
     /// of the re-parsed text, given the editor and the service's mapping
     /// there (in the home file). For fixes whose second edit depends on the
@@ -246,7 +238,7 @@ impl<'a> ComposeContext<'a> {
     /// Returns both edits in the original text's offsets, so unchanged text
     /// keeps its identity, or one merged edit when the second touches the
     /// first's output.
-    pub fn chain_edits(
+    pub(crate) fn chain_edits(
         &self,
         service: &Service,
         file: u32,
@@ -290,7 +282,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// The merged model's path of a setting of `service`.
-    pub fn service_path(&self, service: &Service, relative: &[&str]) -> ModelPath {
+    pub(crate) fn service_path(&self, service: &Service, relative: &[&str]) -> ModelPath {
         ModelPath::new(
             ["services", service.name.as_str()]
                 .into_iter()
@@ -313,7 +305,7 @@ impl<'a> ComposeContext<'a> {
     }
 
     /// [`Self::insert_fix`] in the service's definition in `file`.
-    pub fn insert_fix_in(
+    pub(crate) fn insert_fix_in(
         &self,
         service: &Service,
         file: u32,

@@ -69,7 +69,7 @@ enum Place<'a> {
 
 /// The setting that sizes a container's `/dev/shm` (a size or a tmpfs
 /// mount), as a rule that would raise it sees it.
-pub struct SizedShm {
+pub(crate) struct SizedShm {
     pub at: At,
     /// The size it writes (a `sizeLimit` even where the pod's memory limit
     /// caps the emptyDir lower: raising it is still needed).
@@ -86,7 +86,7 @@ pub struct SizedShm {
 /// Where a command-line setting of the container's workload is written
 /// (`--tensor-parallel-size 4`, or `-e TP_SIZE=4`), and how a display-only
 /// fix that rewrites its value is built in this syntax.
-pub struct WrittenSetting<'a> {
+pub(crate) struct WrittenSetting<'a> {
     /// The option (or variable) and its value.
     pub whole: At,
     /// Its value, in the same file.
@@ -98,7 +98,7 @@ pub struct WrittenSetting<'a> {
 
 impl WrittenSetting<'_> {
     /// A fix to show (not apply) that writes `content` as the value.
-    pub fn display_fix(&self, title: String, content: String) -> Fix {
+    pub(crate) fn display_fix(&self, title: String, content: String) -> Fix {
         let edit = Edit {
             range: self.value,
             content,
@@ -127,7 +127,7 @@ impl WrittenSetting<'_> {
 /// The last place in `text` (which starts at byte `base` of the file)
 /// where `setting` is written as `NAME VALUE`, `NAME=VALUE` or, in a YAML
 /// list, `"NAME", "VALUE"`: the whole and the value.
-pub fn locate_setting(
+pub(crate) fn locate_setting(
     text: &str,
     base: usize,
     setting: &SizeSetting,
@@ -167,7 +167,7 @@ pub fn locate_setting(
 
 /// A `/dev/shm` size written as 0, which gives the runtime's default:
 /// `shm_size: 0`, `--shm-size=0`.
-pub struct ZeroShmSize {
+pub(crate) struct ZeroShmSize {
     pub at: At,
     /// How it is written, for messages: "`shm_size: 0`".
     pub written: String,
@@ -246,7 +246,7 @@ impl<'a> ContainerSite<'a> {
     }
 
     /// "the service", "the container": the subject of a label.
-    pub fn noun(&self) -> &'static str {
+    pub(crate) fn noun(&self) -> &'static str {
         match &self.place {
             Place::Service { .. } => "the service",
             Place::Run { .. } | Place::Pod { .. } => "the container",
@@ -254,7 +254,7 @@ impl<'a> ContainerSite<'a> {
     }
 
     /// "GPU service `train`", "GPU container started by `docker run`".
-    pub fn describe_gpu(&self) -> String {
+    pub(crate) fn describe_gpu(&self) -> String {
         match &self.place {
             Place::Service { service, .. } => format!("GPU service `{}`", service.name),
             Place::Run { site, .. } => {
@@ -268,7 +268,7 @@ impl<'a> ContainerSite<'a> {
 
     /// "Docker's default", "the default": the runtime whose default
     /// /dev/shm a container gets.
-    pub fn default_shm_owner(&self) -> &'static str {
+    pub(crate) fn default_shm_owner(&self) -> &'static str {
         match &self.place {
             Place::Service { .. } => "Docker's default",
             Place::Run { .. } => "the default",
@@ -279,7 +279,7 @@ impl<'a> ContainerSite<'a> {
     /// Why the container counts as a GPU workload, for labels ("reserves
     /// all GPUs", "asks for GPUs with `--gpus all`"; a pod's container has
     /// a GPU resource, or a KServe runtime's the InferenceService's).
-    pub fn gpu_reason(&self) -> String {
+    pub(crate) fn gpu_reason(&self) -> String {
         match &self.place {
             Place::Service { service, .. } => gpu_reason(service),
             Place::Run { site, .. } => site.run.gpu_request().unwrap_or_default(),
@@ -303,7 +303,7 @@ impl<'a> ContainerSite<'a> {
     /// another place (the compose file that reserves them, the Dockerfile
     /// whose base image is a GPU image, the InferenceService whose GPU
     /// limit KServe merges into a runtime's container).
-    pub fn gpu_evidence<'r>(&self, finding: DiagnosticBuilder<'r>) -> DiagnosticBuilder<'r> {
+    pub(crate) fn gpu_evidence<'r>(&self, finding: DiagnosticBuilder<'r>) -> DiagnosticBuilder<'r> {
         match &self.place {
             Place::Service { cx, service } => finding.gpu_evidence(cx, service),
             Place::Run { .. } => finding,
@@ -319,7 +319,7 @@ impl<'a> ContainerSite<'a> {
 
     /// Other definitions merged into this container (compose files of the
     /// project defining the same service), with what they do not set.
-    pub fn merged_definitions(&self) -> Vec<At> {
+    pub(crate) fn merged_definitions(&self) -> Vec<At> {
         match &self.place {
             Place::Service { cx, service } => service
                 .definitions
@@ -333,7 +333,7 @@ impl<'a> ContainerSite<'a> {
 
     /// The settings that decide /dev/shm, by name, for messages: "`shm_size`,
     /// `ipc` or /dev/shm mount".
-    pub fn shm_settings(&self) -> &'static str {
+    pub(crate) fn shm_settings(&self) -> &'static str {
         match &self.place {
             Place::Service { .. } => "`shm_size`, `ipc` or /dev/shm mount",
             Place::Run { .. } => "`--shm-size`, `--ipc` or /dev/shm mount",
@@ -342,7 +342,7 @@ impl<'a> ContainerSite<'a> {
     }
 
     /// How to give the container a /dev/shm of the configured fix size.
-    pub fn add_shm_help(&self) -> String {
+    pub(crate) fn add_shm_help(&self) -> String {
         match &self.place {
             Place::Service { cx, .. } => add_shm_help(cx.settings),
             Place::Run { cx, .. } => format!(
@@ -369,7 +369,7 @@ impl<'a> ContainerSite<'a> {
     }
 
     /// A size of 0 written for /dev/shm, which leaves the default.
-    pub fn zero_shm_size(&self) -> Option<ZeroShmSize> {
+    pub(crate) fn zero_shm_size(&self) -> Option<ZeroShmSize> {
         match &self.place {
             Place::Service { cx, service } => zero_shm_size_node(service).map(|node| ZeroShmSize {
                 at: cx.range(node),
@@ -385,7 +385,7 @@ impl<'a> ContainerSite<'a> {
     /// Writes /dev/shm's size where none is: `shm_size` on the service,
     /// `--shm-size` on the command line, at the configured fix size; a
     /// written size of 0 is set to what the workload needs.
-    pub fn add_shm_fix(&self) -> Option<Fix> {
+    pub(crate) fn add_shm_fix(&self) -> Option<Fix> {
         match &self.place {
             Place::Service { cx, service } => {
                 let size = &cx.settings.fix_shm_size;
@@ -427,7 +427,7 @@ impl<'a> ContainerSite<'a> {
 
     /// A /dev/shm size written as a bare number under a mebibyte
     /// (`shm_size: 512`, `--shm-size 512`): a unit mistake SHM003 reports.
-    pub fn shm_size_is_bare_bytes(&self) -> bool {
+    pub(crate) fn shm_size_is_bare_bytes(&self) -> bool {
         let written = match &self.place {
             Place::Service { service, .. } => service.shm_size.as_ref().map(|s| s.value.clone()),
             Place::Run { site, .. } => site
@@ -450,7 +450,7 @@ impl<'a> ContainerSite<'a> {
     /// is a size or a mount), with its raise to what the workload needs in
     /// this syntax. `None` when gpulint cannot point at it, and for a pod
     /// volume, in every container but the one whose need decides.
-    pub fn sized_shm(&self, need: &ShmNeed) -> Option<SizedShm> {
+    pub(crate) fn sized_shm(&self, need: &ShmNeed) -> Option<SizedShm> {
         let shm = &self.model.shm;
         let size = &need.size();
         let bytes = shm.bytes?;
@@ -512,7 +512,7 @@ impl<'a> ContainerSite<'a> {
     /// The GPUs the container is given, when gpulint knows them: `Some(Some(n))`
     /// for `n` of them, `Some(None)` for all the host has; `None` when
     /// unknown (no request, an id or device list from a variable).
-    pub fn given_gpus(&self) -> Option<Option<u64>> {
+    pub(crate) fn given_gpus(&self) -> Option<Option<u64>> {
         match &self.place {
             Place::Service { service, .. } => {
                 let given = match service.gpu.count {
@@ -551,7 +551,7 @@ impl<'a> ContainerSite<'a> {
 
     /// The container runs in each pod of a group that may pool the GPUs of
     /// several pods (a LeaderWorkerSet, a Ray cluster, a PyTorchJob).
-    pub fn in_distributed_group(&self) -> bool {
+    pub(crate) fn in_distributed_group(&self) -> bool {
         match &self.place {
             Place::Pod { pod, .. } => pod.spec.distributed,
             Place::Service { .. } | Place::Run { .. } => false,
@@ -560,7 +560,7 @@ impl<'a> ContainerSite<'a> {
 
     /// The value the container's environment gives `name` (the last
     /// setting wins), when it is known.
-    pub fn env_value(&self, name: &str) -> Option<String> {
+    pub(crate) fn env_value(&self, name: &str) -> Option<String> {
         match &self.place {
             Place::Service { service, .. } => service.env(name).and_then(|v| v.value.clone()),
             Place::Run { site, .. } => site
@@ -594,7 +594,7 @@ impl<'a> ContainerSite<'a> {
     /// words after a run's image), or, for one read from a variable, at the
     /// variable (an `environment` entry, an `env` item's `value`, a `-e`;
     /// not one an `env_file` sets, which gpulint does not edit).
-    pub fn written_setting(&self, setting: &SizeSetting) -> Option<WrittenSetting<'_>> {
+    pub(crate) fn written_setting(&self, setting: &SizeSetting) -> Option<WrittenSetting<'_>> {
         match &self.place {
             Place::Service { cx, service } => {
                 if setting.from_env {
@@ -686,7 +686,7 @@ impl<'a> ContainerSite<'a> {
     /// A command line that writes a /dev/shm size which leaves the
     /// default (`--shm-size=0`): a rule that would add a size has no fix to
     /// offer there. (A compose `shm_size: 0` is [`Self::zero_shm_size`].)
-    pub fn leaves_default_shm_as_written(&self) -> bool {
+    pub(crate) fn leaves_default_shm_as_written(&self) -> bool {
         match &self.place {
             Place::Service { .. } | Place::Pod { .. } => false,
             Place::Run { .. } => self.model.shm.at.is_some(),
@@ -695,7 +695,7 @@ impl<'a> ContainerSite<'a> {
 
     /// A compose service with only `build.shm_size`, which the user may
     /// think applies at run time (SHM009 reports it).
-    pub fn build_shm_size_only(&self) -> bool {
+    pub(crate) fn build_shm_size_only(&self) -> bool {
         match &self.place {
             Place::Service { service, .. } => {
                 service.build_shm_size.is_some() && service.shm_size.is_none()
@@ -707,7 +707,7 @@ impl<'a> ContainerSite<'a> {
     /// Whether gpulint reads all of the container's settings: a command
     /// line with options only known at run time (`docker run $OPTS`) is
     /// not judged on what it lacks.
-    pub fn fully_known(&self) -> bool {
+    pub(crate) fn fully_known(&self) -> bool {
         match &self.place {
             Place::Service { .. } | Place::Pod { .. } => true,
             Place::Run { site, .. } => site.run.uncertain.is_none(),

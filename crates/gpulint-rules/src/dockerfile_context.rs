@@ -19,13 +19,13 @@ impl<'a> DockerfileContext<'a> {
     }
 
     /// The model path of an `ENV` variable in a stage.
-    pub fn env_path(stage: usize, name: &str) -> ModelPath {
+    pub(crate) fn env_path(stage: usize, name: &str) -> ModelPath {
         ModelPath::new(["stage", &stage.to_string(), "env", name])
     }
 
     /// "stage `builder` of the image", "the image's final stage" or
     /// "stage 2 of the image", for messages.
-    pub fn describe_stage(&self, stage: usize) -> String {
+    pub(crate) fn describe_stage(&self, stage: usize) -> String {
         match &self.model.stages[stage].name {
             Some(name) => format!("stage `{name}` of the image"),
             None if stage + 1 == self.model.stages.len() => "the image's final stage".to_string(),

@@ -163,7 +163,7 @@ impl<'a> EnvSetting<'a> {
 
     /// How a container of this setting's platform gets a large enough
     /// /dev/shm, for advice.
-    pub fn shm_remedy(&self) -> &'static str {
+    pub(crate) fn shm_remedy(&self) -> &'static str {
         match self.source {
             EnvSource::Service => "`shm_size` or `ipc: host`",
             EnvSource::KubeContainer | EnvSource::ConfigMap => {

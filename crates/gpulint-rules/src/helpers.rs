@@ -3,25 +3,24 @@
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::compose::{ComposeEnv, DeviceRequest, Service, Src, Ulimit};
 use crate::model::shm_need::{ShmNeed, shm_need};
-use crate::model::workload::EnvView;
 use crate::syntax::yaml::Value;
 use crate::syntax::yaml_edit::NewNode;
 use crate::{ComposeContext, RuleSettings};
 
 /// The failures a too-small `/dev/shm` causes, as users see them.
-pub const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to extend /dev/shm/nccl-...` \
+pub(crate) const SHM_FAILURES: &str = "NCCL fails with `NCCL WARN Error: failed to extend /dev/shm/nccl-...` \
 (`unhandled system error`) and PyTorch DataLoader workers die with `Bus error` or \
 `No space left on device` once they outgrow /dev/shm";
 
 /// What a /dev/shm finding says when the config shows nothing that puts
 /// much in /dev/shm (`ContainerRuntime::shm_evidence`): it only informs.
-pub const NO_SHM_EVIDENCE: &str = "nothing in its config shows processes sharing memory \
+pub(crate) const NO_SHM_EVIDENCE: &str = "nothing in its config shows processes sharing memory \
 (no launcher or ranks, no DataLoader workers, no NCCL across several GPUs, no serving engine that asks \
 for it): this matters only if what runs there does, and gpulint reports it as information";
 
 /// A /dev/shm finding's note: what fails, and the evidence that it will
 /// here (`ContainerRuntime::shm_evidence`), or that the config shows none.
-pub fn shm_note(evidence: Option<&str>) -> String {
+pub(crate) fn shm_note(evidence: Option<&str>) -> String {
     match evidence {
         Some(evidence) => format!("{SHM_FAILURES}, and shared memory is in use here: {evidence}"),
         None => format!("{SHM_FAILURES}; but {NO_SHM_EVIDENCE}"),
@@ -29,7 +28,7 @@ pub fn shm_note(evidence: Option<&str>) -> String {
 }
 
 /// Why gpulint treats the service as a GPU workload, for labels.
-pub fn gpu_reason(service: &Service) -> String {
+pub(crate) fn gpu_reason(service: &Service) -> String {
     let described = service.gpu.describe();
     if !described.is_empty() {
         return described;
@@ -44,11 +43,11 @@ pub fn gpu_reason(service: &Service) -> String {
 }
 
 /// How much /dev/shm the service's workload needs ([`shm_need`]).
-pub fn service_shm_need(cx: &ComposeContext, service: &Service) -> ShmNeed {
+pub(crate) fn service_shm_need(cx: &ComposeContext, service: &Service) -> ShmNeed {
     shm_need(cx.container(service), &cx.settings.shm_policy())
 }
 
-pub fn add_shm_help(settings: &RuleSettings) -> String {
+pub(crate) fn add_shm_help(settings: &RuleSettings) -> String {
     format!(
         "set `shm_size: \"{}\"` on the service (or `ipc: host`, which also shares the host's IPC namespace)",
         settings.fix_shm_size
@@ -57,7 +56,7 @@ pub fn add_shm_help(settings: &RuleSettings) -> String {
 
 /// Where a device request sits under the service's definition in the file
 /// that writes it: `deploy.resources.reservations.devices.N` or `gpus.N`.
-pub fn device_request_site(
+pub(crate) fn device_request_site(
     cx: &ComposeContext,
     service: &Service,
     request: &DeviceRequest,
@@ -80,21 +79,11 @@ pub fn device_request_site(
     Some(site)
 }
 
-/// A compose variable as rules read it. Its span is where the finding goes
-/// ([`compose_env_finding`] places it).
-pub fn env_view(var: &ComposeEnv) -> EnvView<'_> {
-    EnvView {
-        name: &var.name,
-        value: var.value.as_deref(),
-        range: Default::default(),
-    }
-}
-
 /// Places a finding about a compose variable: at its `environment` entry,
 /// with a fix that removes it; or, for a variable an `env_file` sets, at
 /// the `env_file` entry with the line that sets it as a related span and no
 /// fix (the line is in the env file, which gpulint does not edit).
-pub fn compose_env_finding<'r>(
+pub(crate) fn compose_env_finding<'r>(
     cx: &ComposeContext,
     service: &Service,
     var: &ComposeEnv,
@@ -172,7 +161,11 @@ pub fn remove_env_fix(cx: &ComposeContext, service: &Service, var: &ComposeEnv) 
 
 /// Edits that set a ulimit to `value`: the scalar itself, or both `soft` and
 /// `hard` of the long form.
-pub fn set_ulimit_edits(cx: &ComposeContext, limit: &Ulimit, value: &str) -> Option<Vec<Edit>> {
+pub(crate) fn set_ulimit_edits(
+    cx: &ComposeContext,
+    limit: &Ulimit,
+    value: &str,
+) -> Option<Vec<Edit>> {
     let file = limit.value_node.file;
     let yaml = cx.yaml(file);
     let editor = cx.editor(file);
@@ -193,7 +186,7 @@ pub fn set_ulimit_edits(cx: &ComposeContext, limit: &Ulimit, value: &str) -> Opt
 
 /// `[{driver: nvidia, count: all, capabilities: [gpu]}]`, the device
 /// reservation Docker's GPU guide writes.
-pub fn nvidia_reservation() -> NewNode {
+pub(crate) fn nvidia_reservation() -> NewNode {
     NewNode::Seq(vec![NewNode::map([
         ("driver", NewNode::scalar("nvidia")),
         ("count", NewNode::scalar("all")),
@@ -203,7 +196,7 @@ pub fn nvidia_reservation() -> NewNode {
 
 /// A fix that rewrites the service's `shm_size` value (`node`) to `size`,
 /// keeping the value's quoting: "`verb` `shm_size` to ...".
-pub fn set_shm_size_fix(
+pub(crate) fn set_shm_size_fix(
     cx: &ComposeContext,
     service: &Service,
     node: Src,

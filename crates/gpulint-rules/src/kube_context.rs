@@ -53,7 +53,7 @@ impl<'a> Pod<'a> {
     /// "container `vllm` of Deployment `triton`". Asked for every container
     /// of every pod (it names the owner of each variable): built in one
     /// string, not formatted piece by piece.
-    pub fn describe_container(&self, container: &Container) -> String {
+    pub(crate) fn describe_container(&self, container: &Container) -> String {
         let mut out = String::with_capacity(64);
         if container.name.is_empty() {
             out.push_str("unnamed container");
@@ -71,7 +71,7 @@ impl<'a> Pod<'a> {
     }
 
     /// The path of the pod's `index`th volume.
-    pub fn volume_path(&self, index: usize) -> ModelPath {
+    pub(crate) fn volume_path(&self, index: usize) -> ModelPath {
         self.path().child("volumes").child(index.to_string())
     }
 }
@@ -122,7 +122,7 @@ impl<'a> KubeContext<'a> {
     /// The pod's GPU containers that the container model leaves on the
     /// runtime's default `/dev/shm` (nothing mounted there, no `hostIPC`,
     /// no operator that mounts one).
-    pub fn gpu_containers_on_default_shm(&self, pod: &Pod<'a>) -> Vec<&'a Container> {
+    pub(crate) fn gpu_containers_on_default_shm(&self, pod: &Pod<'a>) -> Vec<&'a Container> {
         pod.spec
             .app_containers()
             .filter(|c| {
@@ -136,7 +136,7 @@ impl<'a> KubeContext<'a> {
     /// The InferenceService that gives a KServe runtime's model container
     /// its GPUs: its name, and its GPU limit's span when it is in this
     /// file.
-    pub fn gpu_predictor(
+    pub(crate) fn gpu_predictor(
         &self,
         pod: &Pod<'a>,
         container: &Container,
@@ -192,7 +192,7 @@ impl<'a> KubeContext<'a> {
     }
 
     /// The span of `key: value`.
-    pub fn entry_range(&self, key: NodeId, value: NodeId) -> TextRange {
+    pub(crate) fn entry_range(&self, key: NodeId, value: NodeId) -> TextRange {
         self.range(key).cover(self.range(value))
     }
 
@@ -294,7 +294,7 @@ fn below(path: &ModelPath, relative: &[&str]) -> ModelPath {
 }
 
 /// `{name: NAME, mountPath: /dev/shm}`.
-pub fn shm_mount(volume: &str) -> NewNode {
+pub(crate) fn shm_mount(volume: &str) -> NewNode {
     NewNode::map([
         ("name", NewNode::scalar(volume)),
         ("mountPath", NewNode::scalar("/dev/shm")),

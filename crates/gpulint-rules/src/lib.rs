@@ -74,7 +74,7 @@ pub struct Check {
 
 impl Check {
     /// Reported by the engine itself.
-    pub const ENGINE: Check = Check {
+    pub(crate) const ENGINE: Check = Check {
         compose: None,
         kubernetes: None,
         dockerfile: None,
@@ -238,7 +238,7 @@ impl Check {
     }
 
     /// The same check for `docker run` command lines too.
-    pub const fn and_commands(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
+    pub(crate) const fn and_commands(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
         Check {
             commands: Some(check),
             ..self
@@ -246,17 +246,9 @@ impl Check {
     }
 
     /// A SLURM check too.
-    pub const fn and_slurm(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
+    pub(crate) const fn and_slurm(self, check: fn(&ScriptContext, &mut Reporter)) -> Check {
         Check {
             slurm: Some(check),
-            ..self
-        }
-    }
-
-    /// The same check for Dockerfile `ENV` too.
-    pub const fn and_dockerfile(self, check: fn(&DockerfileContext, &mut Reporter)) -> Check {
-        Check {
-            dockerfile: Some(check),
             ..self
         }
     }

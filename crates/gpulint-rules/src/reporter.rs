@@ -132,7 +132,7 @@ impl DiagnosticBuilder<'_> {
     /// When the service counts as a GPU service because of the image it
     /// builds, points at the Dockerfile's `FROM` that says so; when the GPUs
     /// are asked for in another file of the compose project, points there.
-    pub fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
+    pub(crate) fn gpu_evidence(self, cx: &ComposeContext, service: &Service) -> Self {
         let elsewhere = |evidence: Src| match &self.diagnostic.file {
             Some(file) => !Arc::ptr_eq(file, cx.source_file(evidence.file)),
             None => false,
@@ -157,7 +157,7 @@ impl DiagnosticBuilder<'_> {
 
     /// A label at the base image of what the service builds: the `FROM` in
     /// its Dockerfile, or its `dockerfile_inline` value.
-    pub fn built_image_label(
+    pub(crate) fn built_image_label(
         self,
         cx: &ComposeContext,
         service: &Service,
@@ -180,7 +180,7 @@ impl DiagnosticBuilder<'_> {
     }
 
     /// A labelled span in another file.
-    pub fn related_in(
+    pub(crate) fn related_in(
         self,
         file: &std::sync::Arc<crate::text::SourceFile>,
         range: TextRange,

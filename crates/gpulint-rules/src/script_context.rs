@@ -10,7 +10,6 @@ use crate::model::devcontainer::DevContainer;
 use crate::model::docker_run::RunOption;
 use crate::model::script::{OptionsAt, RunSite, Script};
 use crate::model::script_env::{ScriptEnv, SetBy};
-use crate::model::workload::EnvView;
 use crate::syntax::{jsonc, shell};
 use crate::text::TextRange;
 
@@ -55,7 +54,7 @@ impl<'a> ScriptContext<'a> {
     /// to `new_value`. A value written bare or inside one pair of quotes
     /// keeps that spelling; `None` for one written any other way (escapes,
     /// variables, several quoted parts), which a fix leaves to the author.
-    pub fn set_option_value(
+    pub(crate) fn set_option_value(
         &self,
         site: &RunSite,
         option: &RunOption,
@@ -84,7 +83,7 @@ impl<'a> ScriptContext<'a> {
     }
 
     /// A fix made of `edits` to the command of `site`.
-    pub fn run_fix(
+    pub(crate) fn run_fix(
         &self,
         site: &RunSite,
         title: impl Into<String>,
@@ -119,7 +118,7 @@ impl<'a> ScriptContext<'a> {
     /// per word (`"--ulimit", "memlock=-1"`), `runArgs` added when missing.
     /// In a workflow's job or service container, first in `options:`;
     /// `None` where no plain edit can add it.
-    pub fn insert_option(&self, site: &RunSite, option: &str) -> Option<Edit> {
+    pub(crate) fn insert_option(&self, site: &RunSite, option: &str) -> Option<Edit> {
         let Some(dev) = &self.script.devcontainer else {
             // A quote the command leaves open (or closes past a line it
             // then runs on into) makes where its words end a guess: no
@@ -157,7 +156,7 @@ impl<'a> ScriptContext<'a> {
 
     /// `value` as one word of this file's syntax: single-quoted for the
     /// shell, a JSON string's text in a `devcontainer.json`.
-    pub fn literal_word(&self, value: &str) -> Option<String> {
+    pub(crate) fn literal_word(&self, value: &str) -> Option<String> {
         if self.script.devcontainer.is_some() {
             let quoted = jsonc::quote(value);
             return Some(quoted[1..quoted.len() - 1].to_string());
@@ -168,7 +167,7 @@ impl<'a> ScriptContext<'a> {
     /// A fix that deletes one option and the blanks after it; a workflow
     /// container's `-e` from its `env:` is the YAML entry, removed as YAML
     /// (`None` where that cannot be done plainly).
-    pub fn remove_option_fix(
+    pub(crate) fn remove_option_fix(
         &self,
         site: &RunSite,
         option: &RunOption,
@@ -254,21 +253,6 @@ impl<'a> ScriptContext<'a> {
         Some(self.run_fix(site, title, applicability, vec![Edit::delete(range)]))
     }
 
-    /// Each `-e NAME=value` of every `docker run`, as rules read environment
-    /// variables, with its run and option.
-    pub fn run_env(&self) -> impl Iterator<Item = (&'a RunSite, &'a RunOption, EnvView<'a>)> + 'a {
-        self.script.runs.iter().flat_map(|site| {
-            site.run.env().map(move |(name, value, option)| {
-                let view = EnvView {
-                    name,
-                    value,
-                    range: option.range,
-                };
-                (site, option, view)
-            })
-        })
-    }
-
     /// The `NCCL_*` settings of the script that reach a process it starts:
     /// all of them when it runs no container, else only those a `docker
     /// run` passes through (`-e NAME` without a value) and command prefixes.
@@ -286,7 +270,7 @@ impl<'a> ScriptContext<'a> {
     }
 
     /// "the container started by `docker run`", for messages.
-    pub fn describe_run(site: &RunSite) -> String {
+    pub(crate) fn describe_run(site: &RunSite) -> String {
         format!("the container started by `{}`", site.run.invocation())
     }
 }

@@ -73,7 +73,7 @@ impl RuleSettings {
     /// The size to suggest for a workload that needs `need` bytes:
     /// `fix-size`, unless the need is larger (a job of many ranks), then
     /// the need in whole gigabytes, so a fix never leaves a finding behind.
-    pub fn shm_size_for(&self, need: u64) -> String {
+    pub(crate) fn shm_size_for(&self, need: u64) -> String {
         match crate::model::size::parse_compose_size(&self.fix_shm_size) {
             crate::model::size::SizeValue::Bytes { bytes, .. } if bytes >= need => {
                 self.fix_shm_size.clone()
@@ -83,12 +83,12 @@ impl RuleSettings {
     }
 
     /// `fix-size` as a Kubernetes quantity (`"8gb"` → `8Gi`).
-    pub fn fix_shm_quantity(&self) -> String {
+    pub(crate) fn fix_shm_quantity(&self) -> String {
         self.shm_quantity_for(0)
     }
 
     /// [`Self::shm_size_for`] as a Kubernetes quantity (`"8gb"` → `8Gi`).
-    pub fn shm_quantity_for(&self, need: u64) -> String {
+    pub(crate) fn shm_quantity_for(&self, need: u64) -> String {
         match crate::model::size::parse_compose_size(&self.shm_size_for(need)) {
             crate::model::size::SizeValue::Bytes { bytes, .. } => {
                 crate::model::quantity::bytes_to_quantity(bytes)

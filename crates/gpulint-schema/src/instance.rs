@@ -19,7 +19,7 @@ pub enum Step<'a> {
 /// A value the tree cannot become: a string compose-go's interpolation
 /// fails to cast (`ulimits: {memlock: unlimited}`), in compose-go's words.
 #[derive(Debug, Clone)]
-pub struct CastError<'a> {
+pub(crate) struct CastError<'a> {
     pub message: String,
     pub node: &'a Node,
     pub path: Vec<String>,
@@ -27,7 +27,7 @@ pub struct CastError<'a> {
 
 /// What converting a tree gives: the JSON value, or the first cast
 /// compose-go refuses (interpolation runs before the schema).
-pub fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError<'a>> {
+pub(crate) fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError<'a>> {
     let mut path = Vec::new();
     convert(root, casts, &mut path)
 }
@@ -35,7 +35,7 @@ pub fn to_json<'a>(root: &'a Node, casts: &[&[&str]]) -> Result<Value, CastError
 /// A manifest as the JSON kubectl sends: sigs.k8s.io/yaml reads YAML with
 /// go-yaml v2, whose plain scalars follow YAML 1.1 (`yes`, `on`, `y` are
 /// booleans), then writes the value as JSON. Nothing is interpolated.
-pub fn to_json_yaml_1_1(node: &Node) -> Value {
+pub(crate) fn to_json_yaml_1_1(node: &Node) -> Value {
     match &node.kind {
         Kind::Mapping(entries) => Value::Object(
             entries
@@ -68,7 +68,7 @@ pub(crate) fn yaml_1_1_scalar(raw: &str, style: Style, tag: Option<&str>) -> Opt
 /// (the tree resolves them within its budget), as is nesting deeper than
 /// the tree allows.
 #[derive(Clone, Copy)]
-pub struct Yaml11<'a> {
+pub(crate) struct Yaml11<'a> {
     yaml: &'a Yaml,
     node: NodeId,
     depth: u32,
@@ -461,7 +461,7 @@ fn is_yaml_float(text: &str) -> bool {
 
 /// The node at `path`, and the key of the entry that holds it when it is
 /// a mapping's value.
-pub fn node_at<'a>(root: &'a Node, path: &[Step]) -> Option<(&'a Node, Option<Src>)> {
+pub(crate) fn node_at<'a>(root: &'a Node, path: &[Step]) -> Option<(&'a Node, Option<Src>)> {
     let mut node = root;
     let mut key = None;
     for step in path {

@@ -12,7 +12,7 @@ use serde_json::Value;
 /// compose-go's `getMostSpecificError`, except that an error `known`
 /// rejects (one about a value the shell decides) loses to any other: the
 /// one reported is then a refusal whatever the shell sets.
-pub fn most_specific<'e, 's, 'v>(
+pub(crate) fn most_specific<'e, 's, 'v>(
     error: &'e ValidationError<'s, 'v>,
     known: &dyn Fn(&ValidationError) -> bool,
 ) -> &'e ValidationError<'s, 'v> {

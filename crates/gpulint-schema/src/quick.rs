@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 /// A compiled schema: its rules, the first the root.
 #[derive(Debug)]
-pub struct Checker {
+pub(crate) struct Checker {
     rules: Vec<Rule>,
 }
 
@@ -126,7 +126,7 @@ impl Checker {
     /// A checker for each of `entries` (`#/definitions/…` references into
     /// `schema`), sharing the definitions they reach; the root is not
     /// compiled. `None` as for [`Checker::new`].
-    pub fn with_entries(schema: &Value, entries: &[&str]) -> Option<(Checker, Vec<usize>)> {
+    pub(crate) fn with_entries(schema: &Value, entries: &[&str]) -> Option<(Checker, Vec<usize>)> {
         let mut compiling = Compiling {
             root: schema,
             rules: Vec::new(),
@@ -146,7 +146,11 @@ impl Checker {
 
     /// Whether the schema at `entry` (an index [`Checker::with_entries`]
     /// gave) accepts `instance`, as [`Checker::accepts`] answers.
-    pub fn accepts_at<'a, I: Instance<'a>>(&self, entry: usize, instance: I) -> Option<bool> {
+    pub(crate) fn accepts_at<'a, I: Instance<'a>>(
+        &self,
+        entry: usize,
+        instance: I,
+    ) -> Option<bool> {
         self.valid(entry, instance)
     }
 
@@ -307,7 +311,7 @@ impl Shape<'_> {
 /// JSON value, or a YAML node read as the tool reads it. Every method may
 /// answer `None`, "cannot tell", which the checker passes on (boon then
 /// decides on the value made in full).
-pub trait Instance<'a>: Copy + 'a {
+pub(crate) trait Instance<'a>: Copy + 'a {
     fn shape(self) -> Option<Shape<'a>>;
     /// A mapping's entries (nothing for any other value).
     fn entries(self) -> impl Iterator<Item = (&'a str, Self)>;

@@ -13,7 +13,7 @@ use crate::text::TextRange;
 mod instruction;
 
 /// The instructions BuildKit knows.
-pub const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "ADD",
     "ARG",
     "CMD",
@@ -570,7 +570,7 @@ fn unclosed_quote(word: &str) -> Option<char> {
 /// backslash escapes only `"`, `$` and itself, and outside quotes it
 /// escapes any character. (Like `scan_word`, it takes `\` as the escape
 /// character.)
-pub fn unquote(s: &str) -> String {
+pub(crate) fn unquote(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

@@ -87,7 +87,7 @@ impl Snippet {
     }
 
     /// The host offset of an offset in the snippet's text.
-    pub fn host_offset(&self, offset: usize) -> usize {
+    pub(crate) fn host_offset(&self, offset: usize) -> usize {
         let i = self.pieces.partition_point(|&(start, _)| start <= offset);
         match i.checked_sub(1).map(|i| self.pieces[i]) {
             Some((start, host)) => host + (offset - start),
@@ -275,7 +275,7 @@ pub fn commands(snippet: &Snippet) -> Vec<Command> {
 }
 
 /// The commands, here-documents and operators of a snippet.
-pub fn lex(snippet: &Snippet) -> Lexed {
+pub(crate) fn lex(snippet: &Snippet) -> Lexed {
     Lexer {
         text: snippet.text.as_bytes(),
         source: &snippet.text,

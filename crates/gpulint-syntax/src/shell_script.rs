@@ -200,11 +200,6 @@ impl ShellScript {
         self.blocks.iter().rposition(|b| b.range.contains(offset))
     }
 
-    /// The here-document whose body holds `offset`, if any.
-    pub fn heredoc_at(&self, offset: usize) -> Option<&HereDoc> {
-        self.lexed.heredocs.iter().find(|h| h.body.contains(offset))
-    }
-
     /// The words of a block's condition, command by command.
     pub fn condition<'s>(&'s self, block: &'s Block) -> impl Iterator<Item = &'s [Word]> {
         block

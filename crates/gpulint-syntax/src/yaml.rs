@@ -292,21 +292,6 @@ impl Yaml {
         out
     }
 
-    /// [`Yaml::entries`] with the `!reset` entries kept: what a later
-    /// compose file removes from the earlier ones it is merged over.
-    pub fn entries_with_resets(&self, map: NodeId) -> Vec<Entry> {
-        let mut out = Vec::new();
-        self.collect_entries(
-            map,
-            false,
-            &mut out,
-            &mut KeySet::default(),
-            &mut HashSet::new(),
-            0,
-        );
-        out
-    }
-
     /// `visited` holds the mappings already collected: a mapping merged in a
     /// second time (`<<: [*a, *a]`, or twice down a chain) adds nothing, as
     /// its keys are all in `out` by then, and walking it again would make a
@@ -432,12 +417,13 @@ impl Yaml {
 
     /// Whether `map` is `target` or merges it in (through `<<`, transitively),
     /// so that a key added to `target` may show up in `map`.
-    pub fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
+    #[cfg(test)] // only the tests ask
+    pub(crate) fn merges_from(&self, map: NodeId, target: NodeId) -> bool {
         self.merged_into(map).contains(&self.resolve(target))
     }
 
     /// Every mapping that `map` is or merges in (through `<<`,
-    /// transitively): the `target`s [`Yaml::merges_from`] is true for.
+    /// transitively): the `target`s `Yaml::merges_from` is true for.
     /// Asking once per mapping and indexing the answer lets a caller find
     /// which of n mappings reach a node in O(n) instead of O(n) per node.
     pub fn merged_into(&self, map: NodeId) -> Vec<NodeId> {

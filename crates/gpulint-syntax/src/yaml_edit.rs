@@ -218,7 +218,7 @@ impl<'a> YamlEditor<'a> {
 
     /// Inserts `key: value` into a mapping (block or flow), at the siblings'
     /// indentation. Fails on aliases: the caller decides whether to edit the anchor.
-    pub fn insert_entry(
+    pub(crate) fn insert_entry(
         &self,
         map: NodeId,
         key: &str,

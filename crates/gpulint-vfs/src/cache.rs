@@ -23,7 +23,7 @@ pub struct Text {
 }
 
 /// Why a file could not be read, and the part of it that was text.
-pub type Failure = Arc<(ReadError, String)>;
+pub(crate) type Failure = Arc<(ReadError, String)>;
 
 /// What a cache held before it forgot it: freed when dropped.
 pub type Forgotten = Box<dyn std::any::Any + Send>;
@@ -71,15 +71,6 @@ impl Files {
 
     pub fn system(&self) -> &dyn System {
         self.system.as_ref()
-    }
-
-    /// Replaces what the files are read from (an editor's new buffers),
-    /// forgetting nothing: every file is revalidated by its stamp.
-    pub fn set_system(&mut self, system: impl System + 'static) {
-        self.system = Box::new(system);
-        self.revalidate = true;
-        self.canonical.get_mut().map(HashMap::clear).ok();
-        self.is_file.get_mut().map(HashMap::clear).ok();
     }
 
     /// The next generation of a long-lived session: files read from

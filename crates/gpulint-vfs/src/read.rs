@@ -52,7 +52,7 @@ impl ReadError {
     }
 
     /// The error of an open or read that failed with `e`.
-    pub fn from_io(e: &std::io::Error) -> Self {
+    pub(crate) fn from_io(e: &std::io::Error) -> Self {
         if e.kind() == std::io::ErrorKind::NotFound {
             ReadError::missing()
         } else {
@@ -65,7 +65,7 @@ impl ReadError {
 
     /// Nothing is there: a cache may answer "not a file" from this read
     /// instead of asking the file system again.
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         self.kind == ReadErrorKind::Missing
     }
 

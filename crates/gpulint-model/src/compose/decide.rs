@@ -31,7 +31,7 @@ impl Service {
     }
 
     /// What `shm_size` alone gives (the default without one).
-    pub fn size_decision(&self) -> ShmDecision {
+    pub(crate) fn size_decision(&self) -> ShmDecision {
         match &self.shm_size {
             None => ShmDecision::Default,
             Some(s) => match s.value {

@@ -70,7 +70,7 @@ pub(super) const UNIQUE: &[(&[&str], Unique)] = &[
 /// items apart, before the schema sees the model: in its words, at the
 /// item, and the service it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnicityRefusal {
+pub(crate) struct UnicityRefusal {
     pub message: String,
     pub at: crate::syntax::tree::Src,
     pub service: Option<String>,
@@ -80,7 +80,7 @@ pub struct UnicityRefusal {
 /// (`environment: [1]` is `services.t.environment.[0]: unexpected type
 /// int`, a long-form port without a target is refused). Its loader stops
 /// there, so the schema's own error for the file is never shown.
-pub fn unicity_refusal(root: &Node) -> Option<UnicityRefusal> {
+pub(crate) fn unicity_refusal(root: &Node) -> Option<UnicityRefusal> {
     let mut path: Vec<&str> = Vec::new();
     refusal_at(root, &mut path)
 }
@@ -293,7 +293,7 @@ pub(super) fn unique_key(kind: Unique, item: &Node) -> Option<String> {
 
 /// A short-form mount's or device's target: what follows the first `:`
 /// (up to the next), or the whole text for one with no `:`.
-pub fn mount_target(text: &str, device: bool) -> String {
+pub(crate) fn mount_target(text: &str, device: bool) -> String {
     let parts: Vec<&str> = text.split(':').collect();
     let target = match parts.len() {
         1 => parts[0],
@@ -307,7 +307,7 @@ pub fn mount_target(text: &str, device: bool) -> String {
 }
 
 /// Go's `path.Clean` for a mount target (`/dev/shm/` is `/dev/shm`).
-pub fn clean_target(target: &str) -> String {
+pub(crate) fn clean_target(target: &str) -> String {
     if target.is_empty() {
         return String::new();
     }
@@ -337,7 +337,7 @@ pub fn clean_target(target: &str) -> String {
 /// compose-go's `EnforceUnicity` over a project model: in each sequence
 /// with a key, a later item with the key of an earlier one replaces it in
 /// the earlier one's place.
-pub fn enforce_unicity(root: &Arc<Node>) -> Arc<Node> {
+pub(crate) fn enforce_unicity(root: &Arc<Node>) -> Arc<Node> {
     let mut path: Vec<&str> = Vec::new();
     unique_at(root, &mut path)
 }

@@ -36,7 +36,7 @@ impl<'a> ContainerSite<'a> {
     /// How the ulimit `name` is set to `value` in this container's syntax,
     /// for help texts: "add `ulimits: {memlock: -1}` (or `memlock: {soft:
     /// -1, hard: -1}`)", "add `--ulimit memlock=-1`".
-    pub fn ulimit_help(&self, name: &str, value: &str) -> String {
+    pub(crate) fn ulimit_help(&self, name: &str, value: &str) -> String {
         match &self.place {
             Place::Service { .. } => format!(
                 "add `ulimits: {{{name}: {value}}}` (or `{name}: {{soft: {value}, hard: {value}}}`)"
@@ -50,7 +50,7 @@ impl<'a> ContainerSite<'a> {
 
     /// The ulimit `name` set to `value` as this syntax writes it, for
     /// labels and help texts: "`stack: -1`", "`--ulimit stack=-1`".
-    pub fn ulimit_written(&self, name: &str, value: &str) -> String {
+    pub(crate) fn ulimit_written(&self, name: &str, value: &str) -> String {
         match &self.place {
             Place::Service { .. } => format!("`{name}: {value}`"),
             Place::Run { .. } | Place::Pod { .. } => format!("`--ulimit {name}={value}`"),
@@ -62,7 +62,7 @@ impl<'a> ContainerSite<'a> {
     /// rewritten (both `soft` and `hard` of a long form), or a new one
     /// added. `None` where no plain edit can (a value written with
     /// variables, or a later compose file that resets `ulimits`).
-    pub fn set_ulimit_fix(&self, name: &str, value: &str, means: &str) -> Option<Fix> {
+    pub(crate) fn set_ulimit_fix(&self, name: &str, value: &str, means: &str) -> Option<Fix> {
         match &self.place {
             Place::Service { cx, service } => {
                 let title = format!("Set `ulimits.{name}` to {value} ({means})");
