@@ -687,6 +687,121 @@ fn generated_overlays_build_as_kubectl_kustomize_builds_them() {
     assert!(same >= 100, "only {same} generated overlays build");
 }
 
+/// Two objects, one in the base and one placed beside it, that may share
+/// an id (group and version, kind, name, namespace): kustomize refuses a
+/// resource whose id it holds already, and builds one that differs in any
+/// part of it. Every combination is judged.
+fn duplicate_cases(root: &Path) -> Vec<PathBuf> {
+    let namespaces = [None, Some("default"), Some("research")];
+    let kinds = [
+        ("apps/v1", "Deployment"),
+        ("apps/v1beta2", "Deployment"),
+        ("v1", "ConfigMap"),
+        ("v1", "Namespace"),
+    ];
+    let places = ["same-file", "base-file", "overlay-file", "second-base"];
+    let object = |api: &str, kind: &str, name: &str, ns: Option<&str>| {
+        let ns = ns
+            .map(|n| format!("  namespace: {n}\n"))
+            .unwrap_or_default();
+        let body = match kind {
+            "Deployment" => {
+                "spec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n"
+            }
+            "ConfigMap" => "data: {a: b}\n",
+            _ => "",
+        };
+        format!("apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: {name}\n{ns}{body}")
+    };
+    let write = |path: PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let mut dirs = Vec::new();
+    for (i, first_ns) in namespaces.iter().enumerate() {
+        for (j, second_ns) in namespaces.iter().enumerate() {
+            for (api, kind) in kinds {
+                for name in ["trainer", "other"] {
+                    for place in places {
+                        let case = root.join(
+                            format!("dup-{i}{j}-{api}-{kind}-{name}-{place}").replace('/', "_"),
+                        );
+                        let first = object("apps/v1", "Deployment", "trainer", *first_ns);
+                        let first = if kind == "Namespace" {
+                            // A cluster-scoped first object: its namespace field is ignored.
+                            object("v1", "Namespace", "trainer", *first_ns)
+                        } else {
+                            first
+                        };
+                        let second = object(api, kind, name, *second_ns);
+                        let mut base = vec!["deploy.yaml"];
+                        let mut overlay = vec!["../base".to_string()];
+                        match place {
+                            "same-file" => write(
+                                case.join("base/deploy.yaml"),
+                                &format!("{first}---\n{second}"),
+                            ),
+                            "base-file" => {
+                                write(case.join("base/deploy.yaml"), &first);
+                                write(case.join("base/second.yaml"), &second);
+                                base.push("second.yaml");
+                            }
+                            "overlay-file" => {
+                                write(case.join("base/deploy.yaml"), &first);
+                                write(case.join("overlay/second.yaml"), &second);
+                                overlay.push("second.yaml".into());
+                            }
+                            _ => {
+                                write(case.join("base/deploy.yaml"), &first);
+                                write(case.join("other/second.yaml"), &second);
+                                write(
+                                    case.join("other/kustomization.yaml"),
+                                    "resources: [second.yaml]\n",
+                                );
+                                overlay.push("../other".into());
+                            }
+                        }
+                        write(
+                            case.join("base/kustomization.yaml"),
+                            &format!("resources: [{}]\n", base.join(", ")),
+                        );
+                        write(
+                            case.join("overlay/kustomization.yaml"),
+                            &format!("resources: [{}]\n", overlay.join(", ")),
+                        );
+                        dirs.push(case.join("overlay"));
+                    }
+                }
+            }
+        }
+    }
+    dirs
+}
+
+#[test]
+#[ignore = "needs kubectl (kustomize): installed by .ci/run"]
+fn an_object_added_twice_is_refused_as_kubectl_kustomize_refuses_it() {
+    let kubectl = kubectl();
+    let scratch = tempfile::tempdir().unwrap();
+    let verdicts: Vec<(PathBuf, Verdict)> = duplicate_cases(scratch.path())
+        .into_iter()
+        .map(|dir| {
+            let verdict = judge(&kubectl, &dir, dir.parent().unwrap());
+            (dir, verdict)
+        })
+        .collect();
+    let (same, disagreements) = report("objects that may share an id", &verdicts);
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+    let refused = verdicts
+        .iter()
+        .filter(|(_, v)| *v == Verdict::BothRefuse)
+        .count();
+    assert!(
+        same >= 50 && refused >= 20,
+        "{same} alike, {refused} refused by both"
+    );
+}
+
 fn kustomization_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

@@ -466,8 +466,7 @@ impl Build<'_> {
         if self.files.is_dir(&path) {
             let mut built = Vec::new();
             self.run(&path, &mut built, false)?;
-            acc.extend(built);
-            return Ok(());
+            return append_all(acc, built);
         }
         if !self.files.is_file(&path) {
             return Err(BuildError::new(format!(
@@ -476,10 +475,11 @@ impl Build<'_> {
             )));
         }
         let file = self.read(&within(dir, path)?)?;
+        let mut objects = Vec::new();
         for document in self.documents(file)? {
-            add_objects(document, acc)?;
+            add_objects(document, &mut objects)?;
         }
-        Ok(())
+        append_all(acc, objects)
     }
 }
 
@@ -584,6 +584,44 @@ fn add_objects(document: Arc<Node>, acc: &mut Vec<Resource>) -> Result<(), Build
         names,
     });
     Ok(())
+}
+
+/// An object's id as kustomize keys its resources: group and version,
+/// kind, name, and the namespace it is in (none for a cluster-scoped kind,
+/// `default` for an object that names none).
+fn current_id(node: &Node) -> (&str, &str, &str, &str) {
+    let kind = str_at(node, &["kind"]).unwrap_or_default();
+    let namespace = if transformers::is_cluster_scoped(kind) {
+        ""
+    } else {
+        namespace_of(node)
+    };
+    let api_version = str_at(node, &["apiVersion"]).unwrap_or_default();
+    let name = str_at(node, &["metadata", "name"]).unwrap_or_default();
+    (api_version, kind, name, namespace)
+}
+
+/// Adds `objects` to what is built so far, refusing an object whose id is
+/// there already, as kustomize refuses a resource added twice (two bases
+/// that both hold it, or one file that lists it twice).
+fn append_all(acc: &mut Vec<Resource>, objects: Vec<Resource>) -> Result<(), BuildError> {
+    let mut ids: foldhash::HashSet<(String, String, String, String)> =
+        acc.iter().map(|r| owned_id(current_id(&r.node))).collect();
+    for r in &objects {
+        let id = current_id(&r.node);
+        if !ids.insert(owned_id(id)) {
+            let (_, kind, name, _) = id;
+            return Err(BuildError::new(format!(
+                "it adds {kind} `{name}` twice (kustomize refuses an object whose id is registered already)"
+            )));
+        }
+    }
+    acc.extend(objects);
+    Ok(())
+}
+
+fn owned_id((a, b, c, d): (&str, &str, &str, &str)) -> (String, String, String, String) {
+    (a.to_string(), b.to_string(), c.to_string(), d.to_string())
 }
 
 fn str_at<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {

@@ -480,3 +480,32 @@ fn a_build_that_explodes_is_refused_not_followed() {
     let e = built(&files, "/r/a0").unwrap_err();
     assert!(e.message.contains("more than 1024 kustomizations"), "{e}");
 }
+
+#[test]
+fn an_object_two_bases_hold_is_refused_and_one_in_another_namespace_is_not() {
+    let second_base = |namespace: &str| {
+        let copy = DEPLOYMENT.replacen(
+            "  name: trainer\n",
+            &format!("  name: trainer\n  namespace: {namespace}\n"),
+            1,
+        );
+        built(
+            &[
+                ("/r/a/kustomization.yaml", "resources: [d.yaml]\n"),
+                ("/r/a/d.yaml", DEPLOYMENT),
+                ("/r/b/kustomization.yaml", "resources: [d.yaml]\n"),
+                ("/r/b/d.yaml", &copy),
+                ("/r/overlay/kustomization.yaml", "resources: [../a, ../b]\n"),
+            ],
+            "/r/overlay",
+        )
+    };
+    // `default` is where an object that names no namespace is.
+    let error = second_base("default").expect_err("a duplicate id");
+    assert!(
+        error.message.contains("Deployment `trainer` twice"),
+        "{}",
+        error.message
+    );
+    assert!(second_base("research").is_ok());
+}

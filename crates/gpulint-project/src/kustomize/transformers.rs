@@ -25,10 +25,15 @@ const CLUSTER_SCOPED: &[&str] = &[
     "VolumeAttachment",
 ];
 
+/// Whether kustomize treats `kind` as cluster-scoped.
+pub(super) fn is_cluster_scoped(kind: &str) -> bool {
+    CLUSTER_SCOPED.contains(&kind)
+}
+
 pub(super) fn set_namespace(namespace: &Arc<Node>, acc: &mut [Resource]) {
     for r in acc.iter_mut() {
         let kind = str_at(&r.node, &["kind"]).unwrap_or_default();
-        if !CLUSTER_SCOPED.contains(&kind) {
+        if !is_cluster_scoped(kind) {
             r.node = with_path(&r.node, &["metadata", "namespace"], namespace.clone());
         }
     }
