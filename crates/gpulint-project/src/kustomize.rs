@@ -605,23 +605,21 @@ fn current_id(node: &Node) -> (&str, &str, &str, &str) {
 /// there already, as kustomize refuses a resource added twice (two bases
 /// that both hold it, or one file that lists it twice).
 fn append_all(acc: &mut Vec<Resource>, objects: Vec<Resource>) -> Result<(), BuildError> {
-    let mut ids: foldhash::HashSet<(String, String, String, String)> =
-        acc.iter().map(|r| owned_id(current_id(&r.node))).collect();
-    for r in &objects {
-        let id = current_id(&r.node);
-        if !ids.insert(owned_id(id)) {
-            let (_, kind, name, _) = id;
-            return Err(BuildError::new(format!(
-                "it adds {kind} `{name}` twice (kustomize refuses an object whose id is registered already)"
-            )));
+    {
+        let mut ids: foldhash::HashSet<(&str, &str, &str, &str)> =
+            acc.iter().map(|r| current_id(&r.node)).collect();
+        for r in &objects {
+            let id = current_id(&r.node);
+            if !ids.insert(id) {
+                let (_, kind, name, _) = id;
+                return Err(BuildError::new(format!(
+                    "it adds {kind} `{name}` twice (kustomize refuses an object whose id is registered already)"
+                )));
+            }
         }
     }
     acc.extend(objects);
     Ok(())
-}
-
-fn owned_id((a, b, c, d): (&str, &str, &str, &str)) -> (String, String, String, String) {
-    (a.to_string(), b.to_string(), c.to_string(), d.to_string())
 }
 
 fn str_at<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {

@@ -87,15 +87,20 @@ impl Overlays {
             return Ok(None);
         }
         let config = plan.resolver.for_file(&t.path).map_err(|e| e.to_string())?;
-        let diagnostics = match self.found.get(&key) {
-            Some((source, found)) => plan
-                .session
-                .finish_elsewhere(source, found.clone(), &config),
-            None => Vec::new(),
-        };
-        let text = match self.found.get(&key) {
-            Some((source, _)) if !diagnostics.is_empty() => source.text.clone(),
-            _ => String::new(),
+        let (text, diagnostics) = match self.found.get(&key) {
+            Some((source, found)) => {
+                let diagnostics = plan
+                    .session
+                    .finish_elsewhere(source, found.clone(), &config);
+                // A report with no findings needs no text to show them in.
+                let text = if diagnostics.is_empty() {
+                    String::new()
+                } else {
+                    source.text.clone()
+                };
+                (text, diagnostics)
+            }
+            None => (String::new(), Vec::new()),
         };
         Ok(Some(Checked {
             report: FileReport::new(t.path.clone(), text, diagnostics),

@@ -26,22 +26,12 @@ impl Build<'_> {
         acc: &mut Vec<Resource>,
     ) -> Result<(), BuildError> {
         for item in field_items(k, "patches") {
-            let text = item
-                .get("patch")
-                .or_else(|| item.get("path"))
-                .ok_or_else(|| {
-                    BuildError::new("a `patches` entry has neither `path` nor `patch`")
-                })?;
+            let text = patch_or_path(item, "patches")?;
             let documents = self.patch_documents(dir, text)?;
             let target = item.get("target").map(|t| Selector::of(t)).transpose()?;
             for document in documents {
                 match (document.is_sequence(), &target) {
-                    (true, Some(target)) => {
-                        for r in acc.iter_mut().filter(|r| target.selects(r)) {
-                            r.node =
-                                json_patch::apply(&r.node, &document).map_err(BuildError::new)?;
-                        }
-                    }
+                    (true, Some(target)) => apply_json_patch(&document, target, acc)?,
                     (true, None) => {
                         return Err(BuildError::new(
                             "a JSON 6902 patch has no `target` to apply to",
@@ -77,25 +67,37 @@ impl Build<'_> {
         acc: &mut [Resource],
     ) -> Result<(), BuildError> {
         for item in field_items(k, "patchesJson6902") {
-            let text = item
-                .get("patch")
-                .or_else(|| item.get("path"))
-                .ok_or_else(|| {
-                    BuildError::new("a `patchesJson6902` entry has neither `path` nor `patch`")
-                })?;
+            let text = patch_or_path(item, "patchesJson6902")?;
             let target = item
                 .get("target")
                 .map(|t| Selector::of(t))
                 .transpose()?
                 .ok_or_else(|| BuildError::new("a `patchesJson6902` entry has no `target`"))?;
             for document in self.patch_documents(dir, text)? {
-                for r in acc.iter_mut().filter(|r| target.selects(r)) {
-                    r.node = json_patch::apply(&r.node, &document).map_err(BuildError::new)?;
-                }
+                apply_json_patch(&document, &target, acc)?;
             }
         }
         Ok(())
     }
+}
+
+/// A patch entry's inline `patch`, or else the `path` of its file.
+fn patch_or_path<'n>(item: &'n Node, field: &str) -> Result<&'n Arc<Node>, BuildError> {
+    item.get("patch")
+        .or_else(|| item.get("path"))
+        .ok_or_else(|| BuildError::new(format!("a `{field}` entry has neither `path` nor `patch`")))
+}
+
+/// Applies a JSON 6902 patch to every object `target` selects.
+fn apply_json_patch(
+    document: &Arc<Node>,
+    target: &Selector,
+    acc: &mut [Resource],
+) -> Result<(), BuildError> {
+    for r in acc.iter_mut().filter(|r| target.selects(r)) {
+        r.node = json_patch::apply(&r.node, document).map_err(BuildError::new)?;
+    }
+    Ok(())
 }
 
 /// Applies a strategic-merge patch to the object it names (by kind and
