@@ -290,6 +290,22 @@ fn dockerfile_df003_non_ascii_run() {
     dockerfile(&input("dockerfile/df003_non_ascii_run"));
 }
 
+/// A plain scalar that the reader took in a flow (`[>./c`) starts with an
+/// indicator; written again plain after `- ` it was a block scalar header,
+/// and the stream no longer read as YAML; found by the kustomize target.
+#[test]
+fn kustomize_flow_scalar_starting_with_an_indicator() {
+    kustomize(&input("kustomize/flow_scalar_starting_with_an_indicator"));
+}
+
+/// A key of control characters, each one byte read and six written again
+/// (`\u0016`), was longer than the 1024 characters YAML reads as an
+/// implicit key; found by the kustomize target.
+#[test]
+fn kustomize_key_longer_written_than_read() {
+    kustomize(&input("kustomize/key_longer_written_than_read"));
+}
+
 /// A flow mapping whose last entry is a key with no value (`{gpus: all,1t}`):
 /// the SHM001 fix was inserted after the closing brace and failed its own
 /// verification; found by the fix target.

@@ -100,8 +100,21 @@ impl Writer {
                     self.line(indent);
                     let start = self.text.len();
                     first.get_or_insert(start);
-                    write_key(&mut self.text, &entry.key);
-                    self.part(start, Origin::Node(entry.key_src));
+                    let mut key = String::new();
+                    write_key(&mut key, &entry.key);
+                    // YAML reads an implicit key of at most 1024
+                    // characters; a longer one is written explicit
+                    // (`? KEY` then `: VALUE` on the next line).
+                    let explicit = key.len() > MAX_IMPLICIT_KEY;
+                    if explicit {
+                        self.text.push_str("? ");
+                    }
+                    let key_start = self.text.len();
+                    self.text.push_str(&key);
+                    self.part(key_start, Origin::Node(entry.key_src));
+                    if explicit {
+                        self.line(indent);
+                    }
                     self.text.push(':');
                     self.node(&entry.value, indent + 2);
                     self.part(
@@ -133,6 +146,11 @@ impl Writer {
     }
 }
 
+/// The longest key, in bytes, written implicit: YAML reads an implicit key
+/// of up to 1024 characters, counted to its `:` (a character is at least
+/// a byte; the margin leaves room for the quotes and the colon).
+const MAX_IMPLICIT_KEY: usize = 1000;
+
 /// A scalar as YAML reads it back with the same value and type: plain
 /// text as written, anything else double-quoted.
 fn write_scalar(out: &mut String, node: &Node) {
@@ -143,11 +161,36 @@ fn write_scalar(out: &mut String, node: &Node) {
     match style {
         // An empty plain scalar is null, written as nothing as it was.
         Style::Plain if raw.is_empty() => {}
-        Style::Plain if !typed_as_string && !raw.contains('\n') && !raw.contains("{{") => {
-            out.push_str(raw);
-        }
+        Style::Plain if !typed_as_string && plain_in_block(raw) => out.push_str(raw),
         _ => quote(out, raw),
     }
+}
+
+/// Whether `raw`, read plain in a flow collection, reads back as the same
+/// scalar when written plain after `key: ` or `- `. A block plain scalar
+/// may not start with an indicator nor hold `: ` or ` #`; a lenient
+/// reader takes some of those in a flow (`[>./c]`). Any plain scalar this
+/// refuses is a string, so quoting it keeps its value and its type.
+fn plain_in_block(raw: &str) -> bool {
+    let bytes = raw.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
+    let second_is_safe = bytes.get(1).is_some_and(|b| !b" \t".contains(b));
+    let starts_well = match first {
+        b'-' | b'?' | b':' => second_is_safe,
+        b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+        | b'"' | b'%' | b'@' | b'`' | b' ' | b'\t' => false,
+        _ => true,
+    };
+    starts_well
+        && !raw.ends_with([' ', '\t', ':'])
+        && !raw.contains(": ")
+        && !raw.contains(":\t")
+        && !raw.contains(" #")
+        && !raw.contains("\t#")
+        && !raw.contains(['\n', '\r'])
+        && !raw.contains("{{")
 }
 
 fn write_key(out: &mut String, key: &str) {

@@ -386,6 +386,84 @@ fn a_stream_written_again_keeps_every_value_and_hides_go_templates() {
     assert_eq!(values(&again), values(text));
 }
 
+/// Plain scalars a flow holds that a block reads otherwise (an indicator
+/// first, `: ` or ` #` inside) are written quoted, with the same value;
+/// the reader's leniency decides which of them arrive at all.
+#[test]
+fn a_plain_scalar_from_a_flow_is_written_as_a_block_reads_it() {
+    let scalars = [
+        ">./c", "|x", "&a", "*a", "!x", "%x", "@x", "`x", "#x", "-x", "-", "- x", "?x", "? x",
+        ":x", "a:", "a:b", "a #b", "a#b", "8", "-1", "0x1F", "true", "~", "null", "'", "x'", "\"x",
+        "a\tb", ".inf",
+    ];
+    let mut quoted = 0;
+    for scalar in scalars {
+        for text in [
+            format!("a: [{scalar}]\n"),
+            format!("a: {{k: {scalar}}}\n"),
+            format!("a: [{scalar}, y]\n"),
+        ] {
+            let Ok(yaml) = Yaml::parse(&text) else {
+                continue;
+            };
+            let Ok(again) = restream(&text) else { continue };
+            let reread = Yaml::parse(&again)
+                .unwrap_or_else(|e| panic!("{text:?} written as {again:?}: {}", e.message));
+            let value = |yaml: &Yaml| {
+                let root = yaml.documents[0].root.unwrap();
+                let node = Builder::new(yaml, 0, Budget::default(), &as_written)
+                    .build(root)
+                    .unwrap();
+                shape(&node)
+            };
+            let (before, after) = (value(&yaml), value(&reread));
+            if again.contains('"') {
+                // Quoted: a string both times.
+                quoted += 1;
+                assert_eq!(
+                    after.replace("(string)", ""),
+                    before,
+                    "{text:?} as {again:?}"
+                );
+            } else {
+                assert_eq!(after, before, "{text:?} written as {again:?}");
+            }
+        }
+    }
+    assert!(
+        quoted > 0,
+        "no scalar needed quoting: the reader refused them all"
+    );
+}
+
+/// A key that is longer written again than YAML reads implicit (a control
+/// character is one byte read, six written) is written explicit, around
+/// the limit and in a sequence's mapping too.
+#[test]
+fn a_long_key_is_written_as_yaml_reads_it() {
+    for length in [0, 1, 160, 163, 165, 166, 170, 500] {
+        let key = format!("{}{}", "k".repeat(1000 - length), "\u{16}".repeat(length));
+        for text in [
+            format!("\"{key}\": 1\nb: [{{\"{key}\": {{c: 2}}}}]\n"),
+            format!("a: {{\"{key}\": x, \"\\u0016{key}\": [1]}}\n"),
+        ] {
+            let yaml = Yaml::parse(&text).unwrap();
+            let again = restream(&text).unwrap();
+            let reread = Yaml::parse(&again).unwrap_or_else(|e| {
+                panic!("{length} control characters: {again:?}: {}", e.message)
+            });
+            let value = |yaml: &Yaml| {
+                let root = yaml.documents[0].root.unwrap();
+                let node = Builder::new(yaml, 0, Budget::default(), &as_written)
+                    .build(root)
+                    .unwrap();
+                shape(&node)
+            };
+            assert_eq!(value(&reread), value(&yaml), "{length} control characters");
+        }
+    }
+}
+
 /// A node's value and how YAML types it, without where it is written.
 fn shape(node: &Node) -> String {
     match &node.kind {
