@@ -45,6 +45,10 @@ const CRD_SCHEMAS: &[(&str, &str)] = &[
         "serving.kserve.io",
         include_str!("../schemas/crd-serving.kserve.io.json"),
     ),
+    (
+        "trainer.kubeflow.org",
+        include_str!("../schemas/crd-trainer.kubeflow.org.json"),
+    ),
 ];
 
 /// The Kubernetes version whose API the vendored schema describes.
