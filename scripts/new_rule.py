@@ -182,7 +182,7 @@ def family_of(code: str) -> tuple[str, str]:
         fail(
             f"`{code}` is not a code of a known family: a prefix of "
             f"{', '.join(FAMILIES)} and three digits (a new family needs its "
-            "directory under crates/gpulint-rules/src/, its `pub mod` in crates/gpulint-rules/src/lib.rs, "
+            "directory under crates/gpulint-rules/src/, its `mod` in crates/gpulint-rules/src/lib.rs, "
             "its block in for_each_rule! and an entry in FAMILIES here)"
         )
     return match.group(1), FAMILIES[match.group(1)]
@@ -243,12 +243,14 @@ def rule_doc(code: str, name: str, target: dict) -> str:
     )
 
 
-def insert_mod_line(mod_rs: Path, module: str) -> None:
-    """`pub mod <module>;` among the family's, in order."""
+def insert_mod_line(mod_rs: Path, module: str, visibility: str = "pub(crate) ") -> None:
+    """`pub(crate) mod <module>;` among the family's, in order (a family is
+    `mod <family>;` in the crate's lib.rs: the crate's API is what lib.rs
+    re-exports, and `for_each_rule!` reaches each rule inside it)."""
     text = mod_rs.read_text()
     lines = text.splitlines(keepends=True)
-    new = f"pub mod {module};\n"
-    mods = [i for i, line in enumerate(lines) if line.startswith("pub mod ")]
+    new = f"{visibility}mod {module};\n"
+    mods = [i for i, line in enumerate(lines) if line.startswith(f"{visibility}mod ")]
     at = next((i for i in mods if lines[i] > new), (mods[-1] + 1) if mods else len(lines))
     lines.insert(at, new)
     mod_rs.write_text("".join(lines))
@@ -275,13 +277,13 @@ def register(codes_rs: Path, family: str, prefix: str, code: str, module: str) -
 
 
 def start_family(root: Path, family: str, prefix: str, code: str, module: str) -> None:
-    """A family's first rule: its module (`pub mod <family>;` in the rules
+    """A family's first rule: its module (`mod <family>;` in the rules
     crate), its `mod.rs`, and its block in `for_each_rule!` (before
     `suppression`, which stays last), holding this rule."""
     directory = root / "crates" / "gpulint-rules" / "src" / family
     directory.mkdir()
     (directory / "mod.rs").write_text(f"//! The {prefix} rules.\n")
-    insert_mod_line(root / "crates" / "gpulint-rules" / "src" / "lib.rs", family)
+    insert_mod_line(root / "crates" / "gpulint-rules" / "src" / "lib.rs", family, visibility="")
     codes_rs = root / "crates" / "gpulint-base" / "src" / "codes.rs"
     text = codes_rs.read_text()
     last = re.search(r"\n( +)suppression \{\n", text)

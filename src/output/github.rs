@@ -3,7 +3,7 @@
 //! Escaping follows `@actions/core`: data escapes `%`, CR and LF; properties
 //! also escape `:` and `,`, which would otherwise end the property. Before
 //! that, each part of the message is escaped as for people
-//! ([`super::escape::human`]): the log shows these lines too.
+//! (`output::escape::human`): the log shows these lines too.
 
 use super::escape::human;
 use super::{Region, human_explanation, shown_path};

@@ -68,7 +68,7 @@ fn part(report: &FileReport) -> super::document::Part {
     }
 }
 
-/// The gitlab document, written file by file ([`super::document`]).
+/// The gitlab document, written file by file (`output::document`).
 pub struct GitlabDocument;
 
 pub const GITLAB: GitlabDocument = GitlabDocument;

@@ -214,7 +214,7 @@ fn part(r: &FileReport) -> super::document::Part {
     }
 }
 
-/// The json document, written file by file ([`super::document`]).
+/// The json document, written file by file (`output::document`).
 pub struct JsonDocument;
 
 pub const JSON: JsonDocument = JsonDocument;

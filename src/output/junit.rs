@@ -153,7 +153,7 @@ fn attr(text: &str) -> String {
         .replace('\t', "&#9;")
 }
 
-/// The junit document, written file by file ([`super::document`]).
+/// The junit document, written file by file (`output::document`).
 pub struct JunitDocument;
 
 pub const JUNIT: JunitDocument = JunitDocument;

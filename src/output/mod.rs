@@ -1,10 +1,10 @@
 //! Output formats. Each turns file reports into text; none knows about rules.
 
-pub mod document;
-pub mod escape;
+pub(crate) mod document;
+pub(crate) mod escape;
 pub mod github;
 pub mod gitlab;
-pub mod inspect;
+pub(crate) mod inspect;
 pub mod json;
 pub mod junit;
 pub mod sarif;

@@ -221,7 +221,7 @@ fn srcroot_uri() -> String {
     uri
 }
 
-/// The sarif document, written file by file ([`super::document`]).
+/// The sarif document, written file by file (`output::document`).
 pub struct SarifDocument;
 
 pub const SARIF: SarifDocument = SarifDocument;

@@ -3,7 +3,7 @@
 
 //!
 //! Everything taken from a file (names, values, paths, the source lines of
-//! code frames) goes through [`human`]: it cannot act on the
+//! code frames) goes through `escape::human`: it cannot act on the
 //! terminal or a CI log.
 
 use super::escape::{human, human_path};

@@ -486,7 +486,10 @@ fn new_rule_scaffolds_a_rule_that_builds() {
                 .join(format!("crates/gpulint-rules/src/{family}/mod.rs")),
         )
         .unwrap();
-        assert!(mod_rs.contains(&format!("pub mod {module};")), "{mod_rs}");
+        assert!(
+            mod_rs.contains(&format!("pub(crate) mod {module};")),
+            "{mod_rs}"
+        );
         let codes =
             std::fs::read_to_string(copy.path().join("crates/gpulint-base/src/codes.rs")).unwrap();
         assert!(codes.contains(&format!("{code} => {module},")), "{codes}");

@@ -17,13 +17,13 @@ pub mod discover;
 mod elsewhere;
 pub mod fix;
 mod inspect;
-pub mod kserve;
+mod kserve;
 pub mod kustomize;
 mod lint;
 pub mod noqa;
 mod quadlet;
-pub mod session;
-pub mod suppress;
+mod session;
+mod suppress;
 pub mod write;
 
 pub use crate::vfs::{Disk, MAX_FILE_SIZE, Overlay, System};

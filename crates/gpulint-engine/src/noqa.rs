@@ -1,5 +1,5 @@
 //! `gpulint check --add-noqa`: suppress every current finding with a
-//! suppression comment (see [`super::suppress`]), to adopt gpulint on a
+//! suppression comment (see `suppress`), to adopt gpulint on a
 //! codebase and fix its findings later.
 //!
 //! A finding gets a comment alone on the line above it, indented like it:

@@ -6,7 +6,7 @@ use gpulint_base::{fix, text};
 use gpulint_syntax as syntax;
 
 pub mod adapters;
-pub mod apptainer;
+mod apptainer;
 pub mod compose;
 pub mod container;
 pub mod devcontainer;
@@ -23,7 +23,7 @@ pub mod quantity;
 pub mod resolved;
 pub mod script;
 pub mod script_env;
-pub mod script_vars;
+mod script_vars;
 pub mod shm_need;
 pub mod size;
 pub mod slurm;

@@ -4,10 +4,10 @@
 //! 1. [`discover`]: which files make the project (`compose.yaml` and its
 //!    override, `COMPOSE_FILE`, a `[compose]` set, an overlay);
 //! 2. [`env`](mod@env): the `.env` files that interpolate it;
-//! 3. [`load`]: each file parsed and interpolated, its `include:`s
+//! 3. `load`: each file parsed and interpolated, its `include:`s
 //!    imported, its `!reset`s applied, its services' `extends` resolved,
-//!    then merged over the files before it ([`merge`]);
-//! 4. [`validate`]: what Compose refuses;
+//!    then merged over the files before it (`merge`);
+//! 4. `validate`: what Compose refuses;
 //! 5. the services read from the merged model ([`crate::model::compose`]),
 //!    their `env_file`s and the images they build attached.
 //!
@@ -29,10 +29,10 @@ use gpulint_vfs as vfs;
 pub mod discover;
 pub mod env;
 pub mod kustomize;
-pub mod load;
-pub mod merge;
-pub mod ports;
-pub mod validate;
+mod load;
+mod merge;
+mod ports;
+mod validate;
 
 use crate::model::compose::Service;
 use crate::model::dockerfile::DockerfileModel;
@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// Limits that keep a hostile project linear and bounded; past one, the
 /// project is refused with a located error.
-pub mod limits {
+mod limits {
     /// Files one project may read (its own, extended and included ones).
     pub(crate) const MAX_FILES: usize = 256;
     /// `extends` chains longer than this are refused rather than followed.

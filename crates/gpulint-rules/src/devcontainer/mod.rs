@@ -1,4 +1,4 @@
 //! Dev containers (`devcontainer.json`) as the dev container specification
 //! defines them.
 
-pub mod dev001_devcontainer_value_refused;
+pub(crate) mod dev001_devcontainer_value_refused;

@@ -1,3 +1,3 @@
 //! Compose projects Compose itself refuses.
 
-pub mod proj001_project_refused;
+pub(crate) mod proj001_project_refused;

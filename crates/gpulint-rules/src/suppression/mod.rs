@@ -1,4 +1,4 @@
 //! Suppression comments, reported by the engine.
 
-pub mod sup001_unused_suppression;
-pub mod sup002_invalid_suppression;
+pub(crate) mod sup001_unused_suppression;
+pub(crate) mod sup002_invalid_suppression;
