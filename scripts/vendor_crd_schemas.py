@@ -52,7 +52,10 @@ SOURCES = [
 ] + [
     ("kubernetes-sigs/jobset", "v0.13.0-devel", "08dfbdfd682714a9ab929633eca8dc95315187e7", "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"),
     ("kubernetes-sigs/lws", "v0.10.0+", "060ab4da17eea1f0865fcbd3236bb1075e2cea32", "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"),
-    ("kserve/kserve", "v0.20.0-rc0+", "aaac4e294dae2c7b1aa1886447793f3aa1c30912", "config/crd/full/serving.kserve.io_inferenceservices.yaml"),
+] + [
+    ("kserve/kserve", "v0.20.0-rc0+", "aaac4e294dae2c7b1aa1886447793f3aa1c30912", f"config/crd/full/serving.kserve.io_{name}.yaml")
+    for name in ["inferenceservices", "servingruntimes", "clusterservingruntimes"]
+] + [
     ("volcano-sh/volcano", "v1.16.0-alpha.1+", "ed72c7c815a9fd547a787134676f73d42e9d049c", "config/crd/volcano/bases/batch.volcano.sh_jobs.yaml"),
 ] + [
     ("kubeflow/trainer", "v2.3.0+", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3", f"manifests/base/crds/trainer.kubeflow.org_{name}.yaml")
