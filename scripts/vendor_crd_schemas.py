@@ -58,6 +58,9 @@ SOURCES = [
 ] + [
     ("volcano-sh/volcano", "v1.16.0-alpha.1+", "ed72c7c815a9fd547a787134676f73d42e9d049c", "config/crd/volcano/bases/batch.volcano.sh_jobs.yaml"),
 ] + [
+    ("kubeflow/mpi-operator", "master (caa3c47f)", "caa3c47fc42eb762635f78045ec0fcd1a89eb038", "manifests/base/kubeflow.org_mpijobs.yaml"),
+    ("kubeflow/notebooks", "notebooks-v1 (177b0986)", "177b098656264a36af71ea27d098c2ad14999eec", "components/notebook-controller/config/crd/bases/kubeflow.org_notebooks.yaml"),
+] + [
     ("kubeflow/trainer", "v2.3.0+", "8c0f5059bd51ec3ba6d6a6a7b2e1471de7bc13b3", f"manifests/base/crds/trainer.kubeflow.org_{name}.yaml")
     for name in ["trainjobs", "trainingruntimes", "clustertrainingruntimes"]
 ]

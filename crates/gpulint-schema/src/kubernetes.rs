@@ -497,10 +497,16 @@ mod tests {
         // Custom resources, by their CRDs' served versions only.
         assert!(knows("kubeflow.org/v1", "PyTorchJob"));
         assert!(knows("ray.io/v1alpha1", "RayCluster"));
-        assert!(!knows("kubeflow.org/v2beta1", "MPIJob"));
+        assert!(!knows("kubeflow.org/v2beta1", "PyTorchJob"));
+        assert!(!knows("kubeflow.org/v1alpha1", "MPIJob"));
         assert_eq!(
             super::crd_origin("kubeflow.org/v1", "PyTorchJob"),
             Some("kubeflow/training-operator v1.9.0")
+        );
+        // One group, two projects: each kind's version names its own.
+        assert_eq!(
+            super::crd_origin("kubeflow.org/v2beta1", "MPIJob"),
+            Some("kubeflow/mpi-operator master (caa3c47f)")
         );
         assert_eq!(super::crd_origin("v1", "Pod"), None);
     }
