@@ -101,10 +101,14 @@ pub(super) fn refusal_at<'a>(node: &'a Node, path: &mut Vec<&'a str>) -> Option<
             let (_, kind) = UNIQUE.iter().find(|(pattern, _)| matches(path, pattern))?;
             items.iter().enumerate().find_map(|(index, item)| {
                 // compose-go's `tree.Path`: a key's own dots become 👻.
-                let mut at: Vec<String> = path.iter().map(|p| p.replace('.', "👻")).collect();
-                at.push(format!("[{index}]"));
-                let at = at.join(".");
-                let message = indexer_refuses(*kind, item, &at)?;
+                // Written only for an item refused: nearly every item of
+                // every such list in every compose file is accepted.
+                let at = || {
+                    let mut at: Vec<String> = path.iter().map(|p| p.replace('.', "👻")).collect();
+                    at.push(format!("[{index}]"));
+                    at.join(".")
+                };
+                let message = indexer_refuses(*kind, item, at)?;
                 Some(UnicityRefusal {
                     message,
                     at: item.src,
@@ -121,7 +125,11 @@ pub(super) fn refusal_at<'a>(node: &'a Node, path: &mut Vec<&'a str>) -> Option<
 
 /// What compose-go's indexer for `kind` says of `item` at `path`, when it
 /// refuses it (override/uncity.go).
-pub(super) fn indexer_refuses(kind: Unique, item: &Node, path: &str) -> Option<String> {
+pub(super) fn indexer_refuses(
+    kind: Unique,
+    item: &Node,
+    path: impl FnOnce() -> String,
+) -> Option<String> {
     // Only a scalar is decoded whole to be typed: a list or mapping item
     // may be an alias bomb, and its kind is its Go type already.
     let scalar = match &item.kind {
@@ -150,6 +158,7 @@ pub(super) fn indexer_refuses(kind: Unique, item: &Node, path: &str) -> Option<S
     if !refused {
         return None;
     }
+    let path = path();
     Some(match kind {
         Unique::KeyValue => format!("{path}: unexpected type {type_name}"),
         Unique::Volume => format!("service volume {path} is missing a mount target"),
