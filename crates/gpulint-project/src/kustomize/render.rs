@@ -100,17 +100,16 @@ impl Writer {
                     self.line(indent);
                     let start = self.text.len();
                     first.get_or_insert(start);
-                    let mut key = String::new();
-                    write_key(&mut key, &entry.key);
+                    write_key(&mut self.text, &entry.key);
                     // YAML reads an implicit key of at most 1024
                     // characters; a longer one is written explicit
-                    // (`? KEY` then `: VALUE` on the next line).
-                    let explicit = key.len() > MAX_IMPLICIT_KEY;
+                    // (`? KEY` then `: VALUE` on the next line). The key
+                    // is the end of the text, so the marker moves only it.
+                    let explicit = self.text.len() - start > MAX_IMPLICIT_KEY;
                     if explicit {
-                        self.text.push_str("? ");
+                        self.text.insert_str(start, "? ");
                     }
-                    let key_start = self.text.len();
-                    self.text.push_str(&key);
+                    let key_start = if explicit { start + 2 } else { start };
                     self.part(key_start, Origin::Node(entry.key_src));
                     if explicit {
                         self.line(indent);
